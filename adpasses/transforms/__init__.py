@@ -1,0 +1,1 @@
+"""adpasses' passes, one module per pass (see adpasses.passes for the names)."""

@@ -1,0 +1,354 @@
+"""The `ad` dialect: requests for derivatives, and the tapes that serve them.
+
+Ops:
+- `ad.autodiff @f(args) {activity = [...], ret_activity = [...]}`: the
+  reverse-mode derivative of `@f`, replaced by `--reverse` with a call to a
+  generated gradient function. See docs/dialect.md.
+- `ad.tape.create`, `ad.tape.push`, `ad.tape.pop`, `ad.tape.free`: a LIFO
+  stack of scalars written by the forward sweep and read back, in reverse
+  order, by the reverse sweep. With a capacity operand the tape never grows;
+  without one it doubles on demand (scf.while loops).
+
+Argument attribute `ad.noalias` (unit) on a `func.func` argument promises that
+no other argument's memory overlaps this one's, like `llvm.noalias`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FlatSymbolRefAttrConstr,
+    FunctionType,
+    IndexType,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    param_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+from adpasses.types import is_float_type, is_memref_type
+
+# ---------------------------------------------------------------------------
+# Activities
+# ---------------------------------------------------------------------------
+
+ARG_ACTIVITIES = ("const", "active", "dup", "dupnoneed")
+"""Per-argument activities, as in Enzyme: `const` is not differentiated;
+`active` is a float scalar whose derivative is returned; `dup` is a memref
+followed by its shadow, into which the derivative is accumulated (`+=`);
+`dupnoneed` is like `dup` but the primal contents need not be right after."""
+
+RET_ACTIVITIES = ("const", "active")
+"""Per-result activities: `active` results take a seed scalar, passed after
+the arguments; `const` results are not differentiated."""
+
+
+@irdl_attr_definition
+class TapeType(ParametrizedAttribute, TypeAttribute):
+    """`!ad.tape<T>`: a LIFO stack of values of scalar type T."""
+
+    name = "ad.tape"
+
+    element_type: Attribute = param_def()
+
+    def __init__(self, element_type: Attribute):
+        super().__init__(element_type)
+
+
+# ---------------------------------------------------------------------------
+# ad.autodiff
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AutodiffOp(IRDLOperation):
+    """Calls the reverse-mode derivative of `callee`.
+
+    Operands: per argument its primal value, followed by its shadow when the
+    activity is `dup`/`dupnoneed`; then one seed per `active` result.
+    Results: the callee's results when `with_primal` is set, then one
+    derivative per `active` argument, in argument order.
+    """
+
+    name = "ad.autodiff"
+
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    activity = prop_def(ArrayAttr[StringAttr])
+    ret_activity = prop_def(ArrayAttr[StringAttr])
+    with_primal = opt_prop_def(UnitAttr)
+
+    args = var_operand_def()
+    res = var_result_def()
+
+    def __init__(
+        self,
+        callee: str | SymbolRefAttr,
+        args: Sequence[SSAValue | Operation],
+        activity: Sequence[str],
+        ret_activity: Sequence[str],
+        result_types: Sequence[Attribute],
+        with_primal: bool = False,
+    ):
+        if isinstance(callee, str):
+            callee = SymbolRefAttr(callee)
+        props: dict[str, Attribute] = {
+            "callee": callee,
+            "activity": ArrayAttr([StringAttr(a) for a in activity]),
+            "ret_activity": ArrayAttr([StringAttr(a) for a in ret_activity]),
+        }
+        if with_primal:
+            props["with_primal"] = UnitAttr()
+        super().__init__(operands=[args], result_types=[result_types], properties=props)
+
+    @property
+    def arg_activities(self) -> list[str]:
+        return [a.data for a in self.activity.data]
+
+    @property
+    def ret_activities(self) -> list[str]:
+        return [a.data for a in self.ret_activity.data]
+
+    # -- syntax ------------------------------------------------------------
+    # ad.autodiff @f(%x, %dx, %s) {activity = [dup], ret_activity = [active]}
+    #     : (memref<?xf64>, memref<?xf64>, f64) -> f64
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_string("(")
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(") {activity = [")
+        printer.print_string(", ".join(self.arg_activities))
+        printer.print_string("], ret_activity = [")
+        printer.print_string(", ".join(self.ret_activities))
+        printer.print_string("]")
+        if self.with_primal is not None:
+            printer.print_string(", with_primal")
+        printer.print_string("} : ")
+        printer.print_function_type([a.type for a in self.args], self.result_types)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AutodiffOp:
+        callee = parser.parse_attribute()
+        if not isinstance(callee, SymbolRefAttr):
+            parser.raise_error("expected a function symbol such as @f")
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        entries: dict[str, list[str] | None] = {}
+
+        def parse_entry() -> None:
+            key = parser.parse_identifier("activity entry (activity, ret_activity, with_primal)")
+            if key == "with_primal":
+                entries[key] = None
+                return
+            if key not in ("activity", "ret_activity"):
+                parser.raise_error(f"unknown ad.autodiff entry '{key}'")
+            parser.parse_punctuation("=")
+            entries[key] = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: parser.parse_identifier("activity")
+            )
+
+        parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_entry)
+        parser.parse_punctuation(":")
+        ftype = parser.parse_function_type()
+        args = parser.resolve_operands(operands, ftype.inputs.data, pos)
+        for key in ("activity", "ret_activity"):
+            if key not in entries:
+                parser.raise_error(f"ad.autodiff needs '{key} = [...]'")
+        return cls(
+            callee,
+            args,
+            entries["activity"] or [],
+            entries["ret_activity"] or [],
+            ftype.outputs.data,
+            with_primal="with_primal" in entries,
+        )
+
+    # -- verification --------------------------------------------------------
+
+    def verify_(self) -> None:
+        for a in self.arg_activities:
+            if a not in ARG_ACTIVITIES:
+                raise VerifyException(
+                    f"unknown argument activity '{a}'; expected one of {', '.join(ARG_ACTIVITIES)}"
+                )
+        for a in self.ret_activities:
+            if a not in RET_ACTIVITIES:
+                raise VerifyException(
+                    f"unknown result activity '{a}'; expected one of {', '.join(RET_ACTIVITIES)}"
+                )
+        callee = SymbolTable.lookup_symbol(self, self.callee)
+        if not isinstance(callee, FuncOp):
+            raise VerifyException(f"'{self.callee}' does not name a func.func in this module")
+        self.verify_against(callee.function_type)
+
+    def verify_against(self, ftype: FunctionType) -> None:
+        """Check activities, operands and results against the callee's type."""
+        inputs, outputs = list(ftype.inputs.data), list(ftype.outputs.data)
+        acts, rets = self.arg_activities, self.ret_activities
+        if len(acts) != len(inputs):
+            raise VerifyException(
+                f"expected {len(inputs)} argument activities for '{self.callee}', got {len(acts)}"
+            )
+        if len(rets) != len(outputs):
+            raise VerifyException(
+                f"expected {len(outputs)} result activities for '{self.callee}', got {len(rets)}"
+            )
+        expected: list[Attribute] = []
+        for i, (act, ty) in enumerate(zip(acts, inputs)):
+            expected.append(ty)
+            if act in ("dup", "dupnoneed"):
+                if not is_memref_type(ty):
+                    raise VerifyException(
+                        f"argument {i} is '{act}' but has scalar type {ty}; "
+                        "use 'active' for a float scalar or 'const'"
+                    )
+                expected.append(ty)
+            elif act == "active" and not is_float_type(ty):
+                raise VerifyException(
+                    f"argument {i} is 'active' but has type {ty}; only float scalars can be "
+                    "active (use 'dup' for a memref, 'const' for integers)"
+                )
+        for j, (act, ty) in enumerate(zip(rets, outputs)):
+            if act == "active":
+                if not is_float_type(ty):
+                    raise VerifyException(
+                        f"result {j} is 'active' but has type {ty}; only float results can be active"
+                    )
+                expected.append(ty)
+        got = [a.type for a in self.args]
+        if len(got) != len(expected):
+            n_shadow = sum(a in ("dup", "dupnoneed") for a in acts)
+            n_seed = sum(a == "active" for a in rets)
+            raise VerifyException(
+                f"expected {len(expected)} operands ({len(inputs)} arguments, {n_shadow} shadows, "
+                f"{n_seed} seeds), got {len(got)}; is a shadow or a seed missing?"
+            )
+        for k, (e, g) in enumerate(zip(expected, got)):
+            if e != g:
+                raise VerifyException(f"operand {k} has type {g}, expected {e}")
+        want_res = (outputs if self.with_primal is not None else []) + [
+            ty for act, ty in zip(acts, inputs) if act == "active"
+        ]
+        if list(self.result_types) != want_res:
+            raise VerifyException(
+                "results must be "
+                + ("the primal results, then " if self.with_primal is not None else "")
+                + f"one derivative per active argument: expected ({', '.join(map(str, want_res))}), "
+                f"got ({', '.join(map(str, self.result_types))})"
+            )
+
+
+# ---------------------------------------------------------------------------
+# Tapes
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class TapeCreateOp(IRDLOperation):
+    """Creates a tape; with `capacity` it holds at most that many values."""
+
+    name = "ad.tape.create"
+
+    capacity = opt_operand_def(IndexType)
+    tape = result_def(TapeType)
+
+    assembly_format = "($capacity^)? attr-dict `:` type($tape)"
+
+    def __init__(self, element_type: Attribute, capacity: SSAValue | None = None):
+        super().__init__(
+            operands=[[capacity] if capacity is not None else []],
+            result_types=[TapeType(element_type)],
+        )
+
+
+@irdl_op_definition
+class TapePushOp(IRDLOperation):
+    """Pushes `value` on `tape` (forward sweep)."""
+
+    name = "ad.tape.push"
+
+    value = operand_def()
+    tape = operand_def(TapeType)
+
+    assembly_format = "$value `,` $tape attr-dict `:` type($value) `,` type($tape)"
+
+    def __init__(self, value: SSAValue, tape: SSAValue):
+        super().__init__(operands=[value, tape])
+
+    def verify_(self) -> None:
+        assert isinstance(self.tape.type, TapeType)
+        if self.value.type != self.tape.type.element_type:
+            raise VerifyException(
+                f"pushed value has type {self.value.type}, tape holds {self.tape.type.element_type}"
+            )
+
+
+@irdl_op_definition
+class TapePopOp(IRDLOperation):
+    """Pops the last pushed value from `tape` (reverse sweep)."""
+
+    name = "ad.tape.pop"
+
+    tape = operand_def(TapeType)
+    value = result_def()
+
+    assembly_format = "$tape attr-dict `:` type($tape) `->` type($value)"
+
+    def __init__(self, tape: SSAValue):
+        assert isinstance(tape.type, TapeType)
+        super().__init__(operands=[tape], result_types=[tape.type.element_type])
+
+    def verify_(self) -> None:
+        assert isinstance(self.tape.type, TapeType)
+        if self.value.type != self.tape.type.element_type:
+            raise VerifyException(
+                f"popped value has type {self.value.type}, tape holds {self.tape.type.element_type}"
+            )
+
+
+@irdl_op_definition
+class TapeFreeOp(IRDLOperation):
+    """Releases the memory of `tape`."""
+
+    name = "ad.tape.free"
+
+    tape = operand_def(TapeType)
+
+    assembly_format = "$tape attr-dict `:` type($tape)"
+
+    def __init__(self, tape: SSAValue):
+        super().__init__(operands=[tape])
+
+
+AD = Dialect(
+    "ad",
+    [AutodiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp],
+    [TapeType],
+)
+
+NOALIAS_ATTR = "ad.noalias"
+"""Unit argument attribute: this argument's memory overlaps no other argument's."""

@@ -1,0 +1,205 @@
+"""`ad-opt`: xDSL's opt driver with adpasses' dialects, passes and outputs.
+
+    ad-opt [-p PASSES] [--reverse] [--print-cache-report] [--print-activity]
+           [--print-alias] [--emit=mlir|llvm-ir] [--opt] [file.mlir]
+
+Reads MLIR from a file or stdin, applies the passes given with `-p` and the
+named flags (in the order activity/alias printing, then `-p`, then
+`--reverse`), and prints MLIR or, with `--emit=llvm-ir`, the LLVM IR that the
+JIT compiles (`--opt`: after LLVM's O3). Every error is one line
+`file:line:col: error: ...` on stderr and exit status 1; `--debug` shows the
+Python traceback as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from adpasses.context import make_context, parse_error_message, parse_module
+from adpasses.diagnostics import CompileError
+from adpasses.passes import AD_PASSES
+
+
+class ADOptMain(xDSLOptMain):
+    version_format = "ad-opt (adpasses) built on xdsl {xdsl_version}"
+
+    def __init__(self, args: Sequence[str] | None = None):
+        super().__init__(description="adpasses optimizer: reverse-mode AD on MLIR", args=args)
+        ctx = make_context(self.args.allow_unregistered_dialect)
+        known = set(ctx.registered_dialect_names)
+        for name, factory in Universe.get_multiverse().all_dialects.items():
+            if name not in known:
+                ctx.register_dialect(name, factory)
+        self.ctx = ctx
+
+    # -- registration --------------------------------------------------------
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        for name, factory in AD_PASSES.items():
+            self.register_pass(name, factory)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--reverse",
+            action="store_true",
+            help="generate gradient functions for every ad.autodiff (pass ad-reverse)",
+        )
+        arg_parser.add_argument(
+            "--print-cache-report",
+            action="store_true",
+            help="with --reverse: print what the reverse sweep reuses, recomputes, reloads or tapes",
+        )
+        arg_parser.add_argument(
+            "--cache-report-format",
+            choices=("text", "json"),
+            default="text",
+            help="format of --print-cache-report (on stderr)",
+        )
+        arg_parser.add_argument(
+            "--cache-policy",
+            choices=("minimal", "tape-all"),
+            default="minimal",
+            help="with --reverse: min-cut cache minimisation, or tape every needed in-loop value",
+        )
+        arg_parser.add_argument(
+            "--no-activity",
+            action="store_true",
+            help="with --reverse: treat every float value and memref as active (for comparison)",
+        )
+        arg_parser.add_argument(
+            "--print-activity",
+            action="store_true",
+            help="annotate ops and block arguments with their activity (pass ad-print-activity)",
+        )
+        arg_parser.add_argument(
+            "--print-alias",
+            action="store_true",
+            help="print alias classes and may-overwrite facts on stderr (pass ad-print-alias)",
+        )
+        arg_parser.add_argument(
+            "--emit",
+            choices=("mlir", "llvm-ir"),
+            default="mlir",
+            help="output MLIR (default) or the LLVM IR that the JIT compiles",
+        )
+        arg_parser.add_argument(
+            "--opt", action="store_true", help="with --emit=llvm-ir: print the IR after LLVM's O3"
+        )
+        arg_parser.add_argument(
+            "--no-boundscheck",
+            action="store_true",
+            help="with --emit=llvm-ir: omit the bounds checks on memref.load/store",
+        )
+        arg_parser.add_argument(
+            "--verify-dominance",
+            action="store_true",
+            help="check after every pass that each value is defined before its uses",
+        )
+        arg_parser.add_argument(
+            "--debug", action="store_true", help="show Python tracebacks for errors"
+        )
+
+    def setup_pipeline(self) -> None:
+        a = self.args
+        passes: list[str] = []
+        if a.print_activity:
+            passes.append("ad-print-activity")
+        if a.print_alias:
+            passes.append("ad-print-alias")
+        if a.passes:
+            passes.append(a.passes)
+        if a.reverse:
+            options = [f'cache-policy="{a.cache_policy}"']
+            if a.print_cache_report:
+                options.append(f'report="{a.cache_report_format}"')
+            if a.no_activity:
+                options.append("activity=false")
+            passes.append("ad-reverse{" + " ".join(options) + "}")
+        elif a.print_cache_report:
+            print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)
+        a.passes = ",".join(passes)
+        super().setup_pipeline()
+        # Verify between passes with our one-line diagnostics (xDSL's own
+        # verifier dumps the whole module), then run xDSL's callback.
+        callback = self.pipeline.callback
+        verify = not a.disable_verify
+        dominance = a.verify_dominance
+
+        def checking_callback(prev, module, nxt):  # type: ignore[no-untyped-def]
+            from adpasses.verify import check_dominance, verify_module
+
+            if verify:
+                verify_module(module)
+            if dominance:
+                check_dominance(module)
+            if callback is not None:
+                callback(prev, module, nxt)
+
+        self.pipeline = type(self.pipeline)(self.pipeline.passes, checking_callback)
+
+    # -- input and output ----------------------------------------------------
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, offset: int = 0
+    ) -> ModuleOp | None:
+        if file_extension != "mlir":
+            return super().parse_chunk(chunk, file_extension, offset)
+        text = chunk.read()
+        if isinstance(text, bytes):
+            text = text.decode()
+        name = self.args.input_file or "<stdin>"
+        return parse_module(text, name, self.ctx, line_offset=offset)
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        if self.args.emit == "llvm-ir":
+            from adpasses.lowering import emit_llvm_ir
+
+            return emit_llvm_ir(
+                prog, optimize=self.args.opt, boundscheck=not self.args.no_boundscheck
+            )
+        return super().output_resulting_program(prog)
+
+
+def _diagnostic(err: BaseException) -> str:
+    """One line for any error ad-opt reports."""
+    if isinstance(err, CompileError):
+        return str(err)
+    if isinstance(err, ParseError):
+        loc = err.span.get_location()
+        return f"{loc.file}:{loc.line + err.span.line_offset}:{loc.col}: error: {parse_error_message(err)}"
+    if isinstance(err, DiagnosticException):
+        text = str(err.args[0]) if err.args else type(err).__name__
+        return f"error: {text.strip().splitlines()[0]}"
+    text = str(err).strip().splitlines()
+    return f"error: {text[0] if text else type(err).__name__}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        ADOptMain(args=argv).run()
+    except SystemExit:
+        raise
+    except BrokenPipeError:
+        return 0
+    except Exception as err:  # noqa: BLE001 - the one place that turns errors into diagnostics
+        if debug:
+            raise
+        print(_diagnostic(err), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
