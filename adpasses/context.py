@@ -44,6 +44,18 @@ def make_context(allow_unregistered: bool = False) -> Context:
     return ctx
 
 
+_SHARED: Context | None = None
+
+
+def shared_context() -> Context:
+    """One context per process for in-process work (folding, building IR);
+    creating a context loads every dialect, so it is made once."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = make_context()
+    return _SHARED
+
+
 class LocatingParser(Parser):
     """An xDSL parser that records `file:line:col` on ops without `loc(...)`."""
 

@@ -190,16 +190,6 @@ class AutodiffOp(IRDLOperation):
     # -- verification --------------------------------------------------------
 
     def verify_(self) -> None:
-        for a in self.arg_activities:
-            if a not in ARG_ACTIVITIES:
-                raise VerifyException(
-                    f"unknown argument activity '{a}'; expected one of {', '.join(ARG_ACTIVITIES)}"
-                )
-        for a in self.ret_activities:
-            if a not in RET_ACTIVITIES:
-                raise VerifyException(
-                    f"unknown result activity '{a}'; expected one of {', '.join(RET_ACTIVITIES)}"
-                )
         callee = SymbolTable.lookup_symbol(self, self.callee)
         if not isinstance(callee, FuncOp):
             raise VerifyException(f"'{self.callee}' does not name a func.func in this module")
@@ -207,59 +197,87 @@ class AutodiffOp(IRDLOperation):
 
     def verify_against(self, ftype: FunctionType) -> None:
         """Check activities, operands and results against the callee's type."""
-        inputs, outputs = list(ftype.inputs.data), list(ftype.outputs.data)
         acts, rets = self.arg_activities, self.ret_activities
-        if len(acts) != len(inputs):
-            raise VerifyException(
-                f"expected {len(inputs)} argument activities for '{self.callee}', got {len(acts)}"
-            )
-        if len(rets) != len(outputs):
-            raise VerifyException(
-                f"expected {len(outputs)} result activities for '{self.callee}', got {len(rets)}"
-            )
-        expected: list[Attribute] = []
-        for i, (act, ty) in enumerate(zip(acts, inputs)):
-            expected.append(ty)
-            if act in ("dup", "dupnoneed"):
-                if not is_memref_type(ty):
-                    raise VerifyException(
-                        f"argument {i} is '{act}' but has scalar type {ty}; "
-                        "use 'active' for a float scalar or 'const'"
-                    )
-                expected.append(ty)
-            elif act == "active" and not is_float_type(ty):
-                raise VerifyException(
-                    f"argument {i} is 'active' but has type {ty}; only float scalars can be "
-                    "active (use 'dup' for a memref, 'const' for integers)"
-                )
-        for j, (act, ty) in enumerate(zip(rets, outputs)):
-            if act == "active":
-                if not is_float_type(ty):
-                    raise VerifyException(
-                        f"result {j} is 'active' but has type {ty}; only float results can be active"
-                    )
-                expected.append(ty)
+        check_activity_signature(ftype, acts, rets)
+        expected = autodiff_operand_types(ftype, acts, rets)
         got = [a.type for a in self.args]
         if len(got) != len(expected):
             n_shadow = sum(a in ("dup", "dupnoneed") for a in acts)
             n_seed = sum(a == "active" for a in rets)
             raise VerifyException(
-                f"expected {len(expected)} operands ({len(inputs)} arguments, {n_shadow} shadows, "
+                f"expected {len(expected)} operands ({len(acts)} arguments, {n_shadow} shadows, "
                 f"{n_seed} seeds), got {len(got)}; is a shadow or a seed missing?"
             )
         for k, (e, g) in enumerate(zip(expected, got)):
             if e != g:
                 raise VerifyException(f"operand {k} has type {g}, expected {e}")
-        want_res = (outputs if self.with_primal is not None else []) + [
-            ty for act, ty in zip(acts, inputs) if act == "active"
-        ]
+        with_primal = self.with_primal is not None
+        want_res = autodiff_result_types(ftype, acts, with_primal)
         if list(self.result_types) != want_res:
             raise VerifyException(
                 "results must be "
-                + ("the primal results, then " if self.with_primal is not None else "")
+                + ("the primal results, then " if with_primal else "")
                 + f"one derivative per active argument: expected ({', '.join(map(str, want_res))}), "
                 f"got ({', '.join(map(str, self.result_types))})"
             )
+
+
+def check_activity_signature(ftype: FunctionType, acts: Sequence[str], rets: Sequence[str]) -> None:
+    """Activities fit the function: counts, dup only on memrefs, active only
+    on floats. Raises VerifyException with the remedy."""
+    inputs, outputs = list(ftype.inputs.data), list(ftype.outputs.data)
+    for a in acts:
+        if a not in ARG_ACTIVITIES:
+            raise VerifyException(
+                f"unknown argument activity '{a}'; expected one of {', '.join(ARG_ACTIVITIES)}"
+            )
+    for a in rets:
+        if a not in RET_ACTIVITIES:
+            raise VerifyException(
+                f"unknown result activity '{a}'; expected one of {', '.join(RET_ACTIVITIES)}"
+            )
+    if len(acts) != len(inputs):
+        raise VerifyException(f"expected {len(inputs)} argument activities, got {len(acts)}")
+    if len(rets) != len(outputs):
+        raise VerifyException(f"expected {len(outputs)} result activities, got {len(rets)}")
+    for i, (act, ty) in enumerate(zip(acts, inputs)):
+        if act in ("dup", "dupnoneed") and not is_memref_type(ty):
+            raise VerifyException(
+                f"argument {i} is '{act}' but has scalar type {ty}; "
+                "use 'active' for a float scalar or 'const'"
+            )
+        if act == "active" and not is_float_type(ty):
+            raise VerifyException(
+                f"argument {i} is 'active' but has type {ty}; only float scalars can be "
+                "active (use 'dup' for a memref, 'const' for integers)"
+            )
+    for j, (act, ty) in enumerate(zip(rets, outputs)):
+        if act == "active" and not is_float_type(ty):
+            raise VerifyException(
+                f"result {j} is 'active' but has type {ty}; only float results can be active"
+            )
+
+
+def autodiff_operand_types(
+    ftype: FunctionType, acts: Sequence[str], rets: Sequence[str]
+) -> list[Attribute]:
+    """Primal arguments, a shadow after each dup one, a seed per active result."""
+    types: list[Attribute] = []
+    for act, ty in zip(acts, ftype.inputs.data):
+        types.append(ty)
+        if act in ("dup", "dupnoneed"):
+            types.append(ty)
+    types += [ty for act, ty in zip(rets, ftype.outputs.data) if act == "active"]
+    return types
+
+
+def autodiff_result_types(
+    ftype: FunctionType, acts: Sequence[str], with_primal: bool
+) -> list[Attribute]:
+    """The primal results if asked, then one derivative per active argument."""
+    return (list(ftype.outputs.data) if with_primal else []) + [
+        ty for act, ty in zip(acts, ftype.inputs.data) if act == "active"
+    ]
 
 
 # ---------------------------------------------------------------------------

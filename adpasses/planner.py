@@ -1,0 +1,210 @@
+"""The `minimal` cache policy: per block, a minimum cut decides what to tape.
+
+Enzyme's formulation (DifferentialUseAnalysis::minCut): blocks are handled
+innermost first. For the values of one block B that the reverse sweep needs,
+build a flow network over the values of B that could produce them:
+
+- each value v is split `v_in -> v_out` with capacity = bytes to tape it
+  (infinite for memrefs, which cannot be taped);
+- a value that cannot be recomputed (a loop-carried block argument, a
+  result of a loop or if, a load that a later write may clobber, an
+  allocation) gets `S -> v_in` of infinite capacity: it must be taped if
+  needed;
+- a value that can be recomputed (pure op, or a load no later write can
+  clobber, re-issued as a reload) gets `S -> v_in` with its recompute cost
+  (`adpasses.cache_model`) and `w_out -> v_in` (infinite) for each operand
+  w defined in B; operands defined outside B are available for free (and
+  become needs of their own block, handled later);
+- each needed value has `v_out -> T` (infinite).
+
+In a minimum cut, a value whose `v_out` is on the sink side is present in
+the reverse sweep: taped if its `v_in` is on the source side, recomputed
+otherwise. Splitting nodes makes taping a value cost its size once, however
+many uses it has (the fix Enzyme-MLIR needed, see ANCHORS.md A.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from xdsl.dialects import func, memref, scf
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+
+from adpasses.activity import ActivityAnalysis
+from adpasses.cache import (
+    CachePlan,
+    ProgramOrder,
+    is_induction_variable,
+    is_recomputable_op,
+    plan_tape_all,
+)
+from adpasses.cache_model import CostModel
+from adpasses.diagnostics import op_location
+from adpasses.mincut import INF, FlowGraph
+from adpasses.reverse_context import home_block, is_constant
+
+
+def plan_cache(
+    function: func.FuncOp,
+    needed: Iterable[SSAValue],
+    activity: ActivityAnalysis,
+    policy: str = "minimal",
+    model: CostModel | None = None,
+) -> CachePlan:
+    if policy == "tape-all":
+        return plan_tape_all(function, needed)
+    return MinCutPlanner(function, model or CostModel()).plan(needed)
+
+
+def _depth(block: Block) -> int:
+    depth = 0
+    op = block.parent_op()
+    while op is not None:
+        depth += 1
+        parent = op.parent_block()
+        op = parent.parent_op() if parent is not None else None
+    return depth
+
+
+def _short_loc(op: Operation | None) -> str:
+    loc = op_location(op)
+    return loc if loc is not None else (op.name if op else "?")
+
+
+class MinCutPlanner:
+    def __init__(self, function: func.FuncOp, model: CostModel):
+        from adpasses.alias import AliasAnalysis
+
+        self.function = function
+        self.model = model
+        self.top = function.body.block
+        self.alias = AliasAnalysis(function)
+        self._clobbers: dict[Operation, list] = {}
+
+    def clobbers(self, load: memref.LoadOp) -> list:
+        if load not in self._clobbers:
+            self._clobbers[load] = list(self.alias.clobbers(load))
+        return self._clobbers[load]
+
+    # -- classification of one value ------------------------------------------------
+
+    def _free(self, value: SSAValue, block: Block) -> bool:
+        """Available in the reverse of `block` without any cost here."""
+        return is_constant(value) or home_block(value) is not block or is_induction_variable(value)
+
+    def _why_not_recomputable(self, value: SSAValue) -> str | None:
+        """None if `value` can be recomputed (or reloaded), else why not."""
+        if isinstance(value, BlockArgument):
+            parent = value.block.parent_op()
+            if isinstance(parent, scf.WhileOp):
+                return "scf.while argument: changes every iteration"
+            return "loop-carried value (iter_arg of scf.for)"
+        assert isinstance(value, OpResult)
+        op = value.op
+        if isinstance(op, memref.LoadOp):
+            found = self.clobbers(op)
+            if found:
+                first = found[0]
+                return f"overwritten later: {first.reason}"
+            return None
+        if isinstance(op, (memref.AllocOp, memref.AllocaOp)):
+            return "allocation"
+        if op.regions:
+            return f"result of {op.name}: recomputing would run the region again"
+        if not is_recomputable_op(op):
+            return f"{op.name} has side effects"
+        return None
+
+    # -- planning -------------------------------------------------------------------
+
+    def plan(self, needed: Iterable[SSAValue]) -> CachePlan:
+        plan = CachePlan(self.top, ProgramOrder(self.function))
+        plan.needed = plan.order.sorted(set(needed))
+        pending: dict[Block, set[SSAValue]] = {}
+        for v in plan.needed:
+            pending.setdefault(home_block(v), set()).add(v)
+        while pending:
+            block = max(pending, key=_depth)
+            values = pending.pop(block)
+            if block is self.top:
+                for v in values:
+                    if v not in plan.decisions:
+                        plan.decide(v, "reuse", "defined in the function body, before the reverse sweep")
+                continue
+            for outer in self._cut(block, values, plan):
+                if outer not in plan.decisions:
+                    pending.setdefault(home_block(outer), set()).add(outer)
+        return plan
+
+    def _cut(self, block: Block, needed: set[SSAValue], plan: CachePlan) -> set[SSAValue]:
+        """Decide the values of `block`; return values of outer blocks that
+        the chosen recomputations read."""
+        graph = FlowGraph()
+        s, t = ("S",), ("T",)
+        nodes: dict[SSAValue, str | None] = {}  # value -> why it cannot be recomputed
+        stack = [v for v in needed]
+        for v in needed:
+            if self._free(v, block):
+                continue
+            graph.add_edge(("out", v), t, INF)
+        while stack:
+            v = stack.pop()
+            if v in nodes or self._free(v, block):
+                continue
+            why = self._why_not_recomputable(v)
+            nodes[v] = why
+            graph.add_edge(("in", v), ("out", v), self.model.tape_cost(v.type))
+            if why is not None:
+                graph.add_edge(s, ("in", v), INF)
+                continue
+            op = v.owner
+            assert isinstance(op, Operation)
+            graph.add_edge(s, ("in", v), self.model.recompute_cost(op))
+            for operand in op.operands:
+                if not self._free(operand, block):
+                    graph.add_edge(("out", operand), ("in", v), INF)
+                    stack.append(operand)
+
+        source_side = graph.source_side(s, t)
+        outer: set[SSAValue] = set()
+        for v in needed:
+            if is_constant(v):
+                plan.decide(v, "recompute", "constant")
+            elif is_induction_variable(v):
+                plan.decide(v, "reuse", "induction variable, rebuilt by the reverse loop")
+        for v, why in nodes.items():
+            if ("out", v) in source_side:
+                continue  # not needed in the reverse sweep
+            if ("in", v) in source_side:
+                plan.decide(v, "tape", why or self._why_tape(v))
+                continue
+            op = v.owner
+            assert isinstance(op, Operation)
+            if isinstance(op, memref.LoadOp):
+                plan.decide(v, "reload", "no later write may overwrite it (alias analysis)")
+            else:
+                plan.decide(v, "recompute", f"{op.name} of values available in the reverse sweep")
+            for operand in op.operands:
+                if is_constant(operand):
+                    plan.decisions.setdefault(operand, _constant_decision(operand))
+                elif home_block(operand) is not block:
+                    outer.add(operand)
+                elif is_induction_variable(operand):
+                    plan.decide(operand, "reuse", "induction variable, rebuilt by the reverse loop")
+        return outer
+
+    def _why_tape(self, value: SSAValue) -> str:
+        op = value.owner
+        assert isinstance(op, Operation)
+        cost = self.model.recompute_cost(op)
+        size = self.model.tape_cost(value.type)
+        return (
+            f"cost model: recomputing {op.name} (and what it reads) costs more than "
+            f"taping {size:g} bytes per iteration (recompute cost {cost:g})"
+        )
+
+
+def _constant_decision(value: SSAValue):  # type: ignore[no-untyped-def]
+    from adpasses.cache import CacheDecision
+
+    return CacheDecision(value, "recompute", "constant")

@@ -1,0 +1,102 @@
+"""`ad-inline-calls`: inline every call to a function defined in the module.
+
+Reverse mode differentiates one self-contained body, so the gradient of a
+function that calls others is built from a copy with its callees inlined
+(locations of inlined ops stay those of the callee's source). Recursion
+cannot be inlined and is reported at the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.traits import SymbolTable
+
+from adpasses.diagnostics import error_at
+
+
+def _callee(module: Operation, call: func.CallOp) -> func.FuncOp | None:
+    found = SymbolTable.lookup_symbol(module, call.callee)
+    if isinstance(found, func.FuncOp) and found.body.blocks:
+        return found
+    return None
+
+
+def check_no_recursion(module: Operation, root: func.FuncOp) -> None:
+    """Raise at the first call that closes a cycle reachable from `root`."""
+    on_path: list[str] = []
+    done: set[str] = set()
+
+    def visit(f: func.FuncOp) -> None:
+        name = f.sym_name.data
+        on_path.append(name)
+        for op in f.walk():
+            if isinstance(op, func.CallOp):
+                callee = _callee(module, op)
+                if callee is None:
+                    continue
+                cname = callee.sym_name.data
+                if cname in on_path:
+                    chain = " -> ".join([*on_path[on_path.index(cname) :], cname])
+                    raise error_at(
+                        op,
+                        f"recursive call ({chain}) cannot be differentiated: "
+                        "rewrite the recursion as a loop",
+                    )
+                if cname not in done:
+                    visit(callee)
+        on_path.pop()
+        done.add(name)
+
+    visit(root)
+
+
+def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
+    """Replace `call` by a copy of `callee`'s single-block body."""
+    if len(callee.body.blocks) != 1:
+        raise error_at(
+            call,
+            f"calls '@{callee.sym_name.data}', whose body has several blocks (cf); "
+            "only structured (scf) functions can be inlined for differentiation",
+        )
+    body = callee.body.block
+    vmap: dict[SSAValue, SSAValue] = dict(zip(body.args, call.arguments))
+    block = call.parent_block()
+    assert block is not None
+    results: list[SSAValue] = []
+    for op in body.ops:
+        if isinstance(op, func.ReturnOp):
+            results = [vmap.get(v, v) for v in op.arguments]
+            continue
+        block.insert_op_before(op.clone(value_mapper=vmap), call)
+    Rewriter.replace_op(call, [], results)
+
+
+def inline_calls(function: func.FuncOp, module: Operation) -> None:
+    """Inline, transitively, every call in `function` to a defined function."""
+    check_no_recursion(module, function)
+    while True:
+        calls = [
+            (op, callee)
+            for op in function.walk()
+            if isinstance(op, func.CallOp) and (callee := _callee(module, op)) is not None
+        ]
+        if not calls:
+            return
+        for call, callee in calls:
+            inline_call(call, callee)
+
+
+@dataclass(frozen=True)
+class InlineCallsPass(ModulePass):
+    name = "ad-inline-calls"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in [o for o in op.ops if isinstance(o, func.FuncOp) and o.body.blocks]:
+            inline_calls(f, op)

@@ -1,0 +1,123 @@
+"""`ad-lower-tapes`: tapes of known capacity become memrefs.
+
+A tape created with a capacity becomes a buffer plus a one-element counter:
+`push` stores at the counter and increments it, `pop` decrements and loads.
+Buffers of at most `stack-limit` bytes with a static capacity go on the
+stack (`memref.alloca`), so a function over small fixed-size arrays
+differentiates with no heap allocation; larger or dynamic ones are one
+`memref.alloc` of exactly the capacity. Tapes without a capacity (inside
+scf.while) stay `ad.tape` ops: the LLVM lowering grows them by doubling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.types import byte_size
+
+UNCHECKED = "ad.unchecked"
+
+
+def _static_int(value: SSAValue) -> int | None:
+    if isinstance(value, OpResult) and isinstance(value.op, arith.ConstantOp):
+        attr = value.op.value
+        if isinstance(attr, IntegerAttr):
+            return attr.value.data
+    return None
+
+
+@dataclass
+class LowerCapacityTape(RewritePattern):
+    stack_limit: int
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TapeCreateOp, rewriter: PatternRewriter) -> None:
+        if op.capacity is None:
+            return
+        elem = op.tape.type.element_type
+        static = _static_int(op.capacity)
+        b = Builder(InsertPoint.before(op))
+
+        def emit(new: Operation) -> Operation:
+            new.location = op.location
+            return b.insert(new)
+
+        on_stack = static is not None and static * byte_size(elem) <= self.stack_limit
+        if static is not None:
+            buffer = emit(
+                (memref.AllocaOp if on_stack else memref.AllocOp).get(elem, shape=[max(static, 1)])
+            ).results[0]
+        else:
+            buffer = emit(memref.AllocOp.get(elem, shape=[DYNAMIC_INDEX], dynamic_sizes=[op.capacity])).results[0]
+        buffer.name_hint = op.tape.name_hint
+        counter = emit(memref.AllocaOp.get(IndexType(), shape=[1])).results[0]
+        zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType()))).results[0]
+        one = emit(arith.ConstantOp(IntegerAttr(1, IndexType()))).results[0]
+        emit(_unchecked(memref.StoreOp.get(zero, counter, [zero])))
+
+        for use in list(op.tape.uses):
+            user = use.operation
+            ub = Builder(InsertPoint.before(user))
+
+            def at(new: Operation, user: Operation = user, ub: Builder = ub) -> Operation:
+                new.location = user.location
+                return ub.insert(new)
+
+            if isinstance(user, TapePushOp):
+                n = at(_unchecked(memref.LoadOp.get(counter, [zero]))).results[0]
+                at(_unchecked(memref.StoreOp.get(user.value, buffer, [n])))
+                at(_unchecked(memref.StoreOp.get(at(arith.AddiOp(n, one)).results[0], counter, [zero])))
+                rewriter.erase_op(user)
+            elif isinstance(user, TapePopOp):
+                n = at(_unchecked(memref.LoadOp.get(counter, [zero]))).results[0]
+                m = at(arith.SubiOp(n, one)).results[0]
+                at(_unchecked(memref.StoreOp.get(m, counter, [zero])))
+                value = at(_unchecked(memref.LoadOp.get(buffer, [m]))).results[0]
+                rewriter.replace_op(user, [], [value])
+            elif isinstance(user, TapeFreeOp):
+                if not on_stack:
+                    at(memref.DeallocOp.get(buffer))
+                rewriter.erase_op(user)
+        rewriter.erase_op(op)
+
+
+def _unchecked(op: Operation) -> Operation:
+    op.attributes[UNCHECKED] = UnitAttr()
+    return op
+
+
+STACK_LIMIT = 4096
+"""Largest static tape, in bytes, placed on the stack."""
+
+
+def lower_tapes(root: Operation, stack_limit: int = STACK_LIMIT) -> None:
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier([LowerCapacityTape(stack_limit)], dce_enabled=False),
+        apply_recursively=False,
+    ).rewrite_module(root)
+
+
+@dataclass(frozen=True)
+class LowerTapesPass(ModulePass):
+    name = "ad-lower-tapes"
+
+    stack_limit: int = STACK_LIMIT
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_tapes(op, self.stack_limit)
