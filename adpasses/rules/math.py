@@ -195,13 +195,18 @@ def _fma(rc, op, g, want):
     )
 
 
-@scalar(needs=needs_operands("lhs", "rhs"))
+@scalar(needs=lambda op, want: [op.lhs, op.rhs] if want[0] else [])
 def _copysign(rc, op, g, want):
-    # copysign(a, b) = |a| sign(b): d/da = sign(a) sign(b); b only moves the sign.
-    a, b = rc.primal(op.lhs), rc.primal(op.rhs)
-    one = rc.const(1.0, g.type)
-    sign = rc.mul(rc.insert(math.CopySignOp(one, a)).result, rc.insert(math.CopySignOp(one, b)).result)
-    return rc.mul(g, sign), None
+    # copysign(a, b) = |a| sign(b): d/da = sign(a) sign(b); b only moves the
+    # sign, so its derivative is zero almost everywhere.
+    da = None
+    if want[0]:
+        a, b = rc.primal(op.lhs), rc.primal(op.rhs)
+        one = rc.const(1.0, g.type)
+        sign_a = rc.insert(math.CopySignOp(one, a)).result
+        sign_b = rc.insert(math.CopySignOp(one, b)).result
+        da = rc.mul(g, rc.mul(sign_a, sign_b))
+    return da, (rc.zero(g.type) if want[1] else None)
 
 
 RULES: dict[type[Operation], ScalarRule] = {
