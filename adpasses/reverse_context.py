@@ -289,15 +289,16 @@ class ReverseContext:
             n = self.insert(arith.IndexCastOp(n, IntegerType(64))).results[0]
         return self.insert(arith.SIToFPOp(n, type_)).results[0]
 
+    # Shadow accesses keep their bounds checks: a caller may pass a shadow
+    # smaller than its primal, and the check is one compare against a
+    # loop-invariant size. Reloads of the primal (see `_rebuild`) repeat an
+    # access the forward sweep already checked, so they are unchecked.
+
     def load(self, memref_value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
-        op = memref.LoadOp.get(memref_value, indices)
-        op.attributes[UNCHECKED] = UnitAttr()
-        return self.insert(op).results[0]
+        return self.insert(memref.LoadOp.get(memref_value, indices)).results[0]
 
     def store(self, value: SSAValue, memref_value: SSAValue, indices: Sequence[SSAValue]) -> None:
-        op = memref.StoreOp.get(value, memref_value, indices)
-        op.attributes[UNCHECKED] = UnitAttr()
-        self.insert(op)
+        self.insert(memref.StoreOp.get(value, memref_value, indices))
 
     def accumulate(self, shadow: SSAValue, indices: Sequence[SSAValue], g: SSAValue) -> None:
         """shadow[indices] += g"""

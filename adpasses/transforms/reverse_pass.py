@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import cf, func, scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -97,8 +97,9 @@ def gradient_name(module: ModuleOp, primal: str, acts: Sequence[str], rets: Sequ
 
 def check_structured(function: func.FuncOp) -> None:
     """Reverse mode differentiates structured control flow only."""
-    for op in function.walk():
-        if op.dialect_name() == "cf" or isinstance(op, (cf.BranchOp, cf.ConditionalBranchOp)):
+    ops = list(function.walk())
+    for op in ops:
+        if op.dialect_name() == "cf":
             raise error_at(
                 op,
                 "unstructured control flow cannot be differentiated: express it with "
@@ -106,6 +107,7 @@ def check_structured(function: func.FuncOp) -> None:
             )
         if isinstance(op, AutodiffOp):
             raise error_at(op, "nested ad.autodiff (higher-order derivatives) is not supported")
+    for op in ops:
         for region in op.regions:
             if len(region.blocks) > 1:
                 raise error_at(
