@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
@@ -62,7 +62,7 @@ def format_activity(analysis: ActivityAnalysis, name: str) -> str:
             names = ", ".join(_name(r) for r in op.results)
             kinds = ", ".join(analysis.describe(r) for r in op.results)
             lines.append(f"{indent}{names} = {op.name}  {kinds}  {loc}")
-        elif op.regions or analysis.is_active_op(op):
+        elif not isinstance(op, (scf.YieldOp, scf.ConditionOp)):
             state = "active" if analysis.is_active_op(op) else "const"
             lines.append(f"{indent}{op.name}  {state}  {loc}")
         for region in op.regions:
