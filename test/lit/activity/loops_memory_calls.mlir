@@ -19,10 +19,10 @@
 // CHECK-NEXT:      %a = memref.load  active
 // CHECK-NEXT:      %m = arith.remsi  const
 // CHECK-NEXT:      %t = memref.load  const
-// CHECK-NEXT:      %r = arith.mulf  active  {{.*}}:2:3
+// CHECK-NEXT:      %r = arith.mulf  active
 // CHECK-NEXT:      memref.store  active
 // CHECK-NEXT:      %e = memref.load  active
-// CHECK-NEXT:      %r = arith.mulf  const  {{.*}}:2:3
+// CHECK-NEXT:      %r = arith.mulf  const
 // CHECK-NEXT:      %s = arith.addf  active
 // CHECK-NEXT:      %s2 = arith.mulf  active
 
