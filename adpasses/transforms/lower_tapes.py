@@ -83,18 +83,18 @@ class LowerCapacityTape(RewritePattern):
                 n = at(_unchecked(memref.LoadOp.get(counter, [zero]))).results[0]
                 at(_unchecked(memref.StoreOp.get(user.value, buffer, [n])))
                 at(_unchecked(memref.StoreOp.get(at(arith.AddiOp(n, one)).results[0], counter, [zero])))
-                rewriter.erase_op(user)
+                rewriter.erase(user)
             elif isinstance(user, TapePopOp):
                 n = at(_unchecked(memref.LoadOp.get(counter, [zero]))).results[0]
                 m = at(arith.SubiOp(n, one)).results[0]
                 at(_unchecked(memref.StoreOp.get(m, counter, [zero])))
                 value = at(_unchecked(memref.LoadOp.get(buffer, [m]))).results[0]
-                rewriter.replace_op(user, [], [value])
+                rewriter.replace(user, [], [value])
             elif isinstance(user, TapeFreeOp):
                 if not on_stack:
                     at(memref.DeallocOp.get(buffer))
-                rewriter.erase_op(user)
-        rewriter.erase_op(op)
+                rewriter.erase(user)
+        rewriter.erase(op)
 
 
 def _unchecked(op: Operation) -> Operation:

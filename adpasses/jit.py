@@ -1,0 +1,161 @@
+"""JIT compilation of lowered modules with llvmlite (MCJIT), and their cache.
+
+`compile_module(module_or_text)` lowers (adpasses.lowering), adds a Python
+entry shim per public function (adpasses.pyentry), optimises at O3 with loop
+and SLP vectorisation for the host CPU, and returns a `CompiledModule` whose
+items are Python callables. Compiled modules are cached in memory: text is
+keyed by its contents, an xDSL module by the text of its LLVM IR (printing
+LLVM IR costs a few ms; LLVM's optimisation and code generation cost tens).
+The in-process path never prints and re-parses MLIR and never runs xDSL's
+verifier (tests do; `ad-opt --debug` does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from adpasses import runtime
+from adpasses.context import parse_module
+
+
+_initialized = False
+
+
+def _target_machine(opt_level: int = 3) -> llvm.TargetMachine:
+    global _initialized
+    if not _initialized:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _initialized = True
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=opt_level,
+        jit=True,
+    )
+
+
+def optimized_module(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
+    """Parse LLVM IR and run LLVM's pipeline (loop + SLP vectorisation on)."""
+    tm = _target_machine(opt_level)
+    mod = llvm.parse_assembly(ir_text)
+    mod.triple = llvm.get_process_triple()
+    mod.data_layout = str(tm.target_data)
+    if opt_level > 0:
+        pto = llvm.PipelineTuningOptions(speed_level=opt_level)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+    return mod
+
+
+@dataclass
+class CompileTimes:
+    lower_s: float = 0.0
+    llvm_s: float = 0.0
+
+    @property
+    def total_s(self) -> float:
+        return self.lower_s + self.llvm_s
+
+
+@dataclass
+class CompiledModule:
+    """Python callables for the public functions of a compiled module."""
+
+    functions: dict[str, Callable]
+    engine: object
+    llvm_ir: str
+    times: CompileTimes = field(default_factory=CompileTimes)
+
+    def __getitem__(self, name: str) -> Callable:
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise KeyError(f"no public function '@{name}' in this module "
+                           f"(has: {', '.join(sorted(self.functions)) or 'none'})") from None
+
+    def __getattr__(self, name: str) -> Callable:
+        functions = self.__dict__.get("functions", {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError(name)
+
+    def address(self, name: str) -> int:
+        """Address of the compiled LLVM function `name` (internal ABI)."""
+        return self.engine.get_function_address(name)  # type: ignore[attr-defined]
+
+
+_CACHE: dict[str, CompiledModule] = {}
+_TEXT_CACHE: dict[tuple[str, bool, bool, int], CompiledModule] = {}
+stats = {"compiled": 0, "cache_hits": 0}
+
+
+def compile_module(
+    module_or_text: ModuleOp | str,
+    *,
+    boundscheck: bool = True,
+    fastmath: bool = False,
+    opt_level: int = 3,
+) -> CompiledModule:
+    """Compile an xDSL module (or MLIR text) to native code; cached."""
+    if isinstance(module_or_text, str):
+        key = (module_or_text, boundscheck, fastmath, opt_level)
+        hit = _TEXT_CACHE.get(key)
+        if hit is not None:
+            stats["cache_hits"] += 1
+            return hit
+        from adpasses.verify import verify_module
+
+        module = parse_module(module_or_text, "<compile_module>")
+        verify_module(module)
+        compiled = compile_module(module, boundscheck=boundscheck, fastmath=fastmath, opt_level=opt_level)
+        _TEXT_CACHE[key] = compiled
+        return compiled
+
+    from adpasses.lowering.core import ModuleTranslator, define_oob_handler
+    from adpasses.pyentry import add_entry_shim, make_caller
+
+    start = time.perf_counter()
+    translator = ModuleTranslator(module_or_text, boundscheck=boundscheck, fastmath=fastmath)
+    translator.translate()
+    public = [
+        f for f in module_or_text.ops
+        if isinstance(f, func.FuncOp) and f.body.blocks
+        and (f.sym_visibility is None or f.sym_visibility.data != "private")
+    ]
+    shims = {f.sym_name.data: add_entry_shim(translator, f) for f in public}
+    define_oob_handler(translator)
+    ir_text = str(translator.llvm)
+    lowered = time.perf_counter()
+    key = hashlib.sha1(f"{boundscheck}{fastmath}{opt_level}\n{ir_text}".encode()).hexdigest()
+    hit = _CACHE.get(key)
+    if hit is not None:
+        stats["cache_hits"] += 1
+        return hit
+
+    runtime.register_symbols()
+    mod = optimized_module(ir_text, opt_level)
+    engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
+    engine.finalize_object()
+    sites = list(translator.check_sites)
+    functions = {
+        f.sym_name.data: make_caller(
+            f.sym_name.data, f, engine.get_function_address(shims[f.sym_name.data]), sites
+        )
+        for f in public
+    }
+    compiled = CompiledModule(functions, engine, ir_text,
+                              CompileTimes(lowered - start, time.perf_counter() - lowered))
+    _CACHE[key] = compiled
+    stats["compiled"] += 1
+    return compiled

@@ -1,0 +1,193 @@
+"""arith -> LLVM: one small function per op kind."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
+from xdsl.ir import Operation
+
+from adpasses.dialects.arith_ext import RemFOp
+from adpasses.diagnostics import error_at
+from adpasses.lowering.core import FunctionTranslator, scalar_type
+
+
+def _binary(method: str, float_op: bool = False):  # type: ignore[no-untyped-def]
+    def lower(ft: FunctionTranslator, op: Operation) -> None:
+        lhs, rhs = ft.get(op.lhs), ft.get(op.rhs)
+        fn = getattr(ft.b, method)
+        if float_op and ft.mt.fastmath:
+            ft.set(op.results[0], fn(lhs, rhs, flags=ft.mt.fastmath))
+        else:
+            ft.set(op.results[0], fn(lhs, rhs))
+
+    return lower
+
+
+def _float_intrinsic(name: str):  # type: ignore[no-untyped-def]
+    def lower(ft: FunctionTranslator, op: Operation) -> None:
+        lhs = ft.get(op.lhs)
+        fn = ft.mt.intrinsic(name, lhs.type, 2)
+        ft.set(op.results[0], ft.b.call(fn, [lhs, ft.get(op.rhs)]))
+
+    return lower
+
+
+def _constant(ft: FunctionTranslator, op: arith.ConstantOp) -> None:
+    attr = op.value
+    ty = scalar_type(op.result.type)
+    if isinstance(attr, IntegerAttr):
+        ft.set(op.result, ir.Constant(ty, attr.value.data))
+    elif isinstance(attr, FloatAttr):
+        ft.set(op.result, ir.Constant(ty, attr.value.data))
+    else:
+        raise error_at(op, "vector and tensor constants are not supported by the LLVM lowering")
+
+
+def _negf(ft: FunctionTranslator, op: Operation) -> None:
+    ft.set(op.results[0], ft.b.fneg(ft.get(op.operand), flags=ft.mt.fastmath))
+
+
+def _remf(ft: FunctionTranslator, op: Operation) -> None:
+    ft.set(op.results[0], ft.b.frem(ft.get(op.lhs), ft.get(op.rhs), flags=ft.mt.fastmath))
+
+
+def _floordivsi(ft: FunctionTranslator, op: Operation) -> None:
+    # Round toward -inf: q = a / b, minus one when the remainder is nonzero
+    # and has the opposite sign of b.
+    a, b_ = ft.get(op.lhs), ft.get(op.rhs)
+    b = ft.b
+    q, r = b.sdiv(a, b_), b.srem(a, b_)
+    zero = ir.Constant(a.type, 0)
+    adjust = b.and_(b.icmp_signed("!=", r, zero),
+                    b.icmp_signed("!=", b.icmp_signed("<", r, zero), b.icmp_signed("<", b_, zero)))
+    ft.set(op.results[0], b.sub(q, b.zext(adjust, a.type)))
+
+
+def _ceildivsi(ft: FunctionTranslator, op: Operation) -> None:
+    a, b_ = ft.get(op.lhs), ft.get(op.rhs)
+    b = ft.b
+    q, r = b.sdiv(a, b_), b.srem(a, b_)
+    zero = ir.Constant(a.type, 0)
+    adjust = b.and_(b.icmp_signed("!=", r, zero),
+                    b.icmp_signed("==", b.icmp_signed("<", r, zero), b.icmp_signed("<", b_, zero)))
+    ft.set(op.results[0], b.add(q, b.zext(adjust, a.type)))
+
+
+def _minmax(pred: str, signed: bool):  # type: ignore[no-untyped-def]
+    def lower(ft: FunctionTranslator, op: Operation) -> None:
+        a, c = ft.get(op.lhs), ft.get(op.rhs)
+        cmp = ft.b.icmp_signed(pred, a, c) if signed else ft.b.icmp_unsigned(pred, a, c)
+        ft.set(op.results[0], ft.b.select(cmp, a, c))
+
+    return lower
+
+
+CMPF = {
+    "oeq": ("==", True), "ogt": (">", True), "oge": (">=", True), "olt": ("<", True),
+    "ole": ("<=", True), "one": ("!=", True), "ord": ("ord", True),
+    "ueq": ("==", False), "ugt": (">", False), "uge": (">=", False), "ult": ("<", False),
+    "ule": ("<=", False), "une": ("!=", False), "uno": ("uno", False),
+}
+CMPI = {
+    "eq": ("==", True), "ne": ("!=", True), "slt": ("<", True), "sle": ("<=", True),
+    "sgt": (">", True), "sge": (">=", True), "ult": ("<", False), "ule": ("<=", False),
+    "ugt": (">", False), "uge": (">=", False),
+}
+
+
+def _cmpf(ft: FunctionTranslator, op: arith.CmpfOp) -> None:
+    name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+    a, c = ft.get(op.lhs), ft.get(op.rhs)
+    if name in ("false", "true"):
+        ft.set(op.result, ir.Constant(ir.IntType(1), int(name == "true")))
+        return
+    pred, ordered = CMPF[name]
+    cmp = ft.b.fcmp_ordered if ordered else ft.b.fcmp_unordered
+    ft.set(op.result, cmp(pred, a, c))
+
+
+def _cmpi(ft: FunctionTranslator, op: arith.CmpiOp) -> None:
+    name = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+    pred, signed = CMPI[name]
+    cmp = ft.b.icmp_signed if signed else ft.b.icmp_unsigned
+    ft.set(op.result, cmp(pred, ft.get(op.lhs), ft.get(op.rhs)))
+
+
+def _select(ft: FunctionTranslator, op: arith.SelectOp) -> None:
+    ft.set(op.result, ft.b.select(ft.get(op.cond), ft.get(op.lhs), ft.get(op.rhs)))
+
+
+def _cast(method: str):  # type: ignore[no-untyped-def]
+    def lower(ft: FunctionTranslator, op: Operation) -> None:
+        ft.set(op.results[0], getattr(ft.b, method)(ft.get(op.operands[0]), scalar_type(op.results[0].type)))
+
+    return lower
+
+
+def _int_resize(ft: FunctionTranslator, op: Operation) -> None:
+    """index_cast / extsi / extui / trunci between integer widths."""
+    x = ft.get(op.operands[0])
+    to = scalar_type(op.results[0].type)
+    if x.type.width == to.width:
+        ft.set(op.results[0], x)
+    elif x.type.width > to.width:
+        ft.set(op.results[0], ft.b.trunc(x, to))
+    elif isinstance(op, arith.ExtUIOp) or (
+        isinstance(op, arith.IndexCastOp)
+        and isinstance(op.operands[0].type, IntegerType)
+        and op.operands[0].type.width.data == 1
+    ):
+        ft.set(op.results[0], ft.b.zext(x, to))
+    else:
+        ft.set(op.results[0], ft.b.sext(x, to))
+
+
+LOWERINGS = {
+    arith.ConstantOp: _constant,
+    arith.AddfOp: _binary("fadd", True),
+    arith.SubfOp: _binary("fsub", True),
+    arith.MulfOp: _binary("fmul", True),
+    arith.DivfOp: _binary("fdiv", True),
+    RemFOp: _remf,
+    arith.NegfOp: _negf,
+    arith.MaximumfOp: _float_intrinsic("llvm.maximum"),
+    arith.MinimumfOp: _float_intrinsic("llvm.minimum"),
+    arith.MaxnumfOp: _float_intrinsic("llvm.maxnum"),
+    arith.MinnumfOp: _float_intrinsic("llvm.minnum"),
+    arith.AddiOp: _binary("add"),
+    arith.SubiOp: _binary("sub"),
+    arith.MuliOp: _binary("mul"),
+    arith.DivSIOp: _binary("sdiv"),
+    arith.DivUIOp: _binary("udiv"),
+    arith.RemSIOp: _binary("srem"),
+    arith.RemUIOp: _binary("urem"),
+    arith.FloorDivSIOp: _floordivsi,
+    arith.CeilDivSIOp: _ceildivsi,
+    arith.MinSIOp: _minmax("<", True),
+    arith.MaxSIOp: _minmax(">", True),
+    arith.MinUIOp: _minmax("<", False),
+    arith.MaxUIOp: _minmax(">", False),
+    arith.AndIOp: _binary("and_"),
+    arith.OrIOp: _binary("or_"),
+    arith.XOrIOp: _binary("xor"),
+    arith.ShLIOp: _binary("shl"),
+    arith.ShRSIOp: _binary("ashr"),
+    arith.ShRUIOp: _binary("lshr"),
+    arith.CmpfOp: _cmpf,
+    arith.CmpiOp: _cmpi,
+    arith.SelectOp: _select,
+    arith.SIToFPOp: _cast("sitofp"),
+    arith.UIToFPOp: _cast("uitofp"),
+    arith.FPToSIOp: _cast("fptosi"),
+    arith.FPToUIOp: _cast("fptoui"),
+    arith.ExtFOp: _cast("fpext"),
+    arith.TruncFOp: _cast("fptrunc"),
+    arith.BitcastOp: _cast("bitcast"),
+    arith.IndexCastOp: _int_resize,
+    arith.ExtSIOp: _int_resize,
+    arith.ExtUIOp: _int_resize,
+    arith.TruncIOp: _int_resize,
+}
+
+

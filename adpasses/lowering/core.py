@@ -1,0 +1,468 @@
+"""The translator from func/arith/math/memref/scf/cf IR to `llvmlite.ir`.
+
+`ModuleTranslator` walks the functions; `FunctionTranslator` walks one body
+and dispatches every op to the translation function registered for its class
+in the per-dialect tables (`arith.py`, `math.py`, `memref.py`, `scf.py`,
+`cf.py`, `func.py`, `printf.py`, `tape.py`). A translation function reads its
+operands with `ft.get(value)` and records its results with `ft.set(value, x)`.
+
+Values: scalars are single LLVM values (index is i64). A memref is a
+`MemRefValue`: data pointer, element offset, sizes and strides (in elements).
+Where the memref type has static sizes, strides or offset, those fields are
+LLVM constants, so LLVM sees unit strides and constant trip counts and can
+vectorise; an identity layout has row-major strides computed from the sizes.
+Values that cross control flow (phis) are flattened into their LLVM parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from adpasses.diagnostics import CompileError, error_at, op_location
+from adpasses.types import memref_strides
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+F64 = ir.DoubleType()
+PTR = ir.PointerType()
+
+NOALIAS_ATTRS = ("llvm.noalias", "ad.noalias")
+UNCHECKED = "ad.unchecked"
+
+
+def scalar_type(t: Attribute) -> ir.Type:
+    if isinstance(t, Float64Type):
+        return ir.DoubleType()
+    if isinstance(t, Float32Type):
+        return ir.FloatType()
+    if isinstance(t, Float16Type):
+        return ir.HalfType()
+    if isinstance(t, IndexType):
+        return I64
+    if isinstance(t, IntegerType):
+        return ir.IntType(t.width.data)
+    raise TypeError(f"type {t} is not supported by the LLVM lowering")
+
+
+@dataclass
+class MemRefValue:
+    """A memref as LLVM values: address of element (i, j, ...) is
+    ptr + offset + i*strides[0] + j*strides[1] + ..., in elements."""
+
+    type: MemRefType
+    ptr: ir.Value
+    offset: ir.Value
+    sizes: list[ir.Value]
+    strides: list[ir.Value]
+
+    @property
+    def element(self) -> ir.Type:
+        return scalar_type(self.type.element_type)
+
+
+def memref_parts(t: MemRefType) -> list[ir.Type]:
+    """The LLVM types a memref of type `t` flattens to (the call ABI)."""
+    rank = len(t.get_shape())
+    return [PTR, I64] + [I64] * (2 * rank)
+
+
+def flat_types(t: Attribute) -> list[ir.Type]:
+    return memref_parts(t) if isinstance(t, MemRefType) else [scalar_type(t)]
+
+
+def _part_names(t: Attribute) -> list[str]:
+    if not isinstance(t, MemRefType):
+        return [""]
+    rank = len(t.get_shape())
+    return ["", ".offset", *(f".size{k}" for k in range(rank)), *(f".stride{k}" for k in range(rank))]
+
+
+def const_i64(v: int) -> ir.Constant:
+    return ir.Constant(I64, v)
+
+
+def make_memref(
+    b: ir.IRBuilder,
+    t: MemRefType,
+    ptr: ir.Value,
+    offset: ir.Value,
+    sizes: Sequence[ir.Value],
+    strides: Sequence[ir.Value],
+) -> MemRefValue:
+    """A MemRefValue whose static fields (from the type) are constants."""
+    shape = list(t.get_shape())
+    static_strides, static_offset = memref_strides(t)
+    sizes = [const_i64(s) if s != DYNAMIC_INDEX else v for s, v in zip(shape, sizes)]
+    if not _is_strided(t):
+        strides = identity_strides(b, sizes)
+    else:
+        strides = [
+            const_i64(s) if s != DYNAMIC_INDEX else v for s, v in zip(static_strides, strides)
+        ]
+    if static_offset != DYNAMIC_INDEX:
+        offset = const_i64(static_offset)
+    return MemRefValue(t, ptr, offset, list(sizes), list(strides))
+
+
+def _is_strided(t: MemRefType) -> bool:
+    from xdsl.dialects.builtin import StridedLayoutAttr
+
+    return isinstance(t.layout, StridedLayoutAttr)
+
+
+def identity_strides(b: ir.IRBuilder, sizes: Sequence[ir.Value]) -> list[ir.Value]:
+    strides: list[ir.Value] = []
+    running: ir.Value = const_i64(1)
+    for size in reversed(sizes):
+        strides.append(running)
+        running = _mul(b, running, size)
+    strides.reverse()
+    return strides
+
+
+def _mul(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    if isinstance(x, ir.Constant) and isinstance(y, ir.Constant):
+        return const_i64(x.constant * y.constant)
+    if isinstance(x, ir.Constant) and x.constant == 1:
+        return y
+    if isinstance(y, ir.Constant) and y.constant == 1:
+        return x
+    return b.mul(x, y)
+
+
+def _add(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    if isinstance(x, ir.Constant) and isinstance(y, ir.Constant):
+        return const_i64(x.constant + y.constant)
+    if isinstance(x, ir.Constant) and x.constant == 0:
+        return y
+    if isinstance(y, ir.Constant) and y.constant == 0:
+        return x
+    return b.add(x, y)
+
+
+Translation = Callable[["FunctionTranslator", Operation], None]
+
+
+def op_table() -> dict[type[Operation], Translation]:
+    from adpasses.lowering import arith, cf, func as func_rules, math, memref, printf, scf, tape
+
+    table: dict[type[Operation], Translation] = {}
+    for part in (arith, math, memref, scf, cf, func_rules, printf, tape):
+        table.update(part.LOWERINGS)
+    return table
+
+
+class ModuleTranslator:
+    """Translates a module; holds what its functions share."""
+
+    def __init__(self, module: ModuleOp, *, boundscheck: bool, fastmath: bool):
+        self.module = module
+        self.boundscheck = boundscheck
+        self.fastmath = ("fast",) if fastmath else ()
+        self.llvm = ir.Module(name="adpasses")
+        self.table = op_table()
+        self.functions: dict[str, ir.Function] = {}
+        self.check_sites: list[str] = []
+        self._declared: dict[str, ir.Function] = {}
+        self._strings: dict[str, ir.GlobalVariable] = {}
+
+    def translate(self) -> ir.Module:
+        funcs = [op for op in self.module.ops if isinstance(op, func.FuncOp)]
+        for op in self.module.ops:
+            if not isinstance(op, func.FuncOp):
+                raise error_at(op, "is not supported at module level by the LLVM lowering")
+        for f in funcs:
+            self.functions[f.sym_name.data] = self._declare(f)
+        for f in funcs:
+            if f.body.blocks:
+                FunctionTranslator(self, f, self.functions[f.sym_name.data]).translate()
+        return self.llvm
+
+    def _declare(self, f: func.FuncOp) -> ir.Function:
+        ftype = f.function_type
+        try:
+            params = [p for t in ftype.inputs.data for p in flat_types(t)]
+            results = [scalar_type(t) if not isinstance(t, MemRefType) else None
+                       for t in ftype.outputs.data]
+        except TypeError as err:
+            raise error_at(f, str(err)) from None
+        if any(r is None for r in results):
+            raise error_at(f, "returns a memref, which the LLVM lowering does not support; "
+                              "write the result into a memref argument instead")
+        ret = (ir.VoidType() if not results else results[0] if len(results) == 1
+               else ir.LiteralStructType(results))
+        fn = ir.Function(self.llvm, ir.FunctionType(ret, params), f.sym_name.data)
+        if f.sym_visibility is not None and f.sym_visibility.data == "private" and f.body.blocks:
+            fn.linkage = "internal"
+        # noalias on the data pointer of memref arguments that promise it.
+        arg_attrs = f.arg_attrs.data if f.arg_attrs is not None else []
+        k = 0
+        for i, t in enumerate(ftype.inputs.data):
+            if isinstance(t, MemRefType) and i < len(arg_attrs):
+                if any(name in arg_attrs[i].data for name in NOALIAS_ATTRS):
+                    fn.args[k].add_attribute("noalias")
+            k += len(flat_types(t))
+        return fn
+
+    # -- runtime and library functions --------------------------------------
+
+    def declare(self, name: str, ret: ir.Type, params: Sequence[ir.Type], var_arg: bool = False) -> ir.Function:
+        fn = self._declared.get(name) or self.llvm.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.llvm, ir.FunctionType(ret, list(params), var_arg=var_arg), name)
+        self._declared[name] = fn
+        return fn
+
+    def intrinsic(self, name: str, ty: ir.Type, arity: int = 1) -> ir.Function:
+        full = f"{name}.{_intrinsic_suffix(ty)}"
+        return self.declare(full, ty, [ty] * arity)
+
+    def global_ref(self, name: str, ty: ir.Type) -> ir.GlobalVariable:
+        g = self.llvm.globals.get(name)
+        if g is None:
+            g = ir.GlobalVariable(self.llvm, ty, name)
+            g.linkage = "external"
+        return g
+
+    def string(self, text: str) -> ir.GlobalVariable:
+        g = self._strings.get(text)
+        if g is None:
+            data = bytearray(text.encode()) + b"\0"
+            g = ir.GlobalVariable(self.llvm, ir.ArrayType(I8, len(data)), f".str{len(self._strings)}")
+            g.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
+            g.global_constant = True
+            g.linkage = "private"
+            self._strings[text] = g
+        return g
+
+    def check_site(self, op: Operation) -> int:
+        self.check_sites.append(op_location(op) or op.name)
+        return len(self.check_sites) - 1
+
+
+def _intrinsic_suffix(ty: ir.Type) -> str:
+    if isinstance(ty, ir.DoubleType):
+        return "f64"
+    if isinstance(ty, ir.FloatType):
+        return "f32"
+    if isinstance(ty, ir.HalfType):
+        return "f16"
+    return f"i{ty.width}"
+
+
+class FunctionTranslator:
+    def __init__(self, mt: ModuleTranslator, f: func.FuncOp, fn: ir.Function):
+        self.mt = mt
+        self.func = f
+        self.fn = fn
+        self.values: dict[SSAValue, object] = {}
+        entry = fn.append_basic_block("entry")
+        self.alloca_builder = ir.IRBuilder(entry)
+        body = fn.append_basic_block("body")
+        self.b = ir.IRBuilder(body)
+        self._entry = entry
+        self.blocks: dict[Block, ir.Block] = {}
+
+    # -- values --------------------------------------------------------------
+
+    def get(self, value: SSAValue):  # type: ignore[no-untyped-def]
+        try:
+            return self.values[value]
+        except KeyError:
+            owner = value.owner
+            raise CompileError(
+                "value used before its definition reached the LLVM lowering",
+                op=owner if isinstance(owner, Operation) else None,
+            ) from None
+
+    def set(self, value: SSAValue, x: object) -> None:
+        self.values[value] = x
+
+    def flatten(self, value: SSAValue) -> list[ir.Value]:
+        x = self.get(value)
+        if isinstance(x, MemRefValue):
+            return [x.ptr, x.offset, *x.sizes, *x.strides]
+        return [x]  # type: ignore[list-item]
+
+    def unflatten(self, t: Attribute, parts: Sequence[ir.Value]) -> object:
+        if isinstance(t, MemRefType):
+            rank = len(t.get_shape())
+            return make_memref(self.b, t, parts[0], parts[1], parts[2 : 2 + rank], parts[2 + rank :])
+        return parts[0]
+
+    # -- translation ---------------------------------------------------------
+
+    def translate(self) -> None:
+        params = iter(self.fn.args)
+        entry_block = self.func.body.blocks[0]
+        for arg, t in zip(entry_block.args, self.func.function_type.inputs.data):
+            parts = [next(params) for _ in flat_types(t)]
+            for p, suffix in zip(parts, _part_names(t)):
+                p.name = f"{arg.name_hint}{suffix}" if arg.name_hint else ""
+            self.set(arg, self.unflatten(t, parts))
+        if len(self.func.body.blocks) > 1:
+            for block in self.func.body.blocks[1:]:
+                self.blocks[block] = self.fn.append_basic_block("bb")
+            self.translate_ops(entry_block)
+            for block in self.func.body.blocks[1:]:
+                self.b.position_at_end(self.blocks[block])
+                self._phis_for_block(block)
+                self.translate_ops(block)
+        else:
+            self.translate_ops(entry_block)
+        self.alloca_builder.branch(self.fn.blocks[1])
+
+    def _phis_for_block(self, block: Block) -> None:
+        for arg in block.args:
+            phis = [self.b.phi(t) for t in flat_types(arg.type)]
+            self.set(arg, self.unflatten(arg.type, phis))
+            self.block_phis.setdefault(block, []).append(phis)
+
+    @property
+    def block_phis(self) -> dict[Block, list[list[ir.PhiInstr]]]:
+        if not hasattr(self, "_block_phis"):
+            self._block_phis: dict[Block, list[list[ir.PhiInstr]]] = {}
+        return self._block_phis
+
+    def translate_ops(self, block: Block) -> None:
+        for op in block.ops:
+            self.translate_op(op)
+
+    def translate_op(self, op: Operation) -> None:
+        rule = self.mt.table.get(type(op))
+        if rule is None:
+            hint = (
+                "run the reverse pass first (ad-opt --reverse)"
+                if op.name == "ad.autodiff"
+                else "rewrite it with supported func/arith/math/memref/scf/cf ops"
+            )
+            raise error_at(op, f"is not supported by the LLVM lowering; {hint}")
+        try:
+            rule(self, op)
+        except TypeError as err:
+            if "not supported by the LLVM lowering" in str(err):
+                raise error_at(op, str(err)) from None
+            raise
+
+    # -- helpers for translation functions -----------------------------------
+
+    def checked(self, op: Operation) -> bool:
+        return self.mt.boundscheck and UNCHECKED not in op.attributes
+
+    def entry_alloca(self, ty: ir.Type, count: int | None = None) -> ir.Value:
+        """An alloca in the entry block, so loops do not grow the stack."""
+        slot = self.alloca_builder.alloca(ty) if count is None else self.alloca_builder.alloca(ty, size=count)
+        return opaque(slot)
+
+    def fail(self, site: int, index: ir.Value, axis: int, size: ir.Value) -> None:
+        """Record an out-of-bounds error and return from the function; the
+        builder is left in a fresh block for the code that follows."""
+        oob = self.mt.declare("__adpasses_oob", ir.VoidType(), [I64, I64, I64, I64])
+        self.b.call(oob, [const_i64(site), index, const_i64(axis), size])
+        self.return_early()
+
+    def return_early(self) -> None:
+        ret = self.fn.function_type.return_type
+        if isinstance(ret, ir.VoidType):
+            self.b.ret_void()
+        else:
+            self.b.ret(ir.Constant(ret, ir.Undefined))
+
+    def check_index(self, site: int, index: ir.Value, axis: int, size: ir.Value) -> None:
+        """Branch to an error exit unless 0 <= index < size (one unsigned compare)."""
+        bad = self.b.icmp_unsigned(">=", index, size)
+        with self.b.if_then(bad, likely=False):
+            self.fail(site, index, axis, size)
+
+    def element_address(self, m: MemRefValue, indices: Sequence[ir.Value]) -> ir.Value:
+        linear: ir.Value = m.offset
+        for idx, stride in zip(indices, m.strides):
+            linear = _add(self.b, linear, _mul(self.b, idx, stride))
+        return self.b.gep(m.ptr, [linear], inbounds=True, source_etype=m.element)
+
+    def malloc(self, nbytes: ir.Value) -> ir.Value:
+        return self.b.call(runtime_alloc(self.mt), [nbytes])
+
+    def free(self, ptr: ir.Value) -> None:
+        self.b.call(runtime_free(self.mt), [ptr])
+
+
+def opaque(pointer: ir.Value) -> ir.Value:
+    """llvmlite types alloca results as typed pointers; LLVM's pointers are
+    opaque, and so are ours (addresses come from GEPs with an element type)."""
+    pointer.type = PTR
+    return pointer
+
+
+def runtime_alloc(mt: ModuleTranslator) -> ir.Function:
+    """`__adpasses_alloc(bytes)`: malloc through the counting runtime."""
+    existing = mt.llvm.globals.get("__adpasses_alloc")
+    if existing is not None:
+        return existing
+    fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [I64]), "__adpasses_alloc")
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block())
+    _count_allocation(mt, b, fn.args[0])
+    malloc = mt.declare("malloc", PTR, [I64])
+    b.ret(b.call(malloc, [fn.args[0]]))
+    return fn
+
+
+def runtime_realloc(mt: ModuleTranslator) -> ir.Function:
+    existing = mt.llvm.globals.get("__adpasses_realloc")
+    if existing is not None:
+        return existing
+    fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [PTR, I64]), "__adpasses_realloc")
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block())
+    _count_allocation(mt, b, fn.args[1])
+    realloc = mt.declare("realloc", PTR, [PTR, I64])
+    b.ret(b.call(realloc, [fn.args[0], fn.args[1]]))
+    return fn
+
+
+def runtime_free(mt: ModuleTranslator) -> ir.Function:
+    return mt.declare("free", ir.VoidType(), [PTR])
+
+
+def _count_allocation(mt: ModuleTranslator, b: ir.IRBuilder, nbytes: ir.Value) -> None:
+    stats = mt.global_ref("adpasses_alloc_stats", ir.ArrayType(I64, 2))
+    count = b.gep(stats, [const_i64(0), const_i64(0)], inbounds=True)
+    total = b.gep(stats, [const_i64(0), const_i64(1)], inbounds=True)
+    b.store(b.add(b.load(count, typ=I64), const_i64(1)), count)
+    b.store(b.add(b.load(total, typ=I64), nbytes), total)
+
+
+def define_oob_handler(mt: ModuleTranslator) -> None:
+    """`__adpasses_oob(site, index, axis, size)`: fill the error slot."""
+    fn = mt.llvm.globals.get("__adpasses_oob")
+    if fn is None or not fn.is_declaration:
+        return
+    fn.linkage = "internal"
+    fn.attributes.add("cold")
+    fn.attributes.add("noinline")
+    b = ir.IRBuilder(fn.append_basic_block())
+    slot = mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
+    values = [const_i64(1), *fn.args]
+    for k, v in enumerate(values):
+        b.store(v, b.gep(slot, [const_i64(0), const_i64(k)], inbounds=True))
+    b.ret_void()
+
+
+def has_unit_attr(op: Operation, name: str) -> bool:
+    return isinstance(op.attributes.get(name), UnitAttr)

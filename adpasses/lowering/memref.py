@@ -1,0 +1,238 @@
+"""memref -> LLVM: descriptors as values, addresses as GEPs.
+
+Heap allocations go through the counting runtime allocator; static-size
+allocas are placed in the entry block (so a loop does not grow the stack;
+MLIR's alloca lives until the function returns, so one buffer per function
+is the same program), dynamic-size allocas stay where they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from llvmlite import ir
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+from xdsl.ir import Operation, SSAValue
+
+from adpasses.diagnostics import error_at
+from adpasses.lowering.core import (
+    I64,
+    FunctionTranslator,
+    MemRefValue,
+    _add,
+    _mul,
+    const_i64,
+    identity_strides,
+    make_memref,
+    opaque,
+    scalar_type,
+)
+
+
+def _element_bytes(ft: FunctionTranslator, ty: ir.Type) -> int:
+    if isinstance(ty, ir.DoubleType):
+        return 8
+    if isinstance(ty, ir.FloatType):
+        return 4
+    if isinstance(ty, ir.HalfType):
+        return 2
+    return max(1, (ty.width + 7) // 8)
+
+
+def _static_shape_sizes(t: MemRefType, dynamic: Sequence[ir.Value]) -> list[ir.Value]:
+    dyn = iter(dynamic)
+    return [const_i64(s) if s != DYNAMIC_INDEX else next(dyn) for s in t.get_shape()]
+
+
+def _alloc(ft: FunctionTranslator, op: memref.AllocOp) -> None:
+    t = op.memref.type
+    sizes = _static_shape_sizes(t, [ft.get(s) for s in op.dynamic_sizes])
+    elem = scalar_type(t.element_type)
+    count: ir.Value = const_i64(1)
+    for s in sizes:
+        count = _mul(ft.b, count, s)
+    nbytes = _mul(ft.b, count, const_i64(_element_bytes(ft, elem)))
+    ptr = ft.malloc(nbytes)
+    strides = identity_strides(ft.b, sizes)
+    ft.set(op.memref, make_memref(ft.b, t, ptr, const_i64(0), sizes, strides))
+
+
+def _alloca(ft: FunctionTranslator, op: memref.AllocaOp) -> None:
+    t = op.memref.type
+    elem = scalar_type(t.element_type)
+    sizes = _static_shape_sizes(t, [ft.get(s) for s in op.dynamic_sizes])
+    if all(isinstance(s, ir.Constant) for s in sizes):
+        count = 1
+        for s in sizes:
+            count *= s.constant
+        ptr = ft.entry_alloca(ir.ArrayType(elem, max(count, 1)))
+    else:
+        count_v: ir.Value = const_i64(1)
+        for s in sizes:
+            count_v = _mul(ft.b, count_v, s)
+        ptr = opaque(ft.b.alloca(elem, size=count_v))
+    ft.set(op.memref, make_memref(ft.b, t, ptr, const_i64(0), sizes, identity_strides(ft.b, sizes)))
+
+
+def _dealloc(ft: FunctionTranslator, op: memref.DeallocOp) -> None:
+    ft.free(ft.get(op.memref).ptr)
+
+
+def _address(ft: FunctionTranslator, op: Operation, m: MemRefValue, indices: Sequence[SSAValue]) -> ir.Value:
+    idx = [ft.get(i) for i in indices]
+    if ft.checked(op):
+        site = ft.mt.check_site(op)
+        for axis, (i, size) in enumerate(zip(idx, m.sizes)):
+            ft.check_index(site, i, axis, size)
+    return ft.element_address(m, idx)
+
+
+def _load(ft: FunctionTranslator, op: memref.LoadOp) -> None:
+    m = ft.get(op.memref)
+    addr = _address(ft, op, m, op.indices)
+    ft.set(op.res, ft.b.load(addr, typ=m.element))
+
+
+def _store(ft: FunctionTranslator, op: memref.StoreOp) -> None:
+    m = ft.get(op.memref)
+    addr = _address(ft, op, m, op.indices)
+    ft.b.store(ft.get(op.value), addr)
+
+
+def _dim(ft: FunctionTranslator, op: memref.DimOp) -> None:
+    m = ft.get(op.source)
+    k = ft.get(op.index)
+    if isinstance(k, ir.Constant):
+        if not 0 <= k.constant < len(m.sizes):
+            raise error_at(op, f"dimension {k.constant} is out of range for rank {len(m.sizes)}")
+        ft.set(op.result, m.sizes[k.constant])
+        return
+    value: ir.Value = const_i64(0)
+    for d, size in enumerate(m.sizes):
+        value = ft.b.select(ft.b.icmp_signed("==", k, const_i64(d)), size, value)
+    ft.set(op.result, value)
+
+
+def _rank(ft: FunctionTranslator, op: Operation) -> None:
+    ft.set(op.results[0], const_i64(len(op.operands[0].type.get_shape())))
+
+
+def _mixed(static: Sequence[int], dynamic: Sequence[SSAValue], ft: FunctionTranslator) -> list[ir.Value]:
+    dyn = iter(dynamic)
+    return [const_i64(s) if s != DYNAMIC_INDEX else ft.get(next(dyn)) for s in static]
+
+
+def _dropped_dims(op: memref.SubviewOp, sizes: Sequence[ir.Value]) -> set[int]:
+    """Which unit dimensions a rank-reducing subview drops (left to right,
+    matching the result shape)."""
+    src_rank = len(sizes)
+    result_shape = list(op.result.type.get_shape())
+    to_drop = src_rank - len(result_shape)
+    dropped: set[int] = set()
+    r = 0
+    for d in range(src_rank):
+        unit = isinstance(sizes[d], ir.Constant) and sizes[d].constant == 1
+        remaining_src = src_rank - d
+        remaining_res = len(result_shape) - r
+        if unit and len(dropped) < to_drop and (
+            remaining_src > remaining_res or r >= len(result_shape) or result_shape[r] != 1
+        ):
+            dropped.add(d)
+        else:
+            r += 1
+    return dropped
+
+
+def _subview(ft: FunctionTranslator, op: memref.SubviewOp) -> None:
+    src = ft.get(op.source)
+    b = ft.b
+    offsets = _mixed(op.static_offsets.get_values(), op.offsets, ft)
+    sizes = _mixed(op.static_sizes.get_values(), op.sizes, ft)
+    steps = _mixed(op.static_strides.get_values(), op.strides, ft)
+    if ft.checked(op):
+        site = ft.mt.check_site(op)
+        for axis, (o, s, st, n) in enumerate(zip(offsets, sizes, steps, src.sizes)):
+            # The last selected element, offset + (size-1)*step, must be in range
+            # (and the offset too) when the view is not empty.
+            last = _add(b, o, _mul(b, b.sub(s, const_i64(1)), st))
+            nonempty = b.icmp_signed(">", s, const_i64(0))
+            with b.if_then(nonempty):
+                ft.check_index(site, o, axis, n)
+                ft.check_index(site, last, axis, n)
+    offset = src.offset
+    for o, st in zip(offsets, src.strides):
+        offset = _add(b, offset, _mul(b, o, st))
+    new_strides = [_mul(b, st, step) for st, step in zip(src.strides, steps)]
+    dropped = _dropped_dims(op, sizes)
+    kept = [d for d in range(len(sizes)) if d not in dropped]
+    t = op.result.type
+    ft.set(op.result, make_memref(b, t, src.ptr, offset, [sizes[d] for d in kept],
+                                  [new_strides[d] for d in kept]))
+
+
+def _cast(ft: FunctionTranslator, op: memref.CastOp) -> None:
+    src = ft.get(op.source)
+    ft.set(op.dest, make_memref(ft.b, op.dest.type, src.ptr, src.offset, src.sizes, src.strides))
+
+
+def _reinterpret_cast(ft: FunctionTranslator, op: memref.ReinterpretCastOp) -> None:
+    src = ft.get(op.source)
+    offsets = _mixed(op.static_offsets.get_values(), op.offsets, ft)
+    sizes = _mixed(op.static_sizes.get_values(), op.sizes, ft)
+    strides = _mixed(op.static_strides.get_values(), op.strides, ft)
+    ft.set(op.result, make_memref(ft.b, op.result.type, src.ptr, offsets[0], sizes, strides))
+
+
+def _extract_strided_metadata(ft: FunctionTranslator, op: memref.ExtractStridedMetaDataOp) -> None:
+    src = ft.get(op.source)
+    ft.set(op.base_buffer, make_memref(ft.b, op.base_buffer.type, src.ptr, const_i64(0), [], []))
+    ft.set(op.offset, src.offset)
+    for r, v in zip(op.sizes, src.sizes):
+        ft.set(r, v)
+    for r, v in zip(op.strides, src.strides):
+        ft.set(r, v)
+
+
+def _copy(ft: FunctionTranslator, op: memref.CopyOp) -> None:
+    """Element by element, in a loop nest over the destination's sizes."""
+    src, dst = ft.get(op.source), ft.get(op.destination)
+    b = ft.b
+    indices: list[ir.Value] = []
+    exits: list[tuple[ir.Block, ir.PhiInstr, ir.Block]] = []
+    for size in dst.sizes:
+        pre = b.block
+        header = ft.fn.append_basic_block("copy.header")
+        body = ft.fn.append_basic_block("copy.body")
+        b.branch(header)
+        b.position_at_end(header)
+        i = b.phi(I64)
+        i.add_incoming(const_i64(0), pre)
+        b.cbranch(b.icmp_signed("<", i, size), body, exit_block := ft.fn.append_basic_block("copy.exit"))
+        b.position_at_end(body)
+        indices.append(i)
+        exits.append((header, i, exit_block))
+    value = b.load(ft.element_address(src, indices), typ=src.element)
+    b.store(value, ft.element_address(dst, indices))
+    for header, i, exit_block in reversed(exits):
+        nxt = b.add(i, const_i64(1))
+        i.add_incoming(nxt, b.block)
+        b.branch(header)
+        b.position_at_end(exit_block)
+
+
+LOWERINGS = {
+    memref.AllocOp: _alloc,
+    memref.AllocaOp: _alloca,
+    memref.DeallocOp: _dealloc,
+    memref.LoadOp: _load,
+    memref.StoreOp: _store,
+    memref.DimOp: _dim,
+    memref.RankOp: _rank,
+    memref.SubviewOp: _subview,
+    memref.CastOp: _cast,
+    memref.ReinterpretCastOp: _reinterpret_cast,
+    memref.ExtractStridedMetaDataOp: _extract_strided_metadata,
+    memref.CopyOp: _copy,
+}
+

@@ -1,0 +1,86 @@
+"""ad tape ops -> LLVM: a stack-allocated {data, count, capacity} record.
+
+With a capacity operand, one allocation of exactly that many values
+(through the counting allocator); pushes never check for room. Without one
+(tapes of scf.while loops), the buffer starts empty and doubles when full.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.lowering.core import (
+    I64,
+    PTR,
+    FunctionTranslator,
+    const_i64,
+    runtime_realloc,
+    scalar_type,
+)
+from adpasses.lowering.memref import _element_bytes
+
+TAPE = ir.LiteralStructType([PTR, I64, I64])
+INITIAL_CAPACITY = 64
+
+
+class Tape:
+    def __init__(self, record: ir.Value, element: ir.Type, growable: bool):
+        self.record, self.element, self.growable = record, element, growable
+
+    def field(self, ft: FunctionTranslator, k: int) -> ir.Value:
+        return ft.b.gep(self.record, [const_i64(0), ir.Constant(ir.IntType(32), k)], inbounds=True,
+                        source_etype=TAPE)
+
+
+def _create(ft: FunctionTranslator, op: TapeCreateOp) -> None:
+    elem = scalar_type(op.tape.type.element_type)
+    record = ft.entry_alloca(TAPE)
+    growable = op.capacity is None
+    if growable:
+        data, capacity = ir.Constant(PTR, None), const_i64(0)
+    else:
+        capacity = ft.get(op.capacity)
+        nbytes = ft.b.mul(capacity, const_i64(_element_bytes(ft, elem)))
+        data = ft.malloc(nbytes)
+    tape = Tape(record, elem, growable)
+    ft.b.store(data, tape.field(ft, 0))
+    ft.b.store(const_i64(0), tape.field(ft, 1))
+    ft.b.store(capacity, tape.field(ft, 2))
+    ft.set(op.tape, tape)
+
+
+def _push(ft: FunctionTranslator, op: TapePushOp) -> None:
+    tape: Tape = ft.get(op.tape)
+    b = ft.b
+    count = b.load(tape.field(ft, 1), typ=I64)
+    if tape.growable:
+        capacity = b.load(tape.field(ft, 2), typ=I64)
+        with b.if_then(b.icmp_unsigned("==", count, capacity), likely=False):
+            doubled = b.mul(capacity, const_i64(2))
+            grown = b.select(b.icmp_unsigned("<", doubled, const_i64(INITIAL_CAPACITY)),
+                             const_i64(INITIAL_CAPACITY), doubled)
+            old = b.load(tape.field(ft, 0), typ=PTR)
+            nbytes = b.mul(grown, const_i64(_element_bytes(ft, tape.element)))
+            b.store(b.call(runtime_realloc(ft.mt), [old, nbytes]), tape.field(ft, 0))
+            b.store(grown, tape.field(ft, 2))
+    data = b.load(tape.field(ft, 0), typ=PTR)
+    b.store(ft.get(op.value), b.gep(data, [count], inbounds=True, source_etype=tape.element))
+    b.store(b.add(count, const_i64(1)), tape.field(ft, 1))
+
+
+def _pop(ft: FunctionTranslator, op: TapePopOp) -> None:
+    tape: Tape = ft.get(op.tape)
+    b = ft.b
+    count = b.sub(b.load(tape.field(ft, 1), typ=I64), const_i64(1))
+    b.store(count, tape.field(ft, 1))
+    data = b.load(tape.field(ft, 0), typ=PTR)
+    ft.set(op.value, b.load(b.gep(data, [count], inbounds=True, source_etype=tape.element), typ=tape.element))
+
+
+def _free(ft: FunctionTranslator, op: TapeFreeOp) -> None:
+    tape: Tape = ft.get(op.tape)
+    ft.free(ft.b.load(tape.field(ft, 0), typ=PTR))
+
+
+LOWERINGS = {TapeCreateOp: _create, TapePushOp: _push, TapePopOp: _pop, TapeFreeOp: _free}
