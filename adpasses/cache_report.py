@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IntegerAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from adpasses.cache import CachePlan
@@ -164,8 +164,8 @@ class CacheReport:
         entries = []
         for value in plan.order.sorted(plan.decisions):
             d = plan.decisions[value]
-            if is_constant(value):
-                continue
+            if is_constant(value) or isinstance(value.type, MemRefType):
+                continue  # constants are rebuilt, memrefs are always reused
             owner = value.owner
             op = owner if isinstance(owner, Operation) else owner.parent_op()
             loc = (location_text(value.owner.location) if isinstance(value, OpResult) else None) \

@@ -244,6 +244,7 @@ def count_while_iterations(op: scf.WhileOp) -> scf.WhileOp:
     new.location = op.location
     for opv in (zero, one, incremented):
         opv.location = op.location
+    new.results[-1].name_hint = "trips"
     rewriter.replace_op(op, new, new.results[:-1])
     return new
 
