@@ -95,6 +95,27 @@ class CompiledModule:
         return self.engine.get_function_address(name)  # type: ignore[attr-defined]
 
 
+def _check_external_symbols(llmod) -> None:  # type: ignore[no-untyped-def]
+    """Every library function the code calls must exist in this process:
+    MCJIT would otherwise jump to address 0 when it is called."""
+    import ctypes
+
+    from adpasses.diagnostics import CompileError
+
+    process = ctypes.CDLL(None)
+    for fn in llmod.functions:
+        name = fn.name
+        if fn.is_declaration and not name.startswith("llvm.") and name not in _RUNTIME_SYMBOLS:
+            try:
+                getattr(process, name)
+            except AttributeError:
+                raise CompileError(
+                    f"the generated code calls '{name}', which this process's C library lacks"
+                ) from None
+
+
+_RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot"}
+
 _CACHE: dict[str, CompiledModule] = {}
 _TEXT_CACHE: dict[tuple[str, bool, bool, int], CompiledModule] = {}
 stats = {"compiled": 0, "cache_hits": 0}
@@ -144,6 +165,7 @@ def compile_module(
         return hit
 
     runtime.register_symbols()
+    _check_external_symbols(translator.llvm)
     mod = optimized_module(ir_text, opt_level)
     engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
     engine.finalize_object()

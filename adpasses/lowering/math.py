@@ -10,7 +10,7 @@ from llvmlite import ir
 from xdsl.dialects import math
 from xdsl.ir import Operation
 
-from adpasses.lowering.core import I32, FunctionTranslator
+from adpasses.lowering.core import FunctionTranslator
 
 INTRINSICS = {
     math.ExpOp: "llvm.exp",
@@ -86,14 +86,13 @@ def _rsqrt(ft: FunctionTranslator, op: Operation) -> None:
 
 
 def _fpowi(ft: FunctionTranslator, op: Operation) -> None:
+    # llvm.powi lowers to __powidf2 from the compiler runtime, which a Python
+    # process need not have loaded: use libm pow with the exponent converted
+    # (exact for |n| < 2**53).
     x, n = ft.get(op.lhs), ft.get(op.rhs)
-    if n.type.width > 32:
-        n = ft.b.trunc(n, I32)
-    elif n.type.width < 32:
-        n = ft.b.sext(n, I32)
-    suffix = "f64" if isinstance(x.type, ir.DoubleType) else "f32"
-    fn = ft.mt.declare(f"llvm.powi.{suffix}.i32", x.type, [x.type, I32])
-    ft.set(op.result, ft.b.call(fn, [x, n]))
+    exponent = ft.b.sitofp(n, x.type)
+    fn = ft.mt.intrinsic("llvm.pow", x.type, 2)
+    ft.set(op.result, ft.b.call(fn, [x, exponent], fastmath=ft.mt.fastmath))
 
 
 def _fma(ft: FunctionTranslator, op: math.FmaOp) -> None:
