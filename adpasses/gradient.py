@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -68,7 +68,7 @@ class ReverseSweep:
         inputs += [ty for ty, act in zip(ptype.outputs.data, rets) if act == "active"]
         outputs = list(ptype.outputs.data) if self.with_primal else []
         outputs += [ty for ty, act in zip(ptype.inputs.data, acts) if act == "active"]
-        gradient = func.FuncOp(self.name, (inputs, outputs))
+        gradient = func.FuncOp(self.name, (inputs, outputs), arg_attrs=self._argument_attributes())
         gradient.location = self.primal.location
         block = gradient.body.block
 
@@ -106,6 +106,20 @@ class ReverseSweep:
         ret.location = self.primal.location
         block.add_op(ret)
         return gradient
+
+    def _argument_attributes(self) -> ArrayAttr | None:
+        """The primal's argument attributes (e.g. ad.noalias) on each primal
+        argument and on its shadow, which is as separate as its primal."""
+        attrs = self.primal.arg_attrs
+        if attrs is None:
+            return None
+        result: list[DictionaryAttr] = []
+        for d, act in zip(attrs.data, self.activity.arg_activity):
+            result.append(d)
+            if act in ("dup", "dupnoneed"):
+                result.append(d)
+        result += [DictionaryAttr({}) for act in self.activity.ret_activity if act == "active"]
+        return ArrayAttr(result)
 
     def _forward_sweep(
         self, block: Block, vmap: dict[SSAValue, SSAValue]

@@ -7,7 +7,7 @@ directly with loads and stores: no Python callback on any path.
 - `adpasses_alloc_stats` [2 x i64]: heap allocations and bytes requested by
   generated code (memref.alloc, tapes, tape growth) since `reset_stats()`.
 - `adpasses_error_slot` [5 x i64]: flag, check site, index, axis, size of the
-  first out-of-bounds access of the current call (see adpasses.jit).
+  first out-of-bounds access of the current call (see adpasses.pyentry).
 """
 
 from __future__ import annotations

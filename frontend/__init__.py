@@ -1,0 +1,28 @@
+"""The Python frontend: Python functions over floats, ints and numpy arrays
+to func/arith/math/memref/scf IR with Python source locations.
+
+    module, name = build_module(pyfunc, [ArrayArg("float64", 1, True), ScalarArg("float")])
+
+See docs/frontend.md for the language accepted.
+"""
+
+from __future__ import annotations
+
+import types
+
+from xdsl.dialects.builtin import ModuleOp
+
+from adpasses.frontend.signature import ArgType, ArrayArg, ScalarArg, arg_type, signature_key
+
+
+def build_module(pyfunc: types.FunctionType, arg_types: list[ArgType]) -> tuple[ModuleOp, str]:
+    """Compile `pyfunc` (and the functions it calls) for these argument
+    types; the public function is named like the Python function."""
+    from adpasses.frontend.compiler import ModuleBuilder
+
+    builder = ModuleBuilder()
+    f = builder.function(pyfunc, [t.mlir_type() for t in arg_types], public=True)
+    return builder.module, f.sym_name.data
+
+
+__all__ = ["ArgType", "ArrayArg", "ScalarArg", "arg_type", "build_module", "signature_key"]

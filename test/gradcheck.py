@@ -71,7 +71,7 @@ def check_gradient(
     """Differentiate `@func_name` of `module` (text or ModuleOp), run it, and
     assert it matches finite differences."""
     from adpasses.context import parse_module
-    from adpasses.jit import compile_module
+    from adpasses.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
     rng = rng or np.random.default_rng(0)

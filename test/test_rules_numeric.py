@@ -97,7 +97,7 @@ def test_rule_matches_finite_differences(cls):
 
 def _check_f32(cls, text: str, a: float) -> None:  # type: ignore[no-untyped-def]
     from adpasses.context import parse_module
-    from adpasses.jit import compile_module
+    from adpasses.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import differentiate
 
     m = parse_module(text)

@@ -26,6 +26,6 @@ def emit_llvm_ir(module: ModuleOp, *, optimize: bool = False, boundscheck: bool 
     llmod = translate_module(module, boundscheck=boundscheck)
     if not optimize:
         return str(llmod)
-    from adpasses.jit import optimized_module
+    from adpasses.llvm_jit import optimized_module
 
     return str(optimized_module(str(llmod)))

@@ -146,7 +146,7 @@ def differentiate(
 ) -> GradientFunction:
     """Add to `module` the reverse-mode derivative of `@func_name` for these
     activities (see `ad.autodiff`); return its name and reports."""
-    from adpasses.cache_report import CacheReport
+    from adpasses.report import CacheReport
     from adpasses.gradient import ReverseSweep
     from adpasses.planner import plan_cache
 

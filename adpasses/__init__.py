@@ -1,0 +1,48 @@
+"""adpasses: reverse-mode automatic differentiation on xDSL, JIT-compiled
+with llvmlite.
+
+    import adpasses
+
+    @adpasses.jit
+    def energy(x):
+        ...
+    adpasses.grad(energy)(x)
+
+Importing this package is cheap: the compiler (xDSL, llvmlite) is loaded on
+first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adpasses.diagnostics import CompileError
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "jit": "adpasses.api",
+    "grad": "adpasses.api",
+    "value_and_grad": "adpasses.api",
+    "autodiff": "adpasses.api",
+    "inspect": "adpasses.api",
+    "cache_report": "adpasses.api",
+    "Active": "adpasses.api",
+    "Const": "adpasses.api",
+    "Duplicated": "adpasses.api",
+    "DuplicatedNoNeed": "adpasses.api",
+    "compile_module": "adpasses.llvm_jit",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name == "runtime":
+        return importlib.import_module("adpasses.runtime")
+    raise AttributeError(f"module 'adpasses' has no attribute {name!r}")
+
+
+__all__ = ["CompileError", "__version__", *_LAZY, "runtime"]

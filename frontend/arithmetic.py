@@ -1,0 +1,205 @@
+"""Python's arithmetic on scalars, as arith/math ops.
+
+Type rules: int op int stays int (`index`), except `/` which gives a float;
+int op float promotes the int; a Python float literal adopts the precision
+of a float32 operand (NEP 50), a float64 value promotes float32 to float64;
+`//` and `%` round toward minus infinity as in Python; `**` with an integer
+exponent is `math.fpowi`, with a float exponent `math.powf`, and int ** a
+small non-negative int literal is repeated multiplication.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    f64,
+    i1,
+)
+from xdsl.ir import Attribute, SSAValue
+
+from adpasses.frontend.values import Scalar
+
+CMPF = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
+CMPI = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
+
+
+class ArithmeticMixin:
+    """Needs `emit(op)`, `error(node, msg)` from the compiler."""
+
+    # -- constants ----------------------------------------------------------------
+
+    def const_index(self, n: int) -> SSAValue:
+        return self.constant(IntegerAttr(n, IndexType()))
+
+    def const_float(self, x: float, type_: Attribute = f64) -> SSAValue:
+        return self.constant(FloatAttr(float(x), type_))
+
+    def const_bool(self, b: bool) -> SSAValue:
+        return self.constant(IntegerAttr(int(b), i1))
+
+    # -- conversions ----------------------------------------------------------------
+
+    def to_float(self, s: Scalar, type_: Attribute = f64) -> SSAValue:
+        v = s.value
+        if s.is_float:
+            if v.type == type_:
+                return v
+            if isinstance(type_, Float64Type):
+                return self.emit(arith.ExtFOp(v, type_)).results[0]
+            return self.emit(arith.TruncFOp(v, type_)).results[0]
+        if s.is_bool:
+            v = self.emit(arith.ExtUIOp(v, IntegerType(64))).results[0]
+        elif isinstance(v.type, IndexType):
+            v = self.emit(arith.IndexCastOp(v, IntegerType(64))).results[0]
+        return self.emit(arith.SIToFPOp(v, type_)).results[0]
+
+    def to_index(self, s: Scalar, node: ast.AST) -> SSAValue:
+        if s.is_int:
+            return s.value
+        if s.is_bool:
+            return self.emit(arith.IndexCastOp(self.emit(arith.ExtUIOp(s.value, IntegerType(64))).results[0], IndexType())).results[0]
+        if s.is_float:
+            self.error(node, "a float cannot be used as an integer here; convert it with int(...)")
+        if isinstance(s.type, IntegerType):
+            return self.emit(arith.IndexCastOp(s.value, IndexType())).results[0]
+        self.error(node, f"unsupported scalar type {s.type}")
+
+    def to_bool(self, s: Scalar) -> SSAValue:
+        if s.is_bool:
+            return s.value
+        if s.is_float:
+            return self.emit(arith.CmpfOp(s.value, self.const_float(0.0, s.type), "une")).results[0]
+        return self.emit(arith.CmpiOp(s.value, self.const_zero_like(s), "ne")).results[0]
+
+    def const_zero_like(self, s: Scalar) -> SSAValue:
+        if s.is_float:
+            return self.const_float(0.0, s.type)
+        return self.constant(IntegerAttr(0, s.type))
+
+    def float_type_of(self, a: Scalar, b: Scalar) -> Attribute:
+        """Result precision of a float operation on a and b (NEP 50)."""
+        fa = a.type if a.is_float and not a.weak else None
+        fb = b.type if b.is_float and not b.weak else None
+        if fa is None and fb is None:
+            return f64
+        if fa is None or fb is None:
+            return fa or fb
+        return f64 if f64 in (fa, fb) else fa
+
+    # -- operations ---------------------------------------------------------------------
+
+    def binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        if isinstance(op, ast.Pow):
+            return self.power(a, b, node)
+        both_int = (a.is_int or a.is_bool) and (b.is_int or b.is_bool)
+        if both_int and not isinstance(op, ast.Div):
+            return self.int_binary(op, self.to_index(a, node), self.to_index(b, node), node)
+        ftype = self.float_type_of(a, b)
+        x, y = self.to_float(a, ftype), self.to_float(b, ftype)
+        weak = a.weak and b.weak
+        simple = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
+        if type(op) in simple:
+            return Scalar(self.emit(simple[type(op)](x, y)).results[0], weak)
+        if isinstance(op, ast.FloorDiv):
+            q = self.emit(arith.DivfOp(x, y)).results[0]
+            return Scalar(self.emit(math.FloorOp(q)).results[0], weak)
+        if isinstance(op, ast.Mod):
+            # Python: a - floor(a/b)*b, with the sign of b.
+            q = self.emit(math.FloorOp(self.emit(arith.DivfOp(x, y)).results[0])).results[0]
+            prod = self.emit(arith.MulfOp(q, y)).results[0]
+            return Scalar(self.emit(arith.SubfOp(x, prod)).results[0], weak)
+        self.error(node, f"operator {type(op).__name__} is not supported on floats")
+
+    def int_binary(self, op: ast.operator, x: SSAValue, y: SSAValue, node: ast.AST) -> Scalar:
+        simple = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp,
+                  ast.FloorDiv: arith.FloorDivSIOp, ast.BitAnd: arith.AndIOp,
+                  ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp,
+                  ast.LShift: arith.ShLIOp, ast.RShift: arith.ShRSIOp}
+        if type(op) in simple:
+            return Scalar(self.emit(simple[type(op)](x, y)).results[0])
+        if isinstance(op, ast.Mod):
+            # Python's modulo takes the sign of the divisor.
+            r = self.emit(arith.RemSIOp(x, y)).results[0]
+            zero = self.const_index(0)
+            nonzero = self.emit(arith.CmpiOp(r, zero, "ne")).results[0]
+            r_neg = self.emit(arith.CmpiOp(r, zero, "slt")).results[0]
+            y_neg = self.emit(arith.CmpiOp(y, zero, "slt")).results[0]
+            differ = self.emit(arith.XOrIOp(r_neg, y_neg)).results[0]
+            fix = self.emit(arith.AndIOp(nonzero, differ)).results[0]
+            shifted = self.emit(arith.AddiOp(r, y)).results[0]
+            return Scalar(self.emit(arith.SelectOp(fix, shifted, r)).results[0])
+        self.error(node, f"operator {type(op).__name__} is not supported on integers")
+
+    def power(self, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        exponent = getattr(node, "right", None)
+        literal = exponent.value if isinstance(exponent, ast.Constant) and type(exponent.value) is int else None
+        if (a.is_int or a.is_bool) and (b.is_int or b.is_bool):
+            if literal is None or not 0 <= literal <= 64:
+                self.error(node, "int ** int needs a literal exponent between 0 and 64 here; "
+                                 "use float(a) ** b for a float power")
+            base = self.to_index(a, node)
+            result = self.const_index(1)
+            for _ in range(literal):
+                result = self.emit(arith.MuliOp(result, base)).results[0]
+            return Scalar(result)
+        if b.is_int or b.is_bool:
+            x = self.to_float(a, self.float_type_of(a, a))
+            if literal == 2:
+                return Scalar(self.emit(arith.MulfOp(x, x)).results[0], a.weak)
+            n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(32))).results[0]
+            return Scalar(self.emit(math.FPowIOp(x, n)).results[0], a.weak)
+        ftype = self.float_type_of(a, b)
+        return Scalar(self.emit(math.PowFOp(self.to_float(a, ftype), self.to_float(b, ftype))).results[0])
+
+    def negate(self, a: Scalar, node: ast.AST) -> Scalar:
+        if a.is_float:
+            return Scalar(self.emit(arith.NegfOp(a.value)).results[0], a.weak)
+        x = self.to_index(a, node)
+        return Scalar(self.emit(arith.SubiOp(self.const_index(0), x)).results[0])
+
+    def compare(self, op: ast.cmpop, a: Scalar, b: Scalar, node: ast.AST) -> SSAValue:
+        if type(op) not in CMPF:
+            self.error(node, f"comparison {type(op).__name__} is not supported; use < <= > >= == !=")
+        if a.is_float or b.is_float:
+            ftype = self.float_type_of(a, b)
+            return self.emit(arith.CmpfOp(self.to_float(a, ftype), self.to_float(b, ftype), CMPF[type(op)])).results[0]
+        if a.is_bool and b.is_bool and isinstance(op, (ast.Eq, ast.NotEq)):
+            return self.emit(arith.CmpiOp(a.value, b.value, CMPI[type(op)])).results[0]
+        return self.emit(arith.CmpiOp(self.to_index(a, node), self.to_index(b, node), CMPI[type(op)])).results[0]
+
+    def select(self, cond: SSAValue, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        a, b = self.unify(a, b, node)
+        return Scalar(self.emit(arith.SelectOp(cond, a.value, b.value)).results[0], a.weak and b.weak)
+
+    def unify(self, a: Scalar, b: Scalar, node: ast.AST) -> tuple[Scalar, Scalar]:
+        """Convert two scalars to one type (for select, min, max)."""
+        if a.type == b.type:
+            return a, b
+        if a.is_float or b.is_float:
+            t = self.float_type_of(a, b)
+            return Scalar(self.to_float(a, t), a.weak), Scalar(self.to_float(b, t), b.weak)
+        return Scalar(self.to_index(a, node)), Scalar(self.to_index(b, node))
+
+    def convert_to(self, s: Scalar, type_: Attribute, node: ast.AST) -> SSAValue:
+        """`s` as a value of `type_` (for stores and loop-carried values)."""
+        if s.type == type_:
+            return s.value
+        if isinstance(type_, (Float64Type, Float32Type)):
+            return self.to_float(s, type_)
+        if isinstance(type_, IndexType):
+            return self.to_index(s, node)
+        if isinstance(type_, IntegerType):
+            if type_.width.data == 1:
+                return self.to_bool(s)
+            if s.is_float:
+                self.error(node, f"cannot store a float into an integer array; use int(...)")
+            return self.emit(arith.IndexCastOp(self.to_index(s, node), type_)).results[0]
+        self.error(node, f"cannot convert {s.type} to {type_}")

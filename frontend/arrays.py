@@ -1,0 +1,254 @@
+"""Arrays: element access, views (slices, `M[i]`, `M[:, j]`, `x.T`), shapes,
+and local arrays (`np.zeros`, `np.ones`, `np.empty`).
+
+Element indices follow Python: a negative index counts from the end. The
+wrap-around costs a compare and a select, so it is emitted only when the
+index is not provably non-negative (a non-negative literal, or the induction
+variable of a `range` with non-negative start and positive step). Bounds are
+checked by the LLVM lowering. Slices clamp like Python's. Positive-step
+slices and integer indices of leading dimensions become `memref.subview`;
+negative steps and `.T` become `memref.reinterpret_cast` over
+`memref.extract_strided_metadata`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    f32,
+    f64,
+)
+from xdsl.ir import Block, SSAValue
+
+from adpasses.frontend.values import Array, Scalar, TupleValue
+
+DTYPE_BY_NAME = {"float64": f64, "float32": f32, "int64": IntegerType(64), "int32": IntegerType(32)}
+
+
+def _strided(rank: int) -> StridedLayoutAttr:
+    return StridedLayoutAttr([NoneAttr()] * rank, NoneAttr())
+
+
+class ArrayMixin:
+    nonnegative: set[SSAValue]
+
+    # -- shape -----------------------------------------------------------------
+
+    def dim(self, a: Array, k: int) -> SSAValue:
+        return self.emit(memref.DimOp.from_source_and_index(a.value, self.const_index(k))).results[0]
+
+    def index_value(self, a: Array, k: int, node: ast.expr) -> SSAValue:
+        """An element index for dimension k, with Python's negative wrap."""
+        value = self.expr(node)
+        if not isinstance(value, Scalar) or value.is_float:
+            self.error(node, "array indices must be integers")
+        idx = self.to_index(value, node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value >= 0:
+            return idx
+        if idx in self.nonnegative:
+            return idx
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            return self.emit(arith.AddiOp(idx, self.dim(a, k))).results[0]
+        negative = self.emit(arith.CmpiOp(idx, self.const_index(0), "slt")).results[0]
+        wrapped = self.emit(arith.AddiOp(idx, self.dim(a, k))).results[0]
+        return self.emit(arith.SelectOp(negative, wrapped, idx)).results[0]
+
+    # -- subscripts ------------------------------------------------------------
+
+    def subscript_items(self, node: ast.Subscript) -> list[ast.expr]:
+        s = node.slice
+        return list(s.elts) if isinstance(s, ast.Tuple) else [s]
+
+    def load_or_view(self, a: Array, node: ast.Subscript) -> object:
+        items = self.subscript_items(node)
+        if len(items) > a.ndim:
+            self.error(node, f"too many indices: the array has {a.ndim} dimension(s)")
+        if len(items) == a.ndim and not any(isinstance(i, ast.Slice) for i in items):
+            indices = [self.index_value(a, k, i) for k, i in enumerate(items)]
+            op = self.emit(memref.LoadOp.get(a.value, indices))
+            return self.loaded(op.res)
+        return self.view(a, items, node)
+
+    def loaded(self, value: SSAValue) -> Scalar:
+        """A loaded element as a Python value: ints become `index`."""
+        t = value.type
+        if isinstance(t, IntegerType) and t.width.data != 1:
+            return Scalar(self.emit(arith.IndexCastOp(value, IndexType())).results[0])
+        return Scalar(value)
+
+    def store(self, a: Array, node: ast.Subscript, value: Scalar) -> None:
+        items = self.subscript_items(node)
+        if len(items) != a.ndim or any(isinstance(i, ast.Slice) for i in items):
+            self.error(node, "assignment to a slice is not supported; assign elements in a loop")
+        indices = [self.index_value(a, k, i) for k, i in enumerate(items)]
+        stored = self.convert_to(value, a.element, node)
+        self.emit(memref.StoreOp.get(stored, a.value, indices))
+
+    # -- views -------------------------------------------------------------------
+
+    def view(self, a: Array, items: list[ast.expr], node: ast.AST) -> Array:
+        items = items + [ast.Slice(None, None, None)] * (a.ndim - len(items))
+        if any(isinstance(i, ast.Slice) and i.step is not None and not self._positive_step(i.step)
+               for i in items):
+            return self._reinterpret_view(a, items, node)
+        offsets, sizes, strides, kept = [], [], [], []
+        for k, item in enumerate(items):
+            if isinstance(item, ast.Slice):
+                start, size, step = self._slice_bounds(a, k, item)
+                offsets.append(start)
+                sizes.append(size)
+                strides.append(step)
+                kept.append(k)
+            else:
+                offsets.append(self.index_value(a, k, item))
+                sizes.append(self.const_index(1))
+                strides.append(self.const_index(1))
+        result_type = MemRefType(a.element, [DYNAMIC_INDEX] * len(kept), _strided(len(kept)))
+        if len(kept) == a.ndim:
+            result_type = MemRefType(a.element, [DYNAMIC_INDEX] * a.ndim, _strided(a.ndim))
+        static_sizes = [DYNAMIC_INDEX if k in kept else 1 for k in range(a.ndim)]
+        op = memref.SubviewOp(
+            a.value, offsets, [s for k, s in enumerate(sizes) if k in kept],
+            strides, [DYNAMIC_INDEX] * a.ndim, static_sizes, [DYNAMIC_INDEX] * a.ndim, result_type,
+        )
+        return Array(self.emit(op).results[0])
+
+    def _positive_step(self, step: ast.expr) -> bool:
+        return isinstance(step, ast.Constant) and isinstance(step.value, int) and step.value > 0
+
+    def _slice_bounds(self, a: Array, k: int, s: ast.Slice) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """start, size, step of a positive-step slice, clamped like Python."""
+        n = self.dim(a, k)
+        step = self.to_index(self.expr(s.step), s.step) if s.step is not None else self.const_index(1)
+        start = self._clamp_bound(s.lower, n, default=self.const_index(0))
+        stop = self._clamp_bound(s.upper, n, default=n)
+        span = self.emit(arith.SubiOp(stop, start)).results[0]
+        span = self.emit(arith.MaxSIOp(span, self.const_index(0))).results[0]
+        size = self.emit(arith.CeilDivSIOp(span, step)).results[0]
+        return start, size, step
+
+    def _clamp_bound(self, bound: ast.expr | None, n: SSAValue, default: SSAValue) -> SSAValue:
+        if bound is None:
+            return default
+        value = self.to_index(self.expr(bound), bound)
+        negative = self.emit(arith.CmpiOp(value, self.const_index(0), "slt")).results[0]
+        wrapped = self.emit(arith.AddiOp(value, n)).results[0]
+        value = self.emit(arith.SelectOp(negative, wrapped, value)).results[0]
+        value = self.emit(arith.MaxSIOp(value, self.const_index(0))).results[0]
+        return self.emit(arith.MinSIOp(value, n)).results[0]
+
+    def _metadata(self, a: Array) -> tuple[SSAValue, SSAValue, list[SSAValue], list[SSAValue]]:
+        md = self.emit(memref.ExtractStridedMetaDataOp(a.value))
+        rank = a.ndim
+        return md.results[0], md.results[1], list(md.results[2 : 2 + rank]), list(md.results[2 + rank :])
+
+    def _reinterpret(self, a: Array, offset, sizes, strides) -> Array:  # type: ignore[no-untyped-def]
+        rank = len(sizes)
+        result_type = MemRefType(a.element, [DYNAMIC_INDEX] * rank, _strided(rank))
+        op = memref.ReinterpretCastOp(
+            a.value, [offset], list(sizes), list(strides),
+            [DYNAMIC_INDEX], [DYNAMIC_INDEX] * rank, [DYNAMIC_INDEX] * rank, result_type,
+        )
+        return Array(self.emit(op).results[0])
+
+    def transpose(self, a: Array) -> Array:
+        if a.ndim < 2:
+            return a
+        _, offset, sizes, strides = self._metadata(a)
+        return self._reinterpret(a, offset, sizes[::-1], strides[::-1])
+
+    def _reinterpret_view(self, a: Array, items: list[ast.expr], node: ast.AST) -> Array:
+        """Views with negative (or dynamic) steps, built from the metadata."""
+        _, offset, sizes, strides = self._metadata(a)
+        new_sizes, new_strides = [], []
+        for k, item in enumerate(items):
+            n, st = sizes[k], strides[k]
+            if not isinstance(item, ast.Slice):
+                i = self.index_value(a, k, item)
+                offset = self.emit(arith.AddiOp(offset, self.emit(arith.MuliOp(i, st)).results[0])).results[0]
+                continue
+            step = self.to_index(self.expr(item.step), item.step) if item.step is not None else self.const_index(1)
+            if item.step is not None and not (isinstance(item.step, ast.UnaryOp) and isinstance(item.step.op, ast.USub)):
+                if not (isinstance(item.step, ast.Constant) and isinstance(item.step.value, int)):
+                    self.error(item.step, "slice steps must be integer literals (e.g. x[::2] or x[::-1])")
+            start, count = self._negative_slice(item, n, step)
+            offset = self.emit(arith.AddiOp(offset, self.emit(arith.MuliOp(start, st)).results[0])).results[0]
+            new_sizes.append(count)
+            new_strides.append(self.emit(arith.MuliOp(st, step)).results[0])
+        return self._reinterpret(a, offset, new_sizes, new_strides)
+
+    def _negative_slice(self, s: ast.Slice, n: SSAValue, step: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """start and length of a negative-step slice, as Python computes them."""
+        minus_one = self.const_index(-1)
+        last = self.emit(arith.SubiOp(n, self.const_index(1))).results[0]
+
+        def bound(b: ast.expr | None, default: SSAValue) -> SSAValue:
+            if b is None:
+                return default
+            v = self.to_index(self.expr(b), b)
+            negative = self.emit(arith.CmpiOp(v, self.const_index(0), "slt")).results[0]
+            v = self.emit(arith.SelectOp(negative, self.emit(arith.AddiOp(v, n)).results[0], v)).results[0]
+            v = self.emit(arith.MaxSIOp(v, minus_one)).results[0]
+            return self.emit(arith.MinSIOp(v, last)).results[0]
+
+        start = bound(s.lower, last)
+        stop = bound(s.upper, minus_one)
+        span = self.emit(arith.SubiOp(start, stop)).results[0]
+        span = self.emit(arith.MaxSIOp(span, self.const_index(0))).results[0]
+        neg_step = self.emit(arith.SubiOp(self.const_index(0), step)).results[0]
+        count = self.emit(arith.CeilDivSIOp(span, neg_step)).results[0]
+        return start, count
+
+    # -- local arrays ----------------------------------------------------------------
+
+    def allocate(self, fname: str, node: ast.Call) -> Array:
+        if not node.args:
+            self.error(node, f"np.{fname} needs a shape")
+        shape_value = self.expr(node.args[0])
+        items = shape_value.items if isinstance(shape_value, TupleValue) else [shape_value]
+        sizes = [self.to_index(s, node) for s in items]
+        element = f64
+        for kw in node.keywords:
+            if kw.arg != "dtype":
+                self.error(node, f"np.{fname}: keyword '{kw.arg}' is not supported (only dtype=)")
+            name = getattr(kw.value, "attr", None) or getattr(kw.value, "id", None)
+            if isinstance(kw.value, ast.Constant):
+                name = kw.value.value
+            if name == "float":
+                name = "float64"
+            if name == "int":
+                name = "int64"
+            if name not in DTYPE_BY_NAME:
+                self.error(kw.value, f"dtype {name!r} is not supported; use np.float64, np.float32, np.int64 or np.int32")
+            element = DTYPE_BY_NAME[name]
+        mtype = MemRefType(element, [DYNAMIC_INDEX] * len(sizes))
+        buffer = self.emit(memref.AllocOp(sizes, [], mtype)).results[0]
+        self.register_allocation(buffer)
+        if fname in ("zeros", "ones"):
+            fill = (self.const_float(1.0 if fname == "ones" else 0.0, element)
+                    if element in (f64, f32) else self.constant_int(1 if fname == "ones" else 0, element))
+            self.fill(buffer, sizes, fill)
+        return Array(buffer)
+
+    def fill(self, buffer: SSAValue, sizes: list[SSAValue], value: SSAValue) -> None:
+        """buffer[...] = value, as a loop nest."""
+
+        def nest(depth: int, indices: list[SSAValue]) -> None:
+            if depth == len(sizes):
+                self.emit(memref.StoreOp.get(value, buffer, indices))
+                return
+            block = Block(arg_types=[IndexType()])
+            self.emit(scf.ForOp(self.const_index(0), sizes[depth], self.const_index(1), [], block))
+            with self.inserting_at_end(block):
+                nest(depth + 1, [*indices, block.args[0]])
+                self.emit(scf.YieldOp())
+
+        nest(0, [])

@@ -1,0 +1,317 @@
+"""Python function -> `func.func`: the compiler's state and services.
+
+`ModuleBuilder` owns the module being built and compiles each (function,
+argument types) once; `FunctionCompiler` compiles one function body, with
+the expression, statement, array and arithmetic parts as mixins. Every op
+it creates carries the Python `file:line:col` of the AST node it comes
+from. Errors are `CompileError`s at that location.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import inspect
+import math as pymath
+import textwrap
+import types
+from collections.abc import Iterator
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    Float64Type,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+    f64,
+)
+from xdsl.dialects.arith import ConstantOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from adpasses.diagnostics import CompileError
+from adpasses.frontend.arithmetic import ArithmeticMixin
+from adpasses.frontend.arrays import ArrayMixin
+from adpasses.frontend.expressions import ExpressionMixin
+from adpasses.frontend.statements import StatementMixin
+from adpasses.frontend.values import Array, PyObject, Scalar
+
+SUPPORTED_MODULES = (pymath, np)
+
+
+def jitted_python_function(obj: object) -> types.FunctionType | None:
+    """The Python function behind a value: a plain function, or the
+    function an `adpasses.jit` wrapper holds."""
+    inner = getattr(obj, "__adpasses_function__", None)
+    if isinstance(inner, types.FunctionType):
+        return inner
+    if isinstance(obj, types.FunctionType):
+        return obj
+    return None
+
+
+class ModuleBuilder:
+    def __init__(self) -> None:
+        self.module = ModuleOp([])
+        self.compiled: dict[tuple, str] = {}
+        self.stack: list[types.FunctionType] = []
+
+    def function(self, pyfunc: types.FunctionType, arg_types: list[Attribute], *,
+                 public: bool, node: ast.AST | None = None, caller: FunctionCompiler | None = None) -> func.FuncOp:
+        key = (pyfunc, tuple(arg_types))
+        if key in self.compiled:
+            return self._lookup(self.compiled[key])
+        if pyfunc in self.stack:
+            chain = " -> ".join(f.__name__ for f in [*self.stack[self.stack.index(pyfunc):], pyfunc])
+            message = f"recursion ({chain}) is not supported; rewrite it as a loop"
+            if caller is not None and node is not None:
+                caller.error(node, message)
+            raise CompileError(message)
+        name = pyfunc.__name__ if public else f"{pyfunc.__name__}_{len(self.compiled)}"
+        self.stack.append(pyfunc)
+        try:
+            f = FunctionCompiler(self, pyfunc, arg_types, name, public).compile()
+        finally:
+            self.stack.pop()
+        self.compiled[key] = name
+        self.module.body.block.add_op(f)
+        return f
+
+    def _lookup(self, name: str) -> func.FuncOp:
+        for op in self.module.ops:
+            if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+                return op
+        raise KeyError(name)
+
+
+def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int]:
+    try:
+        lines, first = inspect.getsourcelines(pyfunc)
+        filename = inspect.getsourcefile(pyfunc) or "<unknown>"
+    except (OSError, TypeError) as err:
+        raise CompileError(
+            f"cannot read the source of {pyfunc.__name__} ({err}); compiled functions must be "
+            "defined in a file"
+        ) from None
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise CompileError(f"{pyfunc.__name__} is not defined with def (lambdas are not supported)",
+                           location=f"{filename}:{first}:1")
+    return fdef, filename, first
+
+
+class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin):
+    def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
+                 name: str, public: bool):
+        self.mb = mb
+        self.pyfunc = pyfunc
+        self.arg_types = arg_types
+        self.name = name
+        self.public = public
+        self.fdef, self.filename, self.first_line = _source(pyfunc)
+        self._file = StringAttr(self.filename)
+        self.entry = Block(arg_types=arg_types)
+        self.builder = Builder(InsertPoint.at_end(self.entry))
+        self.env: dict[str, object] = {}
+        self.nonnegative: set[SSAValue] = set()
+        self.loop_protected: set[str] = set()
+        self.return_required = False
+        self._constants: dict[tuple, SSAValue] = {}
+        self._loc_stack: list[Attribute] = [self.loc(self.fdef)]
+        self._allocations: list[list[SSAValue]] = []
+
+    # -- driver --------------------------------------------------------------------
+
+    def compile(self) -> func.FuncOp:
+        args = self.fdef.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+            self.error(self.fdef, "only plain positional parameters are supported (no defaults, *args, **kwargs)")
+        if len(args.args) != len(self.arg_types):
+            self.error(self.fdef, f"{self.pyfunc.__name__} takes {len(args.args)} arguments, "
+                                  f"called with {len(self.arg_types)}")
+        for a, value in zip(args.args, self.entry.args):
+            value.name_hint = a.arg
+            self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
+        with self.allocation_scope():
+            result = self.returning_statements(self.fdef.body, self.fdef)
+            ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
+            returned = [] if result is None else [self.returned_value(result)]
+        with self.at_loc(ret_loc):
+            self.emit(func.ReturnOp(*returned))
+        outputs = [v.type for v in returned]
+        f = func.FuncOp(self.name, (self.arg_types, outputs), Region([self.entry]),
+                        None if self.public else "private")
+        f.location = self.loc(self.fdef)
+        return f
+
+    def returned_value(self, result: Scalar) -> SSAValue:
+        """Returns are float64, index (int) or i1 (bool)."""
+        if result.is_float and not isinstance(result.type, Float64Type):
+            return self.to_float(result, f64)
+        if isinstance(result.type, IntegerType) and result.type.width.data != 1:
+            return self.to_index(result, self.fdef)
+        return result.value
+
+    # -- emitting ---------------------------------------------------------------------
+
+    def loc(self, node: ast.AST) -> Attribute:
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return UnknownLoc()
+        return FileLineColLoc(self._file, IntAttr(self.first_line + line - 1),
+                              IntAttr(getattr(node, "col_offset", 0) + 1))
+
+    @contextlib.contextmanager
+    def at(self, node: ast.AST) -> Iterator[None]:
+        with self.at_loc(self.loc(node)):
+            yield
+
+    @contextlib.contextmanager
+    def at_loc(self, loc: Attribute) -> Iterator[None]:
+        self._loc_stack.append(loc)
+        try:
+            yield
+        finally:
+            self._loc_stack.pop()
+
+    def emit(self, op: Operation) -> Operation:
+        op.location = self._loc_stack[-1]
+        return self.builder.insert(op)
+
+    def constant(self, attr: Attribute) -> SSAValue:
+        """Constants live at the start of the function body, once each."""
+        key = (type(attr), str(attr))
+        if key not in self._constants:
+            op = ConstantOp(attr)
+            op.location = self._loc_stack[-1]
+            if self.entry.first_op is None:
+                self.entry.add_op(op)
+            else:
+                self.entry.insert_op_before(op, self.entry.first_op)
+            self._constants[key] = op.result
+        return self._constants[key]
+
+    def constant_int(self, n: int, type_: Attribute) -> SSAValue:
+        return self.constant(IntegerAttr(n, type_))
+
+    def int64(self) -> Attribute:
+        return IntegerType(64)
+
+    def index_type(self) -> Attribute:
+        return IndexType()
+
+    def set_insertion_end(self, block: Block) -> None:
+        self.builder.insertion_point = InsertPoint.at_end(block)
+
+    @contextlib.contextmanager
+    def inserting_at_end(self, block: Block) -> Iterator[None]:
+        saved = self.builder.insertion_point
+        self.builder.insertion_point = InsertPoint.at_end(block)
+        try:
+            yield
+        finally:
+            self.builder.insertion_point = saved
+
+    # -- local arrays -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def allocation_scope(self) -> Iterator[None]:
+        """Arrays allocated in a block are freed at its end (before its
+        terminator, which the caller emits after this scope closes)."""
+        self._allocations.append([])
+        try:
+            yield
+        finally:
+            for buffer in reversed(self._allocations.pop()):
+                self.emit(memref.DeallocOp.get(buffer))
+
+    def register_allocation(self, buffer: SSAValue) -> None:
+        self._allocations[-1].append(buffer)
+
+    # -- types --------------------------------------------------------------------------
+
+    def common_type(self, a: Scalar, b: Scalar, node: ast.AST) -> Attribute:
+        if a.type == b.type:
+            return a.type
+        if a.is_float or b.is_float:
+            return self.float_type_of(a, b)
+        return IndexType()
+
+    # -- names ------------------------------------------------------------------------------
+
+    def global_value(self, name: str, node: ast.AST) -> object:
+        closure = dict(zip(self.pyfunc.__code__.co_freevars,
+                           (c.cell_contents for c in (self.pyfunc.__closure__ or ()))))
+        if name in closure:
+            return self.python_value(closure[name], node, name, closure=True)
+        if name in self.pyfunc.__globals__:
+            return self.python_value(self.pyfunc.__globals__[name], node, name)
+        if hasattr(builtins, name):
+            return PyObject(getattr(builtins, name))
+        self.error(node, f"name '{name}' is not defined here (a variable assigned only inside a loop "
+                         "or one branch of an if is local to it; define it before)")
+
+    def python_value(self, value: object, node: ast.AST, name: str, closure: bool = False) -> object:
+        """A Python object read from globals, a closure or a module attribute.
+        Numbers are frozen at compile time, as numba does."""
+        if isinstance(value, bool):
+            return Scalar(self.const_bool(value))
+        if isinstance(value, (int, np.integer)):
+            return Scalar(self.const_index(int(value)))
+        if isinstance(value, (float, np.floating)):
+            return Scalar(self.const_float(float(value)), weak=True)
+        if isinstance(value, types.ModuleType):
+            if value not in SUPPORTED_MODULES:
+                self.error(node, f"module {value.__name__} is not supported; use math or numpy")
+            return PyObject(value)
+        if callable(value):
+            return PyObject(value)
+        where = "closure variable" if closure else "global"
+        self.error(node, f"{where} '{name}' of type {type(value).__name__} cannot be read by compiled "
+                         "code; pass it as an argument (numbers, modules and functions are allowed)")
+
+    def call_function(self, fn: object, node: ast.Call) -> object:
+        target = jitted_python_function(fn)
+        if target is None:
+            self.error(node, f"calling {getattr(fn, '__name__', fn)!r} is not supported in compiled code")
+        values = [self.expr(a) for a in node.args]
+        operands, types_ = [], []
+        for a, v in zip(node.args, values):
+            if isinstance(v, Array):
+                operands.append(v.value)
+                types_.append(v.type)
+            elif isinstance(v, Scalar):
+                if v.is_float:
+                    operands.append(self.to_float(v, f64))
+                    types_.append(f64)
+                elif v.is_bool:
+                    operands.append(v.value)
+                    types_.append(v.type)
+                else:
+                    operands.append(self.to_index(v, a))
+                    types_.append(IndexType())
+            else:
+                self.error(a, "only numbers and arrays can be passed to compiled functions")
+        callee = self.mb.function(target, types_, public=False, node=node, caller=self)
+        outputs = list(callee.function_type.outputs.data)
+        call = self.emit(func.CallOp(callee.sym_name.data, operands, outputs))
+        return Scalar(call.results[0]) if outputs else None
+
+    # -- errors ---------------------------------------------------------------------------------
+
+    def error(self, node: ast.AST, message: str) -> None:
+        loc = self.loc(node)
+        where = (f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+                 if isinstance(loc, FileLineColLoc) else None)
+        raise CompileError(message, location=where)
+

@@ -1,0 +1,289 @@
+"""Expressions: names, constants, operators, calls, attributes, subscripts."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math as pymath
+
+import numpy as np
+from xdsl.dialects import arith, math, scf
+from xdsl.ir import Block, SSAValue
+
+from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
+
+# math./np. functions of one float -> the math op.
+UNARY_MATH = {
+    pymath.exp: math.ExpOp, np.exp: math.ExpOp,
+    pymath.log: math.LogOp, np.log: math.LogOp,
+    pymath.log2: math.Log2Op, np.log2: math.Log2Op,
+    pymath.log10: math.Log10Op, np.log10: math.Log10Op,
+    pymath.log1p: math.Log1pOp, np.log1p: math.Log1pOp,
+    pymath.expm1: math.ExpM1Op, np.expm1: math.ExpM1Op,
+    pymath.exp2: math.Exp2Op, np.exp2: math.Exp2Op,
+    pymath.sin: math.SinOp, np.sin: math.SinOp,
+    pymath.cos: math.CosOp, np.cos: math.CosOp,
+    pymath.tan: math.TanOp, np.tan: math.TanOp,
+    pymath.tanh: math.TanhOp, np.tanh: math.TanhOp,
+    pymath.sinh: math.SinhOp, np.sinh: math.SinhOp,
+    pymath.cosh: math.CoshOp, np.cosh: math.CoshOp,
+    pymath.asin: math.AsinOp, np.arcsin: math.AsinOp,
+    pymath.acos: math.AcosOp, np.arccos: math.AcosOp,
+    pymath.atan: math.AtanOp, np.arctan: math.AtanOp,
+    pymath.sqrt: math.SqrtOp, np.sqrt: math.SqrtOp,
+    pymath.erf: math.ErfOp,
+    pymath.fabs: math.AbsFOp, np.fabs: math.AbsFOp,
+    np.floor: math.FloorOp, np.ceil: math.CeilOp, np.trunc: math.TruncOp,
+    pymath.cbrt: math.CbrtOp, np.cbrt: math.CbrtOp,
+}
+BINARY_MATH = {
+    pymath.atan2: math.Atan2Op, np.arctan2: math.Atan2Op,
+    pymath.pow: math.PowFOp, np.power: math.PowFOp,
+    pymath.copysign: math.CopySignOp, np.copysign: math.CopySignOp,
+    np.minimum: arith.MinimumfOp, np.maximum: arith.MaximumfOp,
+}
+# Python's math.floor/ceil/trunc return ints.
+TO_INT_MATH = {pymath.floor: math.FloorOp, pymath.ceil: math.CeilOp, pymath.trunc: math.TruncOp}
+ALLOCATORS = {np.zeros: "zeros", np.ones: "ones", np.empty: "empty"}
+CONSTANTS = {"pi": pymath.pi, "e": pymath.e, "inf": pymath.inf, "nan": pymath.nan, "tau": pymath.tau}
+
+
+class ExpressionMixin:
+    def expr(self, node: ast.expr) -> object:
+        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if method is None:
+            self.error(node, f"{_describe(node)} is not supported in compiled functions")
+        with self.at(node):
+            return method(node)
+
+    def scalar(self, node: ast.expr) -> Scalar:
+        value = self.expr(node)
+        if isinstance(value, Scalar):
+            return value
+        if isinstance(value, Array):
+            self.error(node, "whole-array expressions are not supported; index the array "
+                             "(x[i]) inside a loop")
+        self.error(node, f"{_describe(node)} is not a number")
+
+    # -- leaves ------------------------------------------------------------------
+
+    def expr_Constant(self, node: ast.Constant) -> object:
+        v = node.value
+        if isinstance(v, bool):
+            return Scalar(self.const_bool(v))
+        if isinstance(v, int):
+            return Scalar(self.const_index(v))
+        if isinstance(v, float):
+            return Scalar(self.const_float(v), weak=True)
+        if v is None:
+            self.error(node, "None is not a value compiled functions can use")
+        self.error(node, f"{type(v).__name__} constants are not supported; only numbers")
+
+    def expr_Name(self, node: ast.Name) -> object:
+        if node.id in self.env:
+            return self.env[node.id]
+        return self.global_value(node.id, node)
+
+    def expr_Tuple(self, node: ast.Tuple) -> TupleValue:
+        return TupleValue([self.expr(e) for e in node.elts])
+
+    # -- operators ---------------------------------------------------------------
+
+    def expr_BinOp(self, node: ast.BinOp) -> Scalar:
+        return self.binary(node.op, self.scalar(node.left), self.scalar(node.right), node)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Scalar:
+        a = self.scalar(node.operand)
+        if isinstance(node.op, ast.USub):
+            return self.negate(a, node)
+        if isinstance(node.op, ast.UAdd):
+            return a
+        if isinstance(node.op, ast.Not):
+            return Scalar(self.emit(arith.XOrIOp(self.to_bool(a), self.const_bool(True))).results[0])
+        self.error(node, "bitwise ~ is not supported")
+
+    def expr_Compare(self, node: ast.Compare) -> Scalar:
+        left = self.scalar(node.left)
+        result: SSAValue | None = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.scalar(right_node)
+            c = self.compare(op, left, right, node)
+            result = c if result is None else self.emit(arith.AndIOp(result, c)).results[0]
+            left = right
+        return Scalar(result)
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Scalar:
+        # Short-circuit like Python: the right side may index out of bounds
+        # when the left side already decides (`i < n and x[i] > 0`).
+        value = self.to_bool(self.scalar(node.values[0]))
+        for rhs in node.values[1:]:
+            is_and = isinstance(node.op, ast.And)
+            then_block, else_block = Block(), Block()
+            with self.inserting_at_end(then_block):
+                if is_and:
+                    self.emit(scf.YieldOp(self.to_bool(self.scalar(rhs))))
+                else:
+                    self.emit(scf.YieldOp(self.const_bool(True)))
+            with self.inserting_at_end(else_block):
+                if is_and:
+                    self.emit(scf.YieldOp(self.const_bool(False)))
+                else:
+                    self.emit(scf.YieldOp(self.to_bool(self.scalar(rhs))))
+            value = self.emit(scf.IfOp(value, [value.type], [then_block], [else_block])).results[0]
+        return Scalar(value)
+
+    def expr_IfExp(self, node: ast.IfExp) -> Scalar:
+        cond = self.to_bool(self.scalar(node.test))
+        then_block, else_block = Block(), Block()
+        with self.inserting_at_end(then_block):
+            a = self.scalar(node.body)
+        with self.inserting_at_end(else_block):
+            b = self.scalar(node.orelse)
+        t = self.common_type(a, b, node)
+        with self.inserting_at_end(then_block):
+            self.emit(scf.YieldOp(self.convert_to(a, t, node)))
+        with self.inserting_at_end(else_block):
+            self.emit(scf.YieldOp(self.convert_to(b, t, node)))
+        return Scalar(self.emit(scf.IfOp(cond, [t], [then_block], [else_block])).results[0],
+                      a.weak and b.weak)
+
+    # -- attributes and subscripts ------------------------------------------------
+
+    def expr_Attribute(self, node: ast.Attribute) -> object:
+        base = self.expr(node.value)
+        if isinstance(base, Array):
+            if node.attr == "shape":
+                return Shape(base)
+            if node.attr == "T":
+                return self.transpose(base)
+            if node.attr == "ndim":
+                return Scalar(self.const_index(base.ndim))
+            if node.attr == "size":
+                size = self.const_index(1)
+                for k in range(base.ndim):
+                    size = self.emit(arith.MuliOp(size, self.dim(base, k))).results[0]
+                return Scalar(size)
+            self.error(node, f"array attribute .{node.attr} is not supported (use .shape, .T, .ndim, .size)")
+        if isinstance(base, PyObject) and base.is_module:
+            if node.attr in CONSTANTS and base.obj in (pymath, np):
+                return Scalar(self.const_float(CONSTANTS[node.attr]), weak=True)
+            if not hasattr(base.obj, node.attr):
+                self.error(node, f"module {base.obj.__name__} has no attribute {node.attr}")
+            return self.python_value(getattr(base.obj, node.attr), node, f"{base.obj.__name__}.{node.attr}")
+        self.error(node, f"attribute .{node.attr} is not supported here")
+
+    def expr_Subscript(self, node: ast.Subscript) -> object:
+        base = self.expr(node.value)
+        if isinstance(base, Array):
+            return self.load_or_view(base, node)
+        if isinstance(base, Shape):
+            k = self.constant_index_of(node.slice)
+            if k is None or not -base.array.ndim <= k < base.array.ndim:
+                self.error(node, f"x.shape[k] needs a constant k in range for a {base.array.ndim}-D array")
+            return Scalar(self.dim(base.array, k % base.array.ndim))
+        if isinstance(base, TupleValue):
+            k = self.constant_index_of(node.slice)
+            if k is None or not -len(base.items) <= k < len(base.items):
+                self.error(node, "tuple indices must be constants in range")
+            return base.items[k]
+        self.error(node, f"{_describe(node.value)} cannot be indexed")
+
+    def constant_index_of(self, node: ast.expr) -> int | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            return -node.operand.value
+        return None
+
+    # -- calls ------------------------------------------------------------------------
+
+    def expr_Call(self, node: ast.Call) -> object:
+        callee = self.expr(node.func)
+        if not isinstance(callee, PyObject):
+            self.error(node, f"{_describe(node.func)} is not callable")
+        fn = callee.obj
+        if fn in ALLOCATORS:
+            return self.allocate(ALLOCATORS[fn], node)
+        if node.keywords:
+            self.error(node, "keyword arguments are only supported for np.zeros/ones/empty(dtype=...)")
+        if fn in UNARY_MATH or fn in TO_INT_MATH:
+            self.expect_args(node, 1)
+            a = self.scalar(node.args[0])
+            op_class = UNARY_MATH.get(fn) or TO_INT_MATH[fn]
+            if a.is_int and fn in (np.abs, np.absolute):
+                return self.int_abs(a)
+            x = self.to_float(a, self.float_type_of(a, a))
+            r = Scalar(self.emit(op_class(x)).results[0], a.weak)
+            if fn in TO_INT_MATH:
+                i64 = self.emit(arith.FPToSIOp(r.value, self.int64())).results[0]
+                return Scalar(self.emit(arith.IndexCastOp(i64, self.index_type())).results[0])
+            return r
+        if fn in BINARY_MATH:
+            self.expect_args(node, 2)
+            a, b = self.scalar(node.args[0]), self.scalar(node.args[1])
+            t = self.float_type_of(a, b)
+            return Scalar(self.emit(BINARY_MATH[fn](self.to_float(a, t), self.to_float(b, t))).results[0])
+        if fn in (builtins.abs, np.abs, np.absolute):
+            self.expect_args(node, 1)
+            a = self.scalar(node.args[0])
+            if a.is_float:
+                return Scalar(self.emit(math.AbsFOp(a.value)).results[0], a.weak)
+            return self.int_abs(a)
+        if fn in (builtins.min, builtins.max):
+            return self.min_max(fn is builtins.min, node)
+        if fn in (builtins.float, np.float64):
+            self.expect_args(node, 1)
+            return Scalar(self.to_float(self.scalar(node.args[0])))
+        if fn is np.float32:
+            self.expect_args(node, 1)
+            from xdsl.dialects.builtin import f32
+
+            return Scalar(self.to_float(self.scalar(node.args[0]), f32))
+        if fn in (builtins.int, np.int64):
+            self.expect_args(node, 1)
+            a = self.scalar(node.args[0])
+            if a.is_float:
+                i64 = self.emit(arith.FPToSIOp(a.value, self.int64())).results[0]
+                return Scalar(self.emit(arith.IndexCastOp(i64, self.index_type())).results[0])
+            return Scalar(self.to_index(a, node))
+        if fn is builtins.bool:
+            self.expect_args(node, 1)
+            return Scalar(self.to_bool(self.scalar(node.args[0])))
+        if fn is builtins.len:
+            self.expect_args(node, 1)
+            a = self.expr(node.args[0])
+            if not isinstance(a, Array):
+                self.error(node, "len() takes an array here")
+            return Scalar(self.dim(a, 0))
+        if fn is builtins.range:
+            self.error(node, "range() is only supported as the iterable of a for loop")
+        return self.call_function(fn, node)
+
+    def expect_args(self, node: ast.Call, n: int) -> None:
+        if len(node.args) != n:
+            self.error(node, f"{_describe(node.func)} takes {n} argument(s), got {len(node.args)}")
+
+    def int_abs(self, a: Scalar) -> Scalar:
+        x = a.value
+        neg = self.emit(arith.SubiOp(self.const_index(0), x)).results[0]
+        is_neg = self.emit(arith.CmpiOp(x, self.const_index(0), "slt")).results[0]
+        return Scalar(self.emit(arith.SelectOp(is_neg, neg, x)).results[0])
+
+    def min_max(self, is_min: bool, node: ast.Call) -> Scalar:
+        if len(node.args) < 2:
+            self.error(node, f"{'min' if is_min else 'max'}() needs at least two numbers here")
+        best = self.scalar(node.args[0])
+        for arg in node.args[1:]:
+            other = self.scalar(arg)
+            best, other = self.unify(best, other, node)
+            # Python: min(a, b) is b if b < a else a (and max with >).
+            pick_other = self.compare(ast.Lt() if is_min else ast.Gt(), other, best, node)
+            best = self.select(pick_other, other, best, node)
+        return best
+
+
+def _describe(node: ast.AST) -> str:
+    try:
+        return f"'{ast.unparse(node)}'"
+    except Exception:  # noqa: BLE001
+        return type(node).__name__

@@ -1,0 +1,112 @@
+"""Argument types: what a compiled version of a Python function is specialised on.
+
+A function is compiled once per signature: for each argument its kind
+(float, int, bool, or a numpy array with its dtype, rank and whether it is
+C-contiguous). C-contiguous arrays get the identity memref layout (unit
+strides LLVM can vectorise); other views the fully dynamic strided layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    f32,
+    f64,
+    i1,
+)
+from xdsl.ir import Attribute
+
+DTYPES: dict[str, Attribute] = {
+    "float64": f64,
+    "float32": f32,
+    "int64": IntegerType(64),
+    "int32": IntegerType(32),
+    "bool": i1,
+}
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    kind: str  # "float", "int" or "bool"
+
+    def mlir_type(self) -> Attribute:
+        return {"float": f64, "int": IndexType(), "bool": i1}[self.kind]
+
+
+@dataclass(frozen=True)
+class ArrayArg:
+    dtype: str
+    ndim: int
+    contiguous: bool
+
+    def mlir_type(self) -> MemRefType:
+        element = DTYPES[self.dtype]
+        shape = [DYNAMIC_INDEX] * self.ndim
+        if self.contiguous:
+            return MemRefType(element, shape)
+        layout = StridedLayoutAttr([NoneAttr()] * self.ndim, NoneAttr())
+        return MemRefType(element, shape, layout)
+
+
+ArgType = ScalarArg | ArrayArg
+
+
+def arg_type(value: object, position: int, name: str) -> ArgType:
+    """The ArgType of a call argument; TypeError naming it if unsupported."""
+    if isinstance(value, np.ndarray):
+        dtype = value.dtype
+        if dtype.name not in DTYPES or not dtype.isnative:
+            raise TypeError(
+                f"argument {position} ('{name}'): arrays of dtype {dtype} are not supported; "
+                f"use one of {', '.join(DTYPES)}"
+            )
+        return ArrayArg(dtype.name, value.ndim, bool(value.flags.c_contiguous))
+    if isinstance(value, (bool, np.bool_)):
+        return ScalarArg("bool")
+    if isinstance(value, (int, np.integer)):
+        return ScalarArg("int")
+    if isinstance(value, (float, np.floating)):
+        return ScalarArg("float")
+    raise TypeError(
+        f"argument {position} ('{name}') has type {type(value).__name__}; compiled functions take "
+        "floats, ints, bools and numpy arrays"
+    )
+
+
+def signature_key(args: tuple) -> tuple:
+    """A cheap hashable key of the argument types (the cache key)."""
+    key = []
+    for a in args:
+        cls = a.__class__
+        if cls is float:
+            key.append("f")
+        elif cls is int:
+            key.append("i")
+        elif cls is np.ndarray:
+            key.append((a.dtype.char, a.ndim, a.flags.c_contiguous))
+        elif cls is bool:
+            key.append("b")
+        else:
+            key.append(_slow_key(a))
+    return tuple(key)
+
+
+def _slow_key(a: object) -> object:
+    if isinstance(a, np.ndarray):
+        return (a.dtype.char, a.ndim, bool(a.flags.c_contiguous))
+    if isinstance(a, (bool, np.bool_)):
+        return "b"
+    if isinstance(a, (int, np.integer)):
+        return "i"
+    if isinstance(a, (float, np.floating)):
+        return "f"
+    return ("?", type(a))
+
