@@ -68,15 +68,25 @@ class JitFunction:
         self.__wrapped__ = fn
         self._params = list(pyinspect.signature(fn).parameters)
         self._primal: dict[tuple, Callable] = {}
+        self._by_code: dict[int, Callable] = {}
         self._gradients: dict[tuple, _Gradient] = {}
 
     def __repr__(self) -> str:
         return f"<adpasses.jit {self.py_func.__module__}.{self.py_func.__qualname__}>"
 
     def __call__(self, *args: object) -> object:
+        call = self._by_code.get(_signature(*args))
+        if call is None:
+            return self._slow_call(args)
+        return call(*args)
+
+    def _slow_call(self, args: tuple) -> object:
         call = self._primal.get(signature_key(args))
         if call is None:
             call = self._compile_primal(args)
+        code = _signature(*args)
+        if code:
+            self._by_code[code] = call
         return call(*args)
 
     # -- compilation ----------------------------------------------------------
@@ -212,11 +222,20 @@ def zeros_like_layout(x: np.ndarray) -> np.ndarray:
 
 
 def _no_overlap(arrays: list[np.ndarray]) -> bool:
-    for i in range(len(arrays)):
-        for j in range(i + 1, len(arrays)):
-            if np.may_share_memory(arrays[i], arrays[j]):
-                return False
-    return True
+    return not _overlap(*arrays)
+
+
+def _signature(*args: object) -> int:
+    global _signature, _overlap
+    from adpasses.dispatch import fast_functions
+
+    _signature, _overlap = fast_functions()
+    return _signature(*args)
+
+
+def _overlap(*args: object) -> bool:
+    _signature()
+    return _overlap(*args)
 
 
 def _normalize_argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
@@ -227,15 +246,29 @@ def _normalize_argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple
     return tuple(k % n for k in nums)
 
 
+@dataclass
+class _GradPlan:
+    """What one signature of a grad call needs, computed once."""
+
+    activity: tuple[str, ...]
+    nums: tuple[int, ...]
+    n_arrays: int
+    variants: dict[bool, _Gradient]
+    contiguous: dict[int, bool]
+
+
 class _GradFunction:
     def __init__(self, f: object, argnums: int | Sequence[int], with_value: bool):
         self.jf = as_jit(f)
         self.argnums = argnums
         self.with_value = with_value
+        self.single = isinstance(argnums, int)
         self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({self.jf.__name__})"
+        self._plans: dict[int, _GradPlan] = {}
 
-    def __call__(self, *args: object) -> object:
+    def _plan(self, args: tuple) -> _GradPlan:
         jf = self.jf
+        jf.arg_types(args)  # TypeError naming a bad argument
         nums = _normalize_argnums(self.argnums, len(args), jf.__name__)
         activity = []
         for k, a in enumerate(args):
@@ -250,29 +283,51 @@ class _GradFunction:
             else:
                 raise TypeError(f"{jf.__name__}(): argument {k} ({type(a).__name__}) cannot be "
                                 "differentiated: only floats and float arrays can")
-        arrays = [a for a in args if isinstance(a, np.ndarray)]
-        noalias = len(arrays) <= 1 or _no_overlap(arrays)
-        g = jf.gradient(args, tuple(activity), self.with_value, noalias)
+        n_arrays = sum(isinstance(a, np.ndarray) for a in args)
+        contiguous = {k: bool(a.flags.c_contiguous) for k, a in enumerate(args)
+                      if activity[k] == "dup"}  # part of the signature code
+        return _GradPlan(tuple(activity), nums, n_arrays, {}, contiguous)
+
+    def __call__(self, *args: object) -> object:
+        code = _signature(*args)
+        plan = self._plans.get(code) if code else None
+        if plan is None:
+            plan = self._plan(args)
+            if code:
+                self._plans[code] = plan
+        noalias = plan.n_arrays <= 1 or not _overlap(*args)
+        g = plan.variants.get(noalias)
+        if g is None:
+            g = self.jf.gradient(args, plan.activity, self.with_value, noalias)
+            if code:
+                plan.variants[noalias] = g
         call_args: list[object] = []
         shadows = {}
-        for k, (a, act) in enumerate(zip(args, activity)):
+        for k, (a, act) in enumerate(zip(args, plan.activity)):
             call_args.append(a)
             if act == "dup":
-                shadows[k] = zeros_like_layout(a)
-                call_args.append(shadows[k])
+                shadow = (np.zeros(a.shape, a.dtype) if plan.contiguous[k]  # type: ignore[union-attr]
+                          else zeros_like_layout(a))  # type: ignore[arg-type]
+                shadows[k] = shadow
+                call_args.append(shadow)
         call_args.append(1.0)
         out = g.call(*call_args)
+        if self.single and not self.with_value:
+            k = plan.nums[0]
+            if plan.activity[k] == "dup":
+                return shadows[k] if plan.contiguous[k] else np.array(shadows[k])
+            return out
         outs = list(out) if isinstance(out, tuple) else [out]
         value = outs.pop(0) if self.with_value else None
         active = iter(outs)
         grads = []
-        for k in nums:
-            if activity[k] == "dup":
+        for k in plan.nums:
+            if plan.activity[k] == "dup":
                 s = shadows[k]
                 grads.append(s if s.flags.c_contiguous else np.array(s))
             else:
                 grads.append(next(active))
-        result = grads[0] if isinstance(self.argnums, int) else tuple(grads)
+        result = grads[0] if self.single else tuple(grads)
         return (value, result) if self.with_value else result
 
 
