@@ -111,6 +111,13 @@ class JitFunction:
             ])
         return module, name, types_
 
+    def written_arrays(self, args: Sequence[object]) -> set[int]:
+        """Positions of the array arguments the function may write."""
+        from adpasses.pyentry import written_parameters
+
+        module, name, _ = self.build(args)
+        return written_parameters(_function(module, name))
+
     def _compile_primal(self, args: Sequence[object]) -> Callable:
         from adpasses.llvm_jit import compile_module
 
@@ -221,6 +228,33 @@ def zeros_like_layout(x: np.ndarray) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(start, x.shape, x.strides)
 
 
+def _shared_shadows(args: Sequence[object], activity: Sequence[str]) -> dict[int, np.ndarray]:
+    """Shadows for dup arrays that may overlap, when the function writes
+    one of them: views of one zeroed shadow of their common base buffer, at
+    the same byte offsets, so that derivatives flow through the shared
+    memory exactly as values do."""
+    def root(a: np.ndarray) -> np.ndarray:
+        while isinstance(a.base, np.ndarray):
+            a = a.base
+        return a
+
+    bases: dict[int, np.ndarray] = {}
+    result: dict[int, np.ndarray] = {}
+    for k, (a, act) in enumerate(zip(args, activity)):
+        if act != "dup":
+            continue
+        r = root(a)  # type: ignore[arg-type]
+        if id(r) not in bases:
+            bases[id(r)] = zeros_like_layout(r)
+        sr = bases[id(r)]
+        offset = a.__array_interface__["data"][0] - r.__array_interface__["data"][0]  # type: ignore[union-attr]
+        flat = sr.reshape(-1) if sr.flags.c_contiguous else np.lib.stride_tricks.as_strided(
+            sr, (sr.nbytes // sr.itemsize,), (sr.itemsize,))
+        start = flat[offset // sr.itemsize:]
+        result[k] = np.lib.stride_tricks.as_strided(start, a.shape, a.strides)  # type: ignore[union-attr]
+    return result
+
+
 def _no_overlap(arrays: list[np.ndarray]) -> bool:
     return not _overlap(*arrays)
 
@@ -255,6 +289,7 @@ class _GradPlan:
     n_arrays: int
     variants: dict[bool, _Gradient]
     contiguous: dict[int, bool]
+    written: set[int]
 
 
 class _GradFunction:
@@ -283,10 +318,17 @@ class _GradFunction:
             else:
                 raise TypeError(f"{jf.__name__}(): argument {k} ({type(a).__name__}) cannot be "
                                 "differentiated: only floats and float arrays can")
+        # Float arrays the function writes (outputs, scratch) take a
+        # throwaway shadow even when not differentiated: derivatives may flow
+        # through their memory.
+        written = self.jf.written_arrays(args)
+        for k in written:
+            if activity[k] == "const" and args[k].dtype.kind == "f":  # type: ignore[union-attr]
+                activity[k] = "dup"
         n_arrays = sum(isinstance(a, np.ndarray) for a in args)
         contiguous = {k: bool(a.flags.c_contiguous) for k, a in enumerate(args)
                       if activity[k] == "dup"}  # part of the signature code
-        return _GradPlan(tuple(activity), nums, n_arrays, {}, contiguous)
+        return _GradPlan(tuple(activity), nums, n_arrays, {}, contiguous, written)
 
     def __call__(self, *args: object) -> object:
         code = _signature(*args)
@@ -302,12 +344,16 @@ class _GradFunction:
             if code:
                 plan.variants[noalias] = g
         call_args: list[object] = []
+        shared = None if noalias or not plan.written else _shared_shadows(args, plan.activity)
         shadows = {}
         for k, (a, act) in enumerate(zip(args, plan.activity)):
             call_args.append(a)
             if act == "dup":
-                shadow = (np.zeros(a.shape, a.dtype) if plan.contiguous[k]  # type: ignore[union-attr]
-                          else zeros_like_layout(a))  # type: ignore[arg-type]
+                if shared is not None:
+                    shadow = shared[k]
+                else:
+                    shadow = (np.zeros(a.shape, a.dtype) if plan.contiguous[k]  # type: ignore[union-attr]
+                              else zeros_like_layout(a))  # type: ignore[arg-type]
                 shadows[k] = shadow
                 call_args.append(shadow)
         call_args.append(1.0)

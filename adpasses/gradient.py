@@ -252,7 +252,7 @@ class ReverseSweep:
             if size >= 0:
                 sizes.append(rc.index(size))
             else:
-                sizes.append(rc.insert(memref.DimOp.from_source_and_index(shadow, rc.index(d))).results[0])
+                sizes.append(rc.insert(memref.DimOp(shadow, rc.index(d))).results[0])
         zero = rc.zero(mtype.element_type)
         rc.loop_nest(sizes, lambda inner, idx: inner.store(zero, shadow, idx))
         return shadow

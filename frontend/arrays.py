@@ -43,7 +43,7 @@ class ArrayMixin:
     # -- shape -----------------------------------------------------------------
 
     def dim(self, a: Array, k: int) -> SSAValue:
-        return self.emit(memref.DimOp.from_source_and_index(a.value, self.const_index(k))).results[0]
+        return self.emit(memref.DimOp(a.value, self.const_index(k))).results[0]
 
     def index_value(self, a: Array, k: int, node: ast.expr) -> SSAValue:
         """An element index for dimension k, with Python's negative wrap."""

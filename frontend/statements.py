@@ -284,9 +284,10 @@ class StatementMixin:
                 arg.name_hint = n
                 self.env[n] = Scalar(arg)
             try:
-                with self.inserting_at_end(block), self.allocation_scope():
-                    body(block)
-                    yields = self.carried_values(carried, types, stmt)
+                with self.inserting_at_end(block):
+                    with self.allocation_scope():
+                        body(block)
+                        yields = self.carried_values(carried, types, stmt)
                     self.emit(scf.YieldOp(*yields))
             except _CarriedTypeChanged as change:
                 self.env, self.loop_protected = saved_env, saved_protected
@@ -337,9 +338,11 @@ class StatementMixin:
                 for n, arg in zip(carried, after.args):
                     arg.name_hint = n
                     self.env[n] = Scalar(arg)
-                with self.inserting_at_end(after), self.allocation_scope():
-                    self.statements(stmt.body)
-                    self.emit(scf.YieldOp(*self.carried_values(carried, types, stmt)))
+                with self.inserting_at_end(after):
+                    with self.allocation_scope():
+                        self.statements(stmt.body)
+                        yields = self.carried_values(carried, types, stmt)
+                    self.emit(scf.YieldOp(*yields))
             except _CarriedTypeChanged as change:
                 self.env, self.loop_protected = saved_env, saved_protected
                 types[change.name] = change.new_type

@@ -69,7 +69,7 @@ class CopyRule:
         target = rc.shadow(op.destination)
         source = rc.shadow(op.source) if rc.activity.is_active_memory(op.source) else None
         rank = len(op.destination.type.get_shape())
-        sizes = [rc.insert(memref.DimOp.from_source_and_index(target, rc.index(d))).results[0]
+        sizes = [rc.insert(memref.DimOp(target, rc.index(d))).results[0]
                  for d in range(rank)]
 
         def body(inner, indices):  # type: ignore[no-untyped-def]

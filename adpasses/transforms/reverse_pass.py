@@ -115,6 +115,28 @@ def check_structured(function: func.FuncOp) -> None:
                 )
 
 
+def check_const_memory(function: func.FuncOp, activity: ActivityAnalysis) -> None:
+    """A `const` memref argument must not receive values that carry
+    derivatives: they would have no shadow to flow through."""
+    from xdsl.dialects import memref
+
+    from adpasses.memref_views import memory_object
+
+    for arg, act in zip(function.body.block.args, activity.arg_activity):
+        if act != "const" or not activity.is_active_memory(arg):
+            continue
+        for op in function.walk():
+            target = getattr(op, "memref", None) if isinstance(op, memref.StoreOp) else (
+                op.destination if isinstance(op, memref.CopyOp) else None)
+            if target is not None and memory_object(target) is arg:
+                raise error_at(
+                    op,
+                    f"writes values that carry derivatives into argument %{arg.name_hint or arg.index}, "
+                    "which is const; declare it dup (adpasses.Duplicated) so that their derivatives "
+                    "have a shadow to flow through",
+                )
+
+
 def collect_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list[SSAValue]:
     """Every primal value some active op's reverse rule reads."""
     needs: list[SSAValue] = []
@@ -168,6 +190,7 @@ def differentiate(
             count_while_iterations(op)
 
     analysis = ActivityAnalysis(work, activity, ret_activity, enabled=options.activity)
+    check_const_memory(work, analysis)
     needed = collect_needs(work, analysis)
     plan = plan_cache(work, needed, analysis, options.cache_policy)
     name = gradient_name(module, func_name, activity, ret_activity, with_primal)
