@@ -310,6 +310,8 @@ class CallErrors:
             site, index, axis, size = (int(ERROR_SLOT[i]) for i in range(1, 5))
             ERROR_SLOT[0] = 0
             where = self.check_sites[site] if 0 <= site < len(self.check_sites) else "?"
+            if axis == -1:
+                raise ZeroDivisionError(f"integer division or modulo by zero (at {where})")
             raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size} (at {where})")
         k, problem = divmod(status - 1, 8)
         p, a = self.params[k], args[k]

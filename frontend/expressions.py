@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import math as pymath
+import types
 
 import numpy as np
 from xdsl.dialects import arith, math, scf
@@ -52,7 +53,9 @@ class ExpressionMixin:
     def expr(self, node: ast.expr) -> object:
         method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
-            self.error(node, f"{_describe(node)} is not supported in compiled functions")
+            hint = UNSUPPORTED_HINTS.get(type(node).__name__, "")
+            self.error(node, f"{_describe(node)}: {type(node).__name__.lower()} expressions are not "
+                             f"supported in compiled functions{hint}")
         with self.at(node):
             return method(node)
 
@@ -257,6 +260,9 @@ class ExpressionMixin:
             return Scalar(self.dim(a, 0))
         if fn is builtins.range:
             self.error(node, "range() is only supported as the iterable of a for loop")
+        if isinstance(fn, types.BuiltinFunctionType) and fn.__module__ == "builtins":
+            self.error(node, f"the builtin {fn.__name__}() is not supported; the supported builtins are "
+                             "abs, min, max, float, int, bool, len and range (write a loop instead)")
         return self.call_function(fn, node)
 
     def expect_args(self, node: ast.Call, n: int) -> None:
@@ -280,6 +286,23 @@ class ExpressionMixin:
             pick_other = self.compare(ast.Lt() if is_min else ast.Gt(), other, best, node)
             best = self.select(pick_other, other, best, node)
         return best
+
+
+UNSUPPORTED_HINTS = {
+    "List": "; use a numpy array (an argument, or np.zeros(n) inside the function)",
+    "Dict": "; pass numbers and arrays as arguments",
+    "Set": "; pass numbers and arrays as arguments",
+    "ListComp": "; write a for loop",
+    "GeneratorExp": "; write a for loop",
+    "DictComp": "; write a for loop",
+    "SetComp": "; write a for loop",
+    "Lambda": "; define a function at module level and call it",
+    "JoinedStr": "; strings are not supported",
+    "Starred": "; pass arguments one by one",
+    "NamedExpr": "; assign in a separate statement",
+    "Await": "",
+    "Yield": "; return one number at the end",
+}
 
 
 def _describe(node: ast.AST) -> str:

@@ -33,6 +33,26 @@ def _float_intrinsic(name: str):  # type: ignore[no-untyped-def]
     return lower
 
 
+def _nonzero_divisor(ft: FunctionTranslator, op: Operation) -> ir.Value:
+    """The divisor of an integer division; with checks on, a zero divisor
+    ends the call with ZeroDivisionError (LLVM's sdiv by zero would trap)."""
+    d = ft.get(op.rhs)
+    if ft.mt.boundscheck and not (isinstance(d, ir.Constant) and d.constant != 0):
+        site = ft.mt.check_site(op)
+        zero = ir.Constant(d.type, 0)
+        with ft.b.if_then(ft.b.icmp_signed("==", d, zero), likely=False):
+            ft.fail(site, ir.Constant(ir.IntType(64), 0), -1, ir.Constant(ir.IntType(64), 0))
+    return d
+
+
+def _int_division(method: str):  # type: ignore[no-untyped-def]
+    def lower(ft: FunctionTranslator, op: Operation) -> None:
+        d = _nonzero_divisor(ft, op)
+        ft.set(op.results[0], getattr(ft.b, method)(ft.get(op.lhs), d))
+
+    return lower
+
+
 def _constant(ft: FunctionTranslator, op: arith.ConstantOp) -> None:
     attr = op.value
     ty = scalar_type(op.result.type)
@@ -55,7 +75,7 @@ def _remf(ft: FunctionTranslator, op: Operation) -> None:
 def _floordivsi(ft: FunctionTranslator, op: Operation) -> None:
     # Round toward -inf: q = a / b, minus one when the remainder is nonzero
     # and has the opposite sign of b.
-    a, b_ = ft.get(op.lhs), ft.get(op.rhs)
+    a, b_ = ft.get(op.lhs), _nonzero_divisor(ft, op)
     b = ft.b
     q, r = b.sdiv(a, b_), b.srem(a, b_)
     zero = ir.Constant(a.type, 0)
@@ -65,7 +85,7 @@ def _floordivsi(ft: FunctionTranslator, op: Operation) -> None:
 
 
 def _ceildivsi(ft: FunctionTranslator, op: Operation) -> None:
-    a, b_ = ft.get(op.lhs), ft.get(op.rhs)
+    a, b_ = ft.get(op.lhs), _nonzero_divisor(ft, op)
     b = ft.b
     q, r = b.sdiv(a, b_), b.srem(a, b_)
     zero = ir.Constant(a.type, 0)
@@ -158,10 +178,10 @@ LOWERINGS = {
     arith.AddiOp: _binary("add"),
     arith.SubiOp: _binary("sub"),
     arith.MuliOp: _binary("mul"),
-    arith.DivSIOp: _binary("sdiv"),
-    arith.DivUIOp: _binary("udiv"),
-    arith.RemSIOp: _binary("srem"),
-    arith.RemUIOp: _binary("urem"),
+    arith.DivSIOp: _int_division("sdiv"),
+    arith.DivUIOp: _int_division("udiv"),
+    arith.RemSIOp: _int_division("srem"),
+    arith.RemUIOp: _int_division("urem"),
     arith.FloorDivSIOp: _floordivsi,
     arith.CeilDivSIOp: _ceildivsi,
     arith.MinSIOp: _minmax("<", True),

@@ -1,0 +1,142 @@
+"""Functions outside the compiled language, one construct each
+(test_frontend_errors.py checks the message and the line)."""
+
+import math
+import os
+
+import numpy as np
+
+TABLE = [1.0, 2.0]
+
+
+def uses_list(x):
+    a = [1.0, 2.0]  # ERROR: list
+    return a[0] * x
+
+
+def uses_dict(x):
+    d = {"a": x}  # ERROR: dict
+    return x
+
+
+def uses_string(x):
+    s = "text"  # ERROR: str
+    return x
+
+
+def uses_try(x):
+    try:  # ERROR: try
+        y = x * 2.0
+    except ValueError:
+        y = 0.0
+    return y
+
+
+def uses_with(x):
+    with open("f") as fh:  # ERROR: with
+        pass
+    return x
+
+
+def uses_lambda(x):
+    f = lambda v: v * 2.0  # ERROR: lambda
+    return x
+
+
+def uses_comprehension(x):
+    return sum([x[i] for i in range(len(x))])  # ERROR: comprehension
+
+
+def recursive(n):
+    if n < 1:
+        return 1.0
+    return recursive(n - 1) * 2.0  # ERROR: recursion
+
+
+def global_list(x):
+    return TABLE[0] * x  # ERROR: global list
+
+
+def unknown_function(x):
+    return os.getpid() * x  # ERROR: module os
+
+
+def array_arithmetic(x, y):
+    z = x + y  # ERROR: whole array
+    return z[0]
+
+
+def returns_array(x):
+    return x  # ERROR: return array
+
+
+def return_in_loop(x):
+    for i in range(len(x)):
+        if x[i] > 0:
+            return x[i]  # ERROR: return in loop
+    return 0.0
+
+
+def uses_break(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] < 0:
+            break  # ERROR: break
+        s += x[i]
+    return s
+
+
+def undefined_after_loop(x):
+    for i in range(len(x)):
+        t = x[i] * 2.0
+    return t  # ERROR: undefined
+
+
+def bad_attribute(x):
+    return x.mean()  # ERROR: attribute
+
+
+def while_else(x):
+    i = 0
+    while i < 3:
+        i += 1
+    else:  # ERROR: while else (reported at the while)
+        i = 0
+    return x
+
+
+def float_index(x):
+    return x[1.5]  # ERROR: float index
+
+
+def closure_over_list(x):
+    data = [1.0]
+
+    def inner(v):
+        return data[0] * v
+
+    return inner
+
+
+closure_bad = closure_over_list(1.0)
+
+
+def indexes_out_of_bounds(x):
+    s = 0.0
+    for i in range(len(x) + 1):
+        s += x[i]  # ERROR: IndexError at run time
+    return s
+
+
+def writes_output(x, out):
+    for i in range(len(x)):
+        out[i] = math.sin(x[i]) + np.cos(x[i])
+
+
+def scratch_argument(x, tmp):
+    for i in range(len(x)):
+        tmp[i] = x[i] * x[i]  # ERROR: const scratch array receives derivatives
+    s = 0.0
+    for i in range(len(x)):
+        s += tmp[i]
+    return s

@@ -1,0 +1,85 @@
+"""`ad-run`: compile an MLIR module and run one function, like mlir-cpu-runner.
+
+    ad-run input.mlir [--entry main] [--no-boundscheck] [--opt-level N]
+
+The entry function takes no arguments and prints with the printf dialect
+(`printf.print_format "{} {}\\n", %a : f64, %b : index`). If the module contains
+`ad.autodiff` ops, the reverse pass runs first. Errors are one line
+(`file:line:col: error: ...`) with exit status 1; an out-of-bounds access at
+run time prints its message and exits with status 1; `--debug` shows Python
+tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from adpasses.diagnostics import CompileError
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="ad-run", description=__doc__.split("\n")[0])
+    p.add_argument("input_file", nargs="?", help="MLIR file (default: stdin)")
+    p.add_argument("--entry", default="main", help="function to run (no arguments)")
+    p.add_argument("--no-boundscheck", action="store_true", help="omit bounds checks")
+    p.add_argument("--opt-level", type=int, default=3, choices=range(4))
+    p.add_argument("--cache-policy", choices=("minimal", "tape-all"), default="minimal")
+    p.add_argument("--debug", action="store_true", help="show Python tracebacks")
+    return p.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    from xdsl.dialects import func
+
+    from adpasses.context import make_context, parse_module
+    from adpasses.dialects.ad import AutodiffOp
+    from adpasses.llvm_jit import compile_module
+    from adpasses.transforms.reverse_pass import ReversePass
+    from adpasses.verify import verify_module
+
+    name = args.input_file or "<stdin>"
+    text = open(args.input_file).read() if args.input_file else sys.stdin.read()
+    ctx = make_context()
+    module = parse_module(text, name, ctx)
+    verify_module(module)
+    if any(isinstance(op, AutodiffOp) for op in module.walk()):
+        ReversePass(cache_policy=args.cache_policy).apply(ctx, module)
+    entry = next((op for op in module.ops if isinstance(op, func.FuncOp)
+                  and op.sym_name.data == args.entry), None)
+    if entry is None:
+        raise CompileError(f"no function '@{args.entry}' in {name}; choose one with --entry")
+    if entry.function_type.inputs.data:
+        raise CompileError(f"'@{args.entry}' takes arguments; ad-run runs a function without arguments",
+                           op=entry)
+    compiled = compile_module(module, boundscheck=not args.no_boundscheck, opt_level=args.opt_level)
+    result = compiled[args.entry]()
+    sys.stdout.flush()
+    if result is not None:
+        print(result)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments(argv)
+    try:
+        return run(args)
+    except (CompileError, IndexError, ZeroDivisionError, OSError) as err:
+        if args.debug:
+            raise
+        sys.stdout.flush()
+        text = str(err)
+        print(text if isinstance(err, CompileError) else f"{type(err).__name__}: {text}", file=sys.stderr)
+        return 1
+    except Exception as err:  # noqa: BLE001 - every error becomes one line
+        if args.debug:
+            raise
+        from adpasses.tools.ad_opt import _diagnostic
+
+        print(_diagnostic(err), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
