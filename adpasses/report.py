@@ -176,7 +176,7 @@ class CacheReport:
                 size = 0
             entries.append(
                 CacheEntry(
-                    value=f"%{value.name_hint}" if value.name_hint else f"<{_describe(value)}>",
+                    value=_label(value, loc),
                     op=_describe(value),
                     decision=d.kind,
                     location=loc,
@@ -256,6 +256,53 @@ def _product(values: list[int]) -> int:
     for v in values:
         out *= v
     return out
+
+
+def _label(value: SSAValue, location: str | None) -> str:
+    """How the report names a value: its SSA name, or the source expression
+    at its location (Python code from the frontend), or its op."""
+    if value.name_hint:
+        return f"%{value.name_hint}"
+    snippet = source_snippet(location, value.op.name) if isinstance(value, OpResult) else None
+    return snippet or f"<{_describe(value)}>"
+
+
+def source_snippet(location: str | None, op_name: str = "", limit: int = 40) -> str | None:
+    """The expression starting at `file:line:col` in a Python source file
+    (of the kind the op comes from, when several start there)."""
+    import ast
+    import linecache
+
+    if not location or not location.count(":") >= 2:
+        return None
+    path, line_s, col_s = location.rsplit(":", 2)
+    if not path.endswith(".py") or not line_s.isdigit() or not col_s.isdigit():
+        return None
+    text = linecache.getline(path, int(line_s))
+    if not text:
+        return None
+    stripped = text.lstrip()
+    indent = len(text) - len(stripped)
+    code = stripped.rstrip()
+    if code.endswith(":"):
+        code += " pass"
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    col = int(col_s) - 1 - indent
+    preferred = (ast.Subscript,) if op_name == "memref.load" else (
+        (ast.Call,) if op_name.startswith("math.") else (ast.BinOp, ast.UnaryOp, ast.Compare))
+    candidates = [n for n in ast.walk(tree)
+                  if isinstance(n, ast.expr) and getattr(n, "col_offset", -1) == col]
+    kind = [n for n in candidates if isinstance(n, preferred)]
+    pool = kind or candidates
+    best = min(pool, key=lambda n: n.end_col_offset or 0) if kind else (
+        max(pool, key=lambda n: n.end_col_offset or 0) if pool else None)
+    if best is None:
+        return None
+    snippet = ast.unparse(best)
+    return snippet if len(snippet) <= limit else snippet[: limit - 3] + "..."
 
 
 def _describe(value: SSAValue) -> str:

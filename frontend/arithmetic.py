@@ -124,7 +124,9 @@ class ArithmeticMixin:
                   ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp,
                   ast.LShift: arith.ShLIOp, ast.RShift: arith.ShRSIOp}
         if type(op) in simple:
-            return Scalar(self.emit(simple[type(op)](x, y)).results[0])
+            result = self.emit(simple[type(op)](x, y)).results[0]
+            self._propagate_lower_bound(op, x, y, result)
+            return Scalar(result)
         if isinstance(op, ast.Mod):
             # Python's modulo takes the sign of the divisor.
             r = self.emit(arith.RemSIOp(x, y)).results[0]
@@ -137,6 +139,20 @@ class ArithmeticMixin:
             shifted = self.emit(arith.AddiOp(r, y)).results[0]
             return Scalar(self.emit(arith.SelectOp(fix, shifted, r)).results[0])
         self.error(node, f"operator {type(op).__name__} is not supported on integers")
+
+    def _propagate_lower_bound(self, op: ast.operator, x: SSAValue, y: SSAValue, result: SSAValue) -> None:
+        """i + c and i - c keep a known minimum (for indices like x[i - 1])."""
+        from adpasses.affine_index import constant_of
+
+        bx, by = self.lower_bounds.get(x, constant_of(x)), self.lower_bounds.get(y, constant_of(y))
+        if bx is None or by is None:
+            return
+        if isinstance(op, ast.Add):
+            self.lower_bounds[result] = bx + by
+        elif isinstance(op, ast.Sub) and constant_of(y) is not None:
+            self.lower_bounds[result] = bx - by
+        elif isinstance(op, ast.Mult) and bx >= 0 and by >= 0:
+            self.lower_bounds[result] = bx * by
 
     def power(self, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         exponent = getattr(node, "right", None)

@@ -38,22 +38,26 @@ def _strided(rank: int) -> StridedLayoutAttr:
 
 
 class ArrayMixin:
-    nonnegative: set[SSAValue]
+    lower_bounds: dict[SSAValue, int]
 
     # -- shape -----------------------------------------------------------------
 
     def dim(self, a: Array, k: int) -> SSAValue:
-        return self.emit(memref.DimOp(a.value, self.const_index(k))).results[0]
+        size = self.emit(memref.DimOp(a.value, self.const_index(k))).results[0]
+        self.lower_bounds[size] = 0
+        return size
 
     def index_value(self, a: Array, k: int, node: ast.expr) -> SSAValue:
-        """An element index for dimension k, with Python's negative wrap."""
+        """An element index for dimension k, with Python's negative wrap (skipped
+        when the index is known to be non-negative: a non-negative literal, or
+        a range() induction variable plus or minus constants that keep it so)."""
         value = self.expr(node)
         if not isinstance(value, Scalar) or value.is_float:
             self.error(node, "array indices must be integers")
         idx = self.to_index(value, node)
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value >= 0:
             return idx
-        if idx in self.nonnegative:
+        if self.lower_bounds.get(idx, -1) >= 0:
             return idx
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
             return self.emit(arith.AddiOp(idx, self.dim(a, k))).results[0]

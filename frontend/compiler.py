@@ -123,7 +123,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         self.entry = Block(arg_types=arg_types)
         self.builder = Builder(InsertPoint.at_end(self.entry))
         self.env: dict[str, object] = {}
-        self.nonnegative: set[SSAValue] = set()
+        self.lower_bounds: dict[SSAValue, int] = {}  # index values with a known minimum
         self.loop_protected: set[str] = set()
         self.return_required = False
         self._constants: dict[tuple, SSAValue] = {}

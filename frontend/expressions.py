@@ -96,6 +96,10 @@ class ExpressionMixin:
         return self.binary(node.op, self.scalar(node.left), self.scalar(node.right), node)
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Scalar:
+        operand = node.operand
+        if isinstance(node.op, ast.USub) and isinstance(operand, ast.Constant) \
+                and type(operand.value) in (int, float):
+            return self.expr_Constant(ast.copy_location(ast.Constant(-operand.value), node))
         a = self.scalar(node.operand)
         if isinstance(node.op, ast.USub):
             return self.negate(a, node)

@@ -220,14 +220,14 @@ class StatementMixin:
         step_const = self.constant_index_of(call.args[2]) if len(args) == 3 else 1
         if step_const == 0:
             self.error(call, "range() step must not be zero")
-        start_nonneg = self.is_nonnegative(start, call.args[0] if len(args) > 1 else None)
+        start_bound = 0 if len(args) == 1 else self.lower_bound(start, call.args[0])
 
         def body(block: Block) -> None:
             iv = block.args[0]
             if step_const is not None and step_const > 0:
                 i = iv
-                if start_nonneg:
-                    self.nonnegative.add(iv)
+                if start_bound is not None:
+                    self.lower_bounds[iv] = start_bound
             else:
                 i = self.emit(arith.AddiOp(start, self.emit(arith.MuliOp(iv, step)).results[0])).results[0]
             i.name_hint = stmt.target.id
@@ -257,11 +257,9 @@ class StatementMixin:
         positive = self.emit(arith.CmpiOp(step, self.const_index(0), "sgt")).results[0]
         return self.emit(arith.SelectOp(positive, up, down)).results[0]
 
-    def is_nonnegative(self, value: SSAValue, node: ast.expr | None) -> bool:
-        if node is None:
-            return True
+    def lower_bound(self, value: SSAValue, node: ast.expr) -> int | None:
         c = self.constant_index_of(node)
-        return (c is not None and c >= 0) or value in self.nonnegative
+        return c if c is not None else self.lower_bounds.get(value)
 
     def carried_names(self, stmt: ast.stmt, bodies: list[list[ast.stmt]]) -> list[str]:
         names = []
