@@ -117,7 +117,7 @@ def _check_external_symbols(llmod) -> None:  # type: ignore[no-untyped-def]
 _RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot"}
 
 _CACHE: dict[str, CompiledModule] = {}
-_TEXT_CACHE: dict[tuple[str, bool, bool, int], CompiledModule] = {}
+_TEXT_CACHE: dict[tuple[str, bool, bool, int, bool], CompiledModule] = {}
 stats = {"compiled": 0, "cache_hits": 0}
 
 
@@ -127,10 +127,15 @@ def compile_module(
     boundscheck: bool = True,
     fastmath: bool = False,
     opt_level: int = 3,
+    workspace: bool = True,
 ) -> CompiledModule:
-    """Compile an xDSL module (or MLIR text) to native code; cached."""
+    """Compile an xDSL module (or MLIR text) to native code; cached.
+
+    `workspace`: tape buffers marked `ad.workspace` are kept across calls
+    (module globals), so a gradient that needs a tape allocates only when a
+    call needs more tape than any before."""
     if isinstance(module_or_text, str):
-        key = (module_or_text, boundscheck, fastmath, opt_level)
+        key = (module_or_text, boundscheck, fastmath, opt_level, workspace)
         hit = _TEXT_CACHE.get(key)
         if hit is not None:
             stats["cache_hits"] += 1
@@ -139,7 +144,8 @@ def compile_module(
 
         module = parse_module(module_or_text, "<compile_module>")
         verify_module(module)
-        compiled = compile_module(module, boundscheck=boundscheck, fastmath=fastmath, opt_level=opt_level)
+        compiled = compile_module(module, boundscheck=boundscheck, fastmath=fastmath,
+                                  opt_level=opt_level, workspace=workspace)
         _TEXT_CACHE[key] = compiled
         return compiled
 
@@ -147,7 +153,8 @@ def compile_module(
     from adpasses.pyentry import add_entry_shim, make_caller
 
     start = time.perf_counter()
-    translator = ModuleTranslator(module_or_text, boundscheck=boundscheck, fastmath=fastmath)
+    translator = ModuleTranslator(module_or_text, boundscheck=boundscheck, fastmath=fastmath,
+                                  workspace=workspace)
     translator.translate()
     public = [
         f for f in module_or_text.ops
@@ -158,7 +165,7 @@ def compile_module(
     define_oob_handler(translator)
     ir_text = str(translator.llvm)
     lowered = time.perf_counter()
-    key = hashlib.sha1(f"{boundscheck}{fastmath}{opt_level}\n{ir_text}".encode()).hexdigest()
+    key = hashlib.sha1(f"{boundscheck}{fastmath}{opt_level}{workspace}\n{ir_text}".encode()).hexdigest()
     hit = _CACHE.get(key)
     if hit is not None:
         stats["cache_hits"] += 1

@@ -20,8 +20,12 @@ def build_module(pyfunc: types.FunctionType, arg_types: list[ArgType]) -> tuple[
     types; the public function is named like the Python function."""
     from adpasses.frontend.compiler import ModuleBuilder
 
+    from xdsl.transforms.common_subexpression_elimination import cse
+
     builder = ModuleBuilder()
     f = builder.function(pyfunc, [t.mlir_type() for t in arg_types], public=True)
+    # `x[i] = x[i] * x[i]` loads x[i] twice; one load is one taped value.
+    cse(builder.module)
     return builder.module, f.sym_name.data
 
 

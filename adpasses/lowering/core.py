@@ -170,8 +170,9 @@ def op_table() -> dict[type[Operation], Translation]:
 class ModuleTranslator:
     """Translates a module; holds what its functions share."""
 
-    def __init__(self, module: ModuleOp, *, boundscheck: bool, fastmath: bool):
+    def __init__(self, module: ModuleOp, *, boundscheck: bool, fastmath: bool, workspace: bool = True):
         self.module = module
+        self.workspace = workspace
         self.boundscheck = boundscheck
         self.fastmath = ("fast",) if fastmath else ()
         self.llvm = ir.Module(name="adpasses")

@@ -26,6 +26,8 @@ from adpasses.lowering.core import (
     identity_strides,
     make_memref,
     opaque,
+    runtime_realloc,
+    PTR,
     scalar_type,
 )
 
@@ -45,6 +47,9 @@ def _static_shape_sizes(t: MemRefType, dynamic: Sequence[ir.Value]) -> list[ir.V
     return [const_i64(s) if s != DYNAMIC_INDEX else next(dyn) for s in t.get_shape()]
 
 
+WORKSPACE = "ad.workspace"
+
+
 def _alloc(ft: FunctionTranslator, op: memref.AllocOp) -> None:
     t = op.memref.type
     sizes = _static_shape_sizes(t, [ft.get(s) for s in op.dynamic_sizes])
@@ -53,7 +58,10 @@ def _alloc(ft: FunctionTranslator, op: memref.AllocOp) -> None:
     for s in sizes:
         count = _mul(ft.b, count, s)
     nbytes = _mul(ft.b, count, const_i64(_element_bytes(ft, elem)))
-    ptr = ft.malloc(nbytes)
+    if WORKSPACE in op.attributes and ft.mt.workspace:
+        ptr = _workspace_buffer(ft, nbytes)
+    else:
+        ptr = ft.malloc(nbytes)
     strides = identity_strides(ft.b, sizes)
     ft.set(op.memref, make_memref(ft.b, t, ptr, const_i64(0), sizes, strides))
 
@@ -76,7 +84,29 @@ def _alloca(ft: FunctionTranslator, op: memref.AllocaOp) -> None:
 
 
 def _dealloc(ft: FunctionTranslator, op: memref.DeallocOp) -> None:
+    if WORKSPACE in op.attributes and ft.mt.workspace:
+        return  # the workspace keeps its buffer for the next call
     ft.free(ft.get(op.memref).ptr)
+
+
+def _workspace_buffer(ft: FunctionTranslator, nbytes: ir.Value) -> ir.Value:
+    """A buffer of at least `nbytes` kept in a module global {ptr, capacity}
+    across calls: it grows (one counted allocation) only when a call needs
+    more than any call before. Calls hold the GIL, so one buffer per tape
+    site suffices."""
+    record_type = ir.LiteralStructType([PTR, I64])
+    slot = ir.GlobalVariable(ft.mt.llvm, record_type, f"__adpasses_workspace{len(ft.mt.llvm.globals)}")
+    slot.linkage = "internal"
+    slot.initializer = ir.Constant(record_type, [ir.Constant(PTR, None), const_i64(0)])
+    b = ft.b
+    i32 = ir.IntType(32)
+    ptr_field = opaque(b.gep(slot, [const_i64(0), ir.Constant(i32, 0)], inbounds=True))
+    cap_field = opaque(b.gep(slot, [const_i64(0), ir.Constant(i32, 1)], inbounds=True))
+    with b.if_then(b.icmp_unsigned(">", nbytes, b.load(cap_field, typ=I64)), likely=False):
+        grown = b.call(runtime_realloc(ft.mt), [b.load(ptr_field, typ=PTR), nbytes])
+        b.store(grown, ptr_field)
+        b.store(nbytes, cap_field)
+    return b.load(ptr_field, typ=PTR)
 
 
 def _address(ft: FunctionTranslator, op: Operation, m: MemRefValue, indices: Sequence[SSAValue]) -> ir.Value:

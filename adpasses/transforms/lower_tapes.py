@@ -5,7 +5,8 @@ A tape created with a capacity becomes a buffer plus a one-element counter:
 Buffers of at most `stack-limit` bytes with a static capacity go on the
 stack (`memref.alloca`), so a function over small fixed-size arrays
 differentiates with no heap allocation; larger or dynamic ones are one
-`memref.alloc` of exactly the capacity. Tapes without a capacity (inside
+`memref.alloc` of exactly the capacity, marked `ad.workspace` so the JIT can
+reuse one buffer across calls. Tapes without a capacity (inside
 scf.while) stay `ad.tape` ops: the LLVM lowering grows them by doubling.
 """
 
@@ -32,6 +33,9 @@ from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
 from adpasses.types import byte_size
 
 UNCHECKED = "ad.unchecked"
+WORKSPACE = "ad.workspace"
+"""On a tape's memref.alloc/dealloc: the lowering may keep the buffer across
+calls (a per-function workspace), so repeated gradients allocate nothing."""
 
 
 def _static_int(value: SSAValue) -> int | None:
@@ -66,6 +70,8 @@ class LowerCapacityTape(RewritePattern):
         else:
             buffer = emit(memref.AllocOp.get(elem, shape=[DYNAMIC_INDEX], dynamic_sizes=[op.capacity])).results[0]
         buffer.name_hint = op.tape.name_hint
+        if not on_stack:
+            buffer.owner.attributes[WORKSPACE] = UnitAttr()
         counter = emit(memref.AllocaOp.get(IndexType(), shape=[1])).results[0]
         zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType()))).results[0]
         one = emit(arith.ConstantOp(IntegerAttr(1, IndexType()))).results[0]
@@ -92,7 +98,7 @@ class LowerCapacityTape(RewritePattern):
                 rewriter.replace(user, [], [value])
             elif isinstance(user, TapeFreeOp):
                 if not on_stack:
-                    at(memref.DeallocOp.get(buffer))
+                    at(memref.DeallocOp.get(buffer)).attributes[WORKSPACE] = UnitAttr()
                 rewriter.erase(user)
         rewriter.erase(op)
 
