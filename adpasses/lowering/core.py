@@ -310,19 +310,23 @@ class FunctionTranslator:
 
     def translate(self) -> None:
         params = iter(self.fn.args)
-        entry_block = self.func.body.blocks[0]
+        blocks = list(self.func.body.blocks)
+        entry_block = blocks[0]
         for arg, t in zip(entry_block.args, self.func.function_type.inputs.data):
             parts = [next(params) for _ in flat_types(t)]
             for p, suffix in zip(parts, _part_names(t)):
                 p.name = f"{arg.name_hint}{suffix}" if arg.name_hint else ""
             self.set(arg, self.unflatten(t, parts))
-        if len(self.func.body.blocks) > 1:
-            for block in self.func.body.blocks[1:]:
+        if len(blocks) > 1:
+            for block in blocks[1:]:
                 self.blocks[block] = self.fn.append_basic_block("bb")
+            for block in blocks[1:]:
+                # Phis first: a branch earlier in the function adds incomings.
+                with self.b.goto_block(self.blocks[block]):
+                    self._phis_for_block(block)
             self.translate_ops(entry_block)
-            for block in self.func.body.blocks[1:]:
+            for block in blocks[1:]:
                 self.b.position_at_end(self.blocks[block])
-                self._phis_for_block(block)
                 self.translate_ops(block)
         else:
             self.translate_ops(entry_block)
