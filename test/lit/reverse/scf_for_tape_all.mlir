@@ -8,9 +8,9 @@
 
 // CHECK-LABEL: func.func @prod_grad_da_a(%x: memref<?xf64>, %dx: memref<?xf64>, %w: f64, %seed: f64) -> f64
 // CHECK:         %[[N:.*]] = arith.maxsi %n, %c0 : index
-// CHECK-NEXT:    %tape_acc = memref.alloc(%[[N]]) : memref<?xf64>
-// CHECK:         %tape_a = memref.alloc(%[[N]]) : memref<?xf64>
-// CHECK:         %tape_aw = memref.alloc(%[[N]]) : memref<?xf64>
+// CHECK-NEXT:    %tape_acc = memref.alloc(%[[N]]) {ad.workspace} : memref<?xf64>
+// CHECK:         %tape_a = memref.alloc(%[[N]]) {ad.workspace} : memref<?xf64>
+// CHECK:         %tape_aw = memref.alloc(%[[N]]) {ad.workspace} : memref<?xf64>
 // CHECK:         %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %one) -> (f64) {
 // CHECK:           memref.store %acc, %tape_acc[%{{.*}}] {ad.unchecked} : memref<?xf64>
 // CHECK:           memref.store %a, %tape_a[%{{.*}}] {ad.unchecked} : memref<?xf64>
@@ -24,9 +24,9 @@
 // CHECK:           memref.load %tape_acc
 // CHECK:           %[[OLD:.*]] = memref.load %dx[%[[I]]] : memref<?xf64>
 // CHECK:           scf.yield %{{.*}}, %{{.*}} : f64, f64
-// CHECK:         memref.dealloc %tape_acc : memref<?xf64>
-// CHECK-NEXT:    memref.dealloc %tape_a : memref<?xf64>
-// CHECK-NEXT:    memref.dealloc %tape_aw : memref<?xf64>
+// CHECK:         memref.dealloc %tape_acc {ad.workspace} : memref<?xf64>
+// CHECK-NEXT:    memref.dealloc %tape_a {ad.workspace} : memref<?xf64>
+// CHECK-NEXT:    memref.dealloc %tape_aw {ad.workspace} : memref<?xf64>
 // CHECK-NEXT:    func.return %[[DW]] : f64
 
 func.func @prod(%x: memref<?xf64>, %w: f64) -> f64 {

@@ -5,7 +5,7 @@
 // are popped inside the same branch of the reverse, keeping the tape LIFO.
 
 // CHECK-LABEL: func.func @branchy_grad_da_a
-// CHECK:         %tape_pos = memref.alloc(%{{.*}}) : memref<?xi1>
+// CHECK:         %tape_pos = memref.alloc(%{{.*}}) {ad.workspace} : memref<?xi1>
 // CHECK:         %v = scf.if %pos -> (f64) {
 // CHECK-NEXT:      %e = math.exp %a : f64
 // CHECK:           memref.store %e, %tape_e
