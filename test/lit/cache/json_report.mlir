@@ -1,0 +1,34 @@
+// RUN: ad-opt %s --reverse --print-cache-report --cache-report-format=json 2>&1 >/dev/null | filecheck %s
+// The cache report as JSON for tools: one object per generated function.
+
+// CHECK:      "gradient": "sq_grad_d_a",
+// CHECK-NEXT: "primal": "sq",
+// CHECK-NEXT: "policy": "minimal",
+// CHECK:        "value": "%a",
+// CHECK-NEXT:   "op": "memref.load",
+// CHECK-NEXT:   "decision": "tape",
+// CHECK-NEXT:   "location": "{{.*}}json_report.mlir:[[#LINE:]]:5",
+// CHECK-NEXT:   "reason": "overwritten later: {{.*}}",
+// CHECK-NEXT:   "dtype": "f64",
+// CHECK-NEXT:   "count": "dim(x, 0)",
+// CHECK-NEXT:   "bytes": "8*(dim(x, 0))"
+// CHECK:      "taped_bytes": "8*(dim(x, 0))"
+func.func @sq(%x: memref<?xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f64
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (f64) {
+    %a = memref.load %x[%i] : memref<?xf64>
+    %p = arith.mulf %a, %a : f64
+    memref.store %p, %x[%i] : memref<?xf64>
+    %s = arith.addf %acc, %p : f64
+    scf.yield %s : f64
+  }
+  func.return %r : f64
+}
+func.func @main(%x: memref<?xf64>, %dx: memref<?xf64>) {
+  %s = arith.constant 1.0 : f64
+  ad.autodiff @sq(%x, %dx, %s) {activity = [dup], ret_activity = [active]} : (memref<?xf64>, memref<?xf64>, f64) -> ()
+  func.return
+}
