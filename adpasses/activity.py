@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 
 from xdsl.dialects import func, memref, scf
 from xdsl.ir import Operation, SSAValue
+from xdsl.traits import ConstantLike
 
 from adpasses.memref_views import (
     ALLOCATION_OPS,
@@ -124,14 +125,24 @@ class ActivityAnalysis:
                         self.useful.add(value)
 
     def _everything_active(self) -> None:
+        """The baseline without analysis: every float that can depend on an
+        input (not constants, not conversions of integers, not loads from
+        const memory, which has no shadow) is active."""
         for op in self._ops:
-            for region in op.regions:
-                for block in region.blocks:
-                    self.varied.update(_floats(block.args))
-            self.varied.update(_floats(op.results))
             if isinstance(op, ALLOCATION_OPS) and is_float_type(op.results[0].type.element_type):
                 self.varied_memory.add(op.results[0])
                 self.useful_memory.add(op.results[0])
+        for op in self._ops:
+            if isinstance(op, memref.LoadOp) and memory_object(op.memref) not in self.varied_memory:
+                continue
+            for region in op.regions:
+                for block in region.blocks:
+                    self.varied.update(_floats(block.args))
+            if op.has_trait(ConstantLike):
+                continue
+            if not op.regions and not isinstance(op, memref.LoadOp) and not _floats(op.operands):
+                continue  # e.g. sitofp of an integer
+            self.varied.update(_floats(op.results))
         for arg, act in zip(self.function.body.block.args, self.arg_activity):
             if act != "const" and is_float_type(arg.type):
                 self.varied.add(arg)
