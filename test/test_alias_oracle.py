@@ -1,0 +1,357 @@
+"""Random programs against an execution trace: `clobbers` must never miss.
+
+Each program has loops (scf.for with constant or unknown bounds and steps,
+scf.while), branches on loop variables, loads and stores at affine indices
+of the loop variables (and of loop-carried indices), through subviews (also
+rank-reducing and nested), a cast, a reinterpret_cast and an expand_shape,
+copies into subviews, into two overlapping arguments, allocations, and
+allocations made inside loops. A small interpreter runs it and records, for
+every load executed, every write executed later to the same address. Each
+such (load, write) pair must be among `clobbers(load)`; the test also
+checks that the analysis proves a fair share of loads not overwritten, so
+that it cannot pass by answering "may" everywhere.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from itertools import count
+
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.ir import Block, Operation, SSAValue
+
+from adpasses.alias import AliasAnalysis
+from adpasses.context import parse_module
+
+# -- generator ---------------------------------------------------------------------------------
+
+# Memrefs the program may access, by name: (type, rank). %x and %w are
+# arguments without noalias; the interpreter passes two overlapping views
+# of one buffer for them.
+BUFFERS = {
+    "x": ("memref<64xf64>", 1),
+    "w": ("memref<64xf64>", 1),
+    "even": ("memref<16xf64, strided<[2]>>", 1),
+    "odd": ("memref<16xf64, strided<[2], offset: 1>>", 1),
+    "tail": ("memref<16xf64, strided<[1], offset: 8>>", 1),
+    "q": ("memref<4xf64, strided<[6], offset: 5>>", 1),
+    "cx": ("memref<?xf64>", 1),
+    "r": ("memref<4x4xf64, strided<[5, 1], offset: 3>>", 2),
+    "y": ("memref<64xf64>", 1),
+    "e": ("memref<8x8xf64>", 2),
+    "A": ("memref<8x8xf64>", 2),
+    "Arow": ("memref<8xf64, strided<[1], offset: 16>>", 1),
+    "Acol": ("memref<8xf64, strided<[8], offset: 3>>", 1),
+}
+DECLS = """
+  %even = memref.subview %x[0] [16] [2] : memref<64xf64> to memref<16xf64, strided<[2]>>
+  %odd = memref.subview %x[1] [16] [2] : memref<64xf64> to memref<16xf64, strided<[2], offset: 1>>
+  %tail = memref.subview %x[8] [16] [1] : memref<64xf64> to memref<16xf64, strided<[1], offset: 8>>
+  %q = memref.subview %odd[2] [4] [3] : memref<16xf64, strided<[2], offset: 1>> to memref<4xf64, strided<[6], offset: 5>>
+  %cx = "memref.cast"(%x) : (memref<64xf64>) -> memref<?xf64>
+  %r = memref.reinterpret_cast %x to offset: [3], sizes: [4, 4], strides: [5, 1] : memref<64xf64> to memref<4x4xf64, strided<[5, 1], offset: 3>>
+  %y = memref.alloc() : memref<64xf64>
+  %e = memref.expand_shape %y [[0, 1]] output_shape [8, 8] : memref<64xf64> into memref<8x8xf64>
+  %A = memref.alloc() : memref<8x8xf64>
+  %Arow = memref.subview %A[2, 0] [1, 8] [1, 1] : memref<8x8xf64> to memref<8xf64, strided<[1], offset: 16>>
+  %Acol = memref.subview %A[0, 3] [8, 1] [1, 1] : memref<8x8xf64> to memref<8xf64, strided<[8], offset: 3>>
+  %src = memref.alloc() : memref<16xf64>
+"""
+COPY_TARGETS = ("even", "odd", "tail")
+
+
+@dataclass
+class Generator:
+    rng: random.Random
+    lines: list[str] = field(default_factory=list)
+    names: count = field(default_factory=lambda: count())
+
+    def fresh(self, prefix: str) -> str:
+        return f"%{prefix}{next(self.names)}"
+
+    def constant(self, value: int, indent: str) -> str:
+        name = self.fresh("c")
+        self.lines.append(f"{indent}{name} = arith.constant {value} : index")
+        return name
+
+    def index(self, ivs: list[str], indent: str, top: int) -> str:
+        """c + sum(a * v) over some of the loop variables, small coefficients."""
+        value = self.constant(self.rng.randint(0, top), indent)
+        for iv in ivs:
+            if self.rng.random() < 0.5:
+                continue
+            coeff = self.rng.choice([1, 1, 2, -1])
+            scaled = iv
+            if coeff != 1:
+                scaled = self.fresh("m")
+                factor = self.constant(coeff, indent)
+                self.lines.append(f"{indent}{scaled} = arith.muli {iv}, {factor} : index")
+            total = self.fresh("s")
+            op = self.rng.choice(["addi", "addi", "subi"])
+            self.lines.append(f"{indent}{total} = arith.{op} {value}, {scaled} : index")
+            value = total
+        return value
+
+    def access(self, ivs: list[str], buffers: list[str], indent: str) -> None:
+        name = self.rng.choice(buffers)
+        type_, rank = BUFFERS.get(name, ("memref<64xf64>", 1))
+        if self.rng.random() < 0.08:
+            dst = self.rng.choice(COPY_TARGETS)
+            self.lines.append(
+                f'{indent}"memref.copy"(%src, %{dst}) : (memref<16xf64>, {BUFFERS[dst][0]}) -> ()'
+            )
+            return
+        top = 6 if rank == 1 else 3
+        indices = ", ".join(self.index(ivs, indent, top) for _ in range(rank))
+        if self.rng.random() < 0.5:
+            self.lines.append(f"{indent}{self.fresh('ld')} = memref.load %{name}[{indices}] : {type_}")
+        else:
+            self.lines.append(f"{indent}memref.store %z, %{name}[{indices}] : {type_}")
+
+    def block(self, ivs: list[str], buffers: list[str], depth: int, indent: str) -> None:
+        for _ in range(self.rng.randint(1, 4)):
+            r = self.rng.random()
+            if r < 0.3 and depth < 3:
+                self.for_loop(ivs, buffers, depth, indent)
+            elif r < 0.38 and depth < 3:
+                self.while_loop(ivs, buffers, depth, indent)
+            elif r < 0.48 and ivs and depth < 3:
+                self.branch(ivs, buffers, depth, indent)
+            elif r < 0.53 and depth < 3:
+                local = self.fresh("buf")
+                kind = self.rng.choice(["alloc", "alloca"])
+                self.lines.append(f"{indent}{local} = memref.{kind}() : memref<64xf64>")
+                buffers = buffers + [local[1:]] * 3
+            else:
+                self.access(ivs, buffers, indent)
+
+    def for_loop(self, ivs, buffers, depth, indent) -> None:  # type: ignore[no-untyped-def]
+        lb = self.rng.randint(0, 3)
+        ub = lb + self.rng.randint(0, 5)
+        step = self.rng.choice([1, 1, 2, 3])
+        clb, cub, cstep = (self.constant(v, indent) for v in (lb, ub, step))
+        # Sometimes unknown to the analysis: the arguments %n (= 5), %st (= 2).
+        cub = "%n" if self.rng.random() < 0.25 else cub
+        cstep = "%st" if self.rng.random() < 0.15 else cstep
+        iv = self.fresh("i")
+        if self.rng.random() < 0.2:  # a loop-carried index as well
+            k, k2, init = self.fresh("k"), self.fresh("kn"), self.constant(self.rng.randint(0, 3), indent)
+            self.lines.append(f"{indent}{self.fresh('kr')} = scf.for {iv} = {clb} to {cub} step {cstep} "
+                              f"iter_args({k} = {init}) -> (index) {{")
+            self.block(ivs + [iv, k], buffers, depth + 1, indent + "  ")
+            delta = self.constant(self.rng.randint(1, 2), indent + "  ")
+            self.lines.append(f"{indent}  {k2} = arith.addi {k}, {delta} : index")
+            self.lines.append(f"{indent}  scf.yield {k2} : index")
+        else:
+            self.lines.append(f"{indent}scf.for {iv} = {clb} to {cub} step {cstep} {{")
+            self.block(ivs + [iv], buffers, depth + 1, indent + "  ")
+        self.lines.append(f"{indent}}}")
+
+    def while_loop(self, ivs, buffers, depth, indent) -> None:  # type: ignore[no-untyped-def]
+        start = self.constant(self.rng.randint(0, 2), indent)
+        limit = self.constant(self.rng.randint(0, 4), indent)
+        one = self.constant(1, indent)
+        w, w2, go, nxt, res = (self.fresh(p) for p in ("w", "v", "go", "nx", "r"))
+        self.lines.append(f"{indent}{res} = scf.while ({w} = {start}) : (index) -> index {{")
+        if self.rng.random() < 0.5:
+            self.access(ivs + [w], buffers, indent + "  ")
+        self.lines.append(f"{indent}  {go} = arith.cmpi slt, {w}, {limit} : index")
+        self.lines.append(f"{indent}  scf.condition({go}) {w} : index")
+        self.lines.append(f"{indent}}} do {{")
+        self.lines.append(f"{indent}^bb0({w2}: index):")
+        self.block(ivs + [w2], buffers, depth + 1, indent + "  ")
+        self.lines.append(f"{indent}  {nxt} = arith.addi {w2}, {one} : index")
+        self.lines.append(f"{indent}  scf.yield {nxt} : index")
+        self.lines.append(f"{indent}}}")
+
+    def branch(self, ivs, buffers, depth, indent) -> None:  # type: ignore[no-untyped-def]
+        cond = self.fresh("cond")
+        bound = self.constant(self.rng.randint(0, 4), indent)
+        self.lines.append(f"{indent}{cond} = arith.cmpi slt, {self.rng.choice(ivs)}, {bound} : index")
+        self.lines.append(f"{indent}scf.if {cond} {{")
+        self.block(ivs, buffers, depth + 1, indent + "  ")
+        self.lines.append(f"{indent}}} else {{")
+        self.block(ivs, buffers, depth + 1, indent + "  ")
+        self.lines.append(f"{indent}}}")
+
+
+def random_program(seed: int) -> str:
+    gen = Generator(random.Random(seed))
+    gen.block([], list(BUFFERS), 0, "  ")
+    body = "\n".join(gen.lines)
+    return (
+        "func.func @f(%x: memref<64xf64>, %w: memref<64xf64>, %n: index, %st: index) {\n"
+        f"  %z = arith.constant 0.0 : f64\n{DECLS}{body}\n  func.return\n}}\n"
+    )
+
+
+# -- interpreter -------------------------------------------------------------------------------
+
+
+class UndefinedBehaviour(Exception):
+    """An access out of the bounds of a 2-D buffer: the program means nothing."""
+
+
+@dataclass(frozen=True)
+class View:
+    buffer: int
+    offset: int
+    strides: tuple[int, ...]
+    shape: tuple[int, ...]
+    checked: bool  # bounds matter: a view of a 2-D object
+
+    def address(self, index: list[int]) -> tuple[int, int]:
+        if self.checked and any(not 0 <= i < n for i, n in zip(index, self.shape)):
+            raise UndefinedBehaviour()
+        return self.buffer, self.offset + sum(i * s for i, s in zip(index, self.strides))
+
+    def addresses(self) -> list[tuple[int, int]]:
+        (size,) = self.shape
+        return [self.address([i]) for i in range(size)]
+
+
+class Trace:
+    """Runs the program; `clobbered[load]` collects the writes to an
+    address after `load` had read it."""
+
+    def __init__(self, function: func.FuncOp):
+        self.env: dict[SSAValue, object] = {}
+        self.fresh_buffers = count(1)
+        self.alloca_buffers: dict[Operation, int] = {}
+        self.last_read: dict[tuple[int, int], set[Operation]] = {}
+        self.clobbered: dict[Operation, set[Operation]] = {}
+        self.loads: set[Operation] = set()
+        x, w, n, st = function.args
+        self.env[x] = View(0, 0, (1,), (64,), False)
+        self.env[w] = View(0, 3, (1,), (64,), False)  # %w overlaps %x
+        self.env[n], self.env[st] = 5, 2
+        self.run(function.body.blocks.first)
+
+    def run(self, block: Block) -> list[object]:
+        for op in block.ops:
+            if isinstance(op, (scf.YieldOp, scf.ConditionOp, func.ReturnOp)):
+                return [self.env[v] for v in op.operands]
+            self.step(op)
+        return []
+
+    def new_view(self, buffer: int, shape: tuple[int, ...]) -> View:
+        strides = (8, 1) if len(shape) == 2 else (1,)
+        return View(buffer, 0, strides, shape, len(shape) == 2)
+
+    def write(self, op: Operation, address: tuple[int, int]) -> None:
+        for load in self.last_read.get(address, ()):
+            self.clobbered.setdefault(load, set()).add(op)
+
+    def step(self, op: Operation) -> None:
+        env = self.env
+        if isinstance(op, arith.ConstantOp):
+            env[op.results[0]] = op.value.value.data if hasattr(op.value, "value") else 0
+        elif isinstance(op, arith.AddiOp):
+            env[op.result] = env[op.lhs] + env[op.rhs]
+        elif isinstance(op, arith.SubiOp):
+            env[op.result] = env[op.lhs] - env[op.rhs]
+        elif isinstance(op, arith.MuliOp):
+            env[op.result] = env[op.lhs] * env[op.rhs]
+        elif isinstance(op, arith.CmpiOp):
+            env[op.result] = env[op.lhs] < env[op.rhs]
+        elif isinstance(op, memref.AllocOp):
+            env[op.memref] = self.new_view(next(self.fresh_buffers), tuple(op.memref.type.get_shape()))
+        elif isinstance(op, memref.AllocaOp):
+            # The lowering hoists static allocas: one buffer for every run.
+            buffer = self.alloca_buffers.setdefault(op, next(self.fresh_buffers))
+            env[op.memref] = self.new_view(buffer, tuple(op.memref.type.get_shape()))
+        elif isinstance(op, memref.SubviewOp):
+            src = env[op.source]
+            offsets, sizes, steps = (op.static_offsets.get_values(), op.static_sizes.get_values(),
+                                     op.static_strides.get_values())
+            offset = src.offset + sum(o * s for o, s in zip(offsets, src.strides))
+            kept = list(range(len(sizes)))
+            if len(op.result.type.get_shape()) < len(sizes):  # rank-reducing
+                kept = [d for d, n in enumerate(sizes) if n != 1]
+            env[op.result] = View(src.buffer, offset, tuple(src.strides[d] * steps[d] for d in kept),
+                                  tuple(sizes[d] for d in kept), src.checked)
+        elif isinstance(op, memref.CastOp):
+            env[op.dest] = env[op.source]
+        elif isinstance(op, memref.ReinterpretCastOp):
+            src = env[op.source]
+            env[op.result] = View(src.buffer, op.static_offsets.get_values()[0],
+                                  tuple(op.static_strides.get_values()),
+                                  tuple(op.static_sizes.get_values()), False)
+        elif isinstance(op, memref.ExpandShapeOp):
+            src = env[op.src]
+            (stride,) = src.strides
+            env[op.result] = View(src.buffer, src.offset, (8 * stride, stride), (8, 8), False)
+        elif isinstance(op, memref.LoadOp):
+            self.loads.add(op)
+            address = env[op.memref].address([env[i] for i in op.indices])
+            self.last_read.setdefault(address, set()).add(op)
+        elif isinstance(op, memref.StoreOp):
+            self.write(op, env[op.memref].address([env[i] for i in op.indices]))
+        elif isinstance(op, memref.CopyOp):
+            for address in env[op.destination].addresses():
+                self.write(op, address)
+        elif isinstance(op, scf.ForOp):
+            i, ub, step = env[op.lb], env[op.ub], env[op.step]
+            carried = [env[v] for v in op.iter_args]
+            while i < ub:
+                env[op.body.block.args[0]] = i
+                for arg, v in zip(op.body.block.args[1:], carried):
+                    env[arg] = v
+                carried = self.run(op.body.block)
+                i += step
+            for result, v in zip(op.results, carried):
+                env[result] = v
+        elif isinstance(op, scf.IfOp):
+            region = op.true_region if env[op.cond] else op.false_region
+            self.run(region.block)
+        elif isinstance(op, scf.WhileOp):
+            values = [env[v] for v in op.arguments]
+            while True:
+                for arg, v in zip(op.before_region.block.args, values):
+                    env[arg] = v
+                self.run(op.before_region.block)
+                condition = op.before_region.block.last_op
+                assert isinstance(condition, scf.ConditionOp)
+                if not env[condition.condition]:
+                    break
+                for arg, v in zip(op.after_region.block.args, condition.args):
+                    env[arg] = env[v]
+                values = self.run(op.after_region.block)
+            for result, v in zip(op.results, condition.args):
+                env[result] = env[v]
+        else:
+            raise AssertionError(f"interpreter does not know {op.name}")
+
+
+# -- the check ----------------------------------------------------------------------------------
+
+SEEDS = 80
+"""Programs per run (about 4 s, mostly parsing); raise it when changing the analysis."""
+
+
+def test_clobbers_never_misses_an_overwrite_seen_in_execution():
+    proven = checked = overwritten = 0
+    for seed in range(SEEDS):
+        text = random_program(seed)
+        f = next(op for op in parse_module(text, f"random{seed}.mlir").ops if isinstance(op, func.FuncOp))
+        try:
+            trace = Trace(f)
+        except UndefinedBehaviour:
+            continue
+        aa = AliasAnalysis(f)
+        for load in trace.loads:
+            reported = {c.op for c in aa.clobbers(load)}
+            actual = trace.clobbered.get(load, set())
+            missed = actual - reported
+            assert not missed, (
+                f"seed {seed}: load at {load.location} is overwritten by "
+                f"{[str(s.location) for s in missed]}, not reported\n{text}"
+            )
+            checked += 1
+            overwritten += bool(actual)
+            proven += not reported
+    # The programs exercise both answers, and the analysis proves a fair
+    # share of loads not overwritten (not just "may" everywhere).
+    assert checked > SEEDS // 2 and overwritten > SEEDS // 20
+    assert proven > checked // 5, (proven, checked)
