@@ -8,18 +8,16 @@ location, so editors and lit tests can point at it.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import (
-    CallSiteLoc,
-    FileLineColLoc,
-    FusedLoc,
-    NameLoc,
-    UnknownLoc,
-)
-from xdsl.ir import Attribute, Operation
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # xDSL is imported on first use: `import adpasses` stays cheap
+    from xdsl.ir import Attribute, Operation
 
 
 def location_text(loc: Attribute | None) -> str | None:
     """`file:line:col` for a location attribute, or None when unknown."""
+    from xdsl.dialects.builtin import CallSiteLoc, FileLineColLoc, FusedLoc, NameLoc, UnknownLoc
+
     if isinstance(loc, FileLineColLoc):
         return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
     if isinstance(loc, CallSiteLoc):
