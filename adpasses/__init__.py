@@ -39,7 +39,9 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups do not come back here
+        return value
     if name == "runtime":
         return importlib.import_module("adpasses.runtime")
     raise AttributeError(f"module 'adpasses' has no attribute {name!r}")

@@ -114,10 +114,22 @@ def _check_external_symbols(llmod) -> None:  # type: ignore[no-untyped-def]
                 ) from None
 
 
+def _binding(binding: str) -> str:
+    from adpasses.pyentry import FAST_PATH
+
+    if binding not in ("auto", "shim", "ctypes"):
+        raise ValueError(f"binding must be 'auto', 'shim' or 'ctypes', got {binding!r}")
+    if binding == "auto":
+        return "shim" if FAST_PATH else "ctypes"
+    if binding == "shim" and not FAST_PATH:
+        raise RuntimeError("numpy's array layout is not the one the shims read; use binding='ctypes'")
+    return binding
+
+
 _RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot"}
 
 _CACHE: dict[str, CompiledModule] = {}
-_TEXT_CACHE: dict[tuple[str, bool, bool, int, bool], CompiledModule] = {}
+_TEXT_CACHE: dict[tuple[str, bool, bool, int, bool, str], CompiledModule] = {}
 stats = {"compiled": 0, "cache_hits": 0}
 
 
@@ -128,14 +140,18 @@ def compile_module(
     fastmath: bool = False,
     opt_level: int = 3,
     workspace: bool = True,
+    binding: str = "auto",
 ) -> CompiledModule:
     """Compile an xDSL module (or MLIR text) to native code; cached.
 
     `workspace`: tape buffers marked `ad.workspace` are kept across calls
     (module globals), so a gradient that needs a tape allocates only when a
-    call needs more tape than any before."""
+    call needs more tape than any before.
+    `binding`: "auto" (CPython builtin shims reading numpy arrays directly,
+    unless numpy's layout is not the expected one), "shim" or "ctypes"."""
+    binding = _binding(binding)
     if isinstance(module_or_text, str):
-        key = (module_or_text, boundscheck, fastmath, opt_level, workspace)
+        key = (module_or_text, boundscheck, fastmath, opt_level, workspace, binding)
         hit = _TEXT_CACHE.get(key)
         if hit is not None:
             stats["cache_hits"] += 1
@@ -145,11 +161,12 @@ def compile_module(
         module = parse_module(module_or_text, "<compile_module>")
         verify_module(module)
         compiled = compile_module(module, boundscheck=boundscheck, fastmath=fastmath,
-                                  opt_level=opt_level, workspace=workspace)
+                                  opt_level=opt_level, workspace=workspace, binding=binding)
         _TEXT_CACHE[key] = compiled
         return compiled
 
     from adpasses.lowering.core import ModuleTranslator, define_oob_handler
+    from adpasses.ctypes_entry import add_c_entry, make_ctypes_caller
     from adpasses.pyentry import add_entry_shim, make_caller
 
     start = time.perf_counter()
@@ -161,11 +178,16 @@ def compile_module(
         if isinstance(f, func.FuncOp) and f.body.blocks
         and (f.sym_visibility is None or f.sym_visibility.data != "private")
     ]
-    shims = {f.sym_name.data: add_entry_shim(translator, f) for f in public}
+    add_entry = add_entry_shim if binding == "shim" else add_c_entry
+    shims = {f.sym_name.data: add_entry(translator, f) for f in public}
     define_oob_handler(translator)
     ir_text = str(translator.llvm)
     lowered = time.perf_counter()
-    key = hashlib.sha1(f"{boundscheck}{fastmath}{opt_level}{workspace}\n{ir_text}".encode()).hexdigest()
+    # The check sites (source locations of bounds checks) are not in the IR
+    # text but in the error messages: modules differing only there differ.
+    sites_text = "\n".join(translator.check_sites)
+    key = hashlib.sha1(f"{boundscheck}{fastmath}{opt_level}{workspace}{binding}\n{ir_text}\n"
+                       f"{sites_text}".encode()).hexdigest()
     hit = _CACHE.get(key)
     if hit is not None:
         stats["cache_hits"] += 1
@@ -177,11 +199,12 @@ def compile_module(
     engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
     engine.finalize_object()
     sites = list(translator.check_sites)
+    make = make_caller if binding == "shim" else make_ctypes_caller
     functions = {
-        f.sym_name.data: make_caller(
-            f.sym_name.data, f, engine.get_function_address(shims[f.sym_name.data]), sites
-        )
+        name: make(name, f, engine.get_function_address(shims[name]),
+                   engine.get_function_address(name), sites)
         for f in public
+        for name in (f.sym_name.data,)
     }
     compiled = CompiledModule(functions, engine, ir_text,
                               CompileTimes(lowered - start, time.perf_counter() - lowered))

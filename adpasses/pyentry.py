@@ -1,32 +1,42 @@
 """Calling compiled functions from Python cheaply and safely.
 
 For every public function `f` the module gets an entry shim
-`__py_entry_f`, a CPython METH_FASTCALL function generated in LLVM IR and
-wrapped as a builtin function object: it converts scalar arguments with the
-C API (PyFloat_AsDouble, PyLong_AsLongLong), reads each numpy array's data
-pointer, rank, sizes, strides and flags straight from numpy's
-`PyArrayObject_fields` (a stable part of numpy's C ABI; the offsets are
-checked against a probe array when this module is imported), validates rank,
-static sizes, contiguity (identity layouts), writeability (parameters the
-function may write) and alignment, calls `f` with the expanded descriptors,
-and returns its results built with Py_BuildValue. A call costs about as much
-as calling a builtin: measured 115 ns for two floats, against 1.1 us through
-ctypes and 0.7 us through cffi (docs/calling_convention.md).
+`__py_entry_f`: a CPython METH_FASTCALL function generated in LLVM IR and
+wrapped as a builtin function object. It checks the argument count,
+converts scalars with the C API (PyFloat_AsDouble, PyLong_AsLongLong),
+reads each numpy array's type, data pointer, rank, sizes, strides, flags
+and dtype straight from numpy's `PyArrayObject_fields` / `PyArray_Descr`
+(stable parts of numpy's C ABI; the offsets are checked against probe
+objects when this module is imported), validates rank, dtype, static
+sizes, contiguity (identity layouts), writeability (parameters the function
+may write) and alignment, calls `f` with the expanded descriptors, and
+builds its results with Py_BuildValue.
 
-The Python wrapper (`make_caller`) checks each array's type and dtype and
-turns failures reported by the shim into TypeError / ValueError /
-IndexError naming the parameter or the source location.
+Nothing is checked in Python on the way in. When a check fails, or the
+compiled code stopped on an out-of-bounds access, the shim calls its
+`self` object (a `CallErrors`) with a status code and the arguments, and
+that Python object raises the TypeError / ValueError / IndexError naming
+the parameter or the source location: errors cost Python time, calls do
+not. Measured costs are in docs/calling_convention.md.
+
+If numpy's object layout ever differs from the one probed here, callers are
+built by `adpasses.ctypes_entry` instead (slower, all checks in Python).
 """
 
 from __future__ import annotations
 
 import ctypes
+import inspect
+import keyword
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from llvmlite import ir
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -39,13 +49,19 @@ from xdsl.ir import Attribute, SSAValue
 from adpasses.lowering.core import I8, I32, I64, PTR, ModuleTranslator, const_i64, flat_types
 from adpasses.memref_views import memory_object
 from adpasses.runtime import ERROR_SLOT
-from adpasses.types import has_identity_layout
+from adpasses.types import has_identity_layout, memref_strides
 
-# numpy's PyArrayObject_fields (64-bit CPython): data, nd, dimensions, strides, flags.
-DATA, NDIM, DIMS, STRIDES, FLAGS = 16, 24, 32, 40, 64
+# numpy's PyArrayObject_fields (64-bit CPython): type, data, nd, dimensions,
+# strides, descr, flags; PyArray_Descr: kind, byteorder, elsize.
+OB_TYPE, DATA, NDIM, DIMS, STRIDES, DESCR, FLAGS = 8, 16, 24, 32, 40, 56, 64
+KIND, BYTEORDER, ELSIZE = 24, 26, 40
 C_CONTIGUOUS, ALIGNED, WRITEABLE = 0x1, 0x100, 0x400
+NON_NATIVE = ">" if sys.byteorder == "little" else "<"
 
-RANK, NOT_CONTIGUOUS, READ_ONLY, MISALIGNED, SHAPE = range(5)
+# Status codes passed to CallErrors: (parameter << 4) | problem, or a
+# negative code for failures that concern no single parameter.
+RANK, NOT_CONTIGUOUS, READ_ONLY, MISALIGNED, SHAPE, NOT_ARRAY, DTYPE, SCALAR, BAD_STRIDES, BAD_OFFSET = range(10)
+STATUS_NARGS, STATUS_STOPPED = -1, -2
 PROBLEMS = {
     RANK: "has rank {got}, expected {want}",
     NOT_CONTIGUOUS: "is not C-contiguous, but the parameter has the identity layout; pass "
@@ -53,29 +69,48 @@ PROBLEMS = {
     READ_ONLY: "is read-only, but the function writes to it; pass a writeable array (e.g. a copy)",
     MISALIGNED: "is not aligned to its element size; pass a copy",
     SHAPE: "has shape {got}, expected {want}",
+    BAD_STRIDES: "has strides {got} (in elements), but the parameter type requires {want}; "
+             "use ? for strides the caller does not fix",
+    BAD_OFFSET: "cannot be passed: the parameter type has the static offset {want}, but a numpy "
+            "array starts at its first element (offset 0); declare offset: ? or offset: 0",
 }
 
 
-def _check_numpy_layout() -> None:
+def numpy_layout_ok() -> bool:
+    """Whether numpy's array and dtype objects have the field offsets the
+    shims read (checked on probe objects against numpy's own accessors)."""
     a = np.zeros((3, 5))[:, ::2]
     base = id(a)
-    ok = (
-        ctypes.c_void_p.from_address(base + DATA).value == a.ctypes.data
-        and ctypes.c_int.from_address(base + NDIM).value == 2
-        and list((ctypes.c_int64 * 2).from_address(
-            ctypes.c_void_p.from_address(base + DIMS).value)) == [3, 3]
-        and list((ctypes.c_int64 * 2).from_address(
-            ctypes.c_void_p.from_address(base + STRIDES).value)) == list(a.strides)
-        and ctypes.c_int.from_address(base + FLAGS).value == a.flags.num
-    )
-    if not ok:
-        raise RuntimeError(
-            f"numpy {np.__version__}'s array object layout is not the one adpasses "
-            "reads; please report this with your numpy version"
+
+    def ptr(addr: int) -> int | None:
+        return ctypes.c_void_p.from_address(addr).value
+
+    def i64s(addr: int | None, n: int) -> list[int]:
+        return list((ctypes.c_int64 * n).from_address(addr or 0)) if addr else []
+
+    try:
+        ok = (
+            ptr(base + OB_TYPE) == id(np.ndarray)
+            and ptr(base + DATA) == a.ctypes.data
+            and ctypes.c_int.from_address(base + NDIM).value == 2
+            and i64s(ptr(base + DIMS), 2) == [3, 3]
+            and i64s(ptr(base + STRIDES), 2) == list(a.strides)
+            and ctypes.c_int.from_address(base + FLAGS).value == a.flags.num
+            and ptr(base + DESCR) == id(a.dtype)
         )
+        for dt in (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.bool_), np.dtype(">i4")):
+            d = id(dt)
+            ok = ok and (
+                chr(ctypes.c_char.from_address(d + KIND).value[0]) == dt.kind
+                and chr(ctypes.c_char.from_address(d + BYTEORDER).value[0]) == dt.byteorder
+                and ctypes.c_int64.from_address(d + ELSIZE).value == dt.itemsize
+            )
+    except (ValueError, OSError):
+        return False
+    return bool(ok)
 
 
-_check_numpy_layout()
+FAST_PATH = numpy_layout_ok()
 
 
 def numpy_dtype(t: Attribute) -> np.dtype:
@@ -94,8 +129,9 @@ def numpy_dtype(t: Attribute) -> np.dtype:
 
 
 def written_parameters(f: func.FuncOp) -> set[int]:
-    """Indices of memref parameters whose memory the function may write."""
-    args = list(f.body.block.args)
+    """Indices of memref parameters whose memory the function may write:
+    stored to or copied into through any view, or passed to a callee."""
+    args = list(f.body.blocks[0].args)  # multi-block bodies: the entry block
     written: set[int] = set()
 
     def mark(value: SSAValue) -> None:
@@ -115,136 +151,237 @@ def written_parameters(f: func.FuncOp) -> set[int]:
     return written
 
 
+def _is_float_type(t: Attribute) -> bool:
+    return isinstance(t, (Float64Type, Float32Type, Float16Type))
+
+
+def _is_bool_type(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
+
+
 # -- the LLVM shim ------------------------------------------------------------
-# A CPython METH_FASTCALL function: PyObject *f(PyObject *self,
-# PyObject *const *args, Py_ssize_t nargs). It converts scalars with the C
-# API, reads arrays from their PyArrayObject fields, calls the compiled
-# function and builds the result with Py_BuildValue. A failed check or an
-# out-of-bounds access stores its status in the error slot and raises
-# RuntimeError, which the Python wrapper turns into the right exception.
-
-STATUS_INVALID = 2
 
 
-def _build_format(t: Attribute) -> str:
-    if isinstance(t, (Float64Type, Float32Type, Float16Type)):
-        return "d"
-    if isinstance(t, IntegerType) and t.width.data == 1:
-        return "N"
-    return "L"
+class _Shim:
+    """Builds `PyObject *__py_entry_f(PyObject *self, PyObject *const *args,
+    Py_ssize_t nargs)` for one function."""
+
+    def __init__(self, mt: ModuleTranslator, f: func.FuncOp):
+        self.mt, self.f = mt, f
+        self.inputs = list(f.function_type.inputs.data)
+        self.name = f"__py_entry_{f.sym_name.data}"
+        self.fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [PTR, PTR, I64]), self.name)
+        self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
+        fail_bb = self.fn.append_basic_block("fail")
+        with self.b.goto_block(fail_bb):
+            self.fail_code = self.b.phi(I64)
+        self.fail_bb = fail_bb
+        self.slot = mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
+
+    # -- small helpers ----------------------------------------------------------
+
+    def c_api(self, name: str, ret: ir.Type, params: list[ir.Type], var_arg: bool = False) -> ir.Function:
+        return self.mt.declare(name, ret, params, var_arg)
+
+    def cstring(self, text: str) -> ir.Value:
+        return self.b.gep(self.mt.string(text), [const_i64(0), const_i64(0)], inbounds=True)
+
+    def field(self, obj: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
+        return self.b.load(self.b.gep(obj, [const_i64(offset)], inbounds=True, source_etype=I8), typ=ty)
+
+    def slot_field(self, k: int) -> ir.Value:
+        return self.b.gep(self.slot, [const_i64(0), const_i64(k)], inbounds=True)
+
+    def fail_unless(self, ok: ir.Value, code: int) -> None:
+        """Continue if `ok`, else go to the shared failure exit with `code`."""
+        cont = self.fn.append_basic_block("ok")
+        self.b.cbranch(ok, cont, self.fail_bb)
+        self.b.block.instructions[-1].set_weights([1000, 1])
+        self.fail_code.add_incoming(ir.Constant(I64, code), self.b.block)
+        self.b.position_at_end(cont)
+
+    def python_error_unless(self, ok: ir.Value, code: int) -> None:
+        """After a C API conversion whose error value is ambiguous (-1):
+        unless `ok`, a pending Python error means the argument was wrong."""
+        suspicious = self.fn.append_basic_block("check")
+        cont = self.fn.append_basic_block("ok")
+        self.b.cbranch(ok, cont, suspicious)
+        self.b.position_at_end(suspicious)
+        occurred = self.b.call(self.c_api("PyErr_Occurred", PTR, []), [])
+        self.fail_unless(self.b.icmp_unsigned("==", occurred, ir.Constant(PTR, None)), code)
+        self.b.branch(cont)
+        self.b.position_at_end(cont)
+
+    # -- the parts of the shim ---------------------------------------------------
+
+    def build(self, written: set[int]) -> str:
+        b = self.b
+        b.store(const_i64(0), self.slot_field(0))
+        nargs = self.fn.args[2]
+        self.fail_unless(b.icmp_signed("==", nargs, const_i64(len(self.inputs))), STATUS_NARGS)
+        call_args: list[ir.Value] = []
+        for k, t in enumerate(self.inputs):
+            obj = b.load(b.gep(self.fn.args[1], [const_i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+            if isinstance(t, MemRefType):
+                call_args += self.array(t, obj, k, k in written)
+            else:
+                call_args.append(self.scalar(t, obj, k))
+        result = b.call(self.mt.functions[self.f.sym_name.data], call_args)
+        stopped = b.icmp_unsigned("!=", b.load(self.slot_field(0), typ=I64), const_i64(0))
+        self.fail_unless(b.not_(stopped), STATUS_STOPPED)
+        b.ret(self.results(result))
+        self.define_failure_exit()
+        return self.name
+
+    def scalar(self, t: Attribute, obj: ir.Value, k: int) -> ir.Value:
+        b, code = self.b, (k << 4) | SCALAR
+        if _is_float_type(t):
+            x = b.call(self.c_api("PyFloat_AsDouble", ir.DoubleType(), [PTR]), [obj])
+            self.python_error_unless(b.fcmp_unordered("!=", x, ir.Constant(ir.DoubleType(), -1.0)), code)
+            return x if isinstance(t, Float64Type) else b.fptrunc(x, flat_types(t)[0])
+        if _is_bool_type(t):
+            # Only bool and numpy.bool_: truthiness of other objects is a bug.
+            cls = self.field(obj, OB_TYPE, PTR)
+            is_bool = b.or_(b.icmp_unsigned("==", cls, _object(id(bool))),
+                            b.icmp_unsigned("==", cls, _object(id(np.bool_))))
+            self.fail_unless(is_bool, code)
+            truth = b.call(self.c_api("PyObject_IsTrue", I32, [PTR]), [obj])
+            return b.icmp_signed(">", truth, ir.Constant(I32, 0))
+        x = b.call(self.c_api("PyLong_AsLongLong", I64, [PTR]), [obj])
+        self.python_error_unless(b.icmp_signed("!=", x, const_i64(-1)), code)
+        width = flat_types(t)[0].width
+        if width == 64:
+            return x
+        narrow = b.trunc(x, ir.IntType(width))
+        self.fail_unless(b.icmp_signed("==", b.sext(narrow, I64), x), code)
+        return narrow
+
+    def array(self, t: MemRefType, obj: ir.Value, k: int, written: bool) -> list[ir.Value]:
+        """Validate a numpy array against memref type `t`; its descriptor parts."""
+        b = self.b
+        cls = self.field(obj, OB_TYPE, PTR)
+        ndarray = _object(id(np.ndarray))
+        exact = b.icmp_unsigned("==", cls, ndarray)
+        with b.if_then(b.not_(exact), likely=False):
+            sub = b.call(self.c_api("PyType_IsSubtype", I32, [PTR, PTR]), [cls, ndarray])
+            self.fail_unless(b.icmp_signed("!=", sub, ir.Constant(I32, 0)), (k << 4) | NOT_ARRAY)
+        shape = list(t.get_shape())
+        rank = len(shape)
+        self.fail_unless(b.icmp_signed("==", self.field(obj, NDIM, I32), ir.Constant(I32, rank)),
+                         (k << 4) | RANK)
+        dt = numpy_dtype(t.element_type)
+        descr = self.field(obj, DESCR, PTR)
+        dtype_ok = b.and_(
+            b.and_(b.icmp_unsigned("==", self.field(descr, KIND, I8), ir.Constant(I8, ord(dt.kind))),
+                   b.icmp_unsigned("==", self.field(descr, ELSIZE, I64), const_i64(dt.itemsize))),
+            b.icmp_unsigned("!=", self.field(descr, BYTEORDER, I8), ir.Constant(I8, ord(NON_NATIVE))))
+        self.fail_unless(dtype_ok, (k << 4) | DTYPE)
+        flags = self.field(obj, FLAGS, I32)
+
+        def has(bit: int) -> ir.Value:
+            return b.icmp_unsigned("!=", b.and_(flags, ir.Constant(I32, bit)), ir.Constant(I32, 0))
+
+        if has_identity_layout(t):
+            self.fail_unless(has(C_CONTIGUOUS), (k << 4) | NOT_CONTIGUOUS)
+            static_strides = [DYNAMIC_INDEX] * rank  # implied by C-contiguity
+        else:
+            static_strides, static_offset = memref_strides(t)
+            if static_offset not in (0, DYNAMIC_INDEX):
+                self.fail_unless(ir.Constant(ir.IntType(1), 0), (k << 4) | BAD_OFFSET)
+        if written:
+            self.fail_unless(has(WRITEABLE), (k << 4) | READ_ONLY)
+        self.fail_unless(has(ALIGNED), (k << 4) | MISALIGNED)
+        data = self.field(obj, DATA, PTR)
+        sizes, strides = [], []
+        if rank:
+            dims_ptr, strides_ptr = self.field(obj, DIMS, PTR), self.field(obj, STRIDES, PTR)
+            for d in range(rank):
+                size = b.load(b.gep(dims_ptr, [const_i64(d)], inbounds=True, source_etype=I64), typ=I64)
+                if shape[d] >= 0:
+                    self.fail_unless(b.icmp_signed("==", size, const_i64(shape[d])), (k << 4) | SHAPE)
+                sizes.append(size)
+                byte_stride = b.load(b.gep(strides_ptr, [const_i64(d)], inbounds=True,
+                                           source_etype=I64), typ=I64)
+                # Aligned arrays have strides that are multiples of the itemsize.
+                stride = (b.sdiv(byte_stride, const_i64(dt.itemsize))
+                          if dt.itemsize > 1 else byte_stride)
+                if static_strides[d] != DYNAMIC_INDEX:
+                    # The lowering trusts strides in the type: check them
+                    # (any stride is fine for a dimension of size <= 1).
+                    same = b.icmp_signed("==", stride, const_i64(static_strides[d]))
+                    self.fail_unless(b.or_(same, b.icmp_signed("<=", size, const_i64(1))),
+                                     (k << 4) | BAD_STRIDES)
+                strides.append(stride)
+        return [data, const_i64(0), *sizes, *strides]
+
+    def results(self, result: ir.Value) -> ir.Value:
+        """The Python object for the function's results (None, one, a tuple)."""
+        b = self.b
+        outputs = list(self.f.function_type.outputs.data)
+        values = [result] if len(outputs) == 1 else [b.extract_value(result, j) for j in range(len(outputs))]
+        build_args: list[ir.Value] = []
+        fmt = ""
+        for t, v in zip(outputs, values):
+            if _is_float_type(t):
+                build_args.append(v if isinstance(t, Float64Type) else b.fpext(v, ir.DoubleType()))
+                fmt += "d"
+            elif _is_bool_type(t):
+                build_args.append(b.call(self.c_api("PyBool_FromLong", PTR, [I64]), [b.zext(v, I64)]))
+                fmt += "N"
+            else:
+                build_args.append(v if v.type.width == 64 else b.sext(v, I64))
+                fmt += "L"
+        fmt = f"({fmt})" if len(outputs) > 1 else fmt
+        build = self.c_api("Py_BuildValue", PTR, [PTR], var_arg=True)
+        return b.call(build, [self.cstring(fmt), *build_args])
+
+    def define_failure_exit(self) -> None:
+        """Call `self(code, *args)` (a CallErrors, which raises); return NULL."""
+        b = self.b
+        b.position_at_end(self.fail_bb)
+        # A failed C API conversion left its own exception; ours replaces it.
+        b.call(self.c_api("PyErr_Clear", ir.VoidType(), []), [])
+        call = self.c_api("PyObject_CallFunction", PTR, [PTR, PTR], var_arg=True)
+        self_obj, args, nargs = self.fn.args
+        wrong_count = self.fn.append_basic_block("wrong_count")
+        with_args = self.fn.append_basic_block("with_args")
+        b.cbranch(b.icmp_signed("==", self.fail_code, const_i64(STATUS_NARGS)), wrong_count, with_args)
+        b.position_at_end(wrong_count)
+        r1 = b.call(call, [self_obj, self.cstring("LL"), self.fail_code, nargs])
+        done = self.fn.append_basic_block("done")
+        b.branch(done)
+        b.position_at_end(with_args)
+        objs = [b.load(b.gep(args, [const_i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+                for k in range(len(self.inputs))]
+        r2 = b.call(call, [self_obj, self.cstring("L" + "O" * len(objs)), self.fail_code, *objs])
+        b.branch(done)
+        b.position_at_end(done)
+        r = b.phi(PTR)
+        r.add_incoming(r1, wrong_count)
+        r.add_incoming(r2, with_args)
+        null = ir.Constant(PTR, None)
+        with b.if_then(b.icmp_unsigned("!=", r, null), likely=False):
+            # The handler always raises; never return a value from a failure.
+            b.call(self.c_api("Py_DecRef", ir.VoidType(), [PTR]), [r])
+            exc = b.load(self.mt.global_ref("PyExc_RuntimeError", PTR), typ=PTR)
+            b.call(self.c_api("PyErr_SetString", ir.VoidType(), [PTR, PTR]),
+                   [exc, self.cstring("adpasses: the error handler returned")])
+        b.ret(null)
+
+
+def _object(address: int) -> ir.Value:
+    """A constant pointer to a Python object of this process (types live as
+    long as the process; the compiled module never leaves it)."""
+    return ir.Constant(I64, address).inttoptr(PTR)
 
 
 def add_entry_shim(mt: ModuleTranslator, f: func.FuncOp) -> str:
     """Define `__py_entry_<f>`; return its name."""
-    name = f"__py_entry_{f.sym_name.data}"
-    target = mt.functions[f.sym_name.data]
-    inputs = list(f.function_type.inputs.data)
-    shim = ir.Function(mt.llvm, ir.FunctionType(PTR, [PTR, PTR, I64]), name)
-    b = ir.IRBuilder(shim.append_basic_block("entry"))
-    written = written_parameters(f)
-    slot = mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
-
-    def slot_field(k: int) -> ir.Value:
-        return b.gep(slot, [const_i64(0), const_i64(k)], inbounds=True)
-
-    b.store(const_i64(0), slot_field(0))
-    null = ir.Constant(PTR, None)
-
-    def raise_status() -> None:
-        exc = b.load(mt.global_ref("PyExc_RuntimeError", PTR), typ=PTR)
-        set_string = mt.declare("PyErr_SetString", ir.VoidType(), [PTR, PTR])
-        text = mt.string("adpasses")
-        b.call(set_string, [exc, b.gep(text, [const_i64(0), const_i64(0)], inbounds=True)])
-        b.ret(null)
-
-    def fail_unless(cond: ir.Value, k: int, problem: int) -> None:
-        with b.if_then(b.not_(cond), likely=False):
-            b.store(const_i64(STATUS_INVALID), slot_field(0))
-            b.store(const_i64(1 + 8 * k + problem), slot_field(1))
-            raise_status()
-
-    def field(obj: ir.Value, offset: int, ty: ir.Type) -> ir.Value:
-        return b.load(b.gep(obj, [const_i64(offset)], inbounds=True, source_etype=I8), typ=ty)
-
-    def python_error_if(cond: ir.Value) -> None:
-        with b.if_then(cond, likely=False):
-            occurred = b.call(mt.declare("PyErr_Occurred", PTR, []), [])
-            with b.if_then(b.icmp_unsigned("!=", occurred, null)):
-                b.ret(null)
-
-    call_args: list[ir.Value] = []
-    for k, t in enumerate(inputs):
-        obj = b.load(b.gep(shim.args[1], [const_i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
-        if isinstance(t, (Float64Type, Float32Type, Float16Type)):
-            x = b.call(mt.declare("PyFloat_AsDouble", ir.DoubleType(), [PTR]), [obj])
-            python_error_if(b.fcmp_ordered("==", x, ir.Constant(ir.DoubleType(), -1.0)))
-            call_args.append(x if isinstance(t, Float64Type) else b.fptrunc(x, flat_types(t)[0]))
-        elif isinstance(t, IntegerType) and t.width.data == 1:
-            x = b.call(mt.declare("PyObject_IsTrue", I32, [PTR]), [obj])
-            python_error_if(b.icmp_signed("<", x, ir.Constant(I32, 0)))
-            call_args.append(b.icmp_signed("!=", x, ir.Constant(I32, 0)))
-        elif not isinstance(t, MemRefType):
-            x = b.call(mt.declare("PyLong_AsLongLong", I64, [PTR]), [obj])
-            python_error_if(b.icmp_signed("==", x, const_i64(-1)))
-            width = flat_types(t)[0].width
-            call_args.append(x if width == 64 else b.trunc(x, ir.IntType(width)))
-        else:
-            call_args += _array_descriptor(b, t, obj, k, k in written, fail_unless, field)
-
-    result = b.call(target, call_args)
-    failed = b.icmp_unsigned("!=", b.load(slot_field(0), typ=I64), const_i64(0))
-    with b.if_then(failed, likely=False):
-        raise_status()
-    outputs = list(f.function_type.outputs.data)
-    values = [result] if len(outputs) == 1 else [b.extract_value(result, j) for j in range(len(outputs))]
-    build_args: list[ir.Value] = []
-    for t, v in zip(outputs, values):
-        if isinstance(v.type, (ir.FloatType, ir.HalfType)):
-            v = b.fpext(v, ir.DoubleType())
-        elif isinstance(t, IntegerType) and t.width.data == 1:
-            v = b.call(mt.declare("PyBool_FromLong", PTR, [I64]), [b.zext(v, I64)])
-        elif isinstance(v.type, ir.IntType) and v.type.width < 64:
-            v = b.sext(v, I64)
-        build_args.append(v)
-    fmt = "".join(_build_format(t) for t in outputs)
-    fmt = f"({fmt})" if len(outputs) > 1 else fmt
-    text = mt.string(fmt)
-    build = mt.declare("Py_BuildValue", PTR, [PTR], var_arg=True)
-    b.ret(b.call(build, [b.gep(text, [const_i64(0), const_i64(0)], inbounds=True), *build_args]))
-    return name
-
-
-def _array_descriptor(b, t, obj, k, written, fail_unless, field) -> list:  # type: ignore[no-untyped-def]
-    """Validate a numpy array against memref type `t`; its descriptor parts."""
-    shape = list(t.get_shape())
-    rank = len(shape)
-    fail_unless(b.icmp_signed("==", field(obj, NDIM, I32), ir.Constant(I32, rank)), k, RANK)
-    flags = field(obj, FLAGS, I32)
-
-    def has(bit: int) -> ir.Value:
-        return b.icmp_unsigned("!=", b.and_(flags, ir.Constant(I32, bit)), ir.Constant(I32, 0))
-
-    if has_identity_layout(t):
-        fail_unless(has(C_CONTIGUOUS), k, NOT_CONTIGUOUS)
-    if written:
-        fail_unless(has(WRITEABLE), k, READ_ONLY)
-    fail_unless(has(ALIGNED), k, MISALIGNED)
-    data = field(obj, DATA, PTR)
-    sizes, strides = [], []
-    if rank:
-        dims_ptr, strides_ptr = field(obj, DIMS, PTR), field(obj, STRIDES, PTR)
-        itemsize = numpy_dtype(t.element_type).itemsize
-        for d in range(rank):
-            size = b.load(b.gep(dims_ptr, [const_i64(d)], inbounds=True, source_etype=I64), typ=I64)
-            if shape[d] >= 0:
-                fail_unless(b.icmp_signed("==", size, const_i64(shape[d])), k, SHAPE)
-            sizes.append(size)
-            byte_stride = b.load(b.gep(strides_ptr, [const_i64(d)], inbounds=True, source_etype=I64), typ=I64)
-            strides.append(b.sdiv(byte_stride, const_i64(itemsize)) if itemsize > 1 else byte_stride)
-    return [data, const_i64(0), *sizes, *strides]
+    return _Shim(mt, f).build(written_parameters(f))
 
 
 # -- the Python side ------------------------------------------------------------
+
 
 @dataclass
 class Parameter:
@@ -257,18 +394,39 @@ class Parameter:
 
 
 def parameters(f: func.FuncOp) -> list[Parameter]:
-    names = []
-    for i, arg in enumerate(f.body.block.args):
+    """Parameters named by their MLIR name hints (`%x` -> x), else argN."""
+    names: list[str] = []
+    for i, arg in enumerate(f.body.blocks[0].args):
         hint = arg.name_hint
-        names.append(hint if hint and hint.isidentifier() and hint not in names else f"arg{i}")
+        ok = (hint and hint.isidentifier() and not keyword.iskeyword(hint)
+              and hint not in names and not hint.startswith("_"))
+        names.append(hint if ok else f"arg{i}")
     return [Parameter(n, t) for n, t in zip(names, f.function_type.inputs.data)]
 
 
 class CallErrors:
-    """Turns a failed check into the exception a user should see."""
+    """Turns a failed check into the exception a user should see. Called by
+    the shim (or the ctypes fallback) with a status code and the arguments."""
 
     def __init__(self, fname: str, params: list[Parameter], check_sites: list[str]):
         self.fname, self.params, self.check_sites = fname, params, check_sites
+
+    def __call__(self, code: int, *args: object) -> None:
+        if code == STATUS_NARGS:
+            count = args[0] if args else "?"
+            raise TypeError(f"{self.fname}() takes {len(self.params)} positional arguments but "
+                            f"{count} {'was' if count == 1 else 'were'} given "
+                            f"({', '.join(p.name for p in self.params) or 'none'})")
+        if code == STATUS_STOPPED:
+            self.stopped()
+        k, problem = code >> 4, code & 15
+        if problem == NOT_ARRAY:
+            self.not_array(k, args[k])
+        if problem == DTYPE:
+            self.dtype(k, args[k])
+        if problem == SCALAR:
+            self.scalar(k, args[k])
+        self.array_problem(k, problem, args[k])
 
     def _param(self, k: int) -> str:
         return f"{self.fname}(): argument {k} ('{self.params[k].name}')"
@@ -279,48 +437,45 @@ class CallErrors:
 
     def dtype(self, k: int, value: np.ndarray) -> None:
         want = numpy_dtype(self.params[k].type.element_type)
+        swapped = value.dtype.newbyteorder("=") == want and value.dtype != want
         raise TypeError(f"{self._param(k)} must have dtype {want}, got {value.dtype}"
-                        + (" (non-native byte order)" if value.dtype.newbyteorder("=") == want else ""))
+                        + (" (non-native byte order; pass a.astype(a.dtype.newbyteorder('=')))"
+                           if swapped else ""))
 
-    def scalar(self, args: tuple) -> None:
-        """A scalar argument the C API could not convert."""
-        for k, (p, a) in enumerate(zip(self.params, args)):
-            if p.is_array:
-                continue
-            if _is_float_type(p.type):
-                ok = isinstance(a, (int, float, np.integer, np.floating)) and not isinstance(a, (bool, np.bool_))
-            elif isinstance(p.type, IntegerType) and p.type.width.data == 1:
-                ok = True
-            else:
-                ok = isinstance(a, (int, np.integer))
-            if not ok:
-                raise TypeError(f"{self._param(k)} must be a {p.type} scalar, got "
-                                f"{type(a).__name__}") from None
+    def scalar(self, k: int, value: object) -> None:
+        t = self.params[k].type
+        if isinstance(value, (int, np.integer)) and not _is_float_type(t) and not _is_bool_type(t):
+            raise OverflowError(f"{self._param(k)} = {value} does not fit in {t}")
+        python = "float" if _is_float_type(t) else "bool" if _is_bool_type(t) else "int"
+        article = "an" if str(t)[0] in "aeiou" else "a"
+        raise TypeError(f"{self._param(k)} must be {article} {t} scalar, got "
+                        f"{type(value).__name__} (pass a Python {python})")
 
-    def failure(self, args: tuple) -> None:
-        """The compiled code stopped: a failed check or out-of-bounds access."""
-        status = int(ERROR_SLOT[0])
-        ERROR_SLOT[0] = 0
-        if status == STATUS_INVALID:
-            self.status(int(ERROR_SLOT[1]), args)
-        self.status(-1, args)
-
-    def status(self, status: int, args: tuple) -> None:
-        if status == -1:
-            site, index, axis, size = (int(ERROR_SLOT[i]) for i in range(1, 5))
-            ERROR_SLOT[0] = 0
-            where = self.check_sites[site] if 0 <= site < len(self.check_sites) else "?"
-            if axis == -1:
-                raise ZeroDivisionError(f"integer division or modulo by zero (at {where})")
-            raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size} (at {where})")
-        k, problem = divmod(status - 1, 8)
-        p, a = self.params[k], args[k]
-        shape = list(p.type.get_shape())
+    def array_problem(self, k: int, problem: int, value: np.ndarray) -> None:
+        t = self.params[k].type
+        shape = list(t.get_shape())
+        if problem in (BAD_STRIDES, BAD_OFFSET):
+            strides, offset = memref_strides(t)
+            itemsize = numpy_dtype(t.element_type).itemsize
+            text = PROBLEMS[problem].format(
+                got=tuple(s // itemsize for s in value.strides),
+                want=offset if problem == BAD_OFFSET else tuple("?" if s == DYNAMIC_INDEX else s
+                                                            for s in strides))
+            raise ValueError(f"{self._param(k)} {text}")
         text = PROBLEMS[problem].format(
-            got=(a.ndim if problem == RANK else tuple(a.shape)),
+            got=(value.ndim if problem == RANK else tuple(value.shape)),
             want=(len(shape) if problem == RANK else tuple("?" if s < 0 else s for s in shape)),
         )
         raise ValueError(f"{self._param(k)} {text}")
+
+    def stopped(self) -> None:
+        """The compiled code stopped: an out-of-bounds access or a division by zero."""
+        site, index, axis, size = (int(ERROR_SLOT[i]) for i in range(1, 5))
+        ERROR_SLOT[0] = 0
+        where = self.check_sites[site] if 0 <= site < len(self.check_sites) else "?"
+        if axis == -1:
+            raise ZeroDivisionError(f"integer division or modulo by zero (at {where})")
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size} (at {where})")
 
 
 class _PyMethodDef(ctypes.Structure):
@@ -334,47 +489,39 @@ _new_cfunction.restype = ctypes.py_object
 _new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
 
 
-def builtin_function(name: str, address: int):  # type: ignore[no-untyped-def]
-    """A CPython builtin function object calling the shim at `address`."""
+def builtin_function(name: str, address: int, self: object = None):  # type: ignore[no-untyped-def]
+    """A CPython builtin function object calling the shim at `address`, which
+    receives `self` as its first argument."""
     method = _PyMethodDef(name.encode(), address, METH_FASTCALL, None)
-    fn = _new_cfunction(ctypes.addressof(method), None, None)
+    fn = _new_cfunction(ctypes.addressof(method), self, None)
     return fn, method  # the PyMethodDef must outlive the function
 
 
-def make_caller(name: str, f: func.FuncOp, address: int, check_sites: list[str]):  # type: ignore[no-untyped-def]
-    """A Python function with the compiled function's parameters: it checks
-    array types and dtypes, then calls the entry shim."""
+def make_caller(name: str, f: func.FuncOp, shim_address: int, function_address: int,
+                check_sites: list[str]) -> Callable:
+    """The Python callable for compiled `f`: a two-line Python function with
+    `f`'s parameter names calling the builtin shim, which checks everything.
+
+    Attributes: `raw` (the builtin: positional arguments only, same checks,
+    about 100 ns less per call), `address` (the compiled function, internal
+    ABI: see docs/calling_convention.md), `parameters`."""
     params = parameters(f)
-    entry, method = builtin_function(name, address)
-    env = {
-        "entry": entry, "ndarray": np.ndarray, "errors": CallErrors(name, params, check_sites),
-    }
-    names = [f"a{k}" for k in range(len(params))]
-    args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
-    body = []
-    for k, p in enumerate(params):
-        a = names[k]
-        if p.is_array:
-            env[f"dt{k}"] = numpy_dtype(p.type.element_type)
-            body.append(f"    if {a}.__class__ is not ndarray and not isinstance({a}, ndarray): errors.not_array({k}, {a})")
-            body.append(f"    if {a}.dtype is not dt{k} and {a}.dtype != dt{k}: errors.dtype({k}, {a})")
-    body.append("    try:")
-    body.append(f"        return entry({', '.join(names)})")
-    body.append("    except RuntimeError:")
-    body.append(f"        errors.failure({args_tuple})")
-    body.append("        raise")
-    body.append("    except TypeError:")
-    body.append(f"        errors.scalar({args_tuple})")
-    body.append("        raise")
-    pyname = name if name.isidentifier() else "compiled"
-    source = f"def {pyname}({', '.join(names)}):\n" + "\n".join(body) + "\n"
+    errors = CallErrors(name, params, check_sites)
+    entry, method = builtin_function(name, shim_address, errors)
+    names = [p.name for p in params]
+    plain = name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
+    pyname = name if plain else "compiled"
+    # `*args`: the shim counts them (one message for too few and too many);
+    # __signature__ still shows the parameter names.
+    source = f"def {pyname}(*args):\n    return _entry(*args)\n"
+    env: dict[str, object] = {"_entry": entry}
     exec(compile(source, f"<adpasses entry of @{name}>", "exec"), env)
     caller = env[pyname]
-    caller.__doc__ = f"Compiled @{name}({', '.join(p.name for p in params)})"
-    caller.parameters = params
-    caller._keepalive = (entry, method)
-    return caller
-
-
-def _is_float_type(t: Attribute) -> bool:
-    return isinstance(t, (Float64Type, Float32Type, Float16Type))
+    caller.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+    caller.__doc__ = f"Compiled @{name}({', '.join(names)})"  # type: ignore[attr-defined]
+    caller.parameters = params  # type: ignore[attr-defined]
+    caller.raw = entry  # type: ignore[attr-defined]
+    caller.address = function_address  # type: ignore[attr-defined]
+    caller._keepalive = (entry, method)  # type: ignore[attr-defined]
+    return caller  # type: ignore[return-value]

@@ -8,6 +8,10 @@ directly with loads and stores: no Python callback on any path.
   generated code (memref.alloc, tapes, tape growth) since `reset_stats()`.
 - `adpasses_error_slot` [5 x i64]: flag, check site, index, axis, size of the
   first out-of-bounds access of the current call (see adpasses.pyentry).
+
+`register_symbols()` also compiles, once, the half-precision conversions
+that LLVM's code generator may call (`__truncdfhf2`, ...: compiler-rt
+functions a Python process does not have; adpasses.lowering.half).
 """
 
 from __future__ import annotations
@@ -19,15 +23,29 @@ ERROR_SLOT = (ctypes.c_int64 * 5)()
 _registered = False
 
 
+_half_engine: object = None  # keeps the compiled half conversions alive
+
+
 def register_symbols() -> None:
-    """Make the buffers visible to the JIT linker (once per process)."""
-    global _registered
+    """Make the buffers, and the half-precision conversions LLVM may call
+    (adpasses.lowering.half), visible to the JIT linker (once per process)."""
+    global _registered, _half_engine
     if _registered:
         return
     import llvmlite.binding as llvm
 
+    from adpasses.lowering.half import SYMBOLS, half_runtime_module
+
     llvm.add_symbol("adpasses_alloc_stats", ctypes.addressof(_STATS))
     llvm.add_symbol("adpasses_error_slot", ctypes.addressof(ERROR_SLOT))
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    module = llvm.parse_assembly(str(half_runtime_module()))
+    _half_engine = llvm.create_mcjit_compiler(module, target.create_target_machine(opt=2, jit=True))
+    _half_engine.finalize_object()  # type: ignore[attr-defined]
+    for name in SYMBOLS:
+        llvm.add_symbol(name, _half_engine.get_function_address(name))  # type: ignore[attr-defined]
     _registered = True
 
 

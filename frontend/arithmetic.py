@@ -28,6 +28,8 @@ from xdsl.ir import Attribute, SSAValue
 from adpasses.frontend.values import Scalar
 
 CMPF = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
+OPERATOR_SYMBOLS = {ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+                    ast.LShift: "<<", ast.RShift: ">>", ast.Mod: "%", ast.FloorDiv: "//"}
 CMPI = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
 
 
@@ -49,6 +51,12 @@ class ArithmeticMixin:
 
     def to_float(self, s: Scalar, type_: Attribute = f64) -> SSAValue:
         v = s.value
+        if v.type != type_ and isinstance(v.owner, arith.ConstantOp):  # fold: 2 -> 2.0
+            attr = v.owner.value
+            if isinstance(attr, IntegerAttr) and attr.type == i1:
+                return self.const_float(1.0 if attr.value.data else 0.0, type_)
+            if isinstance(attr, (IntegerAttr, FloatAttr)):
+                return self.const_float(float(attr.value.data), type_)
         if s.is_float:
             if v.type == type_:
                 return v
@@ -116,7 +124,8 @@ class ArithmeticMixin:
             q = self.emit(math.FloorOp(self.emit(arith.DivfOp(x, y)).results[0])).results[0]
             prod = self.emit(arith.MulfOp(q, y)).results[0]
             return Scalar(self.emit(arith.SubfOp(x, prod)).results[0], weak)
-        self.error(node, f"operator {type(op).__name__} is not supported on floats")
+        self.error(node, f"operator {OPERATOR_SYMBOLS.get(type(op), type(op).__name__)} is not supported "
+                         "on floats" + (" (write the matrix product as loops)" if isinstance(op, ast.MatMult) else ""))
 
     def int_binary(self, op: ast.operator, x: SSAValue, y: SSAValue, node: ast.AST) -> Scalar:
         simple = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp,
@@ -128,8 +137,12 @@ class ArithmeticMixin:
             self._propagate_lower_bound(op, x, y, result)
             return Scalar(result)
         if isinstance(op, ast.Mod):
-            # Python's modulo takes the sign of the divisor.
             r = self.emit(arith.RemSIOp(x, y)).results[0]
+            if self._lower_bound_of(x) is not None and self._lower_bound_of(x) >= 0 \
+                    and self._lower_bound_of(y) is not None and self._lower_bound_of(y) >= 0:
+                self.lower_bounds[r] = 0  # both non-negative: remsi is Python's %
+                return Scalar(r)
+            # Python's modulo takes the sign of the divisor.
             zero = self.const_index(0)
             nonzero = self.emit(arith.CmpiOp(r, zero, "ne")).results[0]
             r_neg = self.emit(arith.CmpiOp(r, zero, "slt")).results[0]
@@ -138,21 +151,29 @@ class ArithmeticMixin:
             fix = self.emit(arith.AndIOp(nonzero, differ)).results[0]
             shifted = self.emit(arith.AddiOp(r, y)).results[0]
             return Scalar(self.emit(arith.SelectOp(fix, shifted, r)).results[0])
-        self.error(node, f"operator {type(op).__name__} is not supported on integers")
+        self.error(node, f"operator {OPERATOR_SYMBOLS.get(type(op), type(op).__name__)} is not supported on integers")
+
+    def _lower_bound_of(self, value: SSAValue) -> int | None:
+        """A known minimum of an index value: a constant, or one recorded
+        for range() variables, sizes and sums of those."""
+        if value in self.lower_bounds:
+            return self.lower_bounds[value]
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return owner.value.value.data
+        return None
 
     def _propagate_lower_bound(self, op: ast.operator, x: SSAValue, y: SSAValue, result: SSAValue) -> None:
-        """i + c and i - c keep a known minimum (for indices like x[i - 1])."""
-        from adpasses.affine_index import constant_of
-
-        bx, by = self.lower_bounds.get(x, constant_of(x)), self.lower_bounds.get(y, constant_of(y))
+        """i + c, i - c, i * c, i // c keep a known minimum (indices like x[i - 1])."""
+        bx, by = self._lower_bound_of(x), self._lower_bound_of(y)
         if bx is None or by is None:
             return
         if isinstance(op, ast.Add):
             self.lower_bounds[result] = bx + by
-        elif isinstance(op, ast.Sub) and constant_of(y) is not None:
+        elif isinstance(op, ast.Sub) and isinstance(y.owner, arith.ConstantOp):
             self.lower_bounds[result] = bx - by
-        elif isinstance(op, ast.Mult) and bx >= 0 and by >= 0:
-            self.lower_bounds[result] = bx * by
+        elif isinstance(op, (ast.Mult, ast.FloorDiv)) and bx >= 0 and by >= 0:
+            self.lower_bounds[result] = 0 if isinstance(op, ast.FloorDiv) else bx * by
 
     def power(self, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         exponent = getattr(node, "right", None)

@@ -100,6 +100,9 @@ class ArrayMixin:
 
     def view(self, a: Array, items: list[ast.expr], node: ast.AST) -> Array:
         items = items + [ast.Slice(None, None, None)] * (a.ndim - len(items))
+        for item in items:
+            if isinstance(item, ast.Slice) and item.step is not None and self.constant_index_of(item.step) == 0:
+                self.error(item.step, "slice step cannot be zero")
         if any(isinstance(i, ast.Slice) and i.step is not None and not self._positive_step(i.step)
                for i in items):
             return self._reinterpret_view(a, items, node)

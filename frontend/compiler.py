@@ -41,7 +41,10 @@ from xdsl.rewriter import InsertPoint
 from adpasses.diagnostics import CompileError
 from adpasses.frontend.arithmetic import ArithmeticMixin
 from adpasses.frontend.arrays import ArrayMixin
+from adpasses.frontend.control import lift_loop_returns
 from adpasses.frontend.expressions import ExpressionMixin
+from adpasses.frontend.loops import LoopMixin
+from adpasses.frontend.returns import ReturnMixin
 from adpasses.frontend.statements import StatementMixin
 from adpasses.frontend.values import Array, PyObject, Scalar
 
@@ -110,7 +113,7 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int]:
     return fdef, filename, first
 
 
-class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin):
+class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool):
         self.mb = mb
@@ -143,11 +146,12 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
             value.name_hint = a.arg
             self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
         with self.allocation_scope():
-            result = self.returning_statements(self.fdef.body, self.fdef)
+            result = self.returning_statements(lift_loop_returns(self.fdef.body), self.fdef)
             ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
             returned = [] if result is None else [self.returned_value(result)]
         with self.at_loc(ret_loc):
             self.emit(func.ReturnOp(*returned))
+        self.drop_unused_constants()
         outputs = [v.type for v in returned]
         f = func.FuncOp(self.name, (self.arg_types, outputs), Region([self.entry]),
                         None if self.public else "private")
@@ -200,6 +204,12 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
                 self.entry.insert_op_before(op, self.entry.first_op)
             self._constants[key] = op.result
         return self._constants[key]
+
+    def drop_unused_constants(self) -> None:
+        """Constants only a discarded attempt at a loop body used."""
+        for op in list(self.entry.ops):
+            if isinstance(op, ConstantOp) and not op.result.uses:
+                self.entry.erase_op(op)
 
     def constant_int(self, n: int, type_: Attribute) -> SSAValue:
         return self.constant(IntegerAttr(n, type_))
@@ -283,7 +293,13 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
     def call_function(self, fn: object, node: ast.Call) -> object:
         target = jitted_python_function(fn)
         if target is None:
-            self.error(node, f"calling {getattr(fn, '__name__', fn)!r} is not supported in compiled code")
+            name = getattr(fn, "__name__", type(fn).__name__)
+            if (getattr(fn, "__module__", None) or "").startswith("numpy") or getattr(np, name, None) is fn:
+                self.error(node, f"np.{name} is not supported in compiled code; write a loop over the "
+                                 "elements (numpy's scalar math functions and np.zeros/ones/empty are supported)")
+            self.error(node, f"calling {name!r} ({type(fn).__name__}) is not supported in compiled code; "
+                             "call math/numpy scalar functions, adpasses.jit functions or plain Python "
+                             "functions defined with def")
         values = [self.expr(a) for a in node.args]
         operands, types_ = [], []
         for a, v in zip(node.args, values):

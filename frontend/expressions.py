@@ -9,6 +9,7 @@ import types
 
 import numpy as np
 from xdsl.dialects import arith, math, scf
+from xdsl.dialects.builtin import f64
 from xdsl.ir import Block, SSAValue
 
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
@@ -110,49 +111,64 @@ class ExpressionMixin:
         self.error(node, "bitwise ~ is not supported")
 
     def expr_Compare(self, node: ast.Compare) -> Scalar:
-        left = self.scalar(node.left)
-        result: SSAValue | None = None
-        for op, right_node in zip(node.ops, node.comparators):
-            right = self.scalar(right_node)
-            c = self.compare(op, left, right, node)
-            result = c if result is None else self.emit(arith.AndIOp(result, c)).results[0]
-            left = right
-        return Scalar(result)
+        return Scalar(self.compare_chain(self.scalar(node.left), list(zip(node.ops, node.comparators)), node))
+
+    def compare_chain(self, left: Scalar, pairs: list[tuple[ast.cmpop, ast.expr]], node: ast.Compare) -> SSAValue:
+        """`left op0 c0 op1 c1 ...`; like Python, a comparand that may raise
+        (indexing, calls) is not evaluated once a comparison is false."""
+        op, right_node = pairs[0]
+        right = self.scalar(right_node)
+        c = self.compare(op, left, right, node)
+        rest = pairs[1:]
+        if not rest:
+            return c
+        if any(_may_raise(n) for _, n in rest):
+            return self.branch_values(c, lambda: Scalar(self.compare_chain(right, rest, node)),
+                                      lambda: Scalar(self.const_bool(False)), node).value
+        return self.emit(arith.AndIOp(c, self.compare_chain(right, rest, node))).results[0]
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Scalar:
-        # Short-circuit like Python: the right side may index out of bounds
-        # when the left side already decides (`i < n and x[i] > 0`).
-        value = self.to_bool(self.scalar(node.values[0]))
+        """`a and b` is `b if a else a`, `a or b` is `a if a else b`, as in
+        Python (values, not only bools). The right side is evaluated only
+        when needed (`i < n and x[i] > 0` never reads x[n]); two bools whose
+        right side cannot raise are combined with andi/ori instead."""
+        is_and = isinstance(node.op, ast.And)
+        value = self.scalar(node.values[0])
         for rhs in node.values[1:]:
-            is_and = isinstance(node.op, ast.And)
-            then_block, else_block = Block(), Block()
-            with self.inserting_at_end(then_block):
-                if is_and:
-                    self.emit(scf.YieldOp(self.to_bool(self.scalar(rhs))))
-                else:
-                    self.emit(scf.YieldOp(self.const_bool(True)))
-            with self.inserting_at_end(else_block):
-                if is_and:
-                    self.emit(scf.YieldOp(self.const_bool(False)))
-                else:
-                    self.emit(scf.YieldOp(self.to_bool(self.scalar(rhs))))
-            value = self.emit(scf.IfOp(value, [value.type], [then_block], [else_block])).results[0]
-        return Scalar(value)
+            if value.is_bool and not _may_raise(rhs):
+                right = self.scalar(rhs)
+                if right.is_bool:
+                    op = arith.AndIOp if is_and else arith.OrIOp
+                    value = Scalar(self.emit(op(value.value, right.value)).results[0])
+                    continue
+                first, second = value, (lambda r=right: r)
+            else:
+                first, second = value, (lambda r=rhs: self.scalar(r))
+            cond = self.to_bool(first)
+            if is_and:
+                value = self.branch_values(cond, second, lambda f=first: f, node)
+            else:
+                value = self.branch_values(cond, lambda f=first: f, second, node)
+        return value
 
     def expr_IfExp(self, node: ast.IfExp) -> Scalar:
         cond = self.to_bool(self.scalar(node.test))
+        return self.branch_values(cond, lambda: self.scalar(node.body), lambda: self.scalar(node.orelse), node)
+
+    def branch_values(self, cond: SSAValue, then_value, else_value, node: ast.AST) -> Scalar:  # type: ignore[no-untyped-def]
+        """An scf.if yielding `then_value()` or `else_value()` (each built in
+        its own region, so the untaken one is never evaluated)."""
         then_block, else_block = Block(), Block()
         with self.inserting_at_end(then_block):
-            a = self.scalar(node.body)
+            a = then_value()
         with self.inserting_at_end(else_block):
-            b = self.scalar(node.orelse)
+            b = else_value()
         t = self.common_type(a, b, node)
         with self.inserting_at_end(then_block):
             self.emit(scf.YieldOp(self.convert_to(a, t, node)))
         with self.inserting_at_end(else_block):
             self.emit(scf.YieldOp(self.convert_to(b, t, node)))
-        return Scalar(self.emit(scf.IfOp(cond, [t], [then_block], [else_block])).results[0],
-                      a.weak and b.weak)
+        return Scalar(self.emit(scf.IfOp(cond, [t], [then_block], [else_block])).results[0], a.weak and b.weak)
 
     # -- attributes and subscripts ------------------------------------------------
 
@@ -193,7 +209,8 @@ class ExpressionMixin:
             if k is None or not -len(base.items) <= k < len(base.items):
                 self.error(node, "tuple indices must be constants in range")
             return base.items[k]
-        self.error(node, f"{_describe(node.value)} cannot be indexed")
+        what = "a number" if isinstance(base, Scalar) else "not an array"
+        self.error(node, f"{_describe(node.value)} is {what} and cannot be indexed")
 
     def constant_index_of(self, node: ast.expr) -> int | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, int):
@@ -264,6 +281,12 @@ class ExpressionMixin:
             return Scalar(self.dim(a, 0))
         if fn is builtins.range:
             self.error(node, "range() is only supported as the iterable of a for loop")
+        if fn in (pymath.hypot, np.hypot):
+            return self.hypot(node)
+        if getattr(fn, "__module__", None) == "math" or getattr(pymath, getattr(fn, "__name__", ""), None) is fn:
+            supported = sorted({f.__name__ for f in (*UNARY_MATH, *BINARY_MATH, *TO_INT_MATH) if f.__module__ == "math"})
+            self.error(node, f"math.{fn.__name__} is not supported in compiled code; the supported math "
+                             f"functions are {', '.join(supported + ['hypot'])}")
         if isinstance(fn, types.BuiltinFunctionType) and fn.__module__ == "builtins":
             self.error(node, f"the builtin {fn.__name__}() is not supported; the supported builtins are "
                              "abs, min, max, float, int, bool, len and range (write a loop instead)")
@@ -278,6 +301,21 @@ class ExpressionMixin:
         neg = self.emit(arith.SubiOp(self.const_index(0), x)).results[0]
         is_neg = self.emit(arith.CmpiOp(x, self.const_index(0), "slt")).results[0]
         return Scalar(self.emit(arith.SelectOp(is_neg, neg, x)).results[0])
+
+    def hypot(self, node: ast.Call) -> Scalar:
+        """sqrt(a*a + b*b + ...): no rescaling, so unlike Python's it can
+        overflow for magnitudes above ~1e154."""
+        if len(node.args) < 2:
+            self.error(node, "hypot() needs at least two numbers here")
+        values = [self.scalar(a) for a in node.args]
+        strong = [v.type for v in values if v.is_float and not v.weak]  # NEP 50, as float_type_of
+        t = f64 if not strong or f64 in strong else strong[0]
+        total = None
+        for v in values:
+            x = self.to_float(v, t)
+            square = self.emit(arith.MulfOp(x, x)).results[0]
+            total = square if total is None else self.emit(arith.AddfOp(total, square)).results[0]
+        return Scalar(self.emit(math.SqrtOp(total)).results[0])
 
     def min_max(self, is_min: bool, node: ast.Call) -> Scalar:
         if len(node.args) < 2:
@@ -307,6 +345,14 @@ UNSUPPORTED_HINTS = {
     "Await": "",
     "Yield": "; return one number at the end",
 }
+
+
+def _may_raise(node: ast.AST) -> bool:
+    """Could evaluating `node` fail (index out of bounds, a call, integer
+    division by zero)? Such operands are evaluated only when needed."""
+    return any(isinstance(n, (ast.Subscript, ast.Call))
+               or (isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod)))
+               for n in ast.walk(node))
 
 
 def _describe(node: ast.AST) -> str:

@@ -33,6 +33,9 @@ DTYPES: dict[str, Attribute] = {
 }
 
 
+_NATIVE_DTYPES = {np.dtype(name): name for name in DTYPES}
+
+
 @dataclass(frozen=True)
 class ScalarArg:
     kind: str  # "float", "int" or "bool"
@@ -63,6 +66,9 @@ def arg_type(value: object, position: int, name: str) -> ArgType:
     """The ArgType of a call argument; TypeError naming it if unsupported."""
     if isinstance(value, np.ndarray):
         dtype = value.dtype
+        name_of_dtype = _NATIVE_DTYPES.get(dtype)
+        if name_of_dtype is not None:
+            return ArrayArg(name_of_dtype, value.ndim, bool(value.flags.c_contiguous))
         if dtype.name not in DTYPES or not dtype.isnative:
             raise TypeError(
                 f"argument {position} ('{name}'): arrays of dtype {dtype} are not supported; "

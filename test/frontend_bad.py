@@ -70,20 +70,44 @@ def returns_array(x):
     return x  # ERROR: return array
 
 
-def return_in_loop(x):
+def return_in_loop_else(x):
     for i in range(len(x)):
         if x[i] > 0:
-            return x[i]  # ERROR: return in loop
-    return 0.0
+            break
+    else:
+        return 0.0  # ERROR: return in a loop's else
+    return 1.0
 
 
-def uses_break(x):
+def iterates_array(x):
     s = 0.0
-    for i in range(len(x)):
-        if x[i] < 0:
-            break  # ERROR: break
-        s += x[i]
+    for v in x:  # ERROR: for over an array
+        s += v
     return s
+
+
+def list_comprehension(x):
+    ys = [x[i] * 2.0 for i in range(len(x))]  # ERROR: comprehension
+    return ys[0]
+
+
+def numpy_reduction(x):
+    return np.sum(x)  # ERROR: np.sum
+
+
+def calls_print(x):
+    print(x)  # ERROR: print
+    return 1.0
+
+
+def ping(n):
+    if n < 1:
+        return 0.0
+    return pong(n - 1)
+
+
+def pong(n):
+    return ping(n) + 1.0  # ERROR: mutual recursion (reported at the call closing the cycle)
 
 
 def undefined_after_loop(x):
@@ -96,13 +120,16 @@ def bad_attribute(x):
     return x.mean()  # ERROR: attribute
 
 
-def while_else(x):
-    i = 0
-    while i < 3:
-        i += 1
-    else:  # ERROR: while else (reported at the while)
-        i = 0
-    return x
+def float_range(x):
+    s = 0.0
+    for i in range(0.5 * len(x)):  # ERROR: float range
+        s += x[i]
+    return s
+
+
+def assigns_slice(x):
+    x[1:] = 0.0  # ERROR: slice assignment
+    return x[0]
 
 
 def float_index(x):

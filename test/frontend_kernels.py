@@ -413,3 +413,116 @@ def loop_with_local_array(x):
 def writes_output(x, out):
     for i in range(len(x)):
         out[i] = math.sin(x[i]) * 2.0
+
+
+def sum_until_negative(x):
+    # break: a for loop with break is compiled as scf.while
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] < -0.6:
+            break
+        s += x[i] * x[i]
+    return s
+
+
+def skip_small(x):
+    s = 0.0
+    for i in range(len(x)):
+        if abs(x[i]) < 0.3:
+            continue
+        s += math.sin(x[i]) * x[i]
+    return s
+
+
+def break_and_continue_reversed(x):
+    s = 0.0
+    for i in range(len(x) - 1, -1, -2):
+        if x[i] < -0.8:
+            break
+        elif x[i] < 0:
+            continue
+        s = s * 1.5 + x[i]
+        if s > 3.0:
+            break
+    return s
+
+
+def first_above(x, t):
+    # return inside a loop
+    for i in range(len(x)):
+        if x[i] > t:
+            return x[i] * t
+    return t * t
+
+
+def find_in_matrix(M, t):
+    for i in range(M.shape[0]):
+        for j in range(M.shape[1]):
+            if M[i, j] > t:
+                return M[i, j] * (i + 1) + j
+    return 0.0
+
+
+def for_else(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] > 0.9:
+            break
+        s += x[i]
+    else:
+        s = s * s
+    return s
+
+
+def while_break_true(x):
+    i = 0
+    s = 0.0
+    while True:
+        if i >= len(x):
+            break
+        s += math.exp(x[i])
+        i += 1
+        if s > 4.0:
+            break
+    return s
+
+
+def elif_returns(x, y):
+    if x > 1.0:
+        return x * y
+    elif x < -1.0:
+        return -x
+    t = x * x
+    if y > 0:
+        t = t + y
+    return t
+
+
+def shape_unpacking(M):
+    n, m = M.shape
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s += M[i, j] * M[i, j] * (j - i)
+    return s
+
+
+def int_then_float(x):
+    s = 0  # an int that the loop turns into a float
+    for i in range(len(x)):
+        s = s + x[i] * x[i]
+    return s
+
+
+def and_or_values(x, t):
+    # `and`/`or` return operands, as in Python
+    s = 0.0
+    for i in range(len(x)):
+        s += (x[i] > t and x[i] * x[i]) or t * x[i]
+    return s
+
+
+def guarded_chain(x, i):
+    # Python stops a chained comparison at the first false link: x[i] is
+    # never read when i is out of range
+    return 1.0 if 0 <= i < len(x) < x[i] + 10 else 0.0

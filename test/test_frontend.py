@@ -71,6 +71,21 @@ CASES = {
     "strided_input": (k.dot, lambda: [vec(14)[::2], vec(21)[::3]], (0, 1)),
     "transposed_input": (k.matvec_rows, lambda: [mat(4, 3).T, vec(4)], (0, 1)),
     "negative_stride_input": (k.strided_diff, lambda: [vec(9)[::-1]], 0),
+    "break": (k.sum_until_negative, lambda: [np.array([0.3, -0.2, 0.5, -0.9, 0.4, 0.7])], 0),
+    "continue": (k.skip_small, lambda: [vec(8)], 0),
+    "break_continue_reversed": (k.break_and_continue_reversed, lambda: [vec(11)], 0),
+    "return_in_loop_found": (k.first_above, lambda: [np.array([0.1, 0.4, 0.8, 0.2]), 0.6], (0, 1)),
+    "return_in_loop_not_found": (k.first_above, lambda: [vec(4, -1.0, 0.5), 0.6], (0, 1)),
+    "return_in_nested_loop": (k.find_in_matrix, lambda: [mat(3, 4), 0.7], 0),
+    "for_else_broken": (k.for_else, lambda: [np.array([0.2, -0.3, 0.95, 0.1])], 0),
+    "for_else_completed": (k.for_else, lambda: [vec(5, -0.5, 0.8)], 0),
+    "while_true_break": (k.while_break_true, lambda: [vec(6)], 0),
+    "elif_returns_hi": (k.elif_returns, lambda: [1.5, 0.3], (0, 1)),
+    "elif_returns_lo": (k.elif_returns, lambda: [-1.5, 0.3], (0, 1)),
+    "elif_returns_mid": (k.elif_returns, lambda: [0.5, 0.3], (0, 1)),
+    "shape_unpacking": (k.shape_unpacking, lambda: [mat(3, 4)], 0),
+    "int_then_float": (k.int_then_float, lambda: [vec(5)], 0),
+    "and_or_values": (k.and_or_values, lambda: [vec(8), 0.2], (0, 1)),
 }
 
 
@@ -138,6 +153,15 @@ def test_float32_input_stays_float32():
     g = adpasses.grad(k.float32_sum)(x)
     assert g.dtype == np.float32
     np.testing.assert_allclose(g, x, rtol=1e-6)  # d/dx sum(x^2/2) = x
+
+
+def test_short_circuits_never_evaluate_the_untaken_side():
+    f = adpasses.jit(k.guarded_chain)
+    x = np.ones(3)
+    for i in (-1, 0, 2, 3, 7):  # 3 and 7 would index out of bounds
+        assert f(x, i) == k.guarded_chain(x, i)
+    g = adpasses.jit(k.short_circuit)  # `i < len(x) and x[i] > 0` with i up to len(x) + 1
+    assert g(np.array([0.5, -1.0, 2.0]), 3) == k.short_circuit(np.array([0.5, -1.0, 2.0]), 3)
 
 
 def test_grad_of_newton_is_derivative_of_sqrt():

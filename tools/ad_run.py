@@ -36,7 +36,6 @@ def run(args: argparse.Namespace) -> int:
     from adpasses.context import make_context, parse_module
     from adpasses.dialects.ad import AutodiffOp
     from adpasses.llvm_jit import compile_module
-    from adpasses.transforms.reverse_pass import ReversePass
     from adpasses.verify import verify_module
 
     name = args.input_file or "<stdin>"
@@ -44,8 +43,9 @@ def run(args: argparse.Namespace) -> int:
     ctx = make_context()
     module = parse_module(text, name, ctx)
     verify_module(module)
-    if any(isinstance(op, AutodiffOp) for op in module.walk()):
-        ReversePass(cache_policy=args.cache_policy).apply(ctx, module)
+    autodiff = next((op for op in module.walk() if isinstance(op, AutodiffOp)), None)
+    if autodiff is not None:
+        reverse_pass(autodiff)(cache_policy=args.cache_policy).apply(ctx, module)
     entry = next((op for op in module.ops if isinstance(op, func.FuncOp)
                   and op.sym_name.data == args.entry), None)
     if entry is None:
@@ -59,6 +59,21 @@ def run(args: argparse.Namespace) -> int:
     if result is not None:
         print(result)
     return 0
+
+
+def reverse_pass(request: object) -> type:
+    """The `ad-reverse` pass class, found by name; a clear error if it cannot
+    be loaded (the module asks for derivatives, so it cannot run without)."""
+    from adpasses.passes import AD_PASSES
+
+    try:
+        return AD_PASSES["ad-reverse"]()
+    except Exception as err:  # noqa: BLE001 - any import failure of that layer
+        raise CompileError(
+            f"the module contains 'ad.autodiff', but the reverse pass (ad-reverse) cannot be "
+            f"loaded: {type(err).__name__}: {err}",
+            op=request,  # type: ignore[arg-type]
+        ) from err
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Operation
 
 from adpasses.dialects.arith_ext import RemFOp
@@ -28,7 +28,7 @@ def _float_intrinsic(name: str):  # type: ignore[no-untyped-def]
     def lower(ft: FunctionTranslator, op: Operation) -> None:
         lhs = ft.get(op.lhs)
         fn = ft.mt.intrinsic(name, lhs.type, 2)
-        ft.set(op.results[0], ft.b.call(fn, [lhs, ft.get(op.rhs)]))
+        ft.set(op.results[0], ft.b.call(fn, [lhs, ft.get(op.rhs)], fastmath=ft.mt.fastmath))
 
     return lower
 
@@ -124,7 +124,7 @@ def _cmpf(ft: FunctionTranslator, op: arith.CmpfOp) -> None:
         return
     pred, ordered = CMPF[name]
     cmp = ft.b.fcmp_ordered if ordered else ft.b.fcmp_unordered
-    ft.set(op.result, cmp(pred, a, c))
+    ft.set(op.result, cmp(pred, a, c, flags=ft.mt.fastmath))
 
 
 def _cmpi(ft: FunctionTranslator, op: arith.CmpiOp) -> None:
@@ -135,7 +135,13 @@ def _cmpi(ft: FunctionTranslator, op: arith.CmpiOp) -> None:
 
 
 def _select(ft: FunctionTranslator, op: arith.SelectOp) -> None:
-    ft.set(op.result, ft.b.select(ft.get(op.cond), ft.get(op.lhs), ft.get(op.rhs)))
+    cond = ft.get(op.cond)
+    if isinstance(op.result.type, MemRefType):
+        # A memref is several LLVM values: select each part.
+        parts = [ft.b.select(cond, a, c) for a, c in zip(ft.flatten(op.lhs), ft.flatten(op.rhs))]
+        ft.set(op.result, ft.unflatten(op.result.type, parts))
+        return
+    ft.set(op.result, ft.b.select(cond, ft.get(op.lhs), ft.get(op.rhs)))
 
 
 def _cast(method: str):  # type: ignore[no-untyped-def]

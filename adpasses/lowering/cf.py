@@ -28,11 +28,20 @@ def _br(ft: FunctionTranslator, op: cf.BranchOp) -> None:
 
 
 def _cond_br(ft: FunctionTranslator, op: cf.ConditionalBranchOp) -> None:
-    if op.then_block is op.else_block:
-        raise error_at(op, "with both edges to the same block is not supported; branch to two blocks")
+    then_bb, else_bb = _target(ft, op, op.then_block), _target(ft, op, op.else_block)
     _pass_arguments(ft, op.then_block, list(op.then_arguments))
-    _pass_arguments(ft, op.else_block, list(op.else_arguments))
-    ft.b.cbranch(ft.get(op.cond), _target(ft, op, op.then_block), _target(ft, op, op.else_block))
+    if op.then_block is op.else_block:
+        # Both edges reach one block: a phi tells edges apart by their
+        # predecessor block, so the else edge goes through a block of its own.
+        branch_bb = ft.b.block
+        else_bb = ft.fn.append_basic_block("cond_br.else")
+        ft.b.position_at_end(else_bb)
+        _pass_arguments(ft, op.else_block, list(op.else_arguments))
+        ft.b.branch(then_bb)
+        ft.b.position_at_end(branch_bb)
+    else:
+        _pass_arguments(ft, op.else_block, list(op.else_arguments))
+    ft.b.cbranch(ft.get(op.cond), then_bb, else_bb)
 
 
 LOWERINGS = {cf.BranchOp: _br, cf.ConditionalBranchOp: _cond_br}

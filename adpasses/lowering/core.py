@@ -85,6 +85,25 @@ def flat_types(t: Attribute) -> list[ir.Type]:
     return memref_parts(t) if isinstance(t, MemRefType) else [scalar_type(t)]
 
 
+def packs_results(types: Sequence[Attribute]) -> bool:
+    """Whether results travel as one LLVM struct of their flattened parts
+    (several results, or a memref result) rather than as one LLVM value."""
+    return len(types) > 1 or any(isinstance(t, MemRefType) for t in types)
+
+
+def return_type(types: Sequence[Attribute]) -> ir.Type:
+    """The LLVM return type for results of these types."""
+    if not types:
+        return ir.VoidType()
+    if not packs_results(types):
+        return scalar_type(types[0])
+    return ir.LiteralStructType([p for t in types for p in flat_types(t)])
+
+
+def is_public(f: func.FuncOp) -> bool:
+    return f.sym_visibility is None or f.sym_visibility.data != "private"
+
+
 def _part_names(t: Attribute) -> list[str]:
     if not isinstance(t, MemRefType):
         return [""]
@@ -167,6 +186,13 @@ def op_table() -> dict[type[Operation], Translation]:
     return table
 
 
+def module_op_table() -> dict[type[Operation], Callable[["ModuleTranslator", Operation], None]]:
+    """Translations of module-level ops other than functions (globals)."""
+    from adpasses.lowering import memref
+
+    return dict(memref.MODULE_LOWERINGS)
+
+
 class ModuleTranslator:
     """Translates a module; holds what its functions share."""
 
@@ -181,12 +207,18 @@ class ModuleTranslator:
         self.check_sites: list[str] = []
         self._declared: dict[str, ir.Function] = {}
         self._strings: dict[str, ir.GlobalVariable] = {}
+        self.memref_globals: dict[str, ir.GlobalVariable] = {}
 
     def translate(self) -> ir.Module:
         funcs = [op for op in self.module.ops if isinstance(op, func.FuncOp)]
+        module_table = module_op_table()
         for op in self.module.ops:
-            if not isinstance(op, func.FuncOp):
+            if isinstance(op, func.FuncOp):
+                continue
+            rule = module_table.get(type(op))
+            if rule is None:
                 raise error_at(op, "is not supported at module level by the LLVM lowering")
+            rule(self, op)
         for f in funcs:
             self.functions[f.sym_name.data] = self._declare(f)
         for f in funcs:
@@ -196,17 +228,16 @@ class ModuleTranslator:
 
     def _declare(self, f: func.FuncOp) -> ir.Function:
         ftype = f.function_type
+        outputs = list(ftype.outputs.data)
+        if f.body.blocks and is_public(f) and any(isinstance(t, MemRefType) for t in outputs):
+            raise error_at(f, "returns a memref, which a public function cannot hand to Python; "
+                              "write the result into a memref argument instead, or make the "
+                              "function private to call it from compiled code only")
         try:
             params = [p for t in ftype.inputs.data for p in flat_types(t)]
-            results = [scalar_type(t) if not isinstance(t, MemRefType) else None
-                       for t in ftype.outputs.data]
+            ret = return_type(outputs)
         except TypeError as err:
             raise error_at(f, str(err)) from None
-        if any(r is None for r in results):
-            raise error_at(f, "returns a memref, which the LLVM lowering does not support; "
-                              "write the result into a memref argument instead")
-        ret = (ir.VoidType() if not results else results[0] if len(results) == 1
-               else ir.LiteralStructType(results))
         fn = ir.Function(self.llvm, ir.FunctionType(ret, params), f.sym_name.data)
         if f.sym_visibility is not None and f.sym_visibility.data == "private" and f.body.blocks:
             fn.linkage = "internal"
@@ -333,10 +364,12 @@ class FunctionTranslator:
         self.alloca_builder.branch(self.fn.blocks[1])
 
     def _phis_for_block(self, block: Block) -> None:
-        for arg in block.args:
-            phis = [self.b.phi(t) for t in flat_types(arg.type)]
+        # Every phi first: rebuilding a memref from its parts may emit
+        # instructions (identity strides), and LLVM wants phis grouped on top.
+        all_phis = [[self.b.phi(t) for t in flat_types(arg.type)] for arg in block.args]
+        self.block_phis[block] = all_phis
+        for arg, phis in zip(block.args, all_phis):
             self.set(arg, self.unflatten(arg.type, phis))
-            self.block_phis.setdefault(block, []).append(phis)
 
     @property
     def block_phis(self) -> dict[Block, list[list[ir.PhiInstr]]]:

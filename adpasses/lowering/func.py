@@ -11,7 +11,7 @@ from llvmlite import ir
 from xdsl.dialects import func
 
 from adpasses.diagnostics import error_at
-from adpasses.lowering.core import I64, FunctionTranslator, const_i64
+from adpasses.lowering.core import I64, FunctionTranslator, const_i64, flat_types, packs_results
 
 
 def _call(ft: FunctionTranslator, op: func.CallOp) -> None:
@@ -21,11 +21,15 @@ def _call(ft: FunctionTranslator, op: func.CallOp) -> None:
         raise error_at(op, f"calls '@{name}', which is not defined or declared in this module")
     args = [part for a in op.arguments for part in ft.flatten(a)]
     result = ft.b.call(callee, args)
-    if len(op.res) == 1:
+    types = [r.type for r in op.res]
+    if types and not packs_results(types):
         ft.set(op.res[0], result)
-    else:
-        for k, r in enumerate(op.res):
-            ft.set(r, ft.b.extract_value(result, k))
+    elif types:
+        k = 0
+        for r in op.res:
+            n = len(flat_types(r.type))
+            ft.set(r, ft.unflatten(r.type, [ft.b.extract_value(result, k + j) for j in range(n)]))
+            k += n
     if ft.mt.boundscheck and not callee.is_declaration:
         slot = ft.mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
         flag = ft.b.load(ft.b.gep(slot, [const_i64(0), const_i64(0)], inbounds=True), typ=I64)
@@ -34,16 +38,18 @@ def _call(ft: FunctionTranslator, op: func.CallOp) -> None:
 
 
 def _return(ft: FunctionTranslator, op: func.ReturnOp) -> None:
-    values = [ft.get(v) for v in op.arguments]
-    if not values:
+    types = [v.type for v in op.arguments]
+    if not types:
         ft.b.ret_void()
-    elif len(values) == 1:
-        ft.b.ret(values[0])
+    elif not packs_results(types):
+        ft.b.ret(ft.get(op.arguments[0]))
     else:
-        ret_type = ft.fn.function_type.return_type
-        agg = ir.Constant(ret_type, ir.Undefined)
-        for k, v in enumerate(values):
-            agg = ft.b.insert_value(agg, v, k)
+        # One struct of every result's flattened parts (memref descriptors
+        # included): see docs/calling_convention.md.
+        parts = [part for v in op.arguments for part in ft.flatten(v)]
+        agg = ir.Constant(ft.fn.function_type.return_type, ir.Undefined)
+        for k, part in enumerate(parts):
+            agg = ft.b.insert_value(agg, part, k)
         ft.b.ret(agg)
 
 

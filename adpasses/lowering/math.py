@@ -73,15 +73,20 @@ def _libm(name: str, arity: int):  # type: ignore[no-untyped-def]
     def lower(ft: FunctionTranslator, op: Operation) -> None:
         args = [ft.get(o) for o in op.operands]
         ty = args[0].type
-        fn = ft.mt.declare(_libm_name(name, ty), ty, [ty] * arity)
-        ft.set(op.results[0], ft.b.call(fn, args, fastmath=ft.mt.fastmath))
+        if isinstance(ty, ir.HalfType):
+            # libm has no f16 functions: compute in f32 and round back.
+            args = [ft.b.fpext(a, ir.FloatType()) for a in args]
+        call_ty = args[0].type
+        fn = ft.mt.declare(_libm_name(name, call_ty), call_ty, [call_ty] * arity)
+        result = ft.b.call(fn, args, fastmath=ft.mt.fastmath)
+        ft.set(op.results[0], ft.b.fptrunc(result, ty) if call_ty != ty else result)
 
     return lower
 
 
 def _rsqrt(ft: FunctionTranslator, op: Operation) -> None:
     x = ft.get(op.operand)
-    root = ft.b.call(ft.mt.intrinsic("llvm.sqrt", x.type), [x])
+    root = ft.b.call(ft.mt.intrinsic("llvm.sqrt", x.type), [x], fastmath=ft.mt.fastmath)
     ft.set(op.result, ft.b.fdiv(ir.Constant(x.type, 1.0), root, flags=ft.mt.fastmath))
 
 
@@ -98,7 +103,7 @@ def _fpowi(ft: FunctionTranslator, op: Operation) -> None:
 def _fma(ft: FunctionTranslator, op: math.FmaOp) -> None:
     a = ft.get(op.a)
     fn = ft.mt.intrinsic("llvm.fma", a.type, 3)
-    ft.set(op.result, ft.b.call(fn, [a, ft.get(op.b), ft.get(op.c)]))
+    ft.set(op.result, ft.b.call(fn, [a, ft.get(op.b), ft.get(op.c)], fastmath=ft.mt.fastmath))
 
 
 LOWERINGS = {

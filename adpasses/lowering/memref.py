@@ -12,14 +12,16 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from adpasses.diagnostics import error_at
+from adpasses.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
     FunctionTranslator,
     MemRefValue,
+    ModuleTranslator,
     _add,
     _mul,
     const_i64,
@@ -228,6 +230,13 @@ def _copy(ft: FunctionTranslator, op: memref.CopyOp) -> None:
     """Element by element, in a loop nest over the destination's sizes."""
     src, dst = ft.get(op.source), ft.get(op.destination)
     b = ft.b
+    if ft.checked(op):
+        # MLIR requires equal shapes; a destination larger than the source
+        # would read past it: report its last index as out of bounds.
+        site = ft.mt.check_site(op)
+        for axis, (n_dst, n_src) in enumerate(zip(dst.sizes, src.sizes)):
+            with b.if_then(b.icmp_signed(">", n_dst, const_i64(0))):
+                ft.check_index(site, b.sub(n_dst, const_i64(1)), axis, n_src)
     indices: list[ir.Value] = []
     exits: list[tuple[ir.Block, ir.PhiInstr, ir.Block]] = []
     for size in dst.sizes:
@@ -251,7 +260,48 @@ def _copy(ft: FunctionTranslator, op: memref.CopyOp) -> None:
         b.position_at_end(exit_block)
 
 
+def _global(mt: ModuleTranslator, op: memref.GlobalOp) -> None:
+    """A module global holding the memref's elements (static shape only)."""
+    t = op.type
+    if not isinstance(t, MemRefType) or any(s == DYNAMIC_INDEX for s in t.get_shape()):
+        raise error_at(op, "needs a memref type with a static shape")
+    if not has_identity_layout(t):
+        raise error_at(op, "with a strided layout is not supported by the LLVM lowering")
+    elem = scalar_type(t.element_type)
+    count = 1
+    for s in t.get_shape():
+        count *= s
+    array_type = ir.ArrayType(elem, count)
+    g = ir.GlobalVariable(mt.llvm, array_type, op.sym_name.data)
+    init = op.initial_value
+    if isinstance(init, DenseIntOrFPElementsAttr):
+        values = list(init.get_values())
+        if len(values) != count:
+            raise error_at(op, f"has {len(values)} initial values for {count} elements")
+        g.initializer = ir.Constant(array_type, [ir.Constant(elem, v) for v in values])
+    else:  # uninitialized: zeros, like a C global
+        g.initializer = ir.Constant(array_type, None)
+    g.global_constant = op.constant is not None
+    if op.sym_visibility is not None and op.sym_visibility.data == "private":
+        g.linkage = "internal"
+    mt.memref_globals[op.sym_name.data] = g
+
+
+def _get_global(ft: FunctionTranslator, op: memref.GetGlobalOp) -> None:
+    name = op.name_.root_reference.data
+    g = ft.mt.memref_globals.get(name)
+    if g is None:
+        raise error_at(op, f"refers to '@{name}', which is not a memref.global of this module")
+    t = op.memref.type
+    ptr = opaque(ft.b.gep(g, [const_i64(0), const_i64(0)], inbounds=True))
+    sizes = [const_i64(s) for s in t.get_shape()]
+    ft.set(op.memref, make_memref(ft.b, t, ptr, const_i64(0), sizes, identity_strides(ft.b, sizes)))
+
+
+MODULE_LOWERINGS = {memref.GlobalOp: _global}
+
 LOWERINGS = {
+    memref.GetGlobalOp: _get_global,
     memref.AllocOp: _alloc,
     memref.AllocaOp: _alloca,
     memref.DeallocOp: _dealloc,

@@ -41,13 +41,30 @@ def _create(ft: FunctionTranslator, op: TapeCreateOp) -> None:
         data, capacity = ir.Constant(PTR, None), const_i64(0)
     else:
         capacity = ft.get(op.capacity)
-        nbytes = ft.b.mul(capacity, const_i64(_element_bytes(ft, elem)))
-        data = ft.malloc(nbytes)
+        data = _allocate_unless_empty(ft, capacity, _element_bytes(ft, elem))
     tape = Tape(record, elem, growable)
     ft.b.store(data, tape.field(ft, 0))
     ft.b.store(const_i64(0), tape.field(ft, 1))
     ft.b.store(capacity, tape.field(ft, 2))
     ft.set(op.tape, tape)
+
+
+def _allocate_unless_empty(ft: FunctionTranslator, capacity: ir.Value, element_bytes: int) -> ir.Value:
+    """One counted allocation of `capacity` values, or null (and no
+    allocation) when the capacity is 0: a loop that runs no iteration tapes
+    nothing."""
+    b = ft.b
+    nbytes = b.mul(capacity, const_i64(element_bytes))
+    if isinstance(capacity, ir.Constant):
+        return ft.malloc(nbytes) if capacity.constant else ir.Constant(PTR, None)
+    before = b.block
+    with b.if_then(b.icmp_unsigned("!=", capacity, const_i64(0))):
+        allocated = ft.malloc(nbytes)
+        allocated_in = b.block
+    data = b.phi(PTR)
+    data.add_incoming(ir.Constant(PTR, None), before)
+    data.add_incoming(allocated, allocated_in)
+    return data
 
 
 def _push(ft: FunctionTranslator, op: TapePushOp) -> None:

@@ -1,6 +1,16 @@
 // RUN: ad-opt %s --emit=llvm-ir --opt --no-boundscheck | filecheck %s
+// RUN: ad-opt %s --emit=llvm-ir --opt | filecheck %s --check-prefix=CHECKED
 // After LLVM's O3 with loop vectorisation, a contiguous noalias loop is
 // vectorised: GEP addressing with a unit stride known from the type.
+// With bounds checks it still is: the check of x[i] folds away (i < n =
+// size of x), and LLVM versions the loop on the invariant condition
+// "size of x <= size of y" for the check of y[i]: the vector loop runs
+// when it holds, the checked scalar loop otherwise.
+
+// CHECKED-LABEL: define {{.*}}@scale
+// CHECKED: icmp ugt i64 %x.size0, %y.size0
+// CHECKED: load <{{[0-9]+}} x double>
+// CHECKED: call fastcc void @__adpasses_oob
 
 // CHECK-LABEL: define {{.*}}@scale
 // CHECK: <{{[0-9]+}} x double>

@@ -1,0 +1,203 @@
+"""`grad(f)` and `value_and_grad(f)` as callables, with a fast path.
+
+A call is planned once per argument signature (`_GradPlan`: each
+argument's activity, which arrays the function writes). The gradient is
+compiled per plan and aliasing case: when no two arrays of the call overlap
+in memory, the variant whose memref arguments carry `ad.noalias`; when some
+do, the conservative one, called with shadows that overlap exactly as their
+arrays do (`shadows.shared_shadows`).
+
+Once the no-alias variant of a signature exists, calls with that signature
+go through a Python function generated for it (`_fast_path`): one overlap
+check, one `np.zeros` per shadow, one call of the compiled entry, and the
+result tuple, with no loop or dictionary work in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from adpasses import shadows
+from adpasses.shadows import aliased_shadows, compact, zeros_like_layout
+
+
+@dataclass
+class CompiledGradient:
+    """One compiled gradient function and what `differentiate` reported."""
+
+    call: Callable
+    activity: tuple[str, ...]
+    ret: tuple[str, ...]
+    with_primal: bool
+    report: object
+    gradient_name: str
+    module: object
+    activity_text: str
+
+
+def normalize_argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for k in nums:
+        if not isinstance(k, int) or not -n <= k < n:
+            raise ValueError(f"argnums {k!r} is out of range for {name}() with {n} arguments")
+    return tuple(k % n for k in nums)
+
+
+@dataclass
+class GradPlan:
+    """What calls with one argument signature need, computed once."""
+
+    activity: tuple[str, ...]
+    nums: tuple[int, ...]
+    n_arrays: int
+    written: set[int]
+    variants: dict[bool, CompiledGradient] = field(default_factory=dict)
+
+
+def grad_activity(jf, args: Sequence[object], nums: tuple[int, ...]) -> tuple[tuple[str, ...], set[int]]:  # type: ignore[no-untyped-def]
+    """Activities for grad(f, argnums): differentiated floats are active,
+    differentiated arrays dup, the rest const, except float arrays the
+    function writes (outputs, scratch): they get a throwaway shadow, since
+    derivatives may flow through their memory."""
+    name = jf.__name__
+    activity = []
+    for k, a in enumerate(args):
+        if k not in nums:
+            activity.append("const")
+        elif isinstance(a, np.ndarray):
+            if a.dtype.kind != "f":
+                raise TypeError(f"{name}(): argument {k} is an array of {a.dtype} and cannot be "
+                                "differentiated: only floats and float arrays can")
+            activity.append("dup")
+        elif isinstance(a, (float, np.floating)):
+            activity.append("active")
+        else:
+            raise TypeError(f"{name}(): argument {k} ({type(a).__name__}) cannot be differentiated: "
+                            "only floats and float arrays can")
+    written = jf.written_arrays(args)
+    for k in written:
+        if activity[k] == "const" and args[k].dtype.kind == "f":
+            activity[k] = "dup"
+    return tuple(activity), written
+
+
+class GradFunction:
+    """The callable `grad(f, argnums)` / `value_and_grad(f, argnums)` returns."""
+
+    def __init__(self, jf, argnums: int | Sequence[int], with_value: bool):  # type: ignore[no-untyped-def]
+        self.jf = jf
+        self.argnums = argnums
+        self.with_value = with_value
+        self.single = isinstance(argnums, int)
+        self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({jf.__name__})"
+        self.__wrapped__ = jf.py_func
+        self._plans: dict[int, GradPlan] = {}
+        self._fast: dict[int, Callable] = {}  # signature code -> generated fast path
+        self._dispatch = None
+
+    def __repr__(self) -> str:
+        return f"<adpasses.{self.__name__}>"
+
+    def __call__(self, *args: object) -> object:
+        # Replaced by a dispatch builtin once a fast path exists (see
+        # install_dispatch); this method is its fallback.
+        return self.slow_call(args)
+
+    def _slow_call_varargs(self, *args: object) -> object:
+        return self.slow_call(args)
+
+    def plan(self, args: tuple) -> GradPlan:
+        code = shadows.signature_code(*args)
+        plan = self._plans.get(code) if code else None
+        if plan is None:
+            self.jf.arg_types(args)  # TypeError naming a bad argument
+            nums = normalize_argnums(self.argnums, len(args), self.jf.__name__)
+            activity, written = grad_activity(self.jf, args, nums)
+            n_arrays = sum(isinstance(a, np.ndarray) for a in args)
+            plan = GradPlan(activity, nums, n_arrays, written)
+            if code:
+                self._plans[code] = plan
+        return plan
+
+    def slow_call(self, args: tuple) -> object:
+        """Any call: plans, compiles what is missing, handles aliasing."""
+        plan = self.plan(args)
+        noalias = plan.n_arrays <= 1 or not shadows.arrays_overlap(*args)
+        g = plan.variants.get(noalias)
+        if g is None:
+            g = self.jf.gradient(args, plan.activity, self.with_value, noalias)
+            plan.variants[noalias] = g
+        code = shadows.signature_code(*args)
+        if noalias and code and code not in self._fast:
+            self._fast[code] = _fast_path(self, plan, g, args)
+            install_dispatch(self, self._slow_call_varargs).add(code, self._fast[code])
+        shared = None if noalias or not plan.written else aliased_shadows(args, plan.activity, plan.written)
+        call_args: list[object] = []
+        shadow_of: dict[int, np.ndarray] = {}
+        for k, (a, act) in enumerate(zip(args, plan.activity)):
+            call_args.append(a)
+            if act == "dup":
+                shadow_of[k] = shared[k] if shared is not None else zeros_like_layout(a)  # type: ignore[arg-type]
+                call_args.append(shadow_of[k])
+        call_args.append(1.0)
+        out = g.call(*call_args)
+        outs = list(out) if isinstance(out, tuple) else [out]
+        value = outs.pop(0) if self.with_value else None
+        active = iter(outs)
+        # Shadows of shared memory are views of one buffer: hand out copies.
+        own = compact if shared is None else np.array
+        grads = [own(shadow_of[k]) if plan.activity[k] == "dup" else next(active) for k in plan.nums]
+        result = grads[0] if self.single else tuple(grads)
+        return (value, result) if self.with_value else result
+
+
+def _fast_path(gf: GradFunction, plan: GradPlan, g: CompiledGradient, args: tuple) -> Callable:
+    """A Python function for calls with this signature: no-alias calls go
+    straight to the compiled gradient; others take the slow path."""
+    params = [f"a{k}" for k in range(len(args))]
+    arrays = [p for p, a in zip(params, args) if isinstance(a, np.ndarray)]
+    env: dict[str, object] = {"call": g.call, "zeros": np.zeros, "zeros_like_layout": zeros_like_layout,
+                              "compact": compact, "overlap": shadows.arrays_overlap, "slow": gf.slow_call}
+    lines = [f"def fast({', '.join(params)}):"]
+    if len(arrays) > 1:
+        lines.append(f"    if overlap({', '.join(arrays)}):")
+        lines.append(f"        return slow(({', '.join(params)},))")
+    call_args, contiguous = [], {}
+    for k, (p, a, act) in enumerate(zip(params, args, plan.activity)):
+        call_args.append(p)
+        if act == "dup":
+            contiguous[k] = bool(a.flags.c_contiguous)  # type: ignore[union-attr]
+            if contiguous[k]:
+                env[f"dt{k}"] = a.dtype  # type: ignore[union-attr]
+                lines.append(f"    s{k} = zeros({p}.shape, dt{k})")
+            else:
+                lines.append(f"    s{k} = zeros_like_layout({p})")
+            call_args.append(f"s{k}")
+    lines.append(f"    out = call({', '.join(call_args)}, 1.0)")
+    n_out = int(gf.with_value) + plan.activity.count("active")
+    outs = iter(["out"] if n_out == 1 else [f"out[{j}]" for j in range(n_out)])
+    value = next(outs) if gf.with_value else None
+    grads = [(f"s{k}" if contiguous[k] else f"compact(s{k})") if plan.activity[k] == "dup" else next(outs)
+             for k in plan.nums]
+    result = grads[0] if gf.single else f"({', '.join(grads)},)"
+    lines.append(f"    return ({value}, {result})" if gf.with_value else f"    return {result}")
+    exec(compile("\n".join(lines) + "\n", f"<adpasses {gf.__name__} fast path>", "exec"), env)
+    return env["fast"]  # type: ignore[return-value]
+
+
+def install_dispatch(obj, fallback: Callable):  # type: ignore[no-untyped-def]
+    """The DispatchTable behind `obj(*args)`, created on first use: `obj`
+    moves to a subclass of its own whose `__call__` is the table's builtin
+    (a builtin is not a descriptor, so it is called without `self`)."""
+    if obj._dispatch is None:
+        from adpasses.dispatch import DispatchTable
+
+        obj._dispatch = DispatchTable(fallback)
+        cls = type(obj)
+        obj.__class__ = type(cls.__name__, (cls,), {"__call__": obj._dispatch.function,
+                                                    "__module__": cls.__module__,
+                                                    "__qualname__": cls.__qualname__})
+    return obj._dispatch

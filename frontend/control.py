@@ -1,0 +1,140 @@
+"""Questions asked about Python statements before compiling them: which
+names they assign (the variables an scf.for/scf.if/scf.while must carry),
+whether they can leave the enclosing loop (`break`/`continue`) and whether
+they return.
+
+A loop's `break` and `continue` are compiled as boolean flags held in the
+compiler's environment under the names below; they are not identifiers, so
+they never clash with the user's variables, and an `if` that sets one
+yields it like any other assigned variable.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+BREAK = "!break"
+CONTINUE = "!continue"
+LOOP_EXITS = {ast.Break: BREAK, ast.Continue: CONTINUE}
+
+
+def _nodes(stmts: list[ast.stmt], *, into_loops: bool) -> Iterator[ast.AST]:
+    """Every node under `stmts`; the bodies of nested loops only if
+    `into_loops` (a break there belongs to that loop)."""
+    stack: list[ast.AST] = list(reversed(stmts))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not into_loops and isinstance(node, (ast.For, ast.While)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    """Names bound anywhere in `stmts`, in order, once each; a `break` or
+    `continue` of the loop these statements belong to counts as assigning
+    that loop's flag."""
+    names: dict[str, None] = {}
+
+    def bind(target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            names[target.id] = None
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                bind(element)
+
+    for node in _nodes(stmts, into_loops=True):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+            bind(node.target)
+    for flag in loop_exits(stmts):
+        names[flag] = None
+    return list(names)
+
+
+def loop_exits(stmts: list[ast.stmt]) -> list[str]:
+    """The flags (BREAK, CONTINUE) that `stmts` may set for their loop."""
+    found = {LOOP_EXITS[type(n)] for n in _nodes(stmts, into_loops=False) if type(n) in LOOP_EXITS}
+    return [flag for flag in (BREAK, CONTINUE) if flag in found]
+
+
+def contains_return(stmts: list[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Return) for n in _nodes(stmts, into_loops=True))
+
+
+def always_returns(stmts: list[ast.stmt]) -> bool:
+    """Every path through `stmts` ends in a return."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and always_returns(last.body) and always_returns(last.orelse)
+
+
+# -- returns inside loops ---------------------------------------------------------
+# `return v` inside a loop becomes `!value = v; !returned = True; break`
+# (enclosing loops break too when `!returned` is set), and the loop is
+# followed by `if !returned: return !value`, which ReturnMixin structures
+# as an scf.if like any other early return.
+
+RETURNED = "!returned"
+RETURN_VALUE = "!value"
+
+
+def lift_loop_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Rewrite function-level statements so that no return is inside a loop."""
+    out: list[ast.stmt] = []
+    for stmt in stmts:
+        if isinstance(stmt, (ast.For, ast.While)) and contains_return(stmt.body):
+            valued = any(isinstance(n, ast.Return) and n.value is not None for n in _nodes(stmt.body, into_loops=True))
+            out.append(_at(ast.Assign([_name(RETURNED, store=True)], ast.Constant(False)), stmt))
+            if valued:
+                out.append(_at(ast.Assign([_name(RETURN_VALUE, store=True)], ast.Constant(False)), stmt))
+            out.append(_with_body(stmt, _returns_in_loop(stmt.body)))
+            result = _name(RETURN_VALUE) if valued else None
+            out.append(_at(ast.If(_name(RETURNED), [_at(ast.Return(result), stmt)], []), stmt))
+        elif isinstance(stmt, ast.If):
+            out.append(_at(ast.If(stmt.test, lift_loop_returns(stmt.body), lift_loop_returns(stmt.orelse)), stmt))
+        else:
+            out.append(stmt)
+    return out
+
+
+def _returns_in_loop(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return):
+            if stmt.value is not None:
+                out.append(_at(ast.Assign([_name(RETURN_VALUE, store=True)], stmt.value), stmt))
+            out.append(_at(ast.Assign([_name(RETURNED, store=True)], ast.Constant(True)), stmt))
+            out.append(_at(ast.Break(), stmt))
+        elif isinstance(stmt, ast.If) and contains_return([stmt]):
+            out.append(_at(ast.If(stmt.test, _returns_in_loop(stmt.body), _returns_in_loop(stmt.orelse)), stmt))
+        elif isinstance(stmt, (ast.For, ast.While)) and contains_return(stmt.body):
+            out.append(_with_body(stmt, _returns_in_loop(stmt.body)))
+            out.append(_at(ast.If(_name(RETURNED), [_at(ast.Break(), stmt)], []), stmt))
+        else:
+            out.append(stmt)
+    return out
+
+
+def _with_body(loop: ast.For | ast.While, body: list[ast.stmt]) -> ast.stmt:
+    if isinstance(loop, ast.For):
+        return _at(ast.For(loop.target, loop.iter, body, loop.orelse), loop)
+    return _at(ast.While(loop.test, body, loop.orelse), loop)
+
+
+def _name(name: str, store: bool = False) -> ast.Name:
+    return ast.Name(name, ast.Store() if store else ast.Load())
+
+
+def _at(node: ast.AST, where: ast.AST) -> ast.AST:
+    """`node` (and its new children) at the source position of `where`."""
+    for n in ast.walk(node):
+        if "lineno" in n._attributes and not hasattr(n, "lineno"):
+            ast.copy_location(n, where)
+    return node

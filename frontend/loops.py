@@ -1,0 +1,312 @@
+"""Loops: `for i in range(...)` and `while`, as scf.for / scf.while.
+
+A loop carries, as iter_args, every scalar variable that exists before it
+and is assigned in its body. A carried variable first seen as an int and
+later assigned a float is carried as a float (the body is compiled again).
+Variables first assigned inside a loop are local to it, and so is the loop
+variable.
+
+`range` with a positive literal step is an scf.for over the range itself;
+any other step (negative, or not a literal) iterates a counter over the trip
+count and computes `i = start + k * step`. A loop containing `break` becomes
+an scf.while that also carries a "broken" flag (its condition is "in range
+and not broken"); `continue` sets a per-iteration flag. The statements after
+a `break`/`continue` that may have run are compiled under `if not flag:`
+(see StatementMixin.statements). `else:` runs when the loop did not break.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, f64, i1
+from xdsl.ir import Attribute, Block, SSAValue
+
+from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, loop_exits
+from adpasses.frontend.values import Array, Scalar
+
+
+class CarriedTypeChanged(Exception):
+    """A carried variable needs a wider type than it had on entry."""
+
+    def __init__(self, name: str, new_type: Attribute):
+        self.name, self.new_type = name, new_type
+
+
+def value_name(name: str) -> str | None:
+    """An SSA name hint for a Python variable (None for the loop flags)."""
+    return name if name.isascii() and name.isidentifier() else None
+
+
+class LoopMixin:
+    # -- for -------------------------------------------------------------------------
+
+    def stmt_For(self, stmt: ast.For) -> None:
+        call = stmt.iter
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range"
+                and self.env.get("range") is None):
+            self.error(stmt.iter, "only `for i in range(...)` loops are supported; index arrays with range(len(x))")
+        if not isinstance(stmt.target, ast.Name):
+            self.error(stmt.target, "the loop variable must be a single name")
+        if not 1 <= len(call.args) <= 3 or call.keywords:
+            self.error(call, "range() takes 1 to 3 integer arguments")
+        args = [self.to_index(self.scalar(a), a) for a in call.args]
+        start, stop, step = (
+            (self.const_index(0), args[0], self.const_index(1)) if len(args) == 1
+            else (args[0], args[1], args[2] if len(args) == 3 else self.const_index(1))
+        )
+        step_const = self.constant_index_of(call.args[2]) if len(args) == 3 else 1
+        if step_const == 0:
+            self.error(call, "range() step must not be zero")
+        ascending = step_const is not None and step_const > 0
+        if ascending:
+            lower, upper, stride = start, stop, step
+        else:  # iterate k over the trip count: i = start + k * step
+            lower, upper, stride = self.const_index(0), self.trip_count(start, stop, step, step_const), self.const_index(1)
+        # A known minimum of i spares the negative-index wrap-around of x[i].
+        if ascending:
+            i_bound = 0 if len(args) == 1 else self.lower_bound(start, call.args[0])
+        else:  # descending: i > stop
+            stop_bound = self.lower_bound(stop, call.args[1]) if step_const is not None else None
+            i_bound = None if stop_bound is None else stop_bound + 1
+        name = stmt.target.id
+
+        def bind_loop_variable(k: SSAValue) -> None:
+            if ascending:
+                i = k
+            else:
+                i = self.emit(arith.AddiOp(start, self.emit(arith.MuliOp(k, step)).results[0])).results[0]
+            if i_bound is not None:
+                self.lower_bounds[i] = i_bound
+            i.name_hint = value_name(name)
+            self.env[name] = Scalar(i)
+
+        if BREAK in loop_exits(stmt.body):
+            broken = self.loop_with_break(stmt, lower, upper, stride, bind_loop_variable)
+        else:
+            self.counted_loop(stmt, lower, upper, stride, bind_loop_variable)
+            broken = None
+        self.env.pop(name, None)
+        self.loop_else(stmt, broken)
+
+    def counted_loop(self, stmt: ast.For, lower: SSAValue, upper: SSAValue, stride: SSAValue,
+                     bind_loop_variable: Callable[[SSAValue], None]) -> None:
+        carried = self.carried_names(stmt.body)
+        types = {n: self.env[n].type for n in carried}
+
+        def build(attempt: list[Block]) -> list[Block]:
+            block = Block(arg_types=[IndexType(), *(types[n] for n in carried)])
+            attempt.append(block)
+            self.bind_carried(carried, block.args[1:])
+            with self.inserting_at_end(block):
+                with self.allocation_scope():
+                    bind_loop_variable(block.args[0])
+                    self.loop_body(stmt.body)
+                    yields = self.carried_values(carried, types, stmt)
+                self.emit(scf.YieldOp(*yields))
+            return [block]
+
+        [block] = self.until_types_settle(types, build)
+        op = self.emit(scf.ForOp(lower, upper, stride, self.carried_inits(carried, types, stmt), block))
+        self.bind_results(carried, op.results)
+
+    def loop_with_break(self, stmt: ast.For, lower: SSAValue, upper: SSAValue, stride: SSAValue,
+                        bind_loop_variable: Callable[[SSAValue], None]) -> SSAValue:
+        """for-with-break as scf.while over (counter, broken, carried...);
+        returns the final "broken" flag."""
+        carried = self.carried_names(stmt.body)
+        types = {n: self.env[n].type for n in carried}
+
+        def build(attempt: list[Block]) -> list[Block]:
+            state = [IndexType(), i1, *(types[n] for n in carried)]
+            before, after = Block(arg_types=state), Block(arg_types=state)
+            attempt += [before, after]
+            with self.inserting_at_end(before), self.at(stmt):
+                in_range = self.emit(arith.CmpiOp(before.args[0], upper, "slt")).results[0]
+                go = self.emit(arith.AndIOp(in_range, self.negation(before.args[1]))).results[0]
+                self.emit(scf.ConditionOp(go, *before.args))
+            self.bind_carried(carried, after.args[2:])
+            self.env[BREAK] = Scalar(self.const_bool(False))  # the condition checked it
+            with self.inserting_at_end(after):
+                with self.allocation_scope():
+                    bind_loop_variable(after.args[0])
+                    self.loop_body(stmt.body)
+                    broken = self.env[BREAK].value
+                    yields = self.carried_values(carried, types, stmt)
+                with self.at(stmt):
+                    following = self.emit(arith.AddiOp(after.args[0], stride)).results[0]
+                    self.emit(scf.YieldOp(following, broken, *yields))
+            return [before, after]
+
+        before, after = self.until_types_settle(types, build)
+        inits = [lower, self.const_bool(False), *self.carried_inits(carried, types, stmt)]
+        op = self.emit(scf.WhileOp(inits, [a.type for a in before.args], [before], [after]))
+        self.bind_results(carried, op.results[2:])
+        return op.results[1]
+
+    def trip_count(self, start: SSAValue, stop: SSAValue, step: SSAValue, step_const: int | None) -> SSAValue:
+        """Iterations of range(start, stop, step) for any nonzero step."""
+
+        def count(lo: SSAValue, hi: SSAValue, st: SSAValue) -> SSAValue:
+            span = self.emit(arith.SubiOp(hi, lo)).results[0]
+            span = self.emit(arith.MaxSIOp(span, self.const_index(0))).results[0]
+            if st is self.const_index(1):
+                return span
+            return self.emit(arith.CeilDivSIOp(span, st)).results[0]
+
+        neg_step = (self.const_index(-step_const) if step_const is not None
+                    else self.emit(arith.SubiOp(self.const_index(0), step)).results[0])
+        down = count(stop, start, neg_step)
+        if step_const is not None:
+            return down
+        up = count(start, stop, step)
+        positive = self.emit(arith.CmpiOp(step, self.const_index(0), "sgt")).results[0]
+        return self.emit(arith.SelectOp(positive, up, down)).results[0]
+
+    def lower_bound(self, value: SSAValue, node: ast.expr) -> int | None:
+        c = self.constant_index_of(node)
+        return c if c is not None else self.lower_bounds.get(value)
+
+    # -- while -----------------------------------------------------------------------
+
+    def stmt_While(self, stmt: ast.While) -> None:
+        carried = self.carried_names(stmt.body)
+        types = {n: self.env[n].type for n in carried}
+        has_break = BREAK in loop_exits(stmt.body)
+        flag = [i1] if has_break else []
+
+        def build(attempt: list[Block]) -> list[Block]:
+            state = [*flag, *(types[n] for n in carried)]
+            before, after = Block(arg_types=state), Block(arg_types=state)
+            attempt += [before, after]
+            self.bind_carried(carried, before.args[len(flag):])
+            with self.inserting_at_end(before):
+                if has_break:  # never evaluate the test after a break
+                    go = self.unless(before.args[0], lambda: self.to_bool(self.scalar(stmt.test)), stmt)
+                else:
+                    go = self.to_bool(self.scalar(stmt.test))
+                with self.at(stmt):
+                    self.emit(scf.ConditionOp(go, *before.args))
+            self.bind_carried(carried, after.args[len(flag):])
+            if has_break:
+                self.env[BREAK] = Scalar(self.const_bool(False))
+            with self.inserting_at_end(after):
+                with self.allocation_scope():
+                    self.loop_body(stmt.body)
+                    broken = [self.env[BREAK].value] if has_break else []
+                    yields = self.carried_values(carried, types, stmt)
+                with self.at(stmt):
+                    self.emit(scf.YieldOp(*broken, *yields))
+            return [before, after]
+
+        before, after = self.until_types_settle(types, build)
+        inits = [self.const_bool(False)] * len(flag) + self.carried_inits(carried, types, stmt)
+        op = self.emit(scf.WhileOp(inits, [a.type for a in before.args], [before], [after]))
+        self.bind_results(carried, op.results[len(flag):])
+        self.loop_else(stmt, op.results[0] if has_break else None)
+
+    def unless(self, flag: SSAValue, test: Callable[[], SSAValue], node: ast.AST) -> SSAValue:
+        """`False if flag else test()`, evaluating test only when needed."""
+        then_block, else_block = Block(), Block()
+        with self.inserting_at_end(then_block), self.at(node):
+            self.emit(scf.YieldOp(self.const_bool(False)))
+        with self.inserting_at_end(else_block):
+            value = test()
+            with self.at(node):
+                self.emit(scf.YieldOp(value))
+        with self.at(node):
+            return self.emit(scf.IfOp(flag, [i1], [then_block], [else_block])).results[0]
+
+    # -- shared ------------------------------------------------------------------------
+
+    def loop_body(self, body: list[ast.stmt]) -> None:
+        if CONTINUE in loop_exits(body):
+            self.env[CONTINUE] = Scalar(self.const_bool(False))
+        self.statements(body)
+
+    def loop_else(self, stmt: ast.For | ast.While, broken: SSAValue | None) -> None:
+        """`for/while ... else:` runs when the loop ended without break."""
+        if not stmt.orelse:
+            return
+        if broken is None:
+            self.statements(stmt.orelse)
+            return
+        with self.at(stmt.orelse[0]):
+            self.conditional(self.negation(broken), stmt.orelse, [], stmt.orelse[0])
+
+    def carried_names(self, body: list[ast.stmt]) -> list[str]:
+        """Scalar variables existing before the loop and assigned in it (the
+        loop's own break/continue flags are handled by the loop itself)."""
+        names = []
+        for name in assigned_names(body):
+            value = self.env.get(name)
+            if name in (BREAK, CONTINUE):
+                continue
+            if isinstance(value, Array):
+                self.loop_protected.add(name)
+            elif isinstance(value, Scalar):
+                names.append(name)
+        return names
+
+    def bind_carried(self, carried: list[str], values: list[SSAValue]) -> None:
+        for n, v in zip(carried, values):
+            v.name_hint = value_name(n)
+            self.env[n] = Scalar(v)
+
+    def bind_results(self, carried: list[str], results: list[SSAValue]) -> None:
+        for n, r in zip(carried, results):
+            r.name_hint = value_name(n)
+            self.env[n] = Scalar(r)
+
+    def carried_inits(self, carried: list[str], types: dict, stmt: ast.stmt) -> list[SSAValue]:
+        return [self.convert_to(self.env[n], types[n], stmt) for n in carried]
+
+    def until_types_settle(self, types: dict[str, Attribute],
+                           build: Callable[[list[Block]], list[Block]]) -> list[Block]:
+        """Compile a loop body with these carried types, widening a type
+        and compiling again when the body assigns a wider value. `build`
+        appends the blocks it creates to the list it is given."""
+        while True:
+            saved_env, saved_protected = dict(self.env), set(self.loop_protected)
+            attempt: list[Block] = []
+            try:
+                return build(attempt)
+            except CarriedTypeChanged as change:
+                types[change.name] = change.new_type
+                for block in attempt:  # so that no constant stays used by it
+                    block.drop_all_references()
+            finally:
+                self.env, self.loop_protected = saved_env, saved_protected
+
+    def carried_values(self, carried: list[str], types: dict, stmt: ast.stmt) -> list[SSAValue]:
+        values = []
+        for n in carried:
+            v = self.env.get(n)
+            if not isinstance(v, Scalar):
+                self.error(stmt, f"variable '{n}' changes from a number to something else in the loop")
+            if v.type != types[n]:
+                wider = _wider_type(types[n], v)
+                if wider is not None:
+                    raise CarriedTypeChanged(n, wider)
+            values.append(self.convert_to(v, types[n], stmt))
+        return values
+
+
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, (Float64Type, Float32Type, Float16Type))
+
+
+def _wider_type(carried: Attribute, value: Scalar) -> Attribute | None:
+    """The type a carried variable must widen to hold `value`, or None when
+    `value` converts to the carried type. An int (or bool) variable that is
+    assigned a float becomes a float64, as does a float32 variable assigned
+    a float64; a bool variable assigned an int becomes an int."""
+    if (isinstance(carried, IndexType) or carried == i1) and value.is_float:
+        return f64
+    if carried == i1 and value.is_int:
+        return IndexType()
+    if _is_float(carried) and not isinstance(carried, Float64Type) and isinstance(value.type, Float64Type):
+        return f64
+    return None
