@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, SSAValue
 
-from adpasses.frontend.values import Array, Scalar, TupleValue
+from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
 DTYPE_BY_NAME = {"float64": f64, "float32": f32, "int64": IntegerType(64), "int32": IntegerType(32)}
 
@@ -134,7 +134,7 @@ class ArrayMixin:
     def _slice_bounds(self, a: Array, k: int, s: ast.Slice) -> tuple[SSAValue, SSAValue, SSAValue]:
         """start, size, step of a positive-step slice, clamped like Python."""
         n = self.dim(a, k)
-        step = self.to_index(self.expr(s.step), s.step) if s.step is not None else self.const_index(1)
+        step = self.to_index(self.scalar(s.step), s.step) if s.step is not None else self.const_index(1)
         start = self._clamp_bound(s.lower, n, default=self.const_index(0))
         stop = self._clamp_bound(s.upper, n, default=n)
         span = self.emit(arith.SubiOp(stop, start)).results[0]
@@ -145,7 +145,7 @@ class ArrayMixin:
     def _clamp_bound(self, bound: ast.expr | None, n: SSAValue, default: SSAValue) -> SSAValue:
         if bound is None:
             return default
-        value = self.to_index(self.expr(bound), bound)
+        value = self.to_index(self.scalar(bound), bound)
         negative = self.emit(arith.CmpiOp(value, self.const_index(0), "slt")).results[0]
         wrapped = self.emit(arith.AddiOp(value, n)).results[0]
         value = self.emit(arith.SelectOp(negative, wrapped, value)).results[0]
@@ -182,7 +182,7 @@ class ArrayMixin:
                 i = self.index_value(a, k, item)
                 offset = self.emit(arith.AddiOp(offset, self.emit(arith.MuliOp(i, st)).results[0])).results[0]
                 continue
-            step = self.to_index(self.expr(item.step), item.step) if item.step is not None else self.const_index(1)
+            step = self.to_index(self.scalar(item.step), item.step) if item.step is not None else self.const_index(1)
             if item.step is not None and not (isinstance(item.step, ast.UnaryOp) and isinstance(item.step.op, ast.USub)):
                 if not (isinstance(item.step, ast.Constant) and isinstance(item.step.value, int)):
                     self.error(item.step, "slice steps must be integer literals (e.g. x[::2] or x[::-1])")
@@ -200,7 +200,7 @@ class ArrayMixin:
         def bound(b: ast.expr | None, default: SSAValue) -> SSAValue:
             if b is None:
                 return default
-            v = self.to_index(self.expr(b), b)
+            v = self.to_index(self.scalar(b), b)
             negative = self.emit(arith.CmpiOp(v, self.const_index(0), "slt")).results[0]
             v = self.emit(arith.SelectOp(negative, self.emit(arith.AddiOp(v, n)).results[0], v)).results[0]
             v = self.emit(arith.MaxSIOp(v, minus_one)).results[0]
@@ -217,12 +217,25 @@ class ArrayMixin:
     # -- local arrays ----------------------------------------------------------------
 
     def allocate(self, fname: str, node: ast.Call) -> Array:
-        if not node.args:
-            self.error(node, f"np.{fname} needs a shape")
+        """np.zeros/ones/empty(shape, dtype=...) and np.zeros_like/... (x)."""
+        if len(node.args) != 1:
+            self.error(node, f"np.{fname} takes one argument (the shape, or an array for *_like) "
+                             "and an optional dtype=")
         shape_value = self.expr(node.args[0])
-        items = shape_value.items if isinstance(shape_value, TupleValue) else [shape_value]
-        sizes = [self.to_index(s, node) for s in items]
         element = f64
+        if fname.endswith("_like"):
+            if not isinstance(shape_value, Array):
+                self.error(node.args[0], f"np.{fname} needs an array")
+            element = shape_value.element
+            shape_value = Shape(shape_value)
+            fname = fname[: -len("_like")]
+        if isinstance(shape_value, Shape):
+            items: list[object] = [Scalar(self.dim(shape_value.array, k)) for k in range(shape_value.array.ndim)]
+        else:
+            items = shape_value.items if isinstance(shape_value, TupleValue) else [shape_value]
+        if not all(isinstance(s, Scalar) for s in items):
+            self.error(node.args[0], f"np.{fname}: the shape must be an int or a tuple of ints")
+        sizes = [self.to_index(s, node.args[0]) for s in items]  # type: ignore[arg-type]
         for kw in node.keywords:
             if kw.arg != "dtype":
                 self.error(node, f"np.{fname}: keyword '{kw.arg}' is not supported (only dtype=)")

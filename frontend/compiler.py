@@ -67,6 +67,7 @@ class ModuleBuilder:
         self.module = ModuleOp([])
         self.compiled: dict[tuple, str] = {}
         self.stack: list[types.FunctionType] = []
+        self.reserved: set[str] = set()  # function names in use
 
     def function(self, pyfunc: types.FunctionType, arg_types: list[Attribute], *,
                  public: bool, node: ast.AST | None = None, caller: FunctionCompiler | None = None) -> func.FuncOp:
@@ -79,10 +80,22 @@ class ModuleBuilder:
             if caller is not None and node is not None:
                 caller.error(node, message)
             raise CompileError(message)
-        name = pyfunc.__name__ if public else f"{pyfunc.__name__}_{len(self.compiled)}"
+        name = pyfunc.__name__
+        if not public:  # callees: private, one per argument types, unique names
+            suffix = len(self.compiled)
+            while f"{name}_{suffix}" in self.compiled.values() or f"{name}_{suffix}" in self.reserved:
+                suffix += 1
+            name = f"{name}_{suffix}"
+        self.reserved.add(name)
         self.stack.append(pyfunc)
         try:
             f = FunctionCompiler(self, pyfunc, arg_types, name, public).compile()
+        except CompileError:
+            raise
+        except Exception as err:  # a bug of ours: report it at the construct being compiled
+            where = getattr(err, "adpasses_location", None)
+            raise CompileError(f"internal error while compiling this ({type(err).__name__}: {err}); "
+                               "please report it", location=where) from err
         finally:
             self.stack.pop()
         self.compiled[key] = name
@@ -185,6 +198,13 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         self._loc_stack.append(loc)
         try:
             yield
+        except CompileError:
+            raise
+        except Exception as err:
+            # Remember the innermost construct an unexpected error came from.
+            if not hasattr(err, "adpasses_location") and isinstance(loc, FileLineColLoc):
+                err.adpasses_location = f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+            raise
         finally:
             self._loc_stack.pop()
 

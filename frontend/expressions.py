@@ -46,7 +46,8 @@ BINARY_MATH = {
 }
 # Python's math.floor/ceil/trunc return ints.
 TO_INT_MATH = {pymath.floor: math.FloorOp, pymath.ceil: math.CeilOp, pymath.trunc: math.TruncOp}
-ALLOCATORS = {np.zeros: "zeros", np.ones: "ones", np.empty: "empty"}
+ALLOCATORS = {np.zeros: "zeros", np.ones: "ones", np.empty: "empty",
+              np.zeros_like: "zeros_like", np.ones_like: "ones_like", np.empty_like: "empty_like"}
 CONSTANTS = {"pi": pymath.pi, "e": pymath.e, "inf": pymath.inf, "nan": pymath.nan, "tau": pymath.tau}
 
 
