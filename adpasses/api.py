@@ -89,7 +89,8 @@ class JitFunction:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._params = list(pyinspect.signature(fn).parameters)
-        self._primal: dict[tuple, Callable] = {}   # signature_key -> compiled primal
+        self._primal: dict[tuple, Callable] = {}   # (signature_key, noalias) -> compiled primal
+        self._engines: list = []                    # CompiledModules whose code _primal calls
         self._dispatch = None                       # DispatchTable: signature code -> compiled primal
         self._gradients: dict[tuple, CompiledGradient] = {}
         self._built: dict[tuple, tuple] = {}       # signature_key -> (written arrays, result types)
@@ -107,12 +108,18 @@ class JitFunction:
         return self._slow_call(args)
 
     def _slow_call(self, args: tuple) -> object:
-        call = self._primal.get(signature_key(args))
+        key = signature_key(args)
+        # Arrays the function only reads may alias freely; written ones may
+        # use the `ad.noalias` version only when no two arrays overlap.
+        checks_overlap = sum(isinstance(a, np.ndarray) for a in args) > 1 and bool(self.written_arrays(args))
+        noalias = not checks_overlap or not shadows.arrays_overlap(*args)
+        call = self._primal.get((key, noalias))
         if call is None:
-            call = self._compile_primal(args)
+            call = self._compile_primal(args, noalias)
         code = shadows.signature_code(*args)
-        if code:
-            install_dispatch(self, self._slow_call_varargs).add(code, call)
+        if code and noalias:
+            target = _overlap_guard(call, args, self._slow_call) if checks_overlap else call
+            install_dispatch(self, self._slow_call_varargs).add(code, target)
         return call(*args)
 
     def _slow_call_varargs(self, *args: object) -> object:
@@ -168,12 +175,14 @@ class JitFunction:
         return tuple("active" if isinstance(t, (Float64Type, Float32Type)) else "const"
                      for t in self._facts(args)[1])
 
-    def _compile_primal(self, args: Sequence[object]) -> Callable:
+    def _compile_primal(self, args: Sequence[object], noalias: bool) -> Callable:
         from adpasses.llvm_jit import compile_module
 
-        module, name = self.build(args)
-        call = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)[name]
-        self._primal[signature_key(args)] = call
+        module, name = self.build(args, noalias)
+        compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
+        self._engines.append(compiled)  # the machine code lives as long as its engine
+        call = compiled[name]
+        self._primal[(signature_key(args), noalias)] = call
         return call
 
     def gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
@@ -214,7 +223,7 @@ class JitFunction:
         function_named(module, name).sym_visibility = _private()
         compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
         return CompiledGradient(compiled[g.name], activity, ret, with_primal, g.cache_report, g.name,
-                                module, g.activity_report)
+                                module, g.activity_report, compiled)
 
     def scalar_return(self, args: Sequence[object]) -> tuple[str, ...]:
         """("active",) if the function returns a float; else a TypeError
@@ -228,6 +237,20 @@ class JitFunction:
                 "adpasses.autodiff(f, ..., Duplicated(out, seed_array))"
             )
         return ret
+
+
+def _overlap_guard(call: Callable, args: tuple, slow: Callable) -> Callable:
+    """`call(*args)` when no two of the array arguments overlap, else
+    `slow(args)` (which picks the conservative version)."""
+    params = [f"a{k}" for k in range(len(args))]
+    arrays = [p for p, a in zip(params, args) if isinstance(a, np.ndarray)]
+    source = (f"def guarded({', '.join(params)}):\n"
+              f"    if overlap({', '.join(arrays)}):\n"
+              f"        return slow(({', '.join(params)},))\n"
+              f"    return call({', '.join(params)})\n")
+    env = {"call": call, "slow": slow, "overlap": shadows.arrays_overlap}
+    exec(compile(source, "<adpasses overlap guard>", "exec"), env)
+    return env["guarded"]  # type: ignore[return-value]
 
 
 def _private():  # type: ignore[no-untyped-def]

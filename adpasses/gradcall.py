@@ -36,6 +36,7 @@ class CompiledGradient:
     gradient_name: str
     module: object
     activity_text: str
+    compiled: object  # the CompiledModule: `call`'s machine code lives as long as it
 
 
 def normalize_argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
@@ -125,7 +126,8 @@ class GradFunction:
     def slow_call(self, args: tuple) -> object:
         """Any call: plans, compiles what is missing, handles aliasing."""
         plan = self.plan(args)
-        noalias = plan.n_arrays <= 1 or not shadows.arrays_overlap(*args)
+        # Arrays that are only read may alias freely: their shadows are distinct.
+        noalias = plan.n_arrays <= 1 or not plan.written or not shadows.arrays_overlap(*args)
         g = plan.variants.get(noalias)
         if g is None:
             g = self.jf.gradient(args, plan.activity, self.with_value, noalias)
@@ -162,7 +164,7 @@ def _fast_path(gf: GradFunction, plan: GradPlan, g: CompiledGradient, args: tupl
     env: dict[str, object] = {"call": g.call, "zeros": np.zeros, "zeros_like_layout": zeros_like_layout,
                               "compact": compact, "overlap": shadows.arrays_overlap, "slow": gf.slow_call}
     lines = [f"def fast({', '.join(params)}):"]
-    if len(arrays) > 1:
+    if len(arrays) > 1 and plan.written:
         lines.append(f"    if overlap({', '.join(arrays)}):")
         lines.append(f"        return slow(({', '.join(params)},))")
     call_args, contiguous = [], {}

@@ -167,3 +167,8 @@ def scratch_argument(x, tmp):
     for i in range(len(x)):
         s += tmp[i]
     return s
+
+
+def negates(x):
+    y = x * 2.0
+    return -y  # ERROR: where the (simulated) internal error happens

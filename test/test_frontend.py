@@ -120,6 +120,30 @@ def test_gradient_matches_finite_differences(name):
         assert_matches(g, e, what=f"{name}: argument {n}")
 
 
+FLOAT32_CASES = {
+    "energy": (k.energy, lambda: [vec(5, -0.5, 0.5)], 0),
+    "dot": (k.dot, lambda: [vec(7), vec(7)], (0, 1)),
+    "softmax_xent": (k.softmax_xent, lambda: [vec(6), 3], 0),
+    "transposed_quad": (k.transposed_quad, lambda: [mat(4, 3), vec(4)], (0, 1)),
+    "float32_sum": (k.float32_sum, lambda: [vec(6)], 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32_CASES))
+def test_float32_inputs(name):
+    """float32 arrays: loads and arithmetic stay float32, gradients are
+    float32 arrays and match float64 finite differences to float32 accuracy."""
+    f, make, argnums = FLOAT32_CASES[name]
+    args = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in make()]
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    value, grads = adpasses.value_and_grad(f, argnums)(*copy_args(args))
+    grads = (grads,) if isinstance(argnums, int) else grads
+    assert value == pytest.approx(float(f(*copy_args(args))), rel=1e-5, abs=1e-6)
+    for n, g, e in zip(nums, grads, finite_differences(f, args, nums)):
+        assert g.dtype == np.float32 and g.shape == args[n].shape
+        assert_matches(g, e, float32=True, what=f"{name}: argument {n}")
+
+
 def test_float32_input_stays_float32():
     x = rng.uniform(-1, 1, 6).astype(np.float32)
     f = adpasses.jit(k.float32_sum)

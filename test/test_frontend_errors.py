@@ -147,3 +147,18 @@ def test_integer_division_by_zero():
     with pytest.raises(ZeroDivisionError, match="integer division or modulo by zero"):
         divide(7, 0)
     assert divide(-7, 2) == -4
+
+
+def test_internal_errors_become_compile_errors_at_the_construct(monkeypatch):
+    """A bug in the frontend (simulated) still reaches the user as a
+    CompileError at the Python line, with the original as its cause."""
+    from adpasses.frontend.compiler import FunctionCompiler
+
+    def broken(self, a, node):
+        raise AttributeError("simulated")
+
+    monkeypatch.setattr(FunctionCompiler, "negate", broken)
+    with pytest.raises(adpasses.CompileError, match=r"internal error while compiling this \(AttributeError: simulated\)") as info:
+        adpasses.jit(bad.negates)(1.0)
+    assert str(info.value).startswith(f"{bad.__file__}:{marked_line(bad.negates)}:")
+    assert isinstance(info.value.__cause__, AttributeError)

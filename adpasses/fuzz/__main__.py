@@ -1,0 +1,136 @@
+"""`python -m adpasses.fuzz`: differential testing from the command line.
+
+    python -m adpasses.fuzz --seeds N [--start S] [--jobs J] [--timeout T]
+                            [--shrink [--out DIR] [--max-shrink K]]
+    python -m adpasses.fuzz --show SEED      # the program of one seed
+    python -m adpasses.fuzz --case SEED      # check one seed in this process
+
+Prints how many programs were checked, the failures by kind with their
+seeds, and with --shrink a minimal lit test per distinct failure (also
+written to DIR). The exit status is 1 when anything failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from adpasses.fuzz.check import KINDS
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m adpasses.fuzz", description=__doc__.split("\n")[0])
+    p.add_argument("--seeds", type=int, default=100, help="number of programs (default 100)")
+    p.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds one program may take before it counts as a crash (default 120)")
+    p.add_argument("--batch", type=int, default=20, help="seeds sent to a worker at once")
+    p.add_argument("--shrink", action="store_true", help="shrink each distinct failure")
+    p.add_argument("--max-shrink", type=int, default=10, help="most failures to shrink")
+    p.add_argument("--out", default="fuzz-reproducers",
+                   help="where --shrink writes its lit tests (default ./fuzz-reproducers)")
+    p.add_argument("--show", type=int, metavar="SEED", help="print the program of SEED and exit")
+    p.add_argument("--case", type=int, metavar="SEED", help="check SEED in this process and exit")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p.parse_args(argv)
+
+
+def show(seed: int) -> None:
+    from adpasses.fuzz.generate import generate
+    from adpasses.fuzz.to_mlir import mlir_function
+    from adpasses.fuzz.to_python import python_source
+
+    p = generate(seed)
+    print(f"// seed {seed}: activities {p.activity} -> {list(p.ret_activity)}; {p.options}")
+    print(mlir_function(p))
+    print(python_source(p))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    if args.show is not None:
+        show(args.show)
+        return 0
+    if args.case is not None:
+        from adpasses.fuzz.runner import run_case
+
+        outcome = run_case(args.case)
+        print(f"seed {args.case}: {outcome.kind} {outcome.detail}".rstrip())
+        return int(outcome.failed)
+
+    from adpasses.fuzz.runner import run_seeds
+
+    seeds = range(args.start, args.start + args.seeds)
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    details: dict[int, object] = {}
+    start = time.monotonic()
+
+    def progress(result) -> None:  # type: ignore[no-untyped-def]
+        by_kind[result.outcome.kind].append(result.seed)
+        details[result.seed] = result.outcome
+        if result.outcome.kind not in ("ok", "discard") and not args.quiet:
+            print(f"seed {result.seed}: {result.outcome.kind}: {result.outcome.detail}",
+                  file=sys.stderr, flush=True)
+        done = sum(len(v) for v in by_kind.values())
+        if not args.quiet and done % 100 == 0:
+            print(f"... {done}/{len(seeds)} in {time.monotonic() - start:.0f} s",
+                  file=sys.stderr, flush=True)
+
+    run_seeds(seeds, jobs=args.jobs, timeout=args.timeout, batch=args.batch, on_result=progress)
+    elapsed = time.monotonic() - start
+    total = sum(len(v) for v in by_kind.values())
+    print(f"checked {total} programs (seeds {args.start}..{args.start + args.seeds - 1}) "
+          f"in {elapsed:.0f} s: {len(by_kind['ok'])} ok, {len(by_kind['discard'])} discarded "
+          "(no usable input point)")
+    failed = False
+    for kind in (*KINDS, "fuzzer error"):
+        seeds_of_kind = sorted(by_kind.get(kind, []))
+        failed |= bool(seeds_of_kind)
+        print(f"{kind}: {len(seeds_of_kind)}" + (f"  seeds {' '.join(map(str, seeds_of_kind))}"
+                                                  if seeds_of_kind else ""))
+    if args.shrink and failed:
+        failing = sorted(s for k in KINDS for s in by_kind.get(k, []))
+        shrink_all(failing, details, args)
+    return int(failed)
+
+
+def shrink_all(seeds: list[int], details: dict, args: argparse.Namespace) -> None:
+    """Shrink failures, one per distinct signature, and write lit tests."""
+    from adpasses.fuzz.generate import generate
+    from adpasses.fuzz.program import program_size
+    from adpasses.fuzz.reproducer import lit_test
+    from adpasses.fuzz.runner import WorkerCheck
+    from adpasses.fuzz.shrink import shrink, signature
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    seen: set[str] = set()
+    check = WorkerCheck(timeout=args.timeout)
+    try:
+        for seed in seeds:
+            if len(seen) >= args.max_shrink:
+                break
+            sig = signature(details[seed])
+            if sig in seen:
+                continue
+            seen.add(sig)
+            original = generate(seed)
+            small, outcome = shrink(original, check)
+            if not outcome.failed:
+                print(f"\nseed {seed}: did not fail again in a worker ({outcome.kind})")
+                continue
+            path = out / f"seed_{seed}.mlir"
+            path.write_text(lit_test(small, outcome))
+            print(f"\n// ===== seed {seed}: {outcome.kind}, shrunk from size "
+                  f"{program_size(original)} to {program_size(small)}: {path}")
+            print(path.read_text())
+    finally:
+        check.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

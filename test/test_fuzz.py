@@ -1,0 +1,287 @@
+"""Differential testing (adpasses.fuzz, docs/fuzzing.md): the fast set of
+seeds, and tests of the generator, the oracle, the runner and the shrinker.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import Counter
+
+import pytest
+from xdsl.dialects import math
+
+import adpasses.rules
+from adpasses.fuzz.check import KINDS, Outcome, check_program
+from adpasses.fuzz.generate import generate
+from adpasses.fuzz.ops import OPS
+from adpasses.fuzz.program import (
+    Alloc,
+    Copy,
+    Dim,
+    F32,
+    FCmp,
+    For,
+    ICmp,
+    If,
+    IndexArg,
+    IndexToFloat,
+    Load,
+    MemArg,
+    Op,
+    PowI,
+    Select,
+    View,
+    While,
+    program_size,
+    stmt_exprs,
+    sub_exprs,
+    validate,
+    walk_stmts,
+)
+from adpasses.fuzz.runner import forget_compiled, run_seeds
+from adpasses.fuzz.shrink import shrink
+from adpasses.fuzz.to_mlir import mlir_function
+from adpasses.fuzz.to_python import Oracle
+
+FAST_SEEDS = range(200)
+
+
+def test_fast_set_of_seeds():
+    """Every program of the fast set compiles, and its primal and gradient
+    match the oracle (2 worker processes, about a minute)."""
+    results = run_seeds(FAST_SEEDS, jobs=2, timeout=120)
+    assert len(results) == len(FAST_SEEDS)
+    kinds = Counter(r.outcome.kind for r in results)
+    failures = [f"seed {r.seed}: {r.outcome.kind}: {r.outcome.detail}" for r in results
+                if r.outcome.kind not in ("ok", "discard")]
+    assert not failures, "\n".join(failures)
+    # Discarded programs (no usable input point) test nothing: keep them rare.
+    assert kinds["discard"] <= len(FAST_SEEDS) // 20, kinds
+    # Most derivative coordinates were compared with finite differences.
+    checked = sum(r.outcome.checked for r in results)
+    skipped = sum(r.outcome.skipped for r in results)
+    assert checked > 10 * skipped, (checked, skipped)
+
+
+# -- the generator ----------------------------------------------------------------------
+
+
+def test_generation_is_deterministic():
+    for seed in (0, 7, 123):
+        a, b = generate(seed), generate(seed)
+        assert a == b
+        assert mlir_function(a) == mlir_function(b)
+        assert Oracle(a).source == Oracle(b).source
+    assert generate(1) != generate(2)
+
+
+def test_generated_programs_verify_and_differentiate():
+    """The MLIR parses and passes xDSL's verifier and the dominance check,
+    before and after adding the gradient."""
+    from adpasses.context import parse_module
+    from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
+    from adpasses.verify import verify_all
+
+    for seed in range(40):
+        p = generate(seed)
+        validate(p)
+        module = parse_module(mlir_function(p), f"seed{seed}.mlir")
+        verify_all(module)
+        differentiate(module, p.name, p.activity, list(p.ret_activity),
+                      with_primal=p.options.with_primal,
+                      options=ReverseOptions(cache_policy=p.options.policy,
+                                             activity=p.options.activity))
+        verify_all(module)
+
+
+def _features(seeds) -> Counter:  # type: ignore[no-untyped-def]
+    seen: Counter = Counter()
+
+    def expr(e) -> None:  # type: ignore[no-untyped-def]
+        if isinstance(e, Op):
+            seen["op:" + e.op] += 1
+        seen[type(e).__name__] += 1
+        if isinstance(e, Select):
+            seen["select on " + type(e.cond).__name__] += 1
+        for x in sub_exprs(e):
+            expr(x)
+
+    for seed in seeds:
+        p = generate(seed)
+        o = p.options
+        seen.update([f"policy:{o.policy}", f"activity:{o.activity}", f"primal:{o.with_primal}",
+                     f"O{o.opt_level}", f"boundscheck:{o.boundscheck}"])
+        mems = [a for a in p.args if isinstance(a, MemArg)]
+        seen.update("arg:" + a.activity for a in p.args if not isinstance(a, IndexArg))
+        seen.update(f"rank{len(a.shape)}" for a in mems)
+        seen.update("strided" for a in mems if a.strided)
+        seen.update("static shape" for a in mems if a.static_shape)
+        seen.update("noalias" for a in mems if a.noalias)
+        seen.update("index arg" for a in p.args if isinstance(a, IndexArg))
+        if len({a.buffer for a in mems}) < len(mems):
+            seen["aliased arguments"] += 1
+        seen.update(f"ret:{r}" for r in p.ret_activity)
+        seen[f"{len(p.results)} results"] += 1
+        for s in walk_stmts(p.body):
+            seen[type(s).__name__] += 1
+            if isinstance(s, For):
+                seen[f"step {s.step}"] += 1
+                if any(isinstance(t, Dim) for _, t in s.ub.terms):
+                    seen["dim bound"] += 1
+                if any(isinstance(t, str) and t.startswith(("i", "k")) for _, t in s.lb.terms):
+                    seen["triangular loop"] += 1
+                if any(isinstance(t, For) for t in walk_stmts(s.body)):
+                    if any(isinstance(u, For) for t in walk_stmts(s.body) if isinstance(t, For)
+                           for u in walk_stmts(t.body)):
+                        seen["3 nested loops"] += 1
+            if isinstance(s, If):
+                seen["if on " + type(s.cond).__name__] += 1
+            if isinstance(s, While) and s.cond is not None:
+                seen["while on data"] += 1
+            if isinstance(s, View):
+                seen["dynamic view offset" if any(o.terms for o in s.offsets) else "static view"] += 1
+                if not all(s.keep):
+                    seen["rank-reducing view"] += 1
+            if isinstance(s, Alloc):
+                seen[s.kind] += 1
+            for e in stmt_exprs(s):
+                expr(e)
+        for e in p.results:
+            expr(e)
+    return seen
+
+
+def test_generator_covers_the_plan():
+    seen = _features(range(400))
+    wanted = [f"op:{name}" for name in OPS] + [
+        "PowI", "Select", "IndexToFloat", "F32", "Load", "select on FCmp", "select on ICmp",
+        "policy:minimal", "policy:tape-all", "activity:True", "activity:False", "primal:True",
+        "O0", "O3", "boundscheck:False", "arg:const", "arg:active", "arg:dup", "arg:dupnoneed",
+        "rank1", "rank2", "strided", "static shape", "noalias", "index arg", "aliased arguments",
+        "ret:active", "ret:const", "0 results", "2 results", "Let", "Assign", "Store", "For",
+        "If", "While", "alloc", "alloca", "View", "Copy", "step 2", "step 3", "dim bound",
+        "triangular loop", "3 nested loops", "if on FCmp", "if on ICmp", "while on data",
+        "dynamic view offset", "static view", "rank-reducing view",
+    ]
+    missing = [w for w in wanted if not seen[w]]
+    assert not missing, missing
+
+
+# -- the oracle and the checker ------------------------------------------------------------
+
+
+def test_oracle_agrees_with_compiled_primal_on_a_seed():
+    p = generate(3)
+    outcome = check_program(p)
+    forget_compiled()
+    assert outcome.kind == "ok", outcome
+    assert outcome.checked > 0
+
+
+def _wrong_sin_rule(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Plant a bug: differentiate sin as cos (d sin = -sin instead of cos)."""
+    table = dict(adpasses.rules.rule_table())
+    table[math.SinOp] = table[math.CosOp]
+    monkeypatch.setattr(adpasses.rules, "_TABLE", table)
+
+
+def _uses_sin(p) -> bool:  # type: ignore[no-untyped-def]
+    def has(e) -> bool:  # type: ignore[no-untyped-def]
+        return (isinstance(e, Op) and e.op == "sin") or any(has(x) for x in sub_exprs(e))
+
+    return any(has(e) for s in walk_stmts(p.body) for e in stmt_exprs(s)) or any(
+        has(e) for e in p.results)
+
+
+def _first_failing_small_seed(predicate):  # type: ignore[no-untyped-def]
+    for seed in range(200):
+        p = generate(seed)
+        if program_size(p) <= 60 and predicate(p):
+            outcome = check_program(p)
+            forget_compiled()
+            if outcome.kind == "wrong gradient":
+                return p, outcome
+    raise AssertionError("no seed failed")
+
+
+def test_planted_wrong_rule_is_found_and_shrunk(monkeypatch, tmp_path, capfd):
+    _wrong_sin_rule(monkeypatch)
+    p, outcome = _first_failing_small_seed(_uses_sin)
+
+    def check(candidate):  # type: ignore[no-untyped-def]
+        result = check_program(candidate)
+        forget_compiled()
+        return result
+
+    small, small_outcome = shrink(p, check, max_checks=400)
+    assert small_outcome.kind == "wrong gradient"
+    assert program_size(small) <= 8 < program_size(p), (program_size(small), mlir_function(small))
+    assert _uses_sin(small)
+
+    # The reproducer is a lit test that fails with the bug and passes without.
+    from adpasses.fuzz.reproducer import lit_test
+    from adpasses.tools.ad_run import main as ad_run
+
+    path = tmp_path / "repro.mlir"
+    path.write_text(lit_test(small, small_outcome))
+    text = path.read_text()
+    assert text.startswith("// RUN: ad-run %s | filecheck %s")
+    assert "CHECK:" in text and "math.sin" in text
+
+    capfd.readouterr()
+    assert ad_run([str(path)]) == 0
+    assert ": ok 0" in capfd.readouterr().out
+    monkeypatch.undo()
+    forget_compiled()
+    assert ad_run([str(path)]) == 0
+    printed = capfd.readouterr().out
+    assert ": ok 1" in printed and ": ok 0" not in printed, printed
+    assert check_program(small).kind == "ok"
+    forget_compiled()
+
+
+# -- the runner: crashes and hangs in workers -------------------------------------------------
+# Module-level functions, so that the spawned workers can import them.
+
+_RAN: list[int] = []
+
+
+def crash_on_two(item) -> Outcome:  # type: ignore[no-untyped-def]
+    if item == 2:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if item == 3:
+        time.sleep(60)
+    return Outcome("ok")
+
+
+def crash_after_four(item) -> Outcome:  # type: ignore[no-untyped-def]
+    """Crashes on 5 only when 4 ran before it in the same process (like
+    memory corrupted by an earlier program)."""
+    if item == 5 and 4 in _RAN:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    _RAN.append(item)
+    return Outcome("ok")
+
+
+def test_runner_reports_crashes_and_hangs_and_goes_on():
+    results = {r.seed: r.outcome for r in run_seeds(range(6), jobs=2, timeout=5, batch=3,
+                                                         case=crash_on_two)}
+    assert sorted(results) == list(range(6))
+    assert results[2].kind == "crash" and "SIGSEGV" in results[2].detail
+    assert results[3].kind == "crash" and "timeout" in results[3].detail
+    assert all(results[s].kind == "ok" for s in (0, 1, 4, 5))
+
+
+def test_runner_tells_a_crash_caused_by_an_earlier_seed():
+    results = {r.seed: r.outcome for r in run_seeds(range(3, 8), jobs=1, batch=5,
+                                                         case=crash_after_four)}
+    assert results[5].kind == "crash"
+    assert "after seeds [3, 4]" in results[5].detail and "alone it gives: ok" in results[5].detail
+    assert all(results[s].kind == "ok" for s in (3, 4, 6, 7))
+
+
+def test_failure_kinds():
+    assert KINDS == ("wrong primal", "wrong gradient", "compiler error", "crash")
+    assert Outcome("crash").failed and not Outcome("discard").failed
