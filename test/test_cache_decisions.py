@@ -1,0 +1,187 @@
+"""The cache decisions issue 6 expects, through the Python API: for each
+kernel, the bytes `adpasses.cache_report` says are taped for concrete
+arguments, the decision and location of the taped values, and the gradient
+(which must stay right whatever is taped) against central finite
+differences. The same cases in MLIR are FileChecked in
+test/lit/cache/expected_decisions.mlir."""
+
+from __future__ import annotations
+
+import inspect as pyinspect
+
+import numpy as np
+import pytest
+from finite_diff import assert_matches, copy_args, finite_differences
+
+import adpasses
+
+THIS_FILE = __file__
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261122)
+
+
+def line_of(fn, text: str) -> int:
+    """The line number in this file of the first line of `fn` holding `text`."""
+    source, first = pyinspect.getsourcelines(fn)
+    for k, line in enumerate(source):
+        if text in line:
+            return first + k
+    raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+def sdiff(x):
+    s = 0.0
+    for i in range(0, len(x) - 1, 2):
+        d = x[i + 1] - x[i]
+        s += d * d
+    return s
+
+
+def energy(x):
+    rho = 0.0
+    for i in range(len(x)):
+        rho += np.exp(-3.0 * (x[i] + 1.0))
+    return rho ** 2 + rho ** 3 + rho ** 4 / 4.0
+
+
+def square_then_sum(x):
+    for i in range(len(x)):
+        x[i] = x[i] * x[i]
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i]
+    return s
+
+
+def shift_then_sum(x):
+    for i in range(len(x)):
+        x[i] = x[i] + 1.0
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * x[i]
+    return s
+
+
+def square_into(a, b):
+    for i in range(len(a)):
+        b[i] = a[i] * a[i]
+    s = 0.0
+    for i in range(len(b)):
+        s += b[i] * a[i]
+    return s
+
+
+def euler(u, steps, dt):
+    n = len(u)
+    du = np.zeros(n)
+    for t in range(steps):
+        for i in range(1, n):
+            du[i] = -u[i] ** 3 + 0.1 * u[i - 1]
+        for i in range(1, n):
+            u[i] = u[i] + dt * du[i]
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i]
+    return s
+
+
+def taped(report) -> list:
+    return [e for e in report.entries if e.decision == "tape"]
+
+
+def check_gradient(py, args, argnums) -> None:
+    got = adpasses.grad(adpasses.jit(py), argnums)(*copy_args(args))
+    got = got if isinstance(got, tuple) else (got,)
+    expected = finite_differences(py, args, argnums)
+    for g, e in zip(got, expected):
+        assert_matches(g, e)
+
+
+@pytest.mark.parametrize("n", [7, 40])
+def test_strided_difference_tapes_nothing(rng, n):
+    x = rng.standard_normal(n)
+    report = adpasses.cache_report(adpasses.jit(sdiff), x)
+    assert report.taped_bytes == 0
+    assert not taped(report)
+    loads = [e for e in report.entries if e.op.startswith("memref.load")]
+    assert len(loads) == 2 and {e.decision for e in loads} == {"reload"}
+    check_gradient(sdiff, [x], (0,))
+
+
+@pytest.mark.parametrize("n", [5, 100])
+def test_energy_tapes_the_exponentials_by_the_cost_model(rng, n):
+    x = rng.uniform(-0.5, 0.5, n)
+    report = adpasses.cache_report(adpasses.jit(energy), x)
+    [entry] = taped(report)
+    assert entry.op.startswith("math.exp") and "cost model" in entry.reason
+    assert entry.count == n and entry.bytes == 8 * n
+    assert report.taped_bytes == 8 * n
+    assert entry.location.startswith(f"{THIS_FILE}:{line_of(energy, 'np.exp')}:")
+    check_gradient(energy, [x], (0,))
+
+
+@pytest.mark.parametrize("n", [3, 64])
+def test_in_place_square_tapes_exactly_the_overwritten_values(rng, n):
+    x = rng.standard_normal(n)
+    report = adpasses.cache_report(adpasses.jit(square_then_sum), x)
+    [entry] = taped(report)
+    line = line_of(square_then_sum, "x[i] = x[i] * x[i]")
+    assert entry.location.startswith(f"{THIS_FILE}:{line}:")
+    assert "overwritten" in entry.reason and f":{line}:" in entry.reason
+    assert (entry.dtype, entry.count, entry.bytes) == ("f64", n, 8 * n)
+    assert report.taped_bytes == 8 * n
+    check_gradient(square_then_sum, [x], (0,))
+
+
+def test_overwrite_whose_old_value_is_not_needed_tapes_nothing(rng):
+    x = rng.standard_normal(50)
+    report = adpasses.cache_report(adpasses.jit(shift_then_sum), x)
+    assert report.taped_bytes == 0 and not taped(report)
+    check_gradient(shift_then_sum, [x], (0,))
+
+
+def test_noalias_arguments_tape_nothing_aliased_ones_tape_n_doubles(rng):
+    f = adpasses.jit(square_into)
+    a, b = rng.standard_normal(30), rng.standard_normal(30)
+    separate = adpasses.cache_report(f, a, b, argnums=(0, 1))
+    assert separate.taped_bytes == 0
+    same = adpasses.cache_report(f, a, a, argnums=(0, 1))
+    [entry] = taped(same)
+    assert "may alias" in entry.reason and entry.bytes == 8 * 30
+    check_gradient(square_into, [a, b], (0, 1))
+    # The same array twice: the gradient of the aliased program, accumulated
+    # into the one shared shadow.
+    def aliased(v):
+        return square_into(v, v)
+
+    w = a.copy()
+    got = adpasses.autodiff(f, adpasses.Duplicated(w, dw := np.zeros_like(w)),
+                            adpasses.Duplicated(w, dw))
+    assert got == (None, None)
+    assert_matches(dw, finite_differences(aliased, [a], (0,))[0])
+
+
+@pytest.mark.parametrize("n,steps", [(6, 4), (10, 25)])
+def test_euler_tapes_one_state_per_step(rng, n, steps):
+    u = rng.uniform(0.2, 1.0, n)
+    report = adpasses.cache_report(adpasses.jit(euler), u, steps, 0.01, argnums=0)
+    # One state per step: u[1:] before each update (u[0] is never written).
+    [entry] = taped(report)
+    assert entry.location.startswith(f"{THIS_FILE}:{line_of(euler, 'du[i] = -u[i]')}:")
+    assert (entry.count, report.taped_bytes) == ((n - 1) * steps, 8 * (n - 1) * steps)
+    check_gradient(euler, [u, steps, 0.01], (0,))
+
+
+def test_euler_with_respect_to_the_step_also_tapes_the_rates(rng):
+    # d/ddt needs du[i] of every step (u[i] += dt * du[i]); du is overwritten
+    # the next step and recomputing it would need u[i-1] from another
+    # iteration of the loop, so it is taped: two vectors per step.
+    n, steps = 8, 5
+    u = rng.uniform(0.2, 1.0, n)
+    report = adpasses.cache_report(adpasses.jit(euler), u, steps, 0.01, argnums=(0, 2))
+    assert sorted(e.value for e in taped(report)) == ["du[i]", "u[i]"]
+    assert report.taped_bytes == 2 * 8 * (n - 1) * steps
+    check_gradient(euler, [u, steps, 0.01], (0, 2))
