@@ -99,9 +99,11 @@ def is_recomputable_op(op: Operation) -> bool:
     """Pure ops with no regions: re-executing them gives the same value."""
     from xdsl.traits import is_side_effect_free
 
+    from adpasses.memory_writes import MISSING_PURE_TRAIT
+
     if op.regions or isinstance(op, (memref.AllocOp, memref.AllocaOp)):
         return False
-    return is_side_effect_free(op)
+    return isinstance(op, MISSING_PURE_TRAIT) or is_side_effect_free(op)
 
 
 def plan_tape_all(function: func.FuncOp, needed: Iterable[SSAValue]) -> CachePlan:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import (
@@ -34,6 +34,10 @@ from adpasses.memref_views import is_view_result
 
 READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp)
 """Memref ops that only read (or only look at the descriptor)."""
+
+MISSING_PURE_TRAIT = (arith.RemUIOp, arith.ExtSIOp)
+"""Upstream ops that are pure but carry no effect trait in xDSL 0.74 (so
+`get_effects` answers None, "unknown effects"): they write nothing."""
 
 
 class Extent(Enum):
@@ -71,7 +75,9 @@ class WriteEffects:
             return [WriteTarget(Extent.VIEW, op.destination)]
         if isinstance(op, memref.DeallocOp):
             return [WriteTarget(Extent.OBJECT, op.memref)]
-        if isinstance(op, READ_ONLY_USERS) or (op.results and is_view_result(op.results[0])):
+        if isinstance(op, READ_ONLY_USERS + MISSING_PURE_TRAIT) or (
+            op.results and is_view_result(op.results[0])
+        ):
             return []
         if op.name.startswith("ad.tape.") or op.name.startswith("printf."):
             return []  # tapes and printing never touch memrefs

@@ -80,11 +80,23 @@ class MinCutPlanner:
         self.top = function.body.block
         self.alias = AliasAnalysis(function)
         self._clobbers: dict[Operation, list] = {}
+        self._freed_after: dict[Operation, list[Operation]] = {}
 
     def clobbers(self, load: memref.LoadOp) -> list:
+        """The writes that may overwrite what `load` read before the reverse
+        sweep reloads it: `AliasAnalysis.clobbers`, less the deallocations
+        in the function's top block, which the gradient runs only after the
+        reverse sweep (`ReverseSweep._forward_sweep` defers them). A dealloc
+        nested in a loop or a branch still runs in the forward sweep and
+        still blocks the reload."""
         if load not in self._clobbers:
-            self._clobbers[load] = list(self.alias.clobbers(load))
+            found = list(self.alias.clobbers(load))
+            self._clobbers[load] = [c for c in found if not self._deferred_dealloc(c.op)]
+            self._freed_after[load] = [c.op for c in found if self._deferred_dealloc(c.op)]
         return self._clobbers[load]
+
+    def _deferred_dealloc(self, op: Operation) -> bool:
+        return isinstance(op, memref.DeallocOp) and op.parent_block() is self.top
 
     # -- classification of one value ------------------------------------------------
 
@@ -181,7 +193,7 @@ class MinCutPlanner:
             op = v.owner
             assert isinstance(op, Operation)
             if isinstance(op, memref.LoadOp):
-                plan.decide(v, "reload", "no later write may overwrite it (alias analysis)")
+                plan.decide(v, "reload", self._why_reload(op))
             else:
                 plan.decide(v, "recompute", f"{op.name} of values available in the reverse sweep")
             for operand in op.operands:
@@ -192,6 +204,14 @@ class MinCutPlanner:
                 elif is_induction_variable(operand):
                     plan.decide(operand, "reuse", "induction variable, rebuilt by the reverse loop")
         return outer
+
+    def _why_reload(self, load: memref.LoadOp) -> str:
+        why = "no later write may overwrite it (alias analysis)"
+        freed = self._freed_after.get(load)
+        if freed:
+            where = ", ".join(f"dealloc at {_short_loc(op)}" for op in freed)
+            why += f"; {where}: deferred until after the reverse sweep"
+        return why
 
     def _why_tape(self, value: SSAValue) -> str:
         op = value.owner

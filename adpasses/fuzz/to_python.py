@@ -93,6 +93,22 @@ class Oracle:
             trace.append(math.trunc(a / b))  # the derivative in b is -trunc(a/b)
             return math.fmod(a, b)
 
+        def powi(x: float, n: int) -> float:
+            # math.fpowi as LLVM's powi and compiler-rt's __powidf2 compute
+            # it (and adpasses lowers it): repeated squaring, 1/x**|n| for
+            # n < 0. libm pow rounds differently (by an ulp), which a later
+            # remf or comparison can amplify into a different primal.
+            k, result, square = abs(n), 1.0, x
+            first = True
+            while k:
+                if k & 1:
+                    result = square if first else result * square
+                    first = False
+                k >>= 1
+                if k:
+                    square = square * square
+            return 1.0 / result if n < 0 else result
+
         def signed_zero_tie(a: float, b: float) -> bool:
             return a == b == 0.0 and math.copysign(1.0, a) != math.copysign(1.0, b)
 
@@ -156,7 +172,7 @@ class Oracle:
             "_copysign": copysign, "_floor": to_integer(math.floor),
             "_ceil": to_integer(math.ceil), "_trunc": to_integer(math.trunc),
             "_round": to_integer(half_away), "_roundeven": to_integer(round), "_fma": fma,
-            "_f32": f32,
+            "_f32": f32, "_powi": powi,
             "_sel": select, "_and": both,
         }
         for pred, sym in FCMP_PREDICATES.items():
@@ -246,7 +262,7 @@ class _Printer:
         if isinstance(e, Op):
             return OPS[e.op].python.format(*(self.expr(a) for a in e.args))
         if isinstance(e, PowI):
-            return f"_m.pow({self.expr(e.base)}, {float(e.n)!r})"
+            return f"_powi({self.expr(e.base)}, {int(e.n)!r})"
         if isinstance(e, Select):
             return f"_sel({self.cond(e.cond)}, {self.expr(e.a)}, {self.expr(e.b)})"
         if isinstance(e, IndexToFloat):
