@@ -5,6 +5,10 @@ arguments, a shadow after each dup argument, a seed per active result) and
 returns the primal results if asked, then one derivative per active
 argument. Its body is:
 
+0. `ad.shadow_check` of each memref shadow argument the reverse sweep uses,
+   against its primal (equal sizes, so a shadow access that repeats a
+   checked forward access needs no bounds check: `unchecked_after`,
+   `mark_unchecked`);
 1. the forward sweep: a clone of the primal body, with an `ad.tape.push`
    after every value the cache plan tapes (tapes are created just before
    the top-level op that contains the pushes, sized by the trip counts of
@@ -22,14 +26,14 @@ from collections.abc import Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr
-from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr, MemRefType, UnitAttr
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.activity import ActivityAnalysis
 from adpasses.cache import CachePlan, is_recomputable_op
-from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePushOp
-from adpasses.reverse_context import ReverseContext, home_block, is_constant
+from adpasses.dialects.ad import ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePushOp
+from adpasses.reverse_context import UNCHECKED, ReverseContext, home_block, is_constant
 from adpasses.rules.scf import trip_count
 
 
@@ -53,6 +57,8 @@ class ReverseSweep:
         self.arg_shadows: dict[SSAValue, SSAValue] = {}
         self.seeds: list[SSAValue | None] = []
         self._tapes_to_free: dict[Operation, list[SSAValue]] = {}
+        self._forward_ops: dict[Operation, Operation] = {}
+        self._pending_unchecked: list[tuple[Operation, Operation]] = []
 
     # -- the function ----------------------------------------------------------
 
@@ -96,6 +102,7 @@ class ReverseSweep:
         top = ReverseContext(self, self.top_block, InsertPoint.at_end(block))
         top.materialize_block_values()
         top.reverse_ops(self.top_block)
+        self._check_shadow_shapes(block, vmap)
         for dealloc in deferred:
             block.add_op(dealloc.clone(value_mapper=vmap))
         results = [vmap.get(v, v) for v in returned] if self.with_primal else []
@@ -106,6 +113,25 @@ class ReverseSweep:
         ret.location = self.primal.location
         block.add_op(ret)
         return gradient
+
+    def _check_shadow_shapes(self, block: Block, vmap: dict[SSAValue, SSAValue]) -> None:
+        """`ad.shadow_check` of every memref shadow argument against its
+        primal, first thing in the function: with equal sizes, a shadow
+        access at indices the forward sweep checked on the primal is in
+        bounds, so the reverse sweep's shadow accesses carry `ad.unchecked`
+        (`ReverseContext.load`/`store`). A shadow the reverse sweep never
+        touches (e.g. memory whose loads the activity analysis found
+        inactive) is not checked. Called after the reverse sweep; the checks
+        go first in the function."""
+        checks: list[Operation] = []
+        for arg, shadow in self.arg_shadows.items():
+            if isinstance(arg.type, MemRefType) and shadow.uses:
+                check = ShadowCheckOp(vmap[arg], shadow)
+                check.location = self.primal.location
+                checks.append(check)
+        if checks:
+            assert block.first_op is not None
+            block.insert_ops_before(checks, block.first_op)
 
     def _argument_attributes(self) -> ArrayAttr | None:
         """The primal's argument attributes (e.g. ad.noalias) on each primal
@@ -137,6 +163,8 @@ class ReverseSweep:
             new = op.clone(value_mapper=vmap)
             block.add_op(new)
             self._clones[op] = new
+            for old_op, new_op in zip(op.walk(), new.walk()):
+                self._forward_ops[old_op] = new_op
         for arg in self.top_block.args:
             self.top_values[arg] = vmap[arg]
         for op in self.top_block.ops:
@@ -254,8 +282,83 @@ class ReverseSweep:
             else:
                 sizes.append(rc.insert(memref.DimOp(shadow, rc.index(d))).results[0])
         zero = rc.zero(mtype.element_type)
-        rc.loop_nest(sizes, lambda inner, idx: inner.store(zero, shadow, idx))
+        rc.loop_nest(sizes, lambda inner, idx: inner.store(zero, shadow, idx, own_sizes=True))
         return shadow
+
+    # -- unchecked accesses ------------------------------------------------------------
+
+    def unchecked_after(self, new: Operation, primal_op: Operation) -> None:
+        """`new` (a shadow access or view, or a reload) repeats `primal_op`
+        at the same indices on memory of the same sizes: mark it
+        `ad.unchecked` if those indices are in bounds by construction, or
+        (in `mark_unchecked`, once the function is final) if the forward
+        sweep's clone of `primal_op` is still there and checked. A primal
+        access that is itself unchecked, or whose clone simplification
+        removed (a load whose value only the primal result needed), checks
+        nothing, so `new` keeps its check."""
+        if _in_bounds_by_construction(primal_op):
+            new.attributes[UNCHECKED] = UnitAttr()
+            return
+        if UNCHECKED in primal_op.attributes:
+            return
+        forward = self._forward_ops.get(primal_op)
+        if forward is not None:
+            self._pending_unchecked.append((new, forward))
+
+    def mark_unchecked(self, gradient: func.FuncOp) -> None:
+        """Mark `ad.unchecked` the accesses `unchecked_after` deferred whose
+        forward access survived; call after the last transformation that
+        may erase ops (simplification). Without this call they stay checked."""
+        alive = set(gradient.walk())
+        for new, forward in self._pending_unchecked:
+            if new in alive and forward in alive and UNCHECKED not in forward.attributes:
+                new.attributes[UNCHECKED] = UnitAttr()
+        self._pending_unchecked.clear()
+
+
+def _in_bounds_by_construction(op: Operation) -> bool:
+    """A load/store whose every index is a constant below a static size,
+    or the induction variable of an `scf.for` from a constant >= 0 to the
+    accessed memref's size in that dimension (its `memref.dim`, or the size
+    operand of the `memref.alloc` that made it), or to a constant no larger
+    than its static size."""
+    if not isinstance(op, (memref.LoadOp, memref.StoreOp)):
+        return False
+    target = op.memref
+    shape = target.type.get_shape()
+    for d, index in enumerate(op.indices):
+        c = _constant_int(index)
+        if c is not None:
+            if not (0 <= c < shape[d]):
+                return False
+            continue
+        if not isinstance(index, BlockArgument) or index.index != 0:
+            return False
+        loop = index.block.parent_op()
+        if not isinstance(loop, scf.ForOp):
+            return False
+        lb, ub = _constant_int(loop.lb), loop.ub
+        if lb is None or lb < 0:
+            return False
+        if isinstance(ub, OpResult) and isinstance(ub.op, memref.DimOp) and ub.op.source is target \
+                and _constant_int(ub.op.index) == d:
+            continue
+        if ub is _allocated_size(target, d):
+            continue
+        hi = _constant_int(ub)
+        if hi is None or shape[d] < 0 or hi > shape[d]:
+            return False
+    return True
+
+
+def _allocated_size(target: SSAValue, d: int) -> SSAValue | None:
+    """The size operand of dynamic dimension `d` of the alloc/alloca that made `target`."""
+    if not (isinstance(target, OpResult) and isinstance(target.op, (memref.AllocOp, memref.AllocaOp))):
+        return None
+    shape = target.type.get_shape()
+    if shape[d] >= 0:
+        return None
+    return target.op.dynamic_sizes[sum(1 for s in shape[:d] if s < 0)]
 
 
 def _constant_int(value: SSAValue) -> int | None:

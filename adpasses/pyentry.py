@@ -469,12 +469,17 @@ class CallErrors:
         raise ValueError(f"{self._param(k)} {text}")
 
     def stopped(self) -> None:
-        """The compiled code stopped: an out-of-bounds access or a division by zero."""
+        """The compiled code stopped: an out-of-bounds access, a division by
+        zero, or a shadow whose shape is not its primal's (axis <= -2, see
+        adpasses.lowering.core.FunctionTranslator.fail)."""
         site, index, axis, size = (int(ERROR_SLOT[i]) for i in range(1, 5))
         ERROR_SLOT[0] = 0
         where = self.check_sites[site] if 0 <= site < len(self.check_sites) else "?"
         if axis == -1:
             raise ZeroDivisionError(f"integer division or modulo by zero (at {where})")
+        if axis <= -2:  # ad.shadow_check: the site's text is the message
+            text = where.replace("{index}", str(index)).replace("{dim}", str(-2 - axis))
+            raise ValueError(f"{self.fname}(): {text.replace('{size}', str(size))}")
         raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size} (at {where})")
 
 

@@ -120,8 +120,8 @@ class ReverseContext:
         op = value.op
         mapping = {operand: self.primal(operand) for operand in op.operands}
         new = op.clone(value_mapper=mapping)
-        if isinstance(new, memref.LoadOp):
-            new.attributes[UNCHECKED] = UnitAttr()
+        if isinstance(new, (memref.LoadOp, memref.SubviewOp)):
+            self.sweep.unchecked_after(new, op)
         self.builder.insert(new)
         for old, res in zip(op.results, new.results):
             self.values[old] = res
@@ -175,7 +175,11 @@ class ReverseContext:
             source = view_source(view)
             assert source is not None
             mapping = {o: (self.shadow(o) if o is source else self.primal(o)) for o in view.operands}
-            new = self.insert(view.clone(value_mapper=mapping))
+            new = view.clone(value_mapper=mapping)
+            # If the forward sweep checked the primal view against the
+            # primal's sizes, which are the shadow's: no second check.
+            self.sweep.unchecked_after(new, view)
+            new = self.insert(new)
             self.shadows[memref_value] = new.results[0]
             return new.results[0]
         owner = memref_value.owner
@@ -289,20 +293,44 @@ class ReverseContext:
             n = self.insert(arith.IndexCastOp(n, IntegerType(64))).results[0]
         return self.insert(arith.SIToFPOp(n, type_)).results[0]
 
-    # Shadow accesses keep their bounds checks: a caller may pass a shadow
-    # smaller than its primal, and the check is one compare against a
-    # loop-invariant size. Reloads of the primal (see `_rebuild`) repeat an
-    # access the forward sweep already checked, so they are unchecked.
+    # Shadow accesses carry no bounds checks (`ad.unchecked`) where that is
+    # safe. The gradient function starts with an `ad.shadow_check` of every
+    # shadow argument against its primal (equal sizes, else the call stops
+    # with a ValueError; see ReverseSweep._check_shadow_shapes), shadows of
+    # local allocations are allocated with the primal's sizes, and the
+    # shadow of a view is the same view of the shadow: every shadow has its
+    # primal's sizes. A shadow access that `repeats` a primal access (or
+    # view) at the same indices is then in bounds if the forward sweep
+    # checked that primal access: ReverseSweep.unchecked_after marks it once
+    # the function is final (the check must survive simplification) or
+    # right away when the indices are in bounds by construction. Accesses
+    # over a shadow's `own_sizes` (zeroing, copies) are in bounds by
+    # construction. Reloads of the primal (see `_rebuild`) follow the same
+    # rule. Any other access keeps its check.
 
-    def load(self, memref_value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
-        return self.insert(memref.LoadOp.get(memref_value, indices)).results[0]
+    def load(self, memref_value: SSAValue, indices: Sequence[SSAValue], *,
+             repeats: Operation | None = None, own_sizes: bool = False) -> SSAValue:
+        op = memref.LoadOp.get(memref_value, indices)
+        self._mark_unchecked(op, repeats, own_sizes)
+        return self.insert(op).results[0]
 
-    def store(self, value: SSAValue, memref_value: SSAValue, indices: Sequence[SSAValue]) -> None:
-        self.insert(memref.StoreOp.get(value, memref_value, indices))
+    def store(self, value: SSAValue, memref_value: SSAValue, indices: Sequence[SSAValue], *,
+              repeats: Operation | None = None, own_sizes: bool = False) -> None:
+        op = memref.StoreOp.get(value, memref_value, indices)
+        self._mark_unchecked(op, repeats, own_sizes)
+        self.insert(op)
 
-    def accumulate(self, shadow: SSAValue, indices: Sequence[SSAValue], g: SSAValue) -> None:
+    def accumulate(self, shadow: SSAValue, indices: Sequence[SSAValue], g: SSAValue, *,
+                   repeats: Operation | None = None, own_sizes: bool = False) -> None:
         """shadow[indices] += g"""
-        self.store(self.add(self.load(shadow, indices), g), shadow, indices)
+        old = self.load(shadow, indices, repeats=repeats, own_sizes=own_sizes)
+        self.store(self.add(old, g), shadow, indices, repeats=repeats, own_sizes=own_sizes)
+
+    def _mark_unchecked(self, op: Operation, repeats: Operation | None, own_sizes: bool) -> None:
+        if own_sizes:
+            op.attributes[UNCHECKED] = UnitAttr()
+        elif repeats is not None:
+            self.sweep.unchecked_after(op, repeats)
 
     def loop_nest(
         self, sizes: Sequence[SSAValue], body: Callable[[ReverseContext, list[SSAValue]], None]

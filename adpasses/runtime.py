@@ -7,7 +7,10 @@ directly with loads and stores: no Python callback on any path.
 - `adpasses_alloc_stats` [2 x i64]: heap allocations and bytes requested by
   generated code (memref.alloc, tapes, tape growth) since `reset_stats()`.
 - `adpasses_error_slot` [5 x i64]: flag, check site, index, axis, size of the
-  first out-of-bounds access of the current call (see adpasses.pyentry).
+  first out-of-bounds access of the current call (see adpasses.pyentry);
+  axis -1 is an integer division by zero, axis -2 - d a shadow argument
+  whose size `index` in dimension d is not its primal's `size`
+  (`ad.shadow_check`).
 
 `register_symbols()` also compiles, once, the half-precision conversions
 that LLVM's code generator may call (`__truncdfhf2`, ...: compiler-rt

@@ -8,6 +8,10 @@ Ops:
   stack of scalars written by the forward sweep and read back, in reverse
   order, by the reverse sweep. With a capacity operand the tape never grows;
   without one it doubles on demand (scf.while loops).
+- `ad.shadow_check %x, %dx`: stops the call with an error unless shadow
+  `%dx` has exactly the sizes of its primal `%x` (emitted by `--reverse` at
+  the entry of gradient functions, so that shadow accesses need no bounds
+  checks; a no-op when the module is compiled with boundscheck off).
 
 Argument attribute `ad.noalias` (unit) on a `func.func` argument promises that
 no other argument's memory overlaps this one's, like `llvm.noalias`.
@@ -23,6 +27,7 @@ from xdsl.dialects.builtin import (
     FlatSymbolRefAttrConstr,
     FunctionType,
     IndexType,
+    MemRefType,
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
@@ -362,9 +367,32 @@ class TapeFreeOp(IRDLOperation):
         super().__init__(operands=[tape])
 
 
+@irdl_op_definition
+class ShadowCheckOp(IRDLOperation):
+    """Stops the call (an error surfaced in Python as ValueError) unless
+    `shadow` has exactly the sizes of `primal`, dimension by dimension.
+    Strides and offsets may differ: indices are logical."""
+
+    name = "ad.shadow_check"
+
+    primal = operand_def(MemRefType)
+    shadow = operand_def(MemRefType)
+
+    assembly_format = "$primal `,` $shadow attr-dict `:` type($primal) `,` type($shadow)"
+
+    def __init__(self, primal: SSAValue, shadow: SSAValue):
+        super().__init__(operands=[primal, shadow])
+
+    def verify_(self) -> None:
+        p, s = self.primal.type, self.shadow.type
+        assert isinstance(p, MemRefType) and isinstance(s, MemRefType)
+        if len(p.get_shape()) != len(s.get_shape()):
+            raise VerifyException(f"shadow type {s} has not the rank of primal type {p}")
+
+
 AD = Dialect(
     "ad",
-    [AutodiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp],
+    [AutodiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp],
     [TapeType],
 )
 

@@ -43,6 +43,8 @@ PTR = ir.PointerType()
 
 NOALIAS_ATTRS = ("llvm.noalias", "ad.noalias")
 UNCHECKED = "ad.unchecked"
+SHADOW_AXIS = -2
+"""Axis code of a shadow-shape mismatch in dimension d: SHADOW_AXIS - d."""
 
 
 def scalar_type(t: Attribute) -> ir.Type:
@@ -282,8 +284,10 @@ class ModuleTranslator:
             self._strings[text] = g
         return g
 
-    def check_site(self, op: Operation) -> int:
-        self.check_sites.append(op_location(op) or op.name)
+    def check_site(self, op: Operation, text: str | None = None) -> int:
+        """A new error site: its text (by default the op's location) is
+        what the Python error names (adpasses.pyentry.CallErrors.stopped)."""
+        self.check_sites.append(text if text is not None else (op_location(op) or op.name))
         return len(self.check_sites) - 1
 
 
@@ -408,8 +412,10 @@ class FunctionTranslator:
         return opaque(slot)
 
     def fail(self, site: int, index: ir.Value, axis: int, size: ir.Value) -> None:
-        """Record an out-of-bounds error and return from the function; the
-        builder is left in a fresh block for the code that follows."""
+        """Record an error and return from the function; the builder is left
+        in a fresh block for the code that follows. `axis` >= 0: index out
+        of bounds; -1: integer division by zero; SHADOW_AXIS - d: a shadow
+        of size `index` in dimension d whose primal has size `size`."""
         oob = self.mt.declare("__adpasses_oob", ir.VoidType(), [I64, I64, I64, I64])
         self.b.call(oob, [const_i64(site), index, const_i64(axis), size])
         self.return_early()

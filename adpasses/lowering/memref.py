@@ -15,10 +15,12 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from adpasses.diagnostics import error_at
+from adpasses.diagnostics import error_at, op_location
+from adpasses.dialects.ad import ShadowCheckOp
 from adpasses.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
+    SHADOW_AXIS,
     FunctionTranslator,
     MemRefValue,
     ModuleTranslator,
@@ -203,6 +205,39 @@ def _subview(ft: FunctionTranslator, op: memref.SubviewOp) -> None:
                                   [new_strides[d] for d in kept]))
 
 
+def _shadow_check(ft: FunctionTranslator, op: ShadowCheckOp) -> None:
+    """Stop the call unless the shadow has the primal's sizes (one compare
+    per dynamic dimension, at function entry); nothing without bounds checks."""
+    if not ft.mt.boundscheck:
+        return
+    primal, shadow = ft.get(op.primal), ft.get(op.shadow)
+    pairs = [(d, p, s) for d, (p, s) in enumerate(zip(primal.sizes, shadow.sizes))
+             if not (isinstance(p, ir.Constant) and isinstance(s, ir.Constant)
+                     and p.constant == s.constant)]
+    if not pairs:
+        return
+    site = ft.mt.check_site(op, _shadow_site_text(ft, op))
+    b = ft.b
+    for d, p, s in pairs:
+        with b.if_then(b.icmp_unsigned("!=", s, p), likely=False):
+            ft.fail(site, s, SHADOW_AXIS - d, p)
+
+
+def _shadow_site_text(ft: FunctionTranslator, op: ShadowCheckOp) -> str:
+    """The error message, with `{index}`, `{dim}` and `{size}` left for
+    adpasses.pyentry.CallErrors.stopped to fill in."""
+    args = list(ft.func.body.blocks[0].args)
+
+    def name(v: SSAValue) -> str:
+        text = f"%{v.name_hint}" if v.name_hint else "value"
+        return text + (f" (argument {args.index(v)})" if v in args else "")
+
+    where = op_location(op)
+    return (f"shadow {name(op.shadow)} has size {{index}} in dimension {{dim}}, but its primal "
+            f"{name(op.primal)} has size {{size}}: a shadow must have exactly its primal's shape "
+            f"(in @{ft.func.sym_name.data}" + (f", at {where})" if where else ")"))
+
+
 def _cast(ft: FunctionTranslator, op: memref.CastOp) -> None:
     src = ft.get(op.source)
     ft.set(op.dest, make_memref(ft.b, op.dest.type, src.ptr, src.offset, src.sizes, src.strides))
@@ -314,5 +349,6 @@ LOWERINGS = {
     memref.ReinterpretCastOp: _reinterpret_cast,
     memref.ExtractStridedMetaDataOp: _extract_strided_metadata,
     memref.CopyOp: _copy,
+    ShadowCheckOp: _shadow_check,
 }
 

@@ -45,7 +45,7 @@ class LoadRule:
         if g is None:
             return
         indices = [rc.primal(i) for i in op.indices]
-        rc.accumulate(rc.shadow(op.memref), indices, g)
+        rc.accumulate(rc.shadow(op.memref), indices, g, repeats=op)
 
 
 class StoreRule:
@@ -55,8 +55,8 @@ class StoreRule:
     def reverse(self, rc, op: memref.StoreOp) -> None:  # type: ignore[no-untyped-def]
         shadow = rc.shadow(op.memref)
         indices = [rc.primal(i) for i in op.indices]
-        g = rc.load(shadow, indices)
-        rc.store(rc.zero(g.type), shadow, indices)
+        g = rc.load(shadow, indices, repeats=op)
+        rc.store(rc.zero(g.type), shadow, indices, repeats=op)
         rc.add_adjoint(op.value, g)
 
 
@@ -73,10 +73,12 @@ class CopyRule:
                  for d in range(rank)]
 
         def body(inner, indices):  # type: ignore[no-untyped-def]
-            g = inner.load(target, indices)
+            g = inner.load(target, indices, own_sizes=True)
             if source is not None:
-                inner.accumulate(source, indices, g)
-            inner.store(inner.zero(g.type), target, indices)
+                # In bounds if the forward copy checked that the
+                # destination is no larger than the source.
+                inner.accumulate(source, indices, g, repeats=op)
+            inner.store(inner.zero(g.type), target, indices, own_sizes=True)
 
         rc.loop_nest(sizes, body)
 

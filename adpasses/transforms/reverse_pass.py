@@ -194,7 +194,8 @@ def differentiate(
     needed = collect_needs(work, analysis)
     plan = plan_cache(work, needed, analysis, options.cache_policy)
     name = gradient_name(module, func_name, activity, ret_activity, with_primal)
-    gradient = ReverseSweep(work, analysis, plan, name, with_primal).build()
+    sweep = ReverseSweep(work, analysis, plan, name, with_primal)
+    gradient = sweep.build()
     Rewriter.insert_op(gradient, InsertPoint.after(primal))
     if options.lower_tapes:
         from adpasses.transforms.lower_tapes import lower_tapes
@@ -202,6 +203,9 @@ def differentiate(
         lower_tapes(gradient)
     if options.simplify:
         simplify_function(gradient)
+    # Shadow accesses that repeat a checked forward access: unchecked, now
+    # that simplification can no longer remove that forward access.
+    sweep.mark_unchecked(gradient)
     report = CacheReport.from_plan(plan, gradient_name=name, primal_name=func_name,
                                    policy=options.cache_policy)
     return GradientFunction(name, gradient, analysis, report, func_name,

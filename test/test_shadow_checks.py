@@ -1,0 +1,333 @@
+"""Shadow accesses in reverse sweeps carry no bounds checks; instead the
+gradient function checks once, at entry, that every shadow argument has its
+primal's sizes (`ad.shadow_check`). A caller passing a wrong-shape shadow
+gets a ValueError naming the shadow, not a crash or a silent overrun."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects import func, memref
+
+import adpasses
+from adpasses.context import parse_module
+from adpasses.dialects.ad import ShadowCheckOp
+from adpasses.llvm_jit import compile_module
+from adpasses.memref_views import memory_object
+from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
+
+INPLACE_SQUARE = """
+func.func @sq(%x: memref<?xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f64
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %x[%i] : memref<?xf64>
+    %w = arith.mulf %v, %v : f64
+    memref.store %w, %x[%i] : memref<?xf64>
+  }
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (f64) {
+    %v = memref.load %x[%i] : memref<?xf64>
+    %s = arith.addf %acc, %v : f64
+    scf.yield %s : f64
+  }
+  func.return %r : f64
+}
+"""
+
+# A 2-d argument read through a row subview, and a local buffer.
+ROWS = """
+func.func @rows(%a: memref<?x?xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f64
+  %m = memref.dim %a, %c0 : memref<?x?xf64>
+  %n = memref.dim %a, %c1 : memref<?x?xf64>
+  %t = memref.alloc(%n) : memref<?xf64>
+  scf.for %j = %c0 to %n step %c1 {
+    memref.store %z, %t[%j] : memref<?xf64>
+  }
+  scf.for %i = %c0 to %m step %c1 {
+    %row = memref.subview %a[%i, 0] [1, %n] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[1], offset: ?>>
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %row[%j] : memref<?xf64, strided<[1], offset: ?>>
+      %o = memref.load %t[%j] : memref<?xf64>
+      %p = arith.mulf %v, %v : f64
+      %s = arith.addf %o, %p : f64
+      memref.store %s, %t[%j] : memref<?xf64>
+    }
+  }
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %z) -> (f64) {
+    %v = memref.load %t[%j] : memref<?xf64>
+    %w = arith.mulf %v, %v : f64
+    %s = arith.addf %acc, %w : f64
+    scf.yield %s : f64
+  }
+  memref.dealloc %t : memref<?xf64>
+  func.return %r : f64
+}
+"""
+
+
+def gradient_text(source: str, name: str, policy: str = "minimal") -> tuple[str, str]:
+    """(text of the module with @name's gradient, the gradient's name): what
+    `ad-opt --reverse` prints."""
+    module = parse_module(source, "test.mlir")
+    g = differentiate(module, name, ["dup"], ["active"],
+                      options=ReverseOptions(cache_policy=policy))
+    return str(module), g.name
+
+
+def gradient_function(text: str, name: str) -> func.FuncOp:
+    module = parse_module(text, "test.mlir")
+    return next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+
+
+@pytest.mark.parametrize("source,name", [(INPLACE_SQUARE, "sq"), (ROWS, "rows")])
+def test_shadow_accesses_are_unchecked_and_checked_at_entry(source, name):
+    text, gname = gradient_text(source, name)
+    g = gradient_function(text, gname)
+    block = g.body.block
+    primal, shadow = block.args[0], block.args[1]
+    first = block.first_op
+    assert isinstance(first, ShadowCheckOp)
+    assert first.primal is primal and first.shadow is shadow
+    shadow_accesses = [op for op in g.walk() if isinstance(op, (memref.LoadOp, memref.StoreOp))
+                       and memory_object(op.memref) is shadow]
+    assert shadow_accesses
+    assert all("ad.unchecked" in op.attributes for op in shadow_accesses)
+    # The forward sweep's primal accesses keep their checks.
+    primal_accesses = [op for op in g.walk() if isinstance(op, (memref.LoadOp, memref.StoreOp))
+                       and memory_object(op.memref) is primal]
+    assert any("ad.unchecked" not in op.attributes for op in primal_accesses)
+
+
+def test_inplace_square_gradient_and_mismatched_shadow_through_compile_module():
+    text, gname = gradient_text(INPLACE_SQUARE, "sq")
+    compiled = compile_module(text)
+    grad = compiled[gname]
+    x0 = np.linspace(-2.0, 2.0, 1001)
+    x, dx = x0.copy(), np.ones_like(x0)
+    grad(x, dx, 1.0)
+    # Enzyme's semantics: the incoming shadow seeds x's final contents x0^2.
+    np.testing.assert_allclose(dx, 2.0 * x0 + 1.0 * 2.0 * x0)
+    np.testing.assert_allclose(x, x0 * x0)
+    # A shadow shorter (or longer) than its primal stops the call at entry,
+    # before anything is written.
+    for size in (1000, 10, 0, 1002):
+        x, dx = x0.copy(), np.zeros(size)
+        with pytest.raises(ValueError, match=rf"shadow %dx \(argument 1\) has size {size} in "
+                                             r"dimension 0, but its primal %x \(argument 0\) has size "
+                                             r"1001: .*\(in @sq_grad\w*, at "):
+            grad(x, dx, 1.0)
+        np.testing.assert_array_equal(x, x0)
+        assert not dx.any()
+    # The error slot is clean afterwards: a right call works.
+    x, dx = x0.copy(), np.zeros_like(x0)
+    grad(x, dx, 1.0)
+    np.testing.assert_allclose(dx, 2.0 * x0)
+
+
+def test_strided_shadow_is_accepted():
+    """Only sizes must match: a shadow may be a strided view."""
+    text, gname = gradient_text(INPLACE_SQUARE.replace("memref<?xf64>", "memref<?xf64, strided<[?], offset: ?>>"),
+                                "sq")
+    grad = compile_module(text)[gname]
+    x0 = np.linspace(-1.0, 1.0, 64)
+    big = np.zeros(3 * 64)
+    grad(x0.copy(), big[::3], 1.0)
+    np.testing.assert_allclose(big[::3], 2.0 * x0)
+    assert not big[1::3].any() and not big[2::3].any()
+
+
+def test_two_dimensional_mismatch_names_the_dimension():
+    text, gname = gradient_text(ROWS, "rows")
+    grad = compile_module(text)[gname]
+    a = np.random.default_rng(0).standard_normal((4, 5))
+    da = np.zeros((4, 5))
+    grad(a, da, 1.0)
+    t = (a * a).sum(axis=0)
+    np.testing.assert_allclose(da, 4.0 * t[None, :] * a)
+    with pytest.raises(ValueError, match=r"has size 4 in dimension 1, but its primal %a \(argument 0\) has size 5"):
+        grad(a, np.zeros((4, 4)), 1.0)
+    with pytest.raises(ValueError, match=r"has size 3 in dimension 0, but its primal %a \(argument 0\) has size 4"):
+        grad(a, np.zeros((3, 5)), 1.0)
+
+
+def test_no_entry_check_without_boundscheck():
+    """boundscheck=False compiles the check away (like every other check)."""
+    text, gname = gradient_text(INPLACE_SQUARE, "sq")
+    compiled = compile_module(text, boundscheck=False)
+    assert "__adpasses_oob" not in compiled.llvm_ir
+    x0 = np.linspace(-2.0, 2.0, 101)
+    dx = np.zeros_like(x0)
+    compiled[gname](x0.copy(), dx, 1.0)
+    np.testing.assert_allclose(dx, 2.0 * x0)
+
+
+def test_reverse_loops_have_no_shadow_bounds_checks():
+    text, gname = gradient_text(INPLACE_SQUARE, "sq")
+    ir = compile_module(text).llvm_ir
+    body = ir[ir.index(f'@"{gname}"('):]
+    body = body[:body.index("\n}\n")]
+    compares = [line for line in body.splitlines() if "icmp" in line and "dx.size0" in line]
+    assert compares == [next(line for line in body.splitlines() if "icmp ne" in line)]
+    assert "x.size0" in compares[0]
+
+
+def inplace_square(x):
+    for i in range(len(x)):
+        x[i] = x[i] * x[i]
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i]
+    return s
+
+
+def test_autodiff_with_mismatched_shadow():
+    x0 = np.linspace(-1.0, 1.0, 50)
+    dx = np.zeros(50)
+    adpasses.autodiff(inplace_square, adpasses.Duplicated(x0.copy(), dx))
+    np.testing.assert_allclose(dx, 2.0 * x0)
+    with pytest.raises(ValueError, match="shadow"):
+        adpasses.autodiff(inplace_square, adpasses.Duplicated(x0.copy(), np.zeros(49)))
+    g = adpasses.grad(adpasses.jit(inplace_square))
+    np.testing.assert_allclose(g(x0.copy()), 2.0 * x0)
+
+
+CALLER = INPLACE_SQUARE + """
+func.func @main(%x: memref<?xf64>, %dx: memref<?xf64>, %seed: f64) {
+  ad.autodiff @sq(%x, %dx, %seed) {activity = [dup], ret_activity = [active]} : (memref<?xf64>, memref<?xf64>, f64) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("binding", ["shim", "ctypes"])
+def test_mismatch_inside_a_callee_stops_the_caller(binding):
+    """ad.autodiff replaced by a call: the check in the gradient function
+    stops the public caller, whatever the binding."""
+    from xdsl.context import Context
+
+    from adpasses.transforms.reverse_pass import ReversePass
+
+    module = parse_module(CALLER, "test.mlir")
+    ReversePass().apply(Context(), module)
+    main = compile_module(str(module), binding=binding)["main"]
+    x0 = np.linspace(-1.0, 1.0, 20)
+    dx = np.zeros(20)
+    main(x0.copy(), dx, 1.0)
+    np.testing.assert_allclose(dx, 2.0 * x0)
+    with pytest.raises(ValueError, match=r"main\(\): shadow %dx \(argument 1\) has size 21 in dimension 0, "
+                                         r"but its primal %x \(argument 0\) has size 20"):
+        main(x0.copy(), np.zeros(21), 1.0)
+    dx = np.zeros(20)
+    main(x0.copy(), dx, 1.0)  # the error slot was cleared
+    np.testing.assert_allclose(dx, 2.0 * x0)
+
+
+# The forward sweep's loop over x is dead in a gradient without the primal
+# result: simplification removes it, and with it the only check of x[i] for
+# i < m. The reverse accumulation must then keep its own check.
+PARTIAL_SUM = """
+func.func @psum(%x: memref<?xf64>, %m: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f64
+  %r = scf.for %i = %c0 to %m step %c1 iter_args(%acc = %z) -> (f64) {
+    %v = memref.load %x[%i] : memref<?xf64>
+    %s = arith.addf %acc, %v : f64
+    scf.yield %s : f64
+  }
+  func.return %r : f64
+}
+"""
+
+
+def _psum_gradient(simplify: bool, unchecked_primal: bool = False) -> tuple[str, str]:
+    source = PARTIAL_SUM
+    if unchecked_primal:
+        source = source.replace("memref.load %x[%i] :", "memref.load %x[%i] {ad.unchecked} :")
+    module = parse_module(source, "test.mlir")
+    g = differentiate(module, "psum", ["dup", "const"], ["active"],
+                      options=ReverseOptions(simplify=simplify))
+    return str(module), g.name
+
+
+@pytest.mark.parametrize("simplify", [True, False])
+def test_shadow_access_keeps_its_check_when_the_forward_check_is_gone(simplify):
+    text, gname = _psum_gradient(simplify)
+    g = gradient_function(text, gname)
+    shadow = g.body.block.args[1]
+    shadow_accesses = [op for op in g.walk() if isinstance(op, (memref.LoadOp, memref.StoreOp))
+                       and memory_object(op.memref) is shadow]
+    forward = [op for op in g.walk() if isinstance(op, memref.LoadOp)
+               and memory_object(op.memref) is g.body.block.args[0]]
+    assert shadow_accesses
+    # Unchecked exactly when the forward sweep still checks x[i].
+    assert bool(forward) is (not simplify)
+    assert all(("ad.unchecked" in op.attributes) is bool(forward) for op in shadow_accesses)
+    grad = compile_module(text)[gname]
+    x = np.ones(4)
+    buf = np.zeros(32)
+    dx = buf[:4]
+    grad(x, dx, 3, 1.0)
+    np.testing.assert_array_equal(buf[:4], [1.0, 1.0, 1.0, 0.0])
+    buf[:] = 0.0
+    # The forward sweep's check (x[4]) or, when it is gone, the reverse
+    # sweep's (dx[19], the first index it touches) stops the call.
+    with pytest.raises(IndexError, match=f"index {19 if simplify else 4} is out of bounds for axis 0 with size 4"):
+        grad(x, dx, 20, 1.0)
+    assert not buf[4:].any(), "the gradient wrote past its shadow"
+
+
+def test_shadow_access_of_an_unchecked_primal_access_stays_checked():
+    text, gname = _psum_gradient(simplify=False, unchecked_primal=True)
+    g = gradient_function(text, gname)
+    shadow = g.body.block.args[1]
+    shadow_accesses = [op for op in g.walk() if isinstance(op, (memref.LoadOp, memref.StoreOp))
+                       and memory_object(op.memref) is shadow]
+    assert shadow_accesses
+    assert not any("ad.unchecked" in op.attributes for op in shadow_accesses)
+
+
+# A copy into a local buffer, then reads of the buffer: the reverse of the
+# copy accumulates into dsrc at indices of dtmp, which the forward copy
+# checked (destination no larger than source).
+COPY = """
+func.func @cp(%x: memref<?xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f64
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %t = memref.alloc(%n) : memref<?xf64>
+  "memref.copy"(%x, %t) : (memref<?xf64>, memref<?xf64>) -> ()
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (f64) {
+    %v = memref.load %t[%i] : memref<?xf64>
+    %w = arith.mulf %v, %v : f64
+    %s = arith.addf %acc, %w : f64
+    scf.yield %s : f64
+  }
+  memref.dealloc %t : memref<?xf64>
+  func.return %r : f64
+}
+"""
+
+
+def test_copy_shadow_accesses_are_unchecked_and_right():
+    text, gname = gradient_text(COPY, "cp")
+    g = gradient_function(text, gname)
+    shadow_accesses = [op for op in g.walk() if isinstance(op, (memref.LoadOp, memref.StoreOp))
+                       and (memory_object(op.memref) is g.body.block.args[1]
+                            or isinstance(memory_object(op.memref).owner, memref.AllocOp))
+                       and op.memref.name_hint != "t"]
+    assert shadow_accesses
+    assert all("ad.unchecked" in op.attributes for op in shadow_accesses)
+    grad = compile_module(text)[gname]
+    x = np.linspace(-1.0, 1.0, 9)
+    dx = np.zeros(9)
+    grad(x, dx, 1.0)
+    np.testing.assert_allclose(dx, 2.0 * x)
+    with pytest.raises(ValueError, match="shadow %dx"):
+        grad(x, np.zeros(8), 1.0)
