@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from adpasses.activity import ActivityAnalysis
@@ -118,14 +119,37 @@ class MinCutPlanner:
             if found:
                 first = found[0]
                 return f"overwritten later: {first.reason}"
-            return None
+            return self._reads_unavailable_memref(op)
         if isinstance(op, (memref.AllocOp, memref.AllocaOp)):
             return "allocation"
         if op.regions:
             return f"result of {op.name}: recomputing would run the region again"
         if not is_recomputable_op(op):
             return f"{op.name} has side effects"
+        return self._reads_unavailable_memref(op)
+
+    def _reads_unavailable_memref(self, op: Operation) -> str | None:
+        for operand in op.operands:
+            missing = self._unavailable_memref(operand)
+            if missing:
+                return f"reads {missing}, which the reverse sweep cannot see (a memref cannot be taped)"
         return None
+
+    def _unavailable_memref(self, value: SSAValue) -> str | None:
+        """What makes the memref `value` impossible to have in the reverse
+        sweep, or None: an allocation (or any memref that is not a pure
+        view of available ones) inside a loop or a branch (fuzzer seeds
+        2485, 4907: a reload from an alloca of an scf.if branch)."""
+        if not isinstance(value.type, MemRefType) or home_block(value) is self.top:
+            return None
+        if isinstance(value, OpResult) and is_recomputable_op(value.op):
+            for operand in value.op.operands:
+                found = self._unavailable_memref(operand)
+                if found:
+                    return found
+            return None
+        what = value.op.name if isinstance(value, OpResult) else "a block argument"
+        return f"a memref defined by {what} in a loop or branch"
 
     # -- planning -------------------------------------------------------------------
 

@@ -106,3 +106,28 @@ def _check_f32(cls, text: str, a: float) -> None:  # type: ignore[no-untyped-def
     h = float(np.float32(a))
     expected = 2.5 if cls is arith.TruncFOp else 2.5 * 2 * h
     assert d == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("n, expected", [(0, 0.0), (1, 1.0), (2, 0.0), (3, 0.0)])
+@pytest.mark.parametrize("constant", [True, False], ids=["constant-n", "dynamic-n"])
+def test_fpowi_derivative_at_zero(n: int, expected: float, constant: bool) -> None:
+    """d a^n / da at a = 0: 0 for n = 0 (not 0 * 0^-1 = 0 * inf = NaN;
+    fuzzer seeds 2604, 3319, 7520, 7744, 8579, 9373, 9915), with the
+    exponent a constant and a runtime value."""
+    from adpasses.context import parse_module
+    from adpasses.llvm_jit import compile_module
+    from adpasses.transforms.reverse_pass import differentiate
+
+    if constant:
+        text = f"""func.func @f(%a: f64) -> f64 {{
+  %n = arith.constant {n} : i32
+  %r = math.fpowi %a, %n : f64, i32
+  func.return %r : f64
+}}"""
+        acts, args = ["active"], (0.0,)
+    else:
+        text, acts, args = source_for(math.FPowIOp)[0], ["active", "const"], (0.0, n)
+    m = parse_module(text)
+    g = differentiate(m, "f", acts, ["active"])
+    d = compile_module(m)[g.name](*args, 1.0)
+    assert d == expected

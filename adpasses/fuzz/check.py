@@ -51,11 +51,17 @@ FD_ATOL = 1e-8
 """Times max(1, sum of |terms of L|): the rounding error of L divided by
 the step is about 1e-10 of that."""
 FD_NOISE_FACTOR = 10.0
-F32_STEP = 1e-3
 F32_RTOL = 1e-3
+F32_ATOL = 1e-6
 """Programs rounding through f32 (`F32` nodes) make L a staircase with steps
-of 6e-8 relative: a step of 1e-6 would see a few stairs. They use a step
-of 1e-3 (stair error ~3e-5 relative) and a relative tolerance of 1e-3."""
+of 6e-8 relative, whose finite differences are noise (`x - f32(x)` has
+none worth the name). Finite differences therefore replay the reference
+run's rounding residuals (`Oracle.frozen`: the k-th conversion adds the
+k-th residual), a smooth function equal to L at the point, with the
+derivative the reverse rule of extf(truncf) computes. The gradient itself
+is rounded through f32 too (the adjoint of truncf is truncated), so these
+programs get a relative tolerance of 1e-3 and an absolute one of 1e-6
+(times max(1, S))."""
 NOT_SMOOTH = 1e-3
 """FD(h) and FD(2h) further apart than this (relative): L is not smooth
 enough there for finite differences; that coordinate is not checked."""
@@ -238,14 +244,21 @@ class FiniteDifferences:
     def __init__(self, p: Program, oracle: Oracle, point: Point, reference: Evaluation):
         self.p, self.oracle, self.point = p, oracle, point
         self.trace = reference.trace
-        self.atol = FD_ATOL * max(1.0, functional(p, point, reference)[1])
+        self.roundings = reference.roundings
         rounds = uses_f32(p)
-        self.step, self.rtol = (F32_STEP, F32_RTOL) if rounds else (1e-6, FD_RTOL)
+        self.step = 1e-6
+        self.rtol, atol = (F32_RTOL, F32_ATOL) if rounds else (FD_RTOL, FD_ATOL)
+        self.atol = atol * max(1.0, functional(p, point, reference)[1])
         self.checked = self.skipped = 0
 
     def value(self, floats: dict[str, float], buffers: list[np.ndarray]) -> float:
-        ev = evaluate(self.oracle, self.p, buffers, floats)
-        if not magnitude_ok(ev) or ev.trace != self.trace:
+        self.oracle.frozen = self.roundings
+        try:
+            ev = evaluate(self.oracle, self.p, buffers, floats)
+        finally:
+            self.oracle.frozen = None
+        if (not magnitude_ok(ev) or ev.trace != self.trace
+                or len(ev.roundings) != len(self.roundings)):
             raise _Straddles
         return functional(self.p, self.point, ev)[0]
 

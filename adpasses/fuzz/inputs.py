@@ -16,7 +16,7 @@ dL/da for each active float argument.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,7 +24,11 @@ from adpasses.fuzz.program import FloatArg, IndexArg, MemArg, Program
 
 MAX_MAGNITUDE = 1e6
 """Inputs whose oracle run gives larger values are rejected (overflow-prone
-points make finite differences meaningless)."""
+points make finite differences meaningless). This bounds every float the
+program assigns or stores on the way (`Oracle.peak`), not only its results:
+a recurrence that grows to 1e35 absorbs a perturbation of 1e-6 entirely in
+`s + x` (fuzzer seed 5663), so finite differences see a staircase while the
+(correct) derivative is astronomically large."""
 
 
 @dataclass
@@ -97,16 +101,22 @@ class Evaluation:
     buffers: list[np.ndarray]
     trace: list
     """The branch taken at every kink (to_python.Oracle)."""
+    roundings: list = field(default_factory=list)
+    """The residual f32(x) - x of every f32 conversion (to_python.Oracle)."""
+    peak: float = 0.0
+    """The largest magnitude of a float the program assigned or stored."""
 
 
 def evaluate(oracle, p: Program, buffers: list[np.ndarray], floats: dict[str, float]) -> Evaluation:  # type: ignore[no-untyped-def]
     work = [b.copy() for b in buffers]
     results, trace = oracle(*call_args(p, work, floats))
-    return Evaluation(tuple(float(r) for r in results), work, trace)
+    return Evaluation(tuple(float(r) for r in results), work, trace, list(oracle.roundings),
+                      oracle.peak)
 
 
 def magnitude_ok(ev: Evaluation) -> bool:
-    values = [*ev.results, *(float(np.max(np.abs(b))) if b.size else 0.0 for b in ev.buffers)]
+    values = [*ev.results, *(float(np.max(np.abs(b))) if b.size else 0.0 for b in ev.buffers),
+              ev.peak]
     return all(math.isfinite(v) and abs(v) <= MAX_MAGNITUDE for v in values)
 
 

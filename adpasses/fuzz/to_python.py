@@ -60,21 +60,41 @@ _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operato
             "==": operator.eq, "!=": operator.ne}
 
 
+class RoundingMismatch(ValueError):
+    """A frozen-rounding evaluation (`Oracle.frozen`) rounded to f32 more
+    often than the run whose roundings it replays."""
+
+
 class Oracle:
     """A compiled Python version of a program that also records the branch
-    taken at every kink (its *trace*)."""
+    taken at every kink (its *trace*) and the rounding residual
+    `f32(x) - x` of every f32 conversion (`roundings`, in execution order).
+
+    With `frozen` set to the roundings of an earlier run, the k-th f32
+    conversion returns `x + frozen[k]` instead of rounding: a smooth
+    function that equals the program exactly at that run's inputs and whose
+    derivative is the one the reverse rule of `extf(truncf(x))` computes
+    (1). Finite differences use it (docs/fuzzing.md): the real f32 staircase
+    has no useful finite differences (`x - f32(x)` is pure rounding noise)."""
 
     def __init__(self, program: Program):
         self.source = python_source(program)
         self.trace: list = []
+        self.peak = 0.0
+        """The largest magnitude of a float assigned or stored in the last run."""
+        self.roundings: list[float] = []
+        self.frozen: list[float] | None = None
         env = self._helpers()
-        exec(compile(self.source, f"<fuzz oracle {program.seed}>", "exec"), env)
+        watched = python_source(program, watch=True)
+        exec(compile(watched, f"<fuzz oracle {program.seed}>", "exec"), env)
         self.function: Callable = env[program.name]
 
     def __call__(self, *args):  # type: ignore[no-untyped-def]
         """Run the program (it mutates the arrays it is given); returns the
         results and the trace."""
         self.trace.clear()
+        self.roundings.clear()
+        self.peak = 0.0
         results = self.function(*args)
         return results, list(self.trace)
 
@@ -157,8 +177,25 @@ class Oracle:
         def fma(a: float, b: float, c: float) -> float:
             return float(Fraction(a) * Fraction(b) + Fraction(c))
 
+        roundings = self.roundings
+
+        def seen(x: float) -> float:
+            m = abs(x)
+            if not m <= self.peak:  # also NaN
+                self.peak = m if m == m else math.inf
+            return x
+
         def f32(x: float) -> float:
-            return struct.unpack("f", struct.pack("f", x))[0]
+            frozen = self.frozen
+            if frozen is not None:
+                k = len(roundings)
+                if k >= len(frozen):
+                    raise RoundingMismatch("more f32 conversions than the frozen run")
+                roundings.append(frozen[k])
+                return x + frozen[k]
+            r = struct.unpack("f", struct.pack("f", x))[0]
+            roundings.append(r - x)  # exact: r and x are within 2**-24 relative
+            return r
 
         def select(c: bool, a: float, b: float) -> float:
             return a if c else b
@@ -172,7 +209,7 @@ class Oracle:
             "_copysign": copysign, "_floor": to_integer(math.floor),
             "_ceil": to_integer(math.ceil), "_trunc": to_integer(math.trunc),
             "_round": to_integer(half_away), "_roundeven": to_integer(round), "_fma": fma,
-            "_f32": f32, "_powi": powi,
+            "_f32": f32, "_powi": powi, "_seen": seen,
             "_sel": select, "_and": both,
         }
         for pred, sym in FCMP_PREDICATES.items():
@@ -183,9 +220,11 @@ class Oracle:
 # -- printing -------------------------------------------------------------------------
 
 
-def python_source(p: Program) -> str:
+def python_source(p: Program, watch: bool = False) -> str:
+    """The Python function; with `watch`, every float assigned or stored
+    goes through `_seen`, which records the largest magnitude (`Oracle.peak`)."""
     lines = [f"def {p.name}({', '.join(a.name for a in p.args)}):"]
-    printer = _Printer(lines)
+    printer = _Printer(lines, watch)
     printer.block(p.body, 1)
     results = ", ".join(printer.expr(e) for e in p.results)
     lines.append(f"    return ({results}{',' if len(p.results) == 1 else ''})")
@@ -201,8 +240,12 @@ def python_idx(idx: Idx) -> str:
 
 
 class _Printer:
-    def __init__(self, lines: list[str]):
+    def __init__(self, lines: list[str], watch: bool = False):
         self.lines = lines
+        self.watch = watch
+
+    def value(self, e: Expr) -> str:
+        return f"_seen({self.expr(e)})" if self.watch else self.expr(e)
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -215,9 +258,9 @@ class _Printer:
 
     def stmt(self, s: Stmt, depth: int) -> None:
         if isinstance(s, Let | Assign):
-            self.emit(depth, f"{s.var} = {self.expr(s.expr)}")
+            self.emit(depth, f"{s.var} = {self.value(s.expr)}")
         elif isinstance(s, Store):
-            self.emit(depth, f"{s.mem}[{', '.join(python_idx(i) for i in s.idx)}] = {self.expr(s.expr)}")
+            self.emit(depth, f"{s.mem}[{', '.join(python_idx(i) for i in s.idx)}] = {self.value(s.expr)}")
         elif isinstance(s, For):
             self.emit(depth, f"for {s.iv} in range({python_idx(s.lb)}, {python_idx(s.ub)}, {s.step}):")
             self.block(s.body, depth + 1)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math as pymath
 
-from xdsl.dialects import math
+from xdsl.dialects import arith, math
 from xdsl.ir import Operation
 
+from adpasses.affine_index import constant_of
 from adpasses.rules import (
     ZERO_DERIVATIVE,
     ScalarRule,
@@ -162,10 +163,17 @@ def _powf(rc, op, g, want):
 
 @scalar(needs=needs_operands("lhs", "rhs"))
 def _fpowi(rc, op, g, want):
-    # d a^n = n a^(n-1)
+    # d a^n = n a^(n-1), and 0 for n = 0: there a^(n-1) is infinite at a = 0
+    # and 0 * inf would be NaN (fuzzer seed 2604).
+    if constant_of(op.rhs) == 0:
+        return rc.zero(g.type), None
     a, n = rc.primal(op.lhs), rc.primal(op.rhs)
     nm1 = rc.sub_int(n, 1)
-    return rc.mul(g, rc.mul(rc.int_to_float(n, g.type), rc.insert(math.FPowIOp(a, nm1)).result)), None
+    da = rc.mul(g, rc.mul(rc.int_to_float(n, g.type), rc.insert(math.FPowIOp(a, nm1)).result))
+    if constant_of(op.rhs) is None:
+        nonzero = rc.insert(arith.CmpiOp(n, rc.zero(n.type), "ne")).results[0]
+        da = rc.select(nonzero, da, rc.zero(g.type))
+    return da, None
 
 
 @scalar(needs=needs_operands("operand"))
