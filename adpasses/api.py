@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from adpasses import shadows
+from adpasses.autodiff_call import MISS, fast_key, make_fast_path
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.gradcall import CompiledGradient, GradFunction, grad_activity, install_dispatch, normalize_argnums
 from adpasses.shadows import zeros_like_layout
@@ -88,7 +89,9 @@ class JitFunction:
         self.__qualname__ = fn.__qualname__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
-        self._params = list(pyinspect.signature(fn).parameters)
+        self._signature = pyinspect.signature(fn)
+        self._params = list(self._signature.parameters)
+        self._plain = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in self._signature.parameters.values())
         self._primal: dict[tuple, Callable] = {}   # (signature_key, noalias) -> compiled primal
         self._engines: list = []                    # CompiledModules whose code _primal calls
         self._dispatch = None                       # DispatchTable: signature code -> compiled primal
@@ -97,15 +100,33 @@ class JitFunction:
         self._spare: dict[tuple, tuple] = {}       # signature_key -> a built, unused (module, name)
         self._grad_functions: dict[tuple, GradFunction] = {}  # (argnums, with_value) -> grad(f)
         self._autodiff: dict[tuple, CompiledGradient] = {}    # (code, activity, ...) -> gradient
+        self._autodiff_fast: dict[tuple, Callable] = {}       # fast_key -> autodiff fast path
 
     def __repr__(self) -> str:
         return f"<adpasses.jit {self.py_func.__module__}.{self.py_func.__qualname__}>"
 
-    def __call__(self, *args: object) -> object:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         # Replaced, once something is compiled, by a dispatch builtin that
         # calls the compiled function of the arguments' signature directly
-        # (see install_dispatch); this method is its fallback.
-        return self._slow_call(args)
+        # (see install_dispatch); this method is its fallback, and the path
+        # of every call with keywords or omitted defaults.
+        return self._slow_call(self.bind(args, kwargs))
+
+    def bind(self, args: tuple, kwargs: dict | None = None) -> tuple:
+        """All parameters, positionally: keywords placed, defaults filled in
+        (the compiled code takes every parameter)."""
+        if not self._plain:
+            self._reject_parameters()
+        if not kwargs and len(args) == len(self._params):
+            return args
+        if len(args) > len(self._params):
+            raise TypeError(f"{self.__name__}() takes {len(self._params)} arguments, got {len(args)}")
+        try:
+            bound = self._signature.bind(*args, **(kwargs or {}))
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}(): {e}") from None
+        bound.apply_defaults()
+        return bound.args
 
     def _slow_call(self, args: tuple) -> object:
         key = signature_key(args)
@@ -122,12 +143,22 @@ class JitFunction:
             install_dispatch(self, self._slow_call_varargs).add(code, target)
         return call(*args)
 
-    def _slow_call_varargs(self, *args: object) -> object:
-        return self._slow_call(args)
+    def _slow_call_varargs(self, *args: object, **kwargs: object) -> object:
+        return self._slow_call(self.bind(args, kwargs))
 
     # -- compilation ----------------------------------------------------------
 
+    def _reject_parameters(self) -> None:
+        """The frontend's CompileError (at the `def` line) for *args,
+        **kwargs, keyword-only or positional-only parameters."""
+        from adpasses.frontend import build_module
+
+        build_module(self.py_func, [])
+        raise AssertionError("the frontend accepted a signature with special parameters")
+
     def arg_types(self, args: Sequence[object]) -> list:
+        if not self._plain:
+            self._reject_parameters()
         if len(args) != len(self._params):
             raise TypeError(f"{self.__name__}() takes {len(self._params)} arguments, got {len(args)}")
         return [arg_type(a, k, self._params[k]) for k, a in enumerate(args)]
@@ -330,7 +361,12 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
     being what f returns (None if it returns nothing). `seed` scales the
     derivative of a float result."""
     jf = as_jit(f)
-    values, activity, user_shadows = _unwrap(jf, args)
+    fast = jf._autodiff_fast.get(fast_key(args, return_primal))
+    if fast is not None:
+        got = fast(args, float(seed))
+        if got is not MISS:
+            return got
+    values, activity, user_shadows = _unwrap(jf, jf.bind(args))
     # Shadows are indexed with their array's strides: a shadow laid out
     # differently is replaced by a same-layout temporary, added back after.
     work = {}
@@ -344,13 +380,17 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
     arrays = [v for v in values if isinstance(v, np.ndarray)] + list(work.values())
     noalias = len(arrays) <= 1 or not shadows.arrays_overlap(*arrays)
     g = jf.autodiff_gradient(values, tuple(activity), return_primal, noalias)
+    # Calls like this one (every parameter passed, shadows laid out like
+    # their arrays, no overlap) go through a generated fast path next time.
+    if noalias and len(values) == len(args) and all(work[k] is dx for k, dx in user_shadows.items()):
+        key = fast_key(args, return_primal)
+        if key not in jf._autodiff_fast:
+            code = shadows.signature_code(*_with_shadows(values, work))
+            made = make_fast_path(args, activity, g, return_primal, code)
+            if made is not None:
+                jf._autodiff_fast[key] = made
     ret = g.ret
-    call_args: list[object] = []
-    for k, v in enumerate(values):
-        call_args.append(v)
-        if k in work:
-            call_args.append(work[k])
-    call_args += [float(seed)] * ret.count("active")
+    call_args = _with_shadows(values, work) + [float(seed)] * ret.count("active")
     out = g.call(*call_args)
     outs = list(out) if isinstance(out, tuple) else ([] if out is None else [out])
     primal = outs.pop(0) if return_primal and ret else None
@@ -358,8 +398,18 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
         if work[k] is not dx:
             dx[...] = work[k]
     active = iter(outs)
-    derivs = tuple(next(active) if act == "active" else None for act in activity)
+    # One entry per argument passed (parameters filled from defaults are Const).
+    derivs = tuple(next(active) if act == "active" else None for act in activity[:len(args)])
     return (derivs, primal) if return_primal else derivs
+
+
+def _with_shadows(values: Sequence[object], work: dict[int, np.ndarray]) -> list[object]:
+    out: list[object] = []
+    for k, v in enumerate(values):
+        out.append(v)
+        if k in work:
+            out.append(work[k])
+    return out
 
 
 def _unwrap(jf: JitFunction, args: Sequence[object]) -> tuple[list, list[str], dict[int, np.ndarray]]:
@@ -422,6 +472,7 @@ def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspe
     from adpasses.transforms.reverse_pass import differentiate
 
     jf = as_jit(f)
+    args = jf.bind(args)
     jf.arg_types(args)
     nums = normalize_argnums(argnums, len(args), jf.__name__)
     activity, _ = grad_activity(jf, args, nums)

@@ -34,6 +34,7 @@ class _PyMethodDef(ctypes.Structure):
 
 
 _METH_FASTCALL = 0x80
+_METH_KEYWORDS = 0x2
 _new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
 _new_cfunction.restype = ctypes.py_object
 _new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
@@ -61,7 +62,8 @@ class _Compiled:
         self.arrays_overlap, self._ovl_def = _builtin(
             "arrays_overlap", self.engine.get_function_address("adpasses_arrays_overlap"), None)
         # One method definition shared by every dispatch table.
-        self.dispatch_def = _PyMethodDef(b"dispatch", self.dispatch_address, _METH_FASTCALL, None)
+        self.dispatch_def = _PyMethodDef(b"dispatch", self.dispatch_address,
+                                         _METH_FASTCALL | _METH_KEYWORDS, None)
 
 
 _COMPILED: _Compiled | None = None

@@ -141,9 +141,11 @@ def dispatch_function(module: ir.Module, code_of: ir.Function) -> None:
     """`table(*args)` for a builtin whose `self` is an int64 numpy array
     [count, fallback, code_0, target_0, code_1, target_1, ...]: calls the
     target registered for the arguments' signature code, else the fallback
-    (targets and fallback are PyObject pointers kept alive by the owner)."""
-    fn = _builtin(module, "adpasses_dispatch")
-    table_obj, args, nargs = fn.args
+    (targets and fallback are PyObject pointers kept alive by the owner).
+    METH_FASTCALL | METH_KEYWORDS: a call with keywords (`kwnames` not
+    NULL) always goes to the fallback, keywords passed through."""
+    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64, PTR]), "adpasses_dispatch")
+    table_obj, args, nargs, kwnames = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     vectorcall = ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64, PTR]), "PyObject_Vectorcall")
     table = _field(b, table_obj, DATA, PTR)
@@ -152,6 +154,8 @@ def dispatch_function(module: ir.Module, code_of: ir.Function) -> None:
         return b.load(b.gep(table, [k], inbounds=True, source_etype=I64), typ=I64)
 
     code = b.call(code_of, [args, nargs])
+    no_keywords = b.icmp_unsigned("==", kwnames, ir.Constant(PTR, None))
+    code = b.select(no_keywords, code, _c(0))
     count = b.select(b.icmp_unsigned("==", code, _c(0)), _c(0), entry(_c(0)))
     found = b.alloca(I64)
     b.store(entry(_c(1)), found)  # the fallback unless a code matches
@@ -174,7 +178,7 @@ def dispatch_function(module: ir.Module, code_of: ir.Function) -> None:
     b.branch(header)
     b.position_at_end(call)
     target = b.inttoptr(b.load(found, typ=I64), PTR)
-    b.ret(b.call(vectorcall, [target, args, nargs, ir.Constant(PTR, None)]))
+    b.ret(b.call(vectorcall, [target, args, nargs, kwnames]))
 
 
 def overlap_function(module: ir.Module) -> None:

@@ -102,13 +102,15 @@ class GradFunction:
     def __repr__(self) -> str:
         return f"<adpasses.{self.__name__}>"
 
-    def __call__(self, *args: object) -> object:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         # Replaced by a dispatch builtin once a fast path exists (see
-        # install_dispatch); this method is its fallback.
-        return self.slow_call(args)
+        # install_dispatch); this method is its fallback, and the path of
+        # calls with keywords or omitted defaults (argnums then count every
+        # parameter in the function's order).
+        return self.slow_call(self.jf.bind(args, kwargs))
 
-    def _slow_call_varargs(self, *args: object) -> object:
-        return self.slow_call(args)
+    def _slow_call_varargs(self, *args: object, **kwargs: object) -> object:
+        return self.slow_call(self.jf.bind(args, kwargs))
 
     def plan(self, args: tuple) -> GradPlan:
         code = shadows.signature_code(*args)

@@ -150,8 +150,12 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
 
     def compile(self) -> func.FuncOp:
         args = self.fdef.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
-            self.error(self.fdef, "only plain positional parameters are supported (no defaults, *args, **kwargs)")
+        # Defaults and keywords are bound at call time (JitFunction.bind):
+        # the compiled function always receives every parameter.
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            self.error(self.fdef, "only plain parameters are supported (no *args, **kwargs, "
+                       "keyword-only or positional-only parameters); pass arrays and numbers "
+                       "as named parameters, with defaults if you like")
         if len(args.args) != len(self.arg_types):
             self.error(self.fdef, f"{self.pyfunc.__name__} takes {len(args.args)} arguments, "
                                   f"called with {len(self.arg_types)}")

@@ -172,3 +172,7 @@ def scratch_argument(x, tmp):
 def negates(x):
     y = x * 2.0
     return -y  # ERROR: where the (simulated) internal error happens
+
+
+def uses_varargs(x, *rest):  # ERROR
+    return x

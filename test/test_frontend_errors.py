@@ -51,6 +51,7 @@ CASES = [
     ("undefined_after_loop", [X], "name 't' is not defined here", "define it before"),
     ("bad_attribute", [X], "array attribute .mean is not supported", ".shape"),
     ("float_index", [X], "array indices must be integers", ""),
+    ("uses_varargs", [1.0], "only plain parameters are supported (no *args", "with defaults"),
 ]
 
 
