@@ -258,6 +258,7 @@ INPUTS = Path(__file__).parent / "lit" / "lowering" / "Inputs"
     ("malformed.mlir", [], "malformed.mlir:2:"),
     ("unknown_op.mlir", [], "error: Operation foo.bar is not registered"),
     ("unsupported.mlir", ["--emit=llvm-ir"], "unsupported.mlir:3:3: error: 'math.ipowi'"),
+    ("does_not_exist.mlir", [], "does_not_exist.mlir': No such file or directory"),
 ])
 def test_ad_opt_errors_are_one_line(name, args, expected):
     tool = Path(sys.executable).parent / "ad-opt"

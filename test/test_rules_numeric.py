@@ -131,3 +131,25 @@ def test_fpowi_derivative_at_zero(n: int, expected: float, constant: bool) -> No
     g = differentiate(m, "f", acts, ["active"])
     d = compile_module(m)[g.name](*args, 1.0)
     assert d == expected
+
+
+@pytest.mark.parametrize("a, b, da, db", [
+    (0.0, 0.0, 0.0, 0.0),   # a^0 is constant in a; log(0) replaced (JAX's convention)
+    (0.0, 2.0, 0.0, 0.0),   # 0^b = 0 for b > 0: both one-sided derivatives are 0
+    (0.0, 1.0, 1.0, 0.0),
+    (2.0, 0.0, 0.0, float(np.log(2.0))),
+    (1.5, 2.5, 2.5 * 1.5 ** 1.5, 1.5 ** 2.5 * float(np.log(1.5))),
+])
+def test_powf_derivatives_at_the_edges(a: float, b: float, da: float, db: float) -> None:
+    """d a^b at a = 0 or b = 0 (hand-derived): finite, never 0 * inf = NaN."""
+    from adpasses.context import parse_module
+    from adpasses.llvm_jit import compile_module
+    from adpasses.transforms.reverse_pass import differentiate
+
+    m = parse_module("""func.func @f(%a: f64, %b: f64) -> f64 {
+  %r = math.powf %a, %b : f64
+  func.return %r : f64
+}""")
+    g = differentiate(m, "f", ["active", "active"], ["active"])
+    got_a, got_b = compile_module(m)[g.name](a, b, 1.0)
+    assert got_a == pytest.approx(da, rel=1e-14, abs=0) and got_b == pytest.approx(db, rel=1e-14, abs=0)

@@ -177,6 +177,8 @@ def _diagnostic(err: BaseException) -> str:
     if isinstance(err, ParseError):
         loc = err.span.get_location()
         return f"{loc.file}:{loc.line + err.span.line_offset}:{loc.col}: error: {parse_error_message(err)}"
+    if isinstance(err, OSError) and err.filename is not None:
+        return f"error: cannot read '{err.filename}': {err.strerror}"
     if isinstance(err, DiagnosticException):
         text = str(err.args[0]) if err.args else type(err).__name__
         return f"error: {text.strip().splitlines()[0]}"

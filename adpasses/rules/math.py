@@ -149,15 +149,21 @@ def _powf_needs(op, want):
 @scalar(needs=_powf_needs)
 def _powf(rc, op, g, want):
     # d a^b = b a^(b-1) da + a^b log(a) db; a^(b-1) is computed directly
-    # (not r/a) so that a = 0 gives the right limit.
+    # (not r/a) so that a = 0 gives the right limit. The two limits where
+    # that is 0 * inf = NaN take the value of the derivative where it
+    # exists, as JAX does: d/da = 0 for b = 0 (a^0 is constant), and
+    # d/db = 0 for a = 0 (0^b is 0 for b > 0; log(a) is replaced by 0).
     da = db = None
     if want[0]:
         a, b = rc.primal(op.lhs), rc.primal(op.rhs)
         bm1 = rc.sub(b, rc.const(1.0, g.type))
         da = rc.mul(g, rc.mul(b, rc.insert(math.PowFOp(a, bm1)).result))
+        da = rc.select(rc.cmpf("oeq", b, rc.zero(g.type)), rc.zero(g.type), da)
     if want[1]:
         a, r = rc.primal(op.lhs), rc.primal(op.result)
-        db = rc.mul(g, rc.mul(r, rc.insert(math.LogOp(a)).result))
+        at_zero = rc.cmpf("oeq", a, rc.zero(g.type))
+        safe_a = rc.select(at_zero, rc.const(1.0, g.type), a)
+        db = rc.mul(g, rc.mul(r, rc.insert(math.LogOp(safe_a)).result))
     return da, db
 
 

@@ -1,12 +1,17 @@
 // RUN: ad-opt %s --reverse --cache-policy=tape-all | filecheck %s
 // The math rule table: derivatives written in terms of results reuse them
-// (exp, tanh, sqrt, powf); sin needs cos of its operand; log divides.
+// (exp, tanh, sqrt, powf); sin needs cos of its operand; log divides; powf
+// selects 0 where b = 0 (d/da) or a = 0 (d/db, log of 1 instead of log 0).
 
 // CHECK-LABEL: func.func @f_grad_aa_a(%x: f64, %y: f64, %seed: f64) -> (f64, f64)
 // CHECK:       %[[GP:.*]] = arith.divf %seed, %p : f64
 // CHECK:       %[[BM1:.*]] = arith.subf %s, %{{.*}} : f64
 // CHECK-NEXT:  %[[POW:.*]] = math.powf %r, %[[BM1]] : f64
-// CHECK:       %[[LOG:.*]] = math.log %r : f64
+// CHECK:       %[[B0:.*]] = arith.cmpf oeq, %s, %{{.*}} : f64
+// CHECK-NEXT:  arith.select %[[B0]], %{{.*}}, %{{.*}} : f64
+// CHECK-NEXT:  %[[A0:.*]] = arith.cmpf oeq, %r, %{{.*}} : f64
+// CHECK-NEXT:  %[[SAFE:.*]] = arith.select %[[A0]], %{{.*}}, %r : f64
+// CHECK-NEXT:  %[[LOG:.*]] = math.log %[[SAFE]] : f64
 // CHECK-NEXT:  %{{.*}} = arith.mulf %p, %[[LOG]] : f64
 // CHECK:       arith.divf %{{.*}}, %r : f64
 // CHECK:       arith.mulf %t, %t : f64
