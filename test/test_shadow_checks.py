@@ -15,26 +15,8 @@ from adpasses.dialects.ad import ShadowCheckOp
 from adpasses.llvm_jit import compile_module
 from adpasses.memref_views import memory_object
 from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
-
-INPLACE_SQUARE = """
-func.func @sq(%x: memref<?xf64>) -> f64 {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %z = arith.constant 0.0 : f64
-  %n = memref.dim %x, %c0 : memref<?xf64>
-  scf.for %i = %c0 to %n step %c1 {
-    %v = memref.load %x[%i] : memref<?xf64>
-    %w = arith.mulf %v, %v : f64
-    memref.store %w, %x[%i] : memref<?xf64>
-  }
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (f64) {
-    %v = memref.load %x[%i] : memref<?xf64>
-    %s = arith.addf %acc, %v : f64
-    scf.yield %s : f64
-  }
-  func.return %r : f64
-}
-"""
+from frontend_kernels import inplace_square
+from test_reverse_kernels import INPLACE_SQUARE
 
 # A 2-d argument read through a row subview, and a local buffer.
 ROWS = """
@@ -174,15 +156,6 @@ def test_reverse_loops_have_no_shadow_bounds_checks():
     compares = [line for line in body.splitlines() if "icmp" in line and "dx.size0" in line]
     assert compares == [next(line for line in body.splitlines() if "icmp ne" in line)]
     assert "x.size0" in compares[0]
-
-
-def inplace_square(x):
-    for i in range(len(x)):
-        x[i] = x[i] * x[i]
-    s = 0.0
-    for i in range(len(x)):
-        s += x[i]
-    return s
 
 
 def test_autodiff_with_mismatched_shadow():
