@@ -469,7 +469,7 @@ def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspe
     and the cache report of grad(f, argnums)(*args), with the same activities
     and aliasing case as that call (locations point at the Python source)."""
     from adpasses.lowering import emit_llvm_ir
-    from adpasses.transforms.reverse_pass import differentiate
+    from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
     jf = as_jit(f)
     args = jf.bind(args)
@@ -480,7 +480,10 @@ def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspe
     noalias = n_arrays <= 1 or not shadows.arrays_overlap(*args)
     module, name = jf.build(args, noalias)
     primal_text = _with_locations(module)
-    g = differentiate(module, name, list(activity), list(jf.return_activity(args)))
+    # The options of the compiled gradient (`_compile_gradient`), so that
+    # the IR shown is the IR that runs.
+    g = differentiate(module, name, list(activity), list(jf.return_activity(args)),
+                      options=ReverseOptions(simplify=False))
     return Inspection(
         primal_mlir=primal_text,
         gradient_mlir=_with_locations(g.function),

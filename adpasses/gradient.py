@@ -22,7 +22,7 @@ argument. Its body is:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
@@ -59,6 +59,9 @@ class ReverseSweep:
         self._tapes_to_free: dict[Operation, list[SSAValue]] = {}
         self._forward_ops: dict[Operation, Operation] = {}
         self._pending_unchecked: list[tuple[Operation, Operation]] = []
+        # The check that stands in for a forward access whose check was
+        # hoisted out of its loop (transforms/dead_forward).
+        self.stand_ins: Callable[[Operation], Operation] = lambda op: op
 
     # -- the function ----------------------------------------------------------
 
@@ -307,10 +310,12 @@ class ReverseSweep:
 
     def mark_unchecked(self, gradient: func.FuncOp) -> None:
         """Mark `ad.unchecked` the accesses `unchecked_after` deferred whose
-        forward access survived; call after the last transformation that
-        may erase ops (simplification). Without this call they stay checked."""
+        forward access (or the check standing in for it, `stand_ins`)
+        survived; call after the last transformation that may erase ops
+        (simplification). Without this call they stay checked."""
         alive = set(gradient.walk())
         for new, forward in self._pending_unchecked:
+            forward = self.stand_ins(forward)
             if new in alive and forward in alive and UNCHECKED not in forward.attributes:
                 new.attributes[UNCHECKED] = UnitAttr()
         self._pending_unchecked.clear()

@@ -77,6 +77,12 @@ class ADOptMain(xDSLOptMain):
             help="with --reverse: treat every float value and memref as active (for comparison)",
         )
         arg_parser.add_argument(
+            "--no-simplify",
+            action="store_true",
+            help="with --reverse: no canonicalize + cse on gradients (the Python API's choice); "
+                 "dead code is still removed, keeping its bounds checks",
+        )
+        arg_parser.add_argument(
             "--print-activity",
             action="store_true",
             help="annotate ops and block arguments with their activity (pass ad-print-activity)",
@@ -124,6 +130,8 @@ class ADOptMain(xDSLOptMain):
                 options.append(f'report="{a.cache_report_format}"')
             if a.no_activity:
                 options.append("activity=false")
+            if a.no_simplify:
+                options.append("simplify=false")
             passes.append("ad-reverse{" + " ".join(options) + "}")
         elif a.print_cache_report:
             print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)

@@ -26,6 +26,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-boundscheck", action="store_true", help="omit bounds checks")
     p.add_argument("--opt-level", type=int, default=3, choices=range(4))
     p.add_argument("--cache-policy", choices=("minimal", "tape-all"), default="minimal")
+    p.add_argument("--no-simplify", action="store_true",
+                   help="no canonicalize + cse on gradients (what the Python API does)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
     return p.parse_args(argv)
 
@@ -45,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     verify_module(module)
     autodiff = next((op for op in module.walk() if isinstance(op, AutodiffOp)), None)
     if autodiff is not None:
-        reverse_pass(autodiff)(cache_policy=args.cache_policy).apply(ctx, module)
+        reverse_pass(autodiff)(cache_policy=args.cache_policy,
+                               simplify=not args.no_simplify).apply(ctx, module)
     entry = next((op for op in module.ops if isinstance(op, func.FuncOp)
                   and op.sym_name.data == args.entry), None)
     if entry is None:

@@ -134,7 +134,7 @@ def compile_case(p: Program):  # type: ignore[no-untyped-def]
     module = parse_module(mlir_function(p), f"fuzz_{p.seed}.mlir")
     grad = differentiate(
         module, p.name, p.activity, list(p.ret_activity), with_primal=o.with_primal,
-        options=ReverseOptions(cache_policy=o.policy, activity=o.activity),
+        options=ReverseOptions(cache_policy=o.policy, activity=o.activity, simplify=o.simplify),
     )
     compiled = compile_module(module, boundscheck=o.boundscheck, opt_level=o.opt_level)
     return compiled[p.name], compiled[grad.name]

@@ -111,6 +111,9 @@ class _Generator:
             with_primal=self.chance(0.3),
             opt_level=r.choice([0, 0, 1, 2, 3, 3]),  # O0 compiles 4x faster
             boundscheck=not self.chance(0.15),
+            # Drawn from a generator of its own, so that adding this option
+            # left every seed's program as it was.
+            simplify=random.Random(f"simplify {self.seed}").random() < 0.5,
         )
         shell = Program(self.seed, tuple(args), tuple(buffers), (), (), (), options)
         scope = initial_scope(shell)

@@ -276,6 +276,9 @@ class Options:
     with_primal: bool = False
     opt_level: int = 3
     boundscheck: bool = True
+    simplify: bool = True
+    """canonicalize + cse on the gradient (ad-opt's default); False is the
+    Python API's path (transforms/dead_forward instead)."""
 
 
 @dataclass(frozen=True)

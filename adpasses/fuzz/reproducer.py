@@ -38,6 +38,7 @@ digits of finite differences, but must still fail on the bug it records."""
 def run_line(p: Program) -> str:
     o = p.options
     flags = [] if o.policy == "minimal" else [f"--cache-policy={o.policy}"]
+    flags += [] if o.simplify else ["--no-simplify"]
     run_flags = [] if o.opt_level == 3 else [f"--opt-level {o.opt_level}"]
     run_flags += [] if o.boundscheck else ["--no-boundscheck"]
     if not o.activity:

@@ -203,6 +203,10 @@ def differentiate(
         lower_tapes(gradient)
     if options.simplify:
         simplify_function(gradient)
+    else:
+        from adpasses.transforms.dead_forward import remove_dead_code
+
+        sweep.stand_ins = remove_dead_code(gradient).representative
     # Shadow accesses that repeat a checked forward access: unchecked, now
     # that simplification can no longer remove that forward access.
     sweep.mark_unchecked(gradient)

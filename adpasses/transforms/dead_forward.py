@@ -1,0 +1,197 @@
+"""Dead code of a gradient function, removed without losing a bounds check.
+
+The JIT path does not run xDSL's canonicalisation on gradients (LLVM does
+that work at O3, faster). But a forward-sweep loop whose loads are dead
+(their values are reloaded or not needed by the reverse sweep) is not dead
+for LLVM when each load is bounds-checked: the check is an observable
+effect, so such a loop stays, with nothing in it but the checks (the
+strided difference's forward sweep, docs/benchmarks.md problem 5). MLIR
+semantics would let us drop the loads (an out-of-bounds load is undefined
+behaviour); our users were promised an IndexError instead.
+
+So a dead, checked load executed in every iteration of an `scf.for` (it is
+in the loop's body block, not in a branch), whose indices are affine in the
+induction variable with everything else defined outside the loop, is
+replaced by two checked loads before the loop, at the first and the last
+value of the induction variable (guarded by "the loop runs at all"): an
+affine index is monotone in the induction variable, so the two endpoints
+bound every index the loop would have checked. The loop itself then usually
+dies. A bad index still raises IndexError with the load's location, before
+the loop instead of in it (for an index that overruns at the end, the one
+the last iteration would have used).
+
+Other dead ops go as in xDSL's `region_dce`, except those whose lowering
+checks something: loads that could not be hoisted, subviews, integer
+divisions (zero divisor). A loop or branch with a live op inside is live.
+
+`ReverseSweep.mark_unchecked` lets a reverse-sweep repeat of a load go
+unchecked when the forward load survives; for a hoisted load, the endpoint
+checks stand in for it (`Hoisted.representative`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import IsTerminator
+from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
+
+from adpasses.affine_index import Affine, affine_form
+from adpasses.reverse_context import UNCHECKED
+
+# Ops whose lowering may stop the call (adpasses/lowering: `check_site`),
+# besides loads and ops with write effects (which are never dead).
+CHECKED_OPS = (
+    memref.SubviewOp,
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+)
+
+
+class CheckPreservingLiveness(LiveSet):
+    """Liveness in which ops with effects, `kept` ops and CHECKED_OPS are
+    live by themselves; an op is live when a use of its results is, or an
+    op in its regions is; a region's terminator is live when its parent op
+    is (xDSL's `LiveSet` keeps every terminator live, so a loop's
+    iter_args keep each other alive; here a loop whose results are unused
+    and which holds nothing live dies with its whole body)."""
+
+    def __init__(self, root: Operation, kept: set[Operation]):
+        super().__init__()
+        self.root = root
+        self.kept = kept
+
+    def propagate_op_liveness(self, op: Operation) -> None:
+        for region in op.regions:
+            self.propagate_region_liveness(region)
+        if self.is_live(op):
+            return
+        parent = op.parent_op()
+        if op.has_trait(IsTerminator, value_if_unregistered=True):
+            if parent is self.root or (parent is not None and self.is_live(parent)):
+                self.set_live(op)
+            return
+        if (op in self.kept or isinstance(op, CHECKED_OPS) or not _removable(op)
+                or any(self.is_live(use.operation) for r in op.results for use in r.uses)
+                or any(self.is_live(inner) for region in op.regions for block in region.blocks
+                       for inner in block.ops if not inner.has_trait(IsTerminator))):
+            self.set_live(op)
+
+
+def _removable(op: Operation) -> bool:
+    """No effect but its results, its regions included (reads allowed)."""
+    return would_be_trivially_dead(op)
+
+
+class Hoisted:
+    """Which endpoint check stands in for each hoisted load."""
+
+    def __init__(self) -> None:
+        self.by_load: dict[Operation, Operation] = {}
+
+    def representative(self, op: Operation) -> Operation:
+        return self.by_load.get(op, op)
+
+
+def remove_dead_code(function: func.FuncOp) -> Hoisted:
+    """Hoist the checks of dead loads out of their loops where possible,
+    then delete every dead op that checks nothing (module docstring)."""
+    hoisted = Hoisted()
+    kept: set[Operation] = set()
+    seen: set[Operation] = set()
+    while True:
+        live = _liveness(function, kept)
+        dead_loads = [op for op in function.walk() if isinstance(op, memref.LoadOp) and op not in seen
+                      and not live.is_live(op) and UNCHECKED not in op.attributes]
+        if not dead_loads:
+            break
+        for load in dead_loads:
+            seen.add(load)
+            ends = _hoist_check(load)
+            if ends is None:
+                kept.add(load)  # its check stays where it is
+            else:
+                kept.update(ends)
+                hoisted.by_load[load] = ends[0]
+    live = _liveness(function, kept)
+    live.delete_dead(function.body, None)
+    return hoisted
+
+
+def _liveness(function: func.FuncOp, kept: set[Operation]) -> CheckPreservingLiveness:
+    live = CheckPreservingLiveness(function, kept)
+    while live.changed:
+        live.changed = False
+        live.propagate_region_liveness(function.body)
+    return live
+
+
+def _hoist_check(load: memref.LoadOp) -> list[Operation] | None:
+    """Checked loads at the first and last iteration of the loop whose body
+    holds `load`, inserted before the loop; None if `load` does not qualify."""
+    loop = load.parent_op()
+    if not isinstance(loop, scf.ForOp) or load.parent_block() is not loop.body.block:
+        return None
+    iv = loop.body.block.args[0]
+    if _inside(load.memref, loop):
+        return None
+    forms = [affine_form(index) for index in load.indices]
+    for form in forms:
+        for sym in form.terms:
+            if not isinstance(sym, SSAValue) or (sym is not iv and _inside(sym, loop)):
+                return None
+    builder = Builder(InsertPoint.before(loop))
+    runs = builder.insert(arith.CmpiOp(loop.lb, loop.ub, "slt")).result
+    guard = scf.IfOp(runs, [], [Block()])
+    builder.insert(guard)
+    inner = Builder(InsertPoint.at_end(guard.true_region.block))
+    span = inner.insert(arith.SubiOp(loop.ub, loop.lb)).result
+    one = inner.insert(arith.ConstantOp.from_int_and_width(1, IndexType())).result
+    steps = inner.insert(arith.DivSIOp(inner.insert(arith.SubiOp(span, one)).result, loop.step)).result
+    last = inner.insert(arith.AddiOp(loop.lb, inner.insert(arith.MuliOp(steps, loop.step)).result)).result
+    ends = []
+    for value in (loop.lb, last):
+        indices = [_materialize(inner, form, iv, value) for form in forms]
+        end = memref.LoadOp.get(load.memref, indices)
+        end.attributes.update({k: v for k, v in load.attributes.items() if k != UNCHECKED})
+        inner.insert(end)
+        ends.append(end)
+    inner.insert(scf.YieldOp())
+    # The checks report the load's source location.
+    for op in [runs.owner, guard, *guard.true_region.block.ops]:
+        op.location = load.location
+    return ends
+
+
+def _inside(value: SSAValue, loop: Operation) -> bool:
+    """Whether `value` is defined in `loop` (its block arguments included)."""
+    owner = value.op if isinstance(value, OpResult) else value.block.parent_op()  # type: ignore[union-attr]
+    return owner is not None and (owner is loop or loop.is_ancestor(owner))
+
+
+def _materialize(b: Builder, form: Affine, iv: BlockArgument, iv_value: SSAValue) -> SSAValue:
+    """`form` as index arithmetic, with `iv_value` for `iv`."""
+    total: SSAValue = b.insert(arith.ConstantOp.from_int_and_width(form.const, IndexType())).result
+    for sym, coeff in form.terms.items():
+        assert isinstance(sym, SSAValue)
+        value = iv_value if sym is iv else sym
+        if isinstance(value.type, IntegerType):
+            value = b.insert(arith.IndexCastOp(value, IndexType())).result
+        if coeff != 1:
+            c = b.insert(arith.ConstantOp.from_int_and_width(coeff, IndexType())).result
+            value = b.insert(arith.MuliOp(value, c)).result
+        total = b.insert(arith.AddiOp(total, value)).result
+    return total
+
+
+__all__: Sequence[str] = ["CheckPreservingLiveness", "Hoisted", "remove_dead_code"]
