@@ -66,10 +66,20 @@ class CheckPreservingLiveness(LiveSet):
     iter_args keep each other alive; here a loop whose results are unused
     and which holds nothing live dies with its whole body)."""
 
-    def __init__(self, root: Operation, kept: set[Operation]):
+    def __init__(self, root: Operation, kept: set[Operation], removable: dict[Operation, bool]):
         super().__init__()
         self.root = root
         self.kept = kept
+        self.removable = removable  # op -> _removable(op), shared between rounds
+
+    def _essential(self, op: Operation) -> bool:
+        if op in self.kept or isinstance(op, CHECKED_OPS):
+            return True
+        known = self.removable.get(op)
+        if known is None:
+            # xDSL's effect query walks the regions: once per op
+            known = self.removable[op] = _removable(op)
+        return not known
 
     def propagate_op_liveness(self, op: Operation) -> None:
         for region in op.regions:
@@ -81,7 +91,7 @@ class CheckPreservingLiveness(LiveSet):
             if parent is self.root or (parent is not None and self.is_live(parent)):
                 self.set_live(op)
             return
-        if (op in self.kept or isinstance(op, CHECKED_OPS) or not _removable(op)
+        if (self._essential(op)
                 or any(self.is_live(use.operation) for r in op.results for use in r.uses)
                 or any(self.is_live(inner) for region in op.regions for block in region.blocks
                        for inner in block.ops if not inner.has_trait(IsTerminator))):
@@ -109,8 +119,9 @@ def remove_dead_code(function: func.FuncOp) -> Hoisted:
     hoisted = Hoisted()
     kept: set[Operation] = set()
     seen: set[Operation] = set()
+    removable: dict[Operation, bool] = {}
     while True:
-        live = _liveness(function, kept)
+        live = _liveness(function, kept, removable)
         dead_loads = [op for op in function.walk() if isinstance(op, memref.LoadOp) and op not in seen
                       and not live.is_live(op) and UNCHECKED not in op.attributes]
         if not dead_loads:
@@ -123,13 +134,14 @@ def remove_dead_code(function: func.FuncOp) -> Hoisted:
             else:
                 kept.update(ends)
                 hoisted.by_load[load] = ends[0]
-    live = _liveness(function, kept)
+    live = _liveness(function, kept, removable)
     live.delete_dead(function.body, None)
     return hoisted
 
 
-def _liveness(function: func.FuncOp, kept: set[Operation]) -> CheckPreservingLiveness:
-    live = CheckPreservingLiveness(function, kept)
+def _liveness(function: func.FuncOp, kept: set[Operation],
+              removable: dict[Operation, bool]) -> CheckPreservingLiveness:
+    live = CheckPreservingLiveness(function, kept, removable)
     while live.changed:
         live.changed = False
         live.propagate_region_liveness(function.body)
