@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from adpasses import shadows
+from adpasses.compile_thread import compile_entry
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.gradcall import CompiledGradient, GradFunction, grad_activity, install_dispatch, normalize_argnums
@@ -464,6 +465,7 @@ class Inspection:
         ])
 
 
+@compile_entry  # it prints and lowers the IR: recursion as deep as compiling
 def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspection:
     """The IR before and after differentiation, the LLVM IR, the activity
     and the cache report of grad(f, argnums)(*args), with the same activities

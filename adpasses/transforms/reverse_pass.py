@@ -28,6 +28,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from adpasses.activity import ActivityAnalysis
+from adpasses.compile_thread import compile_entry
 from adpasses.context import shared_context
 from adpasses.diagnostics import CompileError, error_at
 from adpasses.dialects.ad import AutodiffOp, check_activity_signature
@@ -156,6 +157,7 @@ def collect_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list[SSA
     return needs
 
 
+@compile_entry
 def differentiate(
     module: ModuleOp,
     func_name: str,
