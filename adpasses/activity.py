@@ -27,6 +27,7 @@ from xdsl.dialects import func, memref, scf
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import ConstantLike
 
+from adpasses.ir_walk import nested_ops
 from adpasses.memref_views import (
     ALLOCATION_OPS,
     is_view_result,
@@ -74,11 +75,12 @@ class ActivityAnalysis:
         self.useful: set[SSAValue] = set()
         self.varied_memory: set[SSAValue] = set()
         self.useful_memory: set[SSAValue] = set()
-        self._ops = list(function.walk())
+        self._ops = nested_ops(function)
         self._seed()
         if enabled:
-            self._fixpoint(self._propagate_forward, self._ops)
-            self._fixpoint(self._propagate_backward, list(reversed(self._ops)))
+            order = _propagation_order(function)
+            self._fixpoint(self._propagate_forward, order)
+            self._fixpoint(self._propagate_backward, list(reversed(order)))
         else:
             self._everything_active()
         self._active_ops = self._compute_active_ops()
@@ -305,3 +307,21 @@ class ActivityAnalysis:
 
 def is_view_result_op(op: Operation) -> bool:
     return bool(op.results) and is_view_result(op.results[0])
+
+
+def _propagation_order(root: Operation) -> list[Operation]:
+    """The ops nested in `root`, each op with regions both before its regions
+    (block arguments from operands: inward) and after them (results from
+    yields: outward). Pre-order alone moved facts one level outward per
+    round of the fixpoint: d rounds over a nest of d ifs or loops."""
+    order: list[Operation] = []
+    stack: list[tuple[Operation, bool]] = [(root, False)]
+    while stack:
+        op, done = stack.pop()
+        order.append(op)
+        if done or not op.regions:
+            continue
+        stack.append((op, True))
+        children = [inner for region in op.regions for block in region.blocks for inner in block.ops]
+        stack.extend((inner, False) for inner in reversed(children))
+    return order

@@ -7,14 +7,14 @@ and O(d^3) per dead-code pass (300 nested loops took minutes). `EffectCache`
 answers the same questions from a memo filled bottom-up, so each op's
 effects are computed once while the IR does not change; make a new cache
 after changing the IR. `region_dce` is xDSL's dead-code elimination with
-such a cache.
+such a cache, `cse` xDSL's common subexpression elimination.
 """
 
 from __future__ import annotations
 
 from collections.abc import Set
 
-from xdsl.ir import Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriterListener
 from xdsl.traits import (
     EffectInstance,
@@ -24,6 +24,7 @@ from xdsl.traits import (
     RecursiveMemoryEffect,
     SymbolOpInterface,
 )
+from xdsl.transforms.common_subexpression_elimination import CSEDriver
 from xdsl.transforms.dead_code_elimination import LiveSet
 
 
@@ -108,3 +109,55 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
         live_set.propagate_region_liveness(region)
     live_set.delete_dead(region, listener)
     return live_set.changed
+
+
+class _CachedCSEDriver(CSEDriver):
+    """xDSL's CSE with effect queries answered by an `EffectCache`. The cache
+    stays valid for the whole run: the driver only redirects uses while it
+    walks and erases ops at the end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache = EffectCache()
+
+    def _simplify_operation(self, op: Operation) -> None:
+        # xDSL 0.74's `CSEDriver._simplify_operation`, with cached effects.
+        if op.has_trait(IsTerminator):
+            return
+        effects = self.cache.effects(op)
+        if all(r.first_use is None for r in op.results) and self.cache.would_be_trivially_dead(op):
+            self._mark_erasure(op)
+            return
+        if any(len(region.blocks) > 1 for region in op.regions):
+            return
+        if effects is None or effects:  # not free of side effects
+            if effects is None or not all(e.kind == MemoryEffectKind.READ for e in effects):
+                return
+            if existing := self._known_ops.get(op):
+                if (op.parent_block() is existing.parent_block()
+                        and not self._write_between(existing, op)):
+                    self._replace_and_delete(op, existing)
+                    return
+            self._known_ops[op] = op
+            return
+        if existing := self._known_ops.get(op):
+            self._replace_and_delete(op, existing)
+            return
+        self._known_ops[op] = op
+
+    def _write_between(self, from_op: Operation, to_op: Operation) -> bool:
+        """xDSL's `has_other_side_effecting_op_in_between`, cached."""
+        next_op: Operation | None = from_op
+        while next_op is not to_op:
+            assert next_op is not None, "Incorrect order of ops in side-effect search"
+            effects = self.cache.effects(next_op)
+            if effects is None or any(e.kind is MemoryEffectKind.WRITE for e in effects):
+                return True
+            next_op = next_op.next_op
+        return False
+
+
+def cse(thing: Operation | Block | Region) -> None:
+    """xDSL's `cse`, in time linear in the ops instead of quadratic in the
+    nesting depth."""
+    _CachedCSEDriver().simplify(thing)

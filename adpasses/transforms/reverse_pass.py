@@ -62,9 +62,9 @@ def simplify_function(function: func.FuncOp) -> None:
     """xDSL's canonicalize and cse, on one function."""
     from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
     from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
-    from xdsl.transforms.common_subexpression_elimination import cse
 
-    from adpasses.effects import region_dce  # xDSL's, without its O(depth^2) effect queries
+    # xDSL's, without their O(depth^2) effect queries
+    from adpasses.effects import cse, region_dce
 
     pattern = GreedyRewritePatternApplier(
         [CanonicalizationRewritePattern()], ctx=shared_context(), folding_enabled=True
