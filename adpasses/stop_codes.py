@@ -16,6 +16,7 @@ their messages need:
 | ALLOCATION_FAILED | MemoryError | bytes asked | what, element bytes |
 | STACK_LIMIT | MemoryError | bytes asked | the limit |
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
+| LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ SIZE_OVERFLOW = _BASE - 2
 ALLOCATION_FAILED = _BASE - 3
 STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
-CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT)
+LOOP_STEP = _BASE - 6
+CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP)
 
 # What an allocation was for (the `size` field of SIZE_OVERFLOW and
 # ALLOCATION_FAILED): the message names it.
@@ -93,4 +95,7 @@ def _describe(code: int, index: int, size: int) -> tuple[type[Exception], str]:
         kind = "a signed" if signed else "an unsigned"
         return OverflowError, (f"int({value!r}) does not fit in {kind} {width}-bit integer "
                                f"(compiled code has no big integers)")
+    if code == LOOP_STEP:
+        return ValueError, (f"scf.for step must be positive, got {index} (a loop with this step "
+                            f"would never end)")
     raise ValueError(f"unknown stop code {code}")

@@ -16,27 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from adpasses.index_arith import trip_count
 from adpasses.reverse_context import ReverseContext
 
 COUNTED = "ad.counted"
-
-
-def trip_count(b: Builder, lb: SSAValue, ub: SSAValue, step: SSAValue) -> SSAValue:
-    """max(0, ceildiv(ub - lb, step)) for a positive step."""
-
-    def emit(op: Operation) -> SSAValue:
-        return b.insert(op).results[0]
-
-    one = emit(arith.ConstantOp(IntegerAttr(1, IndexType())))
-    zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
-    span = emit(arith.AddiOp(emit(arith.SubiOp(ub, lb)), emit(arith.SubiOp(step, one))))
-    return emit(arith.MaxSIOp(emit(arith.DivSIOp(span, step)), zero))
 
 
 def _defined_inside(op: Operation, value: SSAValue) -> bool:
