@@ -191,7 +191,9 @@ class ArithmeticMixin:
             x = self.to_float(a, self.float_type_of(a, a))
             if literal == 2:
                 return Scalar(self.emit(arith.MulfOp(x, x)).results[0], a.weak)
-            n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(32))).results[0]
+            # An i64 exponent: Python ints are 64-bit here, and an i32 cast
+            # would silently truncate 2**32 + 1 to 1.
+            n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(64))).results[0]
             return Scalar(self.emit(math.FPowIOp(x, n)).results[0], a.weak)
         ftype = self.float_type_of(a, b)
         return Scalar(self.emit(math.PowFOp(self.to_float(a, ftype), self.to_float(b, ftype))).results[0])
