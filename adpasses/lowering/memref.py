@@ -79,7 +79,7 @@ def _alloca(ft: FunctionTranslator, op: memref.AllocaOp) -> None:
     t = op.memref.type
     elem = scalar_type(t.element_type)
     sizes = _static_shape_sizes(t, [ft.get(s) for s in op.dynamic_sizes])
-    if all(isinstance(s, ir.Constant) for s in sizes):
+    if all(isinstance(s, ir.Constant) and s.constant >= 0 for s in sizes):
         count = 1
         for s in sizes:
             count *= s.constant
