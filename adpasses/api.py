@@ -331,12 +331,18 @@ def as_jit(f: object) -> JitFunction:
 def grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
     """The gradient of a float-valued function, like jax.grad: a float for
     a float argument, a new array (same shape and dtype) for an array; a
-    tuple of them when argnums is a tuple."""
+    tuple of them when argnums is a tuple.
+
+    Differentiates f at the given values and leaves every argument unchanged
+    (arrays f writes are copied first). Arrays that share memory with one f
+    writes are differentiated through that memory: each gets the derivative
+    with respect to the memory it covers (docs/api.md, "Aliasing")."""
     return _grad_function(as_jit(f), argnums, with_value=False)
 
 
 def value_and_grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
-    """`(f(*args), grad(f, argnums)(*args))` in one call."""
+    """`(f(*args), grad(f, argnums)(*args))` in one call; like grad, it
+    leaves every argument unchanged (the value is f's on copies)."""
     return _grad_function(as_jit(f), argnums, with_value=True)
 
 
