@@ -109,7 +109,10 @@ class ModuleBuilder:
         raise KeyError(name)
 
 
-def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int]:
+def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]:
+    """The function's AST, file, first line, and the indentation its
+    source lost to dedenting (added back to AST columns: a method or a
+    function defined inside another is parsed dedented)."""
     try:
         lines, first = inspect.getsourcelines(pyfunc)
         filename = inspect.getsourcefile(pyfunc) or "<unknown>"
@@ -118,12 +121,18 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int]:
             f"cannot read the source of {pyfunc.__name__} ({err}); compiled functions must be "
             "defined in a file"
         ) from None
-    tree = ast.parse(textwrap.dedent("".join(lines)))
+    source = textwrap.dedent("".join(lines))
+    shift = _indent(lines[0]) - _indent(source)
+    tree = ast.parse(source)
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise CompileError(f"{pyfunc.__name__} is not defined with def (lambdas are not supported)",
                            location=f"{filename}:{first}:1")
-    return fdef, filename, first
+    return fdef, filename, first, shift
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" \t"))
 
 
 class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin):
@@ -134,7 +143,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         self.arg_types = arg_types
         self.name = name
         self.public = public
-        self.fdef, self.filename, self.first_line = _source(pyfunc)
+        self.fdef, self.filename, self.first_line, self.col_shift = _source(pyfunc)
         self._file = StringAttr(self.filename)
         self.entry = Block(arg_types=arg_types)
         self.builder = Builder(InsertPoint.at_end(self.entry))
@@ -190,7 +199,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         if line is None:
             return UnknownLoc()
         return FileLineColLoc(self._file, IntAttr(self.first_line + line - 1),
-                              IntAttr(getattr(node, "col_offset", 0) + 1))
+                              IntAttr(getattr(node, "col_offset", 0) + 1 + self.col_shift))
 
     @contextlib.contextmanager
     def at(self, node: ast.AST) -> Iterator[None]:
@@ -353,5 +362,13 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         loc = self.loc(node)
         where = (f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
                  if isinstance(loc, FileLineColLoc) else None)
-        raise CompileError(message, location=where)
+        raise CompileError(message, location=where, end=self.end_of(node))
+
+    def end_of(self, node: ast.AST) -> tuple[int, int] | None:
+        """(line, col) just past `node` in the file, 1-based (for the
+        source line the API shows under an error)."""
+        line, col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if line is None or col is None:
+            return None
+        return self.first_line + line - 1, col + 1 + self.col_shift
 

@@ -100,7 +100,7 @@ def test_boundscheck_false_removes_the_check():
     (("a",), TypeError, "argument 0 ('x') has type str"),
     (([1.0, 2.0],), TypeError, "argument 0 ('x') has type list"),
     ((np.ones(3, dtype=np.complex128),), TypeError, "dtype complex128 are not supported"),
-    ((np.ones(3), 2.0), TypeError, "takes 1 arguments, got 2"),
+    ((np.ones(3), 2.0), TypeError, "indexes_out_of_bounds() takes 1 positional argument but 2 were given"),
 ])
 def test_wrong_argument_types_name_the_argument(args, exc, message):
     f = adpasses.jit(bad.indexes_out_of_bounds)
