@@ -542,4 +542,8 @@ def cache_report(f: object, *args: object, argnums: int | Sequence[int] = 0) -> 
     """The `CacheReport` of grad(f, argnums) for these arguments: per needed
     value its decision, reason, location, dtype, count and bytes, and the
     total `.taped_bytes`."""
-    return inspect(f, *args, argnums=argnums).cache_report
+    jf = as_jit(f)
+    try:
+        return _inspect(jf, jf.bind(args), argnums).cache_report
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames

@@ -132,6 +132,10 @@ def module_attribute(module: types.ModuleType, attr: str, value: object, is_comp
     if is_compiled_function:
         return (f"{head}; import the function itself (`from {mod} import {attr}`) and call {attr}(...): "
                 "functions defined with def and @adpasses.jit functions are compiled along with the caller")
+    if isinstance(value, types.ModuleType):
+        use = (f"import it directly (`import {value.__name__}`)" if value in SUPPORTED_MODULES
+               else f"{value.__name__} cannot be used either")
+        return f"{head}; {use}"
     if isinstance(value, (bool, int, float, np.integer, np.floating)):
         return (f"{head}; import the number itself (`from {mod} import {attr}`; it is frozen when the "
                 "function is compiled) or pass it as an argument")

@@ -1,6 +1,8 @@
 """A module that messages_kernels.py imports, to check the messages about
 calls into other modules (`import messages_helpers; messages_helpers.f(x)`)."""
 
+import numpy as np
+
 import adpasses
 
 SCALE = 3.0

@@ -7,15 +7,17 @@ fix, and for the API the exact text Python itself would give.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import subprocess
 import sys
+import traceback
 
 import numpy as np
 import pytest
 
 import adpasses
-from isolate import run_isolated
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -165,6 +167,115 @@ def test_numeric_seeds_scale_the_gradient(seed):
     np.testing.assert_allclose(dx, 3.0 * 2 * x)
 
 
+# -- frontend messages: what is supported, and what to write instead --------------------
+
+
+def compile_error(name: str, *args: object) -> str:
+    fn = getattr(mk, name)
+    with pytest.raises(adpasses.CompileError) as info:
+        adpasses.jit(fn)(*args)
+    return str(info.value)
+
+
+X = np.ones(3)
+NUMPY_SUPPORTED = ("np.abs, np.absolute, np.arccos, np.arcsin, np.arctan, np.arctan2, np.cbrt, np.ceil, "
+                   "np.copysign, np.cos, np.cosh, np.exp, np.exp2, np.expm1, np.fabs, np.float32, np.float64, "
+                   "np.floor, np.hypot, np.int64, np.log, np.log10, np.log1p, np.log2, np.maximum, np.minimum, "
+                   "np.power, np.sin, np.sinh, np.sqrt, np.tan, np.tanh, np.trunc")
+MODULES_ONLY = "compiled code can only use the math and numpy modules, not messages_helpers"
+COMPILED_WITH_CALLER = ("functions defined with def and @adpasses.jit functions are compiled along with "
+                        "the caller")
+ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape) or np.empty(shape) (optionally dtype=...) and "
+            "fill it in a loop")
+
+MESSAGES = [
+    # (function, arguments, the message after "error: ")
+    ("uses_print", [1.5], "print() is not supported in compiled code; remove it, or print the arguments or the "
+                          "result outside the compiled function"),
+    ("print_value", [1.5], "print() is not supported in compiled code; remove it, or print the arguments or "
+                           "the result outside the compiled function"),
+    ("sign_of_number", [1.5], "np.sign is not supported in compiled code; write (x > 0) - (x < 0) (an int; 0 "
+                              "for 0) or math.copysign(1.0, x) (a float, +-1)"),
+    ("clip_number", [1.5], "np.clip is not supported in compiled code; write min(max(x, lo), hi)"),
+    ("unknown_numpy_on_number", [1.5], "np.spacing is not supported in compiled code; the numpy functions it "
+                                       f"supports on numbers are {NUMPY_SUPPORTED}"),
+    ("sum_of_array", [X], "np.sum on arrays is not supported in compiled code (there are no whole-array "
+                          "operations); write a loop over the elements, e.g. `for i in range(len(x)):`"),
+    ("full_array", [3], f"np.full is not supported in compiled code; {ALLOCATE}"),
+    ("arange_array", [3], f"np.arange is not supported in compiled code; {ALLOCATE}"),
+    ("numpy_submodule", [1.5], "numpy.random.rand is not supported in compiled code (numpy's random module is "
+                               "not compiled); compute it outside and pass the result as an argument"),
+    ("helper_through_module", [1.5], f"messages_helpers.double: {MODULES_ONLY}; import the function itself "
+                                     "(`from messages_helpers import double`) and call double(...): "
+                                     f"{COMPILED_WITH_CALLER}"),
+    ("jit_helper_through_module", [1.5], f"messages_helpers.plus_one: {MODULES_ONLY}; import the function "
+                                         "itself (`from messages_helpers import plus_one`) and call "
+                                         f"plus_one(...): {COMPILED_WITH_CALLER}"),
+    ("number_through_module", [1.5], f"messages_helpers.SCALE: {MODULES_ONLY}; import the number itself "
+                                     "(`from messages_helpers import SCALE`; it is frozen when the function "
+                                     "is compiled) or pass it as an argument"),
+    ("module_through_module", [1.5], f"messages_helpers.np: {MODULES_ONLY}; import it directly "
+                                     "(`import numpy`)"),
+    ("builtin_through_module", [1.5], "os.getpid: compiled code can only use the math and numpy modules, not "
+                                      "os, and getpid (builtin_function_or_method) cannot be compiled: only "
+                                      "functions defined with def, @adpasses.jit functions and math/numpy "
+                                      "scalar functions can be called; call it outside and pass the result "
+                                      "as an argument"),
+    ("tuple_for_callee", [1.5], "argument 'a' of two() is a tuple: only numbers and arrays can be passed to a "
+                                "compiled function"),
+    ("sorted_numbers", [X], "sorted() is not supported in compiled code; sort outside the compiled function "
+                            "and pass the sorted array"),
+    ("open_file", [1.5], "the builtin open() is not supported in compiled code; the builtins it supports are "
+                         "abs, min, max, float, int, bool, len and range (in for loops)"),
+    ("keyword_for_math", [1.5], "'math.exp' takes no keyword arguments in compiled code; pass the arguments "
+                                "by position"),
+]
+
+
+@pytest.mark.parametrize("name,args,message", MESSAGES, ids=[m[0] for m in MESSAGES])
+def test_unsupported_constructs_say_what_to_write_instead(name, args, message):
+    text = compile_error(name, *args)
+    assert text.startswith(at(name)), text  # the line of the construct
+    assert text.split(": error: ", 1)[1] == message
+
+
+def test_the_suggested_rewrites_compile_and_agree_with_numpy():
+    """What the messages suggest must work."""
+    import sugg_kernels as sk
+
+    for x in (-2.5, 0.0, 3.0):
+        assert sk.sign_int(x) == np.sign(x) and sk.sign_float(x) == math.copysign(1.0, x)
+        assert sk.clip(x) == np.clip(x, 0.0, 1.0)
+    assert sk.isnan(float("nan")) and not sk.isnan(1.0)
+    assert sk.isinf(-math.inf) and not sk.isinf(1e308)
+    assert sk.rounded(2.5) == 3 and sk.rounded(-2.5) == -2
+    assert sk.total(np.arange(4.0)) == 6.0
+    assert sk.via_import(2.0) == 4.0
+
+
+@pytest.mark.parametrize("name,message", [
+    ("too_few_for_callee", "two() missing 1 required positional argument: 'b'"),
+    ("too_many_for_callee", "two() takes 2 positional arguments but 3 were given"),
+    ("unexpected_keyword_for_callee", "two() got an unexpected keyword argument 'c'"),
+    ("duplicate_for_callee", "two() got multiple values for argument 'a'"),
+])
+def test_callee_binding_errors_point_at_the_call_and_name_the_def(name, message):
+    text = compile_error(name, 1.5)
+    assert text.startswith(at(name)), text  # the call, not the callee's def
+    definition = f"{HELPERS}:{marked_line(HELPERS, 'two')}"
+    assert text.split(": error: ", 1)[1] == f"{message} (two is defined at {definition})"
+
+
+def test_callee_keywords_and_defaults_bind_like_python():
+    for name in ("keywords_for_callee", "defaults_for_callee"):
+        fn = getattr(mk, name)
+        for x in (0.5, -2.0):
+            assert adpasses.jit(fn)(x) == fn(x)
+        g = adpasses.grad(fn)(0.5)
+        h = 1e-6
+        assert abs(g - (fn(0.5 + h) - fn(0.5 - h)) / (2 * h)) < 1e-6
+
+
 # -- an uncaught CompileError: the user's line and the message, not the compiler's frames --
 
 
@@ -175,21 +286,22 @@ def test_numeric_seeds_scale_the_gradient(seed):
     "adpasses.autodiff(mk.uses_print, adpasses.Active(1.5))",
     "adpasses.cache_report(mk.uses_print, 1.5)",
 ])
-def test_uncaught_compile_error_traceback_is_short(call):
-    got = run_isolated(f"""
-        import adpasses
-        import messages_kernels as mk
-        {call}  # USER CALL
-    """)
+def test_uncaught_compile_error_traceback_is_short(call, tmp_path):
+    script = tmp_path / "user_script.py"
+    script.write_text(f"import adpasses\nimport messages_kernels as mk\n{call}  # USER CALL\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]))
+    got = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                         timeout=300)
     assert got.returncode == 1, got
     lines = got.stderr.rstrip().splitlines()
     # Traceback header, the user's call (2 lines), the API frame that raises
     # (2-3 lines), the message, and the note with the offending line (3).
     assert len(lines) <= 12, got.stderr
-    assert "# USER CALL" in got.stderr  # the user's own line is shown
+    assert f'File "{script}", line 3, in <module>' in got.stderr
+    assert f"    {call}  # USER CALL" in lines  # the user's own line is shown
     message = [line for line in lines if line.startswith("adpasses.CompileError: ")]
     assert message == [f"adpasses.CompileError: {at('uses_print')}5: error: print() is not supported in "
-                       "compiled code (it has no output there); remove it, or print the arguments or "
+                       "compiled code; remove it, or print the arguments or "
                        "the result outside the compiled function"], got.stderr
     line = marked_line(KERNELS, "uses_print")
     assert lines[-3:] == [f'  File "{KERNELS}", line {line}',
@@ -202,10 +314,13 @@ def test_internal_errors_keep_their_cause(monkeypatch):
     """A bug of ours keeps the stack to report (the cause), cut or not."""
     from adpasses.frontend.compiler import FunctionCompiler
 
-    def broken(self, stmt):
+    def broken(self, result):
         raise AttributeError("simulated")
 
-    monkeypatch.setattr(FunctionCompiler, "stmt_Return", broken)
-    with pytest.raises(adpasses.CompileError, match="internal error while compiling this") as info:
-        adpasses.jit(mk.sumsq.py_func)(np.ones(2))
-    assert isinstance(info.value.__cause__, AttributeError)
+    monkeypatch.setattr(FunctionCompiler, "returned_value", broken)
+    for call in (lambda: adpasses.jit(mk.sumsq.py_func)(np.ones(2)),
+                 lambda: adpasses.grad(mk.sumsq.py_func)(np.ones(2))):
+        with pytest.raises(adpasses.CompileError, match="internal error while compiling this") as info:
+            call()
+        assert isinstance(info.value.__cause__, AttributeError)
+        assert "AttributeError: simulated" in "".join(traceback.format_exception(info.value))
