@@ -26,6 +26,7 @@ import numpy as np
 from adpasses import shadows
 from adpasses.aliasing import grad_call, internal_overlap
 from adpasses.arguments import plain_arguments
+from adpasses.diagnostics import CompileError, for_user
 
 
 @dataclass
@@ -111,10 +112,16 @@ class GradFunction:
         # install_dispatch); this method is its fallback, and the path of
         # calls with keywords or omitted defaults (argnums then count every
         # parameter in the function's order).
-        return self.slow_call(self.jf.bind(args, kwargs))
+        try:
+            return self.slow_call(self.jf.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     def _slow_call_varargs(self, *args: object, **kwargs: object) -> object:
-        return self.slow_call(self.jf.bind(args, kwargs))
+        try:
+            return self.slow_call(self.jf.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     def plan(self, args: tuple) -> GradPlan:
         code = shadows.signature_code(*args)
