@@ -385,3 +385,27 @@ def test_fast_paths_still_reject_misuse_after_valid_calls():
     got = adpasses.grad(copy_shift, 1)(w[1:], w[:-1])
     [expected] = memory_gradients(copy_shift.py_func, w.copy(), lambda v: (v[1:], v[:-1]), [1])
     assert_matches(got, expected)
+
+
+def test_autodiff_of_a_written_array_whose_elements_share_memory():
+    """A written stride-0 array: only a shadow with the same layout carries
+    the derivatives through the shared cell (Enzyme's semantics)."""
+    cell = np.array([0.7])
+    x = as_strided(cell, (4,), (0,), writeable=True)
+    with pytest.raises(ValueError, match=r"inplace_square\(\): argument 0 \('x'\) has elements that share "
+                                         r"memory .* and inplace_square writes it, but its shadow is laid "
+                                         r"out differently"):
+        adpasses.autodiff(inplace_square, Duplicated(x, np.zeros(4)))
+    assert cell[0] == 0.7
+    # the same layout: derivative of f(c) with respect to the cell's initial value
+    shadow_cell = np.zeros(1)
+    dx = as_strided(shadow_cell, (4,), (0,), writeable=True)
+    adpasses.autodiff(inplace_square, Duplicated(x, dx))
+
+    def on_cell(c):
+        v = as_strided(np.array([c]), (4,), (0,), writeable=True)
+        return inplace_square.py_func(v)
+
+    h = 1e-6
+    expected = (on_cell(0.7 + h) - on_cell(0.7 - h)) / (2 * h)
+    assert shadow_cell[0] == pytest.approx(expected, rel=1e-6)
