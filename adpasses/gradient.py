@@ -240,6 +240,8 @@ class ReverseSweep:
             if any(h is None for h in hoisted):
                 return None
             n = trip_count(builder, *hoisted)  # type: ignore[arg-type]
+            if not isinstance(n.type, IndexType):  # an scf.for over iN
+                n = builder.insert(arith.IndexCastOp(n, IndexType())).results[0]
             total = builder.insert(arith.MuliOp(total, n)).results[0]
         return total
 

@@ -28,13 +28,15 @@ COUNTED = "ad.counted"
 
 
 def trip_count(b: Builder, lb: SSAValue, ub: SSAValue, step: SSAValue) -> SSAValue:
-    """max(0, ceildiv(ub - lb, step)) for a positive step."""
+    """max(0, ceildiv(ub - lb, step)) for a positive step, in the type of the
+    bounds (index, or the integer type of an scf.for with an iN induction
+    variable)."""
 
     def emit(op: Operation) -> SSAValue:
         return b.insert(op).results[0]
 
-    one = emit(arith.ConstantOp(IntegerAttr(1, IndexType())))
-    zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
+    one = emit(arith.ConstantOp(IntegerAttr(1, lb.type)))
+    zero = emit(arith.ConstantOp(IntegerAttr(0, lb.type)))
     span = emit(arith.AddiOp(emit(arith.SubiOp(ub, lb)), emit(arith.SubiOp(step, one))))
     return emit(arith.MaxSIOp(emit(arith.DivSIOp(span, step)), zero))
 
@@ -86,14 +88,16 @@ class ForRule:
         n = trip_count(rc.builder, lb, ub, step)
         inits = [rc.adjoint_or_zero(op.results[i]) for i in carried]
         inits += [rc.adjoint_or_zero(v) for v in outer]
-        block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
+        # The reverse loop counts in the forward loop's type (index or iN).
+        iv_type = body.args[0].type
+        block = Block(arg_types=[iv_type, *(v.type for v in inits)])
         k, carried_adj = block.args[0], block.args[1 : 1 + len(carried)]
         outer_adj = block.args[1 + len(carried) :]
 
         inner = ReverseContext(rc.sweep, body, InsertPoint.at_end(block), rc)
         inner.loc = rc.loc
         # i = lb + (n - 1 - k) * step: iterations in reverse order.
-        last = inner.insert(arith.SubiOp(inner.insert(arith.SubiOp(n, inner.index(1))).results[0], k))
+        last = inner.insert(arith.SubiOp(inner.insert(arith.SubiOp(n, inner.const(1, iv_type))).results[0], k))
         offset = inner.insert(arith.MuliOp(last.results[0], step)).results[0]
         inner.values[body.args[0]] = inner.insert(arith.AddiOp(lb, offset)).results[0]
         inner.materialize_block_values()
@@ -106,7 +110,7 @@ class ForRule:
         outs += [inner.adjoint_or_zero(v) for v in outer]
         inner.builder.insert(scf.YieldOp(*outs))
 
-        loop = rc.insert(scf.ForOp(rc.index(0), n, rc.index(1), inits, block))
+        loop = rc.insert(scf.ForOp(rc.const(0, iv_type), n, rc.const(1, iv_type), inits, block))
         # Outer adjoints first (they carry the totals), then the init operands'
         # contributions, which may be outer values themselves.
         for j, v in enumerate(outer):
