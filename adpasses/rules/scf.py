@@ -6,6 +6,8 @@
   reverse loop's iter_args.
 - scf.if: an scf.if on the same condition; each branch reverses its own
   block and yields the updated adjoints of outer values.
+- scf.index_switch, scf.execute_region, memref.alloca_scope: like scf.if,
+  the same op in reverse, each region undoing its own block.
 - scf.while: the forward loop counts its iterations (`ad.counted`, added by
   `count_while_iterations` before analysis); the reverse first undoes the
   last `before` region (the one whose condition was false), then runs an
@@ -17,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from adpasses.reverse_context import ReverseContext
@@ -150,6 +152,49 @@ class IfRule:
             rc.set_adjoint(v, r)
 
 
+class OnceRegionRule:
+    """scf.index_switch, scf.execute_region, memref.alloca_scope: ops that
+    run one of their regions once (like scf.if). The reverse is the same op
+    (on the same switch value): each region reverses its own block and
+    yields the updated adjoints of the outer values it changed. A reverse
+    alloca_scope frees the shadows of the allocas its forward scope frees."""
+
+    def needs(self, op: Operation, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        return [op.arg] if isinstance(op, scf.IndexSwitchOp) else []
+
+    def reverse(self, rc: ReverseContext, op: Operation) -> None:
+        outer = outer_active_values(op, rc)
+        result_adj = [rc.adjoint(r) for r in op.results]
+        branches: list[tuple[Block, ReverseContext]] = []
+        for region in op.regions:
+            forward = region.block
+            block = Block()
+            child = rc.child(forward, InsertPoint.at_end(block))
+            for y, g in zip(forward.last_op.operands, result_adj):
+                if g is not None:
+                    child.add_adjoint(y, g)
+            child.reverse_ops(forward)
+            branches.append((block, child))
+        changed = [v for v in outer if any(v in child.adjoints for _, child in branches)]
+        types = [v.type for v in changed]
+        for block, child in branches:
+            values = [child.adjoint_or_zero(v) for v in changed]
+            if isinstance(op, memref.AllocaScopeOp):
+                child.builder.insert(memref.AllocaScopeReturnOp.create(operands=values))
+            else:
+                child.builder.insert(scf.YieldOp(*values))
+        regions = [Region(block) for block, _ in branches]
+        if isinstance(op, scf.IndexSwitchOp):
+            new: Operation = scf.IndexSwitchOp(rc.primal(op.arg), op.cases, regions[0], regions[1:], types)
+        elif isinstance(op, scf.ExecuteRegionOp):
+            new = scf.ExecuteRegionOp(types, regions[0])
+        else:
+            new = memref.AllocaScopeOp.create(result_types=types, regions=regions)
+        rc.insert(new)
+        for v, r in zip(changed, new.results):
+            rc.set_adjoint(v, r)
+
+
 class WhileRule:
     def needs(self, op: scf.WhileOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
         return [iteration_count(op)]
@@ -257,4 +302,7 @@ RULES = {
     scf.ForOp: ForRule(),
     scf.IfOp: IfRule(),
     scf.WhileOp: WhileRule(),
+    scf.IndexSwitchOp: OnceRegionRule(),
+    scf.ExecuteRegionOp: OnceRegionRule(),
+    memref.AllocaScopeOp: OnceRegionRule(),
 }

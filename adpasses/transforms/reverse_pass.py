@@ -193,6 +193,7 @@ def differentiate(
             count_while_iterations(op)
 
     analysis = ActivityAnalysis(work, activity, ret_activity, enabled=options.activity)
+    analysis.check_understood()  # an op it cannot see through touches active data
     check_const_memory(work, analysis)
     needed = collect_needs(work, analysis)
     plan = plan_cache(work, needed, analysis, options.cache_policy)
