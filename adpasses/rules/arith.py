@@ -124,10 +124,11 @@ class BitcastRule:
         if round_trip_source(op) is None:
             raise error_at(
                 op,
-                "turns integer bits computed from a float that carries a derivative back into a "
-                "float; reverse mode cannot follow a derivative through integer operations on "
-                "a float's bits: compute it with float ops (arith.negf, math.absf, "
-                "math.copysign, ...) or bitcast the float back unchanged",
+                "turns integer bits taken from a float that carries a derivative back into a "
+                "float, but not as a direct round trip (arith.bitcast of arith.bitcast %x back "
+                "to the type of %x): reverse mode cannot follow a derivative through integer "
+                "operations, memory or loops on a float's bits; compute it with float ops "
+                "(arith.negf, math.absf, math.copysign, ...) instead",
             )
         return ()
 
