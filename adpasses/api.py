@@ -12,6 +12,7 @@ vectorises); when some do, the conservative version.
 from __future__ import annotations
 
 import inspect as pyinspect
+import numbers
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from adpasses import shadows
+from adpasses.diagnostics import CompileError, for_user
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
+from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.gradcall import CompiledGradient, GradFunction, grad_activity, install_dispatch, normalize_argnums
 from adpasses.shadows import zeros_like_layout
@@ -91,7 +94,9 @@ class JitFunction:
         self.__wrapped__ = fn
         self._signature = pyinspect.signature(fn)
         self._params = list(self._signature.parameters)
-        self._plain = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in self._signature.parameters.values())
+        self._plain = has_plain_parameters(fn)
+        # Binds keywords and defaults with CPython's own rules and messages.
+        self._binder = binder(fn) if self._plain else None
         self._primal: dict[tuple, Callable] = {}   # (signature_key, noalias) -> compiled primal
         self._engines: list = []                    # CompiledModules whose code _primal calls
         self._dispatch = None                       # DispatchTable: signature code -> compiled primal
@@ -110,7 +115,10 @@ class JitFunction:
         # calls the compiled function of the arguments' signature directly
         # (see install_dispatch); this method is its fallback, and the path
         # of every call with keywords or omitted defaults.
-        return self._slow_call(self.bind(args, kwargs))
+        try:
+            return self._slow_call(self.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     def bind(self, args: tuple, kwargs: dict | None = None) -> tuple:
         """All parameters, positionally: keywords placed, defaults filled in
@@ -119,14 +127,9 @@ class JitFunction:
             self._reject_parameters()
         if not kwargs and len(args) == len(self._params):
             return args
-        if len(args) > len(self._params):
-            raise TypeError(f"{self.__name__}() takes {len(self._params)} arguments, got {len(args)}")
-        try:
-            bound = self._signature.bind(*args, **(kwargs or {}))
-        except TypeError as e:
-            raise TypeError(f"{self.__name__}(): {e}") from None
-        bound.apply_defaults()
-        return bound.args
+        # A bad call raises the TypeError calling the Python function would
+        # (unexpected keyword, missing or extra arguments, a duplicate).
+        return self._binder(*args, **(kwargs or {}))
 
     def _slow_call(self, args: tuple) -> object:
         key = signature_key(args)
@@ -144,7 +147,10 @@ class JitFunction:
         return call(*args)
 
     def _slow_call_varargs(self, *args: object, **kwargs: object) -> object:
-        return self._slow_call(self.bind(args, kwargs))
+        try:
+            return self._slow_call(self.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     # -- compilation ----------------------------------------------------------
 
@@ -160,7 +166,9 @@ class JitFunction:
         if not self._plain:
             self._reject_parameters()
         if len(args) != len(self._params):
-            raise TypeError(f"{self.__name__}() takes {len(self._params)} arguments, got {len(args)}")
+            n = len(self._params)
+            raise TypeError(f"{self.__name__}() takes {n} positional argument{'s' if n != 1 else ''} "
+                            f"but {len(args)} {'was' if len(args) == 1 else 'were'} given")
         return [arg_type(a, k, self._params[k]) for k, a in enumerate(args)]
 
     def build(self, args: Sequence[object], noalias: bool = False):  # type: ignore[no-untyped-def]
@@ -361,11 +369,21 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
     being what f returns (None if it returns nothing). `seed` scales the
     derivative of a float result."""
     jf = as_jit(f)
+    if type(seed) is not float:  # checked before anything is compiled
+        seed = _seed_value(seed)
     fast = jf._autodiff_fast.get(fast_key(args, return_primal))
     if fast is not None:
-        got = fast(args, float(seed))
+        got = fast(args, seed)
         if got is not MISS:
             return got
+    try:
+        return _autodiff(jf, args, seed, return_primal)
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) -> object:
+    """autodiff's general path: checks, compiles, installs a fast path."""
     values, activity, user_shadows = _unwrap(jf, jf.bind(args))
     # Shadows are indexed with their array's strides: a shadow laid out
     # differently is replaced by a same-layout temporary, added back after.
@@ -390,7 +408,7 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
             if made is not None:
                 jf._autodiff_fast[key] = made
     ret = g.ret
-    call_args = _with_shadows(values, work) + [float(seed)] * ret.count("active")
+    call_args = _with_shadows(values, work) + [seed] * ret.count("active")
     out = g.call(*call_args)
     outs = list(out) if isinstance(out, tuple) else ([] if out is None else [out])
     primal = outs.pop(0) if return_primal and ret else None
@@ -401,6 +419,15 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
     # One entry per argument passed (parameters filled from defaults are Const).
     derivs = tuple(next(active) if act == "active" else None for act in activity[:len(args)])
     return (derivs, primal) if return_primal else derivs
+
+
+def _seed_value(seed: object) -> float:
+    """`seed` as a float: a real number (not a bool, a string or an array)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Real):
+        raise TypeError(f"autodiff(): seed must be a real number (the derivative of the function's "
+                        f"float result to propagate back, 1.0 by default), got {type(seed).__name__} "
+                        f"{seed!r}")
+    return float(seed)
 
 
 def _with_shadows(values: Sequence[object], work: dict[int, np.ndarray]) -> list[object]:
@@ -468,11 +495,17 @@ def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspe
     """The IR before and after differentiation, the LLVM IR, the activity
     and the cache report of grad(f, argnums)(*args), with the same activities
     and aliasing case as that call (locations point at the Python source)."""
+    jf = as_jit(f)
+    try:
+        return _inspect(jf, jf.bind(args), argnums)
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Inspection:
     from adpasses.lowering import emit_llvm_ir
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
-    jf = as_jit(f)
-    args = jf.bind(args)
     jf.arg_types(args)
     nums = normalize_argnums(argnums, len(args), jf.__name__)
     activity, _ = grad_activity(jf, args, nums)
@@ -509,4 +542,8 @@ def cache_report(f: object, *args: object, argnums: int | Sequence[int] = 0) -> 
     """The `CacheReport` of grad(f, argnums) for these arguments: per needed
     value its decision, reason, location, dtype, count and bytes, and the
     total `.taped_bytes`."""
-    return inspect(f, *args, argnums=argnums).cache_report
+    jf = as_jit(f)
+    try:
+        return _inspect(jf, jf.bind(args), argnums).cache_report
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames

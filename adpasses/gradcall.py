@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adpasses import shadows
+from adpasses.diagnostics import CompileError, for_user
 from adpasses.shadows import aliased_shadows, compact, zeros_like_layout
 
 
@@ -107,10 +108,16 @@ class GradFunction:
         # install_dispatch); this method is its fallback, and the path of
         # calls with keywords or omitted defaults (argnums then count every
         # parameter in the function's order).
-        return self.slow_call(self.jf.bind(args, kwargs))
+        try:
+            return self.slow_call(self.jf.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     def _slow_call_varargs(self, *args: object, **kwargs: object) -> object:
-        return self.slow_call(self.jf.bind(args, kwargs))
+        try:
+            return self.slow_call(self.jf.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     def plan(self, args: tuple) -> GradPlan:
         code = shadows.signature_code(*args)

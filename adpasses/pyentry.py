@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from adpasses.lowering.core import I8, I32, I64, PTR, ModuleTranslator, const_i64, flat_types
+from adpasses.lowering.core import I8, I32, I64, PTR, PY_INDEX_AXIS, ModuleTranslator, const_i64, flat_types
 from adpasses.memref_views import memory_object
 from adpasses.runtime import ERROR_SLOT
 from adpasses.types import has_identity_layout, memref_strides
@@ -480,7 +480,26 @@ class CallErrors:
         if axis <= -2:  # ad.shadow_check: the site's text is the message
             text = where.replace("{index}", str(index)).replace("{dim}", str(-2 - axis))
             raise ValueError(f"{self.fname}(): {text.replace('{size}', str(size))}")
-        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size} (at {where})")
+        raise IndexError(index_error_text(index, axis, size, where))
+
+
+def index_error_text(index: int, axis: int, size: int, where: str) -> str:
+    """numpy's words for an out-of-bounds index, the location, and the valid
+    indices. An axis code with PY_INDEX_AXIS added comes from an access with
+    Python's negative indices: its index was wrapped (`i + size` for a
+    negative `i`), so a negative index that failed is reported as written."""
+    python = axis >= PY_INDEX_AXIS
+    if python:
+        axis -= PY_INDEX_AXIS
+        if index < 0:
+            index -= size
+    if size <= 0:
+        valid = f"axis {axis} is empty: no index is valid"
+    elif python:
+        valid = f"valid indices are -{size} to {size - 1}"
+    else:
+        valid = f"valid indices are 0 to {size - 1}"
+    return f"index {index} is out of bounds for axis {axis} with size {size} (at {where}); {valid}"
 
 
 class _PyMethodDef(ctypes.Structure):

@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import ConstantLike
 
-from adpasses.diagnostics import CompileError, error_at, location_text
+from adpasses.diagnostics import PY_INDEX, CompileError, error_at, location_text
 from adpasses.memref_views import is_allocation, is_function_argument, is_view_result, view_source
 from adpasses.rules import rule_for, shadow_rule_for
 from adpasses.types import is_float_type
@@ -335,6 +335,9 @@ class ReverseContext:
         self.store(self.add(old, g), shadow, indices, repeats=repeats, own_sizes=own_sizes)
 
     def _mark_unchecked(self, op: Operation, repeats: Operation | None, own_sizes: bool) -> None:
+        if repeats is not None and PY_INDEX in repeats.attributes:
+            # Same indices as the primal access: a check it keeps reports them as written.
+            op.attributes[PY_INDEX] = UnitAttr()
         if own_sizes:
             op.attributes[UNCHECKED] = UnitAttr()
         elif repeats is not None:

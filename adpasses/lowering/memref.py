@@ -20,7 +20,9 @@ from adpasses.dialects.ad import ShadowCheckOp
 from adpasses.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
+    PY_INDEX,
     SHADOW_AXIS,
+    has_unit_attr,
     FunctionTranslator,
     MemRefValue,
     ModuleTranslator,
@@ -136,8 +138,9 @@ def _address(ft: FunctionTranslator, op: Operation, m: MemRefValue, indices: Seq
     idx = [ft.get(i) for i in indices]
     if ft.checked(op):
         site = ft.mt.check_site(op)
+        python_index = has_unit_attr(op, PY_INDEX)
         for axis, (i, size) in enumerate(zip(idx, m.sizes)):
-            ft.check_index(site, i, axis, size)
+            ft.check_index(site, i, axis, size, python_index)
     return ft.element_address(m, idx)
 
 
@@ -205,14 +208,15 @@ def _subview(ft: FunctionTranslator, op: memref.SubviewOp) -> None:
     steps = _mixed(op.static_strides.get_values(), op.strides, ft)
     if ft.checked(op):
         site = ft.mt.check_site(op)
+        python_index = has_unit_attr(op, PY_INDEX)
         for axis, (o, s, st, n) in enumerate(zip(offsets, sizes, steps, src.sizes)):
             # The last selected element, offset + (size-1)*step, must be in range
             # (and the offset too) when the view is not empty.
             last = _add(b, o, _mul(b, b.sub(s, const_i64(1)), st))
             nonempty = b.icmp_signed(">", s, const_i64(0))
             with b.if_then(nonempty):
-                ft.check_index(site, o, axis, n)
-                ft.check_index(site, last, axis, n)
+                ft.check_index(site, o, axis, n, python_index)
+                ft.check_index(site, last, axis, n, python_index)
     offset = src.offset
     for o, st in zip(offsets, src.strides):
         offset = _add(b, offset, _mul(b, o, st))
