@@ -19,7 +19,7 @@ from collections.abc import Callable
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
 INDEX_MAX = (1 << 63) - 1
 
@@ -49,31 +49,39 @@ class _Emitter:
     def __call__(self, op: Operation) -> SSAValue:
         return self.insert(op).results[0]
 
-    def index(self, n: int) -> SSAValue:
-        return self(arith.ConstantOp(IntegerAttr(n, IndexType())))
+    def index(self, n: int, type_: Attribute | None = None) -> SSAValue:
+        return self(arith.ConstantOp(IntegerAttr(n, type_ or IndexType())))
+
+
+def _signed_max(t: Attribute) -> int:
+    """Largest signed value of `index` or an integer type."""
+    return INDEX_MAX if isinstance(t, IndexType) else (1 << (t.width.data - 1)) - 1  # type: ignore[attr-defined]
 
 
 def trip_count(b: Target, lb: SSAValue, ub: SSAValue, step: SSAValue) -> SSAValue:
-    """Iterations of `scf.for lb to ub step step` (step > 0), exact up to
-    2**63 - 1 (saturated above)."""
+    """Iterations of `scf.for lb to ub step step` (step > 0), in the type of
+    the bounds (index, or the iN of an scf.for over iN), exact up to that
+    type's largest signed value (saturated above)."""
     emit = _Emitter(b)
+    t = lb.type
+    top = _signed_max(t)
     lo, hi, st = constant_value(lb), constant_value(ub), constant_value(step)
     if lo is not None and hi is not None and st is not None and st > 0:
-        return emit.index(saturate(-(-(hi - lo) // st)))
-    zero = emit.index(0)
+        return emit.index(min(max(-(-(hi - lo) // st), 0), top), t)
+    zero = emit.index(0, t)
     if lo is not None and lo >= 0 and st == 1:
         # 0 <= lb: ub - lb cannot wrap, and is the count when positive.
         return emit(arith.MaxSIOp(emit(arith.SubiOp(ub, lb)) if lo else ub, zero))
-    # ub > lb: ub - lb is exact as an unsigned number (at most 2**64 - 1).
+    # ub > lb: ub - lb is exact as an unsigned number (at most 2**w - 1).
     span = emit(arith.SubiOp(ub, lb))
     if st == 1:
         count = span
     else:
-        one = emit.index(1)
+        one = emit.index(1, t)
         count = emit(arith.AddiOp(emit(arith.DivUIOp(emit(arith.SubiOp(span, one)), step)), one))
     runs = emit(arith.CmpiOp(ub, lb, "sgt"))
     count = emit(arith.SelectOp(runs, count, zero))
-    return emit(arith.MinUIOp(count, emit.index(INDEX_MAX)))
+    return emit(arith.MinUIOp(count, emit.index(top, t)))
 
 
 def saturating_mul(b: Target, x: SSAValue, y: SSAValue) -> SSAValue:
