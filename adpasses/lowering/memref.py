@@ -89,6 +89,25 @@ def _alloca(ft: FunctionTranslator, op: memref.AllocaOp) -> None:
     ft.set(op.memref, make_memref(ft.b, t, ptr, const_i64(0), sizes, identity_strides(ft.b, sizes)))
 
 
+def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
+    """The body inline; dynamic-size allocas inside are released at the end
+    (llvm.stacksave/stackrestore), static ones live in the entry block."""
+    block = op.scope.block
+    dynamic = any(isinstance(inner, memref.AllocaOp) and inner.dynamic_sizes
+                  for inner in op.walk())
+    saved = ft.b.call(ft.mt.declare("llvm.stacksave.p0", PTR, []), []) if dynamic else None
+    terminator = block.last_op
+    for inner in block.ops:
+        if inner is terminator and isinstance(inner, memref.AllocaScopeReturnOp):
+            break
+        ft.translate_op(inner)
+    if saved is not None:
+        ft.b.call(ft.mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
+    returned = terminator.operands if isinstance(terminator, memref.AllocaScopeReturnOp) else ()
+    for res, value in zip(op.results, returned):
+        ft.set(res, ft.get(value))
+
+
 def _dealloc(ft: FunctionTranslator, op: memref.DeallocOp) -> None:
     if WORKSPACE in op.attributes and ft.mt.workspace:
         return  # the workspace keeps its buffer for the next call
@@ -343,6 +362,7 @@ LOWERINGS = {
     memref.GetGlobalOp: _get_global,
     memref.AllocOp: _alloc,
     memref.AllocaOp: _alloca,
+    memref.AllocaScopeOp: _alloca_scope,
     memref.DeallocOp: _dealloc,
     memref.LoadOp: _load,
     memref.StoreOp: _store,
