@@ -227,6 +227,13 @@ MESSAGES = [
                             "and pass the sorted array"),
     ("open_file", [1.5], "the builtin open() is not supported in compiled code; the builtins it supports are "
                          "abs, min, max, float, int, bool, len and range (in for loops)"),
+    ("invert_bits", [3], "bitwise ~ is not supported; write -x - 1 for an int, or `not b` for a bool"),
+    ("assign_attribute", [X], "cannot assign to 'x.shape'; assign to a variable (v = ...) or an array element "
+                              "(x[i] = ...)"),
+    ("update_attribute", [X], "cannot update 'x.size' in place; update a variable (s += v) or an array "
+                              "element (x[i] += v)"),
+    ("uses_del", [1.5], "delete statements are not supported in compiled functions; remove it (a variable "
+                        "simply stops being used)"),
     ("keyword_for_math", [1.5], "'math.exp' takes no keyword arguments in compiled code; pass the arguments "
                                 "by position"),
 ]
