@@ -210,6 +210,21 @@ def check_shadow_layout(fname: str, params: Sequence[str], k: int, x: np.ndarray
                          "pass a shadow with distinct elements (np.zeros_like(x))")
 
 
+def check_written_self_overlap(fname: str, params: Sequence[str], shadows: dict[int, np.ndarray],
+                               values: Sequence[object], written: set[int]) -> None:
+    """An array f writes whose elements share memory: a write to one
+    element changes others, and only a shadow laid out exactly like it
+    (the same cells shared) carries the derivatives the same way."""
+    for k, dx in shadows.items():
+        x = values[k]
+        assert isinstance(x, np.ndarray)
+        if k in written and dx.strides != x.strides and internal_overlap(x):
+            raise ValueError(f"{fname}(): {_described(params, [k])} has elements that share memory "
+                             f"(a stride of 0, or overlapping strides) and {fname} writes it, but its "
+                             "shadow is laid out differently: pass a shadow with the array's strides "
+                             "(the same elements shared), or a copy of the array (np.array(x))")
+
+
 def _mirrors(x_i: np.ndarray, dx_i: np.ndarray, x_j: np.ndarray, dx_j: np.ndarray) -> bool:
     """Whether the shadows are placed relative to each other exactly as
     their arrays are (same strides, same distance between first elements)."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from adpasses import shadows
-from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout
+from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap
 from adpasses.arguments import array_subclass_problem, is_honoured_array, plain_arguments
 from adpasses.diagnostics import CompileError, for_user
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
@@ -407,6 +407,9 @@ def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) ->
     if overlapping:  # byte ranges meet: the exact checks of Enzyme's aliasing rule
         check_autodiff_aliasing(jf.__name__, jf._params, values, activity, user_shadows,
                                 jf.written_arrays(values))
+    if any(not values[k].flags.c_contiguous and dx.strides != values[k].strides  # type: ignore[union-attr]
+           for k, dx in user_shadows.items()):
+        check_written_self_overlap(jf.__name__, jf._params, user_shadows, values, jf.written_arrays(values))
     # A C-contiguous array's compiled type is the identity layout, which its
     # shadow must have too: another layout goes through a contiguous copy,
     # written back after. Any other shadow is passed as it is (indices are
