@@ -110,7 +110,7 @@ class ExpressionMixin:
             return a
         if isinstance(node.op, ast.Not):
             return Scalar(self.emit(arith.XOrIOp(self.to_bool(a), self.const_bool(True))).results[0])
-        self.error(node, "bitwise ~ is not supported")
+        self.error(node, "bitwise ~ is not supported; write -x - 1 for an int, or `not b` for a bool")
 
     def expr_Compare(self, node: ast.Compare) -> Scalar:
         return Scalar(self.compare_chain(self.scalar(node.left), list(zip(node.ops, node.comparators)), node))

@@ -166,3 +166,23 @@ def open_file(x):
 
 def keyword_for_math(x):
     return math.copysign(1.0, x) + math.exp(x=x)  # ERROR: keyword_for_math
+
+
+def invert_bits(n):
+    return ~n  # ERROR: invert_bits
+
+
+def assign_attribute(x):
+    x.shape = (3,)  # ERROR: assign_attribute
+    return 0.0
+
+
+def update_attribute(x):
+    x.size += 1  # ERROR: update_attribute
+    return 0.0
+
+
+def uses_del(x):
+    y = x
+    del y  # ERROR: uses_del
+    return x

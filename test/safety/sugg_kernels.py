@@ -48,3 +48,12 @@ def total(x):
 @adpasses.jit
 def via_import(x):
     return double(x)
+
+
+@adpasses.jit
+def carried(x):
+    s = 0.5
+    for i in range(len(x)):
+        u = s + x[i]
+        s = u * u
+    return s
