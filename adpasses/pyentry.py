@@ -478,7 +478,8 @@ class CallErrors:
     def __call__(self, code: int, *args: object) -> None:
         if code == STATUS_NARGS:
             count = args[0] if args else "?"
-            raise TypeError(f"{self.fname}() takes {len(self.params)} positional arguments but "
+            n = len(self.params)
+            raise TypeError(f"{self.fname}() takes {n} positional argument{'' if n == 1 else 's'} but "
                             f"{count} {'was' if count == 1 else 'were'} given "
                             f"({', '.join(p.name for p in self.params) or 'none'})")
         if code == STATUS_STOPPED:

@@ -193,7 +193,8 @@ class ReverseContext:
             return shadow
         raise CompileError(
             "an active memref that is not an argument, an allocation or a view of one "
-            "(e.g. yielded from a loop or an if) is not supported by reverse mode",
+            "(e.g. yielded from a loop or an if) is not supported by reverse mode; choose "
+            "between memrefs with arith.select, or move the accesses into the branches",
             op=owner if isinstance(owner, Operation) else None,
         )
 

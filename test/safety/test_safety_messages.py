@@ -393,3 +393,16 @@ def test_every_cost_model_reason_adds_up_and_exceeds_the_tape(seeds):
             assert cost >= size - 1e-9, (seed, value, size, cost)
             checked += 1
     assert checked >= 5  # the generated programs do tape computed values
+
+
+def test_compiled_module_argument_count_in_pythons_words():
+    compiled = adpasses.compile_module("""
+    func.func @first(%x: memref<?xf64>) -> f64 {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %x[%c0] : memref<?xf64>
+      func.return %v : f64
+    }""")
+    with pytest.raises(TypeError, match=r"^first\(\) takes 1 positional argument but 2 were given \(x\)$"):
+        compiled["first"](np.ones(2), np.ones(2))
+    with pytest.raises(TypeError, match=r"^first\(\) takes 1 positional argument but 0 were given \(x\)$"):
+        compiled["first"]()
