@@ -1,7 +1,13 @@
 """The xDSL context every tool of adpasses uses, and MLIR text parsing.
 
-`make_context()` knows builtin, func, arith (plus our `arith.remf`), math,
-memref, scf, cf, llvm, printf and our `ad` dialect. `parse_module()` gives
+`make_context()` is the one dialect registry of adpasses: `ad-opt`, `ad-run`,
+`compile_module` and `parse_module` all parse with it, so they accept the
+same inputs. It loads builtin, func, arith (plus our `arith.remf`), math,
+memref, scf, cf, llvm, printf and our `ad` dialect, and registers every other
+dialect xDSL knows (affine, ub, vector, ...; loaded the first time the
+parser meets one of its ops). What the passes and the LLVM lowering then
+accept is their business: an op they cannot handle is an error at its
+location, never a parse failure in one tool and not another. `parse_module()` gives
 every op that has no explicit `loc(...)` the `file:line:col` where its text
 starts, as mlir-opt does, so that diagnostics and cache reports can point
 at the source.
@@ -16,13 +22,29 @@ from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, printf, 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from adpasses.diagnostics import CompileError
+from adpasses.literals import check_literals
+
+
+_OTHER_DIALECTS: dict | None = None
+
+
+def _other_dialects() -> dict:
+    """Name -> factory of every dialect xDSL (and its plugins) provides;
+    computed once per process (about 0.1 s)."""
+    global _OTHER_DIALECTS
+    if _OTHER_DIALECTS is None:
+        from xdsl.universe import Universe
+
+        _OTHER_DIALECTS = dict(Universe.get_multiverse().all_dialects)
+    return _OTHER_DIALECTS
 
 
 def make_context(allow_unregistered: bool = False) -> Context:
-    """A fresh context with every dialect adpasses reads or writes."""
+    """A fresh context with every dialect adpasses reads or writes loaded,
+    and every other xDSL dialect registered (the one registry of all tools)."""
     from adpasses.dialects.ad import AD
     from adpasses.dialects.arith_ext import RemFOp
 
@@ -41,6 +63,10 @@ def make_context(allow_unregistered: bool = False) -> Context:
     ):
         ctx.load_dialect(dialect)
     ctx.load_op(RemFOp)
+    known = set(ctx.registered_dialect_names)
+    for name, factory in _other_dialects().items():
+        if name not in known:
+            ctx.register_dialect(name, factory)
     return ctx
 
 
@@ -72,10 +98,18 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as err:
+            # An attribute that does not verify (an i64 literal out of
+            # range, ...): xDSL raises it without a position.
+            line, col = self._line_col(start)
+            text = str(err).strip().splitlines()[0] if str(err).strip() else "invalid attribute"
+            raise CompileError(text, location=f"{self._file_name.data}:{line}:{col}") from None
         if isinstance(op.location, UnknownLoc):
             line, col = self._line_col(start)
             op.location = FileLineColLoc(self._file_name, IntAttr(line), IntAttr(col))
+        check_literals(op)
         return op
 
 

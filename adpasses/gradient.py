@@ -30,11 +30,11 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerA
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from adpasses.activity import ActivityAnalysis
+from adpasses.activity import ONCE_REGION_OPS, ActivityAnalysis
 from adpasses.cache import CachePlan, is_recomputable_op
 from adpasses.dialects.ad import ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePushOp
 from adpasses.reverse_context import UNCHECKED, ReverseContext, home_block, is_constant
-from adpasses.rules.scf import trip_count
+from adpasses.index_arith import saturate, saturating_mul, trip_count
 
 
 class ReverseSweep:
@@ -222,7 +222,7 @@ class ReverseSweep:
         while op is not None and op is not self.primal:
             if isinstance(op, scf.ForOp):
                 bounds.append((op.lb, op.ub, op.step))
-            elif not isinstance(op, scf.IfOp):
+            elif not isinstance(op, ONCE_REGION_OPS):  # regions that run at most once
                 return None
             op = op.parent_op()
         static = 1
@@ -234,13 +234,18 @@ class ReverseSweep:
                 static *= max(0, -(-(hi - lo) // st))
             else:
                 dynamic.append((lb, ub, step))
-        total = builder.insert(arith.ConstantOp(IntegerAttr(static, IndexType()))).results[0]
+        # Saturated, never wrapped (adpasses.index_arith): a wrapped capacity
+        # is a buffer smaller than its pushes; a saturated one is an
+        # allocation the lowering refuses with MemoryError.
+        total = builder.insert(arith.ConstantOp(IntegerAttr(saturate(static), IndexType()))).results[0]
         for lb, ub, step in dynamic:
             hoisted = [self._hoist(v, builder, vmap) for v in (lb, ub, step)]
             if any(h is None for h in hoisted):
                 return None
             n = trip_count(builder, *hoisted)  # type: ignore[arg-type]
-            total = builder.insert(arith.MuliOp(total, n)).results[0]
+            if not isinstance(n.type, IndexType):  # an scf.for over iN (a count >= 0)
+                n = builder.insert(arith.IndexCastOp(n, IndexType())).results[0]
+            total = saturating_mul(builder, total, n)
         return total
 
     def _hoist(
