@@ -9,8 +9,8 @@ seen through views, see `memref_views`): it is varied when it is a `dup`
 argument or a varied value is stored into it, and useful when it is a `dup`
 argument or a useful value is loaded from it. Active memory needs a shadow.
 Memory objects that one memref value may address together are one class:
-the operands and result of an `arith.select` between memrefs (the rule
-tables' `SHADOW_RULES`), the memrefs carried through a loop or an if, and
+the operands and result of an `arith.select` between memrefs
+(`memref_views.chosen_sources`), the memrefs carried through a loop or an if, and
 all memrefs an op the analysis does not understand touches.
 
 Both directions are plain fixpoints over the whole function; region ops
@@ -51,6 +51,7 @@ from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 from adpasses.diagnostics import CompileError, error_at
 from adpasses.memref_views import (
     ALLOCATION_OPS,
+    chosen_sources,
     is_view_result,
     memory_object,
 )
@@ -240,15 +241,13 @@ class ActivityAnalysis:
     # -- classification ----------------------------------------------------------
 
     def _understood(self, op: Operation) -> bool:
-        from adpasses.rules import shadow_rule_for
-
         if isinstance(op, (scf.ForOp, scf.WhileOp) + ONCE_REGION_OPS):
             return True
         if op.has_trait(IsTerminator):
             return True  # handled with its parent
         if isinstance(op, MEMREF_OPS_UNDERSTOOD) or is_view_result_op(op):
             return True
-        if shadow_rule_for(op) is not None:
+        if chosen_sources(op) is not None:
             return True
         if op.regions or _memrefs(op.operands) or _memrefs(op.results):
             return False
@@ -258,8 +257,6 @@ class ActivityAnalysis:
 
     def _classify(self) -> None:
         """Unknown ops; memory classes (what one memref may address)."""
-        from adpasses.rules import shadow_rule_for
-
         classes = self._classes
         for op in self._ops:
             if not self._understood(op):
@@ -270,9 +267,9 @@ class ActivityAnalysis:
                 self._produced[op] = [*op.results, *own_args]
                 classes.union(_memrefs([*self._used[op], *self._produced[op]]))
                 continue
-            rule = shadow_rule_for(op)
-            if rule is not None:
-                classes.union([op.results[0], *rule.sources(op)])
+            sources = chosen_sources(op)
+            if sources is not None:
+                classes.union([op.results[0], *sources])
             for a, b in self._links(op):
                 if is_memref_type(a.type) and is_memref_type(b.type):
                     classes.union([a, b])

@@ -56,16 +56,16 @@ from adpasses.memref_access import (
     ViewMap,
     element,
     footprint,
-    is_function_argument,
     is_injective,
     object_of,
     view_map,
     whole_object,
 )
 from adpasses.memory_writes import READ_ONLY_USERS, Extent, WriteEffects, WriteTarget
+from adpasses.dialects.ad import NOALIAS_ATTRS
+from adpasses.ir_facts import is_function_parameter
 from adpasses.memref_views import is_view_result
 
-NOALIAS_ATTRS = ("ad.noalias", "llvm.noalias")
 
 __all__ = [
     "AliasAnalysis",
@@ -579,7 +579,7 @@ class AliasAnalysis:
     def _defined_inside(self, value: SSAValue, scope: Operation | Region) -> bool:
         key = (value, id(scope))
         if key not in self._inside:
-            if is_function_argument(value):
+            if is_function_parameter(value):
                 inside = False  # fixed for the whole call
             else:
                 block = value.block if isinstance(value, BlockArgument) else value.op.parent_block()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func, memref, scf
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
-from adpasses.reverse_context import home_block, is_constant
+from adpasses.ir_facts import home_block, is_constant, is_induction_variable
 
 DECISION_KINDS = ("reuse", "recompute", "reload", "tape")
 
@@ -85,14 +85,6 @@ class ProgramOrder:
 
     def sorted(self, values: Iterable[SSAValue]) -> list[SSAValue]:
         return sorted(values, key=self.key)
-
-
-def is_induction_variable(value: SSAValue) -> bool:
-    return (
-        isinstance(value, BlockArgument)
-        and value.index == 0
-        and isinstance(value.block.parent_op(), scf.ForOp)
-    )
 
 
 def is_recomputable_op(op: Operation) -> bool:

@@ -35,14 +35,13 @@ from adpasses.activity import ActivityAnalysis
 from adpasses.cache import (
     CachePlan,
     ProgramOrder,
-    is_induction_variable,
     is_recomputable_op,
     plan_tape_all,
 )
 from adpasses.cache_model import CostModel
 from adpasses.diagnostics import op_location
 from adpasses.mincut import INF, FlowGraph, MinCut
-from adpasses.reverse_context import home_block, is_constant
+from adpasses.ir_facts import home_block, is_constant, is_induction_variable
 
 
 def plan_cache(

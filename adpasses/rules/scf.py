@@ -24,24 +24,9 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from adpasses.dialects.ad import COUNTED_ATTR
+from adpasses.ir_facts import trip_count
 from adpasses.reverse_context import ReverseContext
-
-COUNTED = "ad.counted"
-
-
-def trip_count(b: Builder, lb: SSAValue, ub: SSAValue, step: SSAValue) -> SSAValue:
-    """max(0, ceildiv(ub - lb, step)) for a positive step, in the type of the
-    bounds (index, or the integer type of an scf.for with an iN induction
-    variable)."""
-
-    def emit(op: Operation) -> SSAValue:
-        return b.insert(op).results[0]
-
-    one = emit(arith.ConstantOp(IntegerAttr(1, lb.type)))
-    zero = emit(arith.ConstantOp(IntegerAttr(0, lb.type)))
-    span = emit(arith.AddiOp(emit(arith.SubiOp(ub, lb)), emit(arith.SubiOp(step, one))))
-    return emit(arith.MaxSIOp(emit(arith.DivSIOp(span, step)), zero))
-
 
 def _defined_inside(op: Operation, value: SSAValue) -> bool:
     owner = value.block.parent_op() if isinstance(value, BlockArgument) else value.op
@@ -257,7 +242,7 @@ class WhileRule:
 
 def iteration_count(op: scf.WhileOp) -> SSAValue:
     """The result counting how often the `after` region ran (see below)."""
-    if COUNTED not in op.attributes:
+    if COUNTED_ATTR not in op.attributes:
         raise AssertionError("scf.while reached the reverse pass without an iteration counter")
     return op.results[-1]
 
@@ -289,7 +274,7 @@ def count_while_iterations(op: scf.WhileOp) -> scf.WhileOp:
         after_region,
     )
     new.attributes.update(op.attributes)
-    new.attributes[COUNTED] = UnitAttr()
+    new.attributes[COUNTED_ATTR] = UnitAttr()
     new.location = op.location
     for opv in (zero, one, incremented):
         opv.location = op.location
