@@ -221,9 +221,6 @@ class ActivityAnalysis:
         """Ops the reverse sweep must visit (see `_compute_active_ops`)."""
         return op in self._active_ops
 
-    def active_values(self) -> set[SSAValue]:
-        return self.varied & self.useful
-
     def describe(self, value: SSAValue) -> str:
         """`active`, `const`, `active memory` or `const memory`."""
         if is_memref_type(value.type):

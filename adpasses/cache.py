@@ -18,11 +18,10 @@ model of `adpasses.cache_model`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import func, memref
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from adpasses.ir_facts import home_block, is_constant, is_induction_variable
@@ -113,12 +112,3 @@ def plan_tape_all(function: func.FuncOp, needed: Iterable[SSAValue]) -> CachePla
         else:
             plan.decide(value, "tape", "tape-all policy: needed value defined in a loop or branch")
     return plan
-
-
-def plan_to_json(plan: CachePlan) -> str:
-    return json.dumps(
-        [
-            {"kind": d.kind, "reason": d.reason, "type": str(d.value.type)}
-            for d in plan.decisions.values()
-        ]
-    )

@@ -31,9 +31,8 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import ConstantLike
 
 from adpasses.diagnostics import CompileError, error_at, location_text
 from adpasses.dialects.ad import PY_INDEX_ATTR, UNCHECKED_ATTR

@@ -153,27 +153,36 @@ def strongly_connected(nodes: set[str], edges: dict[str, set[str]]) -> list[list
 
 
 # The layers, lowest first. A module may import its own layer and the ones
-# listed before it, never one after it (see docs/CONVENTIONS.md). Modules not
-# named here (api, dispatch, fuzz, tools, ...) sit on top and may import all.
+# listed before it, never one after it (see docs/CONVENTIONS.md). Every
+# module is in one (a test checks it), except the package `adpasses`, whose
+# lazy names point at the API.
 def _in(*names: str):  # type: ignore[no-untyped-def]
     return lambda m: any(m == n or m.startswith(n + ".") for n in names)
 
 
+BASE = (
+    "adpasses.diagnostics", "adpasses.types", "adpasses.dialects", "adpasses.context",
+    "adpasses.ir_facts", "adpasses.verify", "adpasses.transforms.lower_affine",
+)
 ANALYSES = (
-    "adpasses.ir_facts", "adpasses.memref_views", "adpasses.affine_index",
+    "adpasses.memref_views", "adpasses.affine_index",
     "adpasses.memref_access", "adpasses.memory_writes", "adpasses.activity",
     "adpasses.alias", "adpasses.cache", "adpasses.cache_model", "adpasses.mincut",
     "adpasses.planner", "adpasses.report",
 )
 REVERSE_BUILDER = (
     "adpasses.reverse_context", "adpasses.gradient", "adpasses.rules",
-    "adpasses.transforms.reverse_pass",
+    "adpasses.transforms", "adpasses.passes",
 )
 LOWERING = ("adpasses.lowering",)
-JIT = ("adpasses.llvm_jit",)
-API = ("adpasses.api", "adpasses.autodiff_call", "adpasses.frontend")
+JIT = ("adpasses.llvm_jit", "adpasses.pyentry", "adpasses.ctypes_entry", "adpasses.runtime",
+       "adpasses.dispatch", "adpasses.dispatch_ir", "adpasses.arguments")
+API = ("adpasses.api", "adpasses.autodiff_call", "adpasses.gradcall", "adpasses.markers",
+       "adpasses.shadows", "adpasses.aliasing",
+       "adpasses.frontend", "adpasses.tools", "adpasses.fuzz")
 
 LAYERS = [
+    ("base", _in(*BASE)),
     ("analyses", _in(*ANALYSES)),
     ("reverse builder", _in(*REVERSE_BUILDER)),
     ("lowering", _in(*LOWERING)),
@@ -183,6 +192,8 @@ LAYERS = [
 
 
 def layer_of(module: str) -> int | None:
+    if module == "adpasses":
+        return None  # the package's lazy names point at the API on purpose
     for rank, (_, member) in enumerate(LAYERS):
         if member(module):
             return rank
@@ -196,7 +207,8 @@ def test_graph_sees_the_package() -> None:
     pairs = {(i.importer, i.imported, i.lazy) for i in imports}
     assert ("adpasses.rules.arith", "adpasses.rules", False) in pairs  # from adpasses.rules import (...)
     assert ("adpasses.api", "adpasses.frontend", True) in pairs  # inside a function
-    assert all(layer_of(m) is not None for m in ANALYSES + REVERSE_BUILDER if m in nodes)
+    unplaced = sorted(m for m in nodes if m != "adpasses" and layer_of(m) is None)
+    assert not unplaced, f"modules in no layer (add them to LAYERS and docs/CONVENTIONS.md): {unplaced}"
 
 
 def test_no_import_cycles() -> None:
