@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from adpasses import shadows
-from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap
+from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap, grad_call
 from adpasses.arguments import array_subclass_problem, is_honoured_array, plain_arguments
 from adpasses.diagnostics import CompileError, for_user
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
@@ -490,11 +490,14 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
     from adpasses.lowering import emit_llvm_ir
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
+    args = plain_arguments(jf.__name__, jf._params, args)
     jf.arg_types(args)
     nums = normalize_argnums(argnums, len(args), jf.__name__)
-    activity, _ = grad_activity(jf, args, nums)
-    n_arrays = sum(isinstance(a, np.ndarray) for a in args)
-    noalias = n_arrays <= 1 or not shadows.arrays_overlap(*args)
+    planned, written = grad_activity(jf, args, nums)
+    # What grad decides for these arguments (members of a written group
+    # differentiated, the aliasing version), without running anything.
+    call = grad_call(jf.__name__, jf._params, args, planned, written)
+    activity, noalias = call.activity, call.noalias
     module, name = jf.build(args, noalias)
     primal_text = _with_locations(module)
     # The options of the compiled gradient (`_compile_gradient`), so that
