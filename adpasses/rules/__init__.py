@@ -166,9 +166,10 @@ def shadow_rule_for(op: Operation) -> ShadowRule | None:
     """The shadow rule of an op with a memref result, if it has one."""
     from adpasses.types import is_memref_type
 
-    if len(op.results) != 1 or not is_memref_type(op.results[0].type):
+    rule = (_SHADOW_TABLE if _SHADOW_TABLE is not None else shadow_rule_table()).get(type(op))
+    if rule is None or len(op.results) != 1 or not is_memref_type(op.results[0].type):
         return None
-    return shadow_rule_table().get(type(op))
+    return rule
 
 
 @dataclass(frozen=True)
