@@ -1,17 +1,16 @@
 """Facts about xDSL IR that several layers ask, in one place.
 
 Where a value lives (`home_block`), whether it is a constant, an `scf.for`
-induction variable or a function argument, and the trip count of a loop.
+induction variable or a function argument. (Loop trip counts, which must
+not wrap, are built by `adpasses.index_arith`.)
 The analyses, the cache planner and the reverse builder all read these, so
 they live below all of them: this module imports nothing from adpasses.
 """
 
 from __future__ import annotations
 
-from xdsl.builder import Builder
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.dialects import func, scf
+from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 from xdsl.traits import ConstantLike
 
 
@@ -52,16 +51,3 @@ def is_function_block_argument(value: SSAValue) -> bool:
     argument of a branch target in a multi-block body."""
     return isinstance(value, BlockArgument) and isinstance(value.block.parent_op(), func.FuncOp)
 
-
-def trip_count(b: Builder, lb: SSAValue, ub: SSAValue, step: SSAValue) -> SSAValue:
-    """Emit max(0, ceildiv(ub - lb, step)) for a positive step, in the type of
-    the bounds (index, or the integer type of an scf.for with an iN induction
-    variable)."""
-
-    def emit(op: Operation) -> SSAValue:
-        return b.insert(op).results[0]
-
-    one = emit(arith.ConstantOp(IntegerAttr(1, lb.type)))
-    zero = emit(arith.ConstantOp(IntegerAttr(0, lb.type)))
-    span = emit(arith.AddiOp(emit(arith.SubiOp(ub, lb)), emit(arith.SubiOp(step, one))))
-    return emit(arith.MaxSIOp(emit(arith.DivSIOp(span, step)), zero))

@@ -24,8 +24,9 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from adpasses.dialects.ad import COUNTED_ATTR
-from adpasses.ir_facts import trip_count
+from adpasses.index_arith import trip_count
 from adpasses.reverse_context import ReverseContext
+
 
 def _defined_inside(op: Operation, value: SSAValue) -> bool:
     owner = value.block.parent_op() if isinstance(value, BlockArgument) else value.op
