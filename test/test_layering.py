@@ -162,7 +162,8 @@ def _in(*names: str):  # type: ignore[no-untyped-def]
 
 BASE = (
     "adpasses.diagnostics", "adpasses.types", "adpasses.dialects", "adpasses.context",
-    "adpasses.ir_facts", "adpasses.index_arith", "adpasses.stop_codes", "adpasses.verify",
+    "adpasses.ir_facts", "adpasses.index_arith", "adpasses.stop_codes", "adpasses.literals",
+    "adpasses.verify",
     "adpasses.transforms.lower_affine",
 )
 ANALYSES = (
