@@ -42,8 +42,8 @@ from xdsl.traits import IsTerminator
 from xdsl.transforms.dead_code_elimination import LiveSet
 
 from adpasses.affine_index import Affine, affine_form
+from adpasses.dialects.ad import UNCHECKED_ATTR
 from adpasses.effects import EffectCache
-from adpasses.reverse_context import UNCHECKED
 
 # Ops whose lowering may stop the call (adpasses/lowering: `check_site`),
 # besides loads and ops with write effects (which are never dead).
@@ -122,7 +122,7 @@ def remove_dead_code(function: func.FuncOp) -> Hoisted:
     while True:
         live = _liveness(function, kept, removable)
         dead_loads = [op for op in function.walk() if isinstance(op, memref.LoadOp) and op not in seen
-                      and not live.is_live(op) and UNCHECKED not in op.attributes]
+                      and not live.is_live(op) and UNCHECKED_ATTR not in op.attributes]
         if not dead_loads:
             break
         for load in dead_loads:
@@ -174,7 +174,7 @@ def _hoist_check(load: memref.LoadOp) -> list[Operation] | None:
     for value in (loop.lb, last):
         indices = [_materialize(inner, form, iv, value) for form in forms]
         end = memref.LoadOp.get(load.memref, indices)
-        end.attributes.update({k: v for k, v in load.attributes.items() if k != UNCHECKED})
+        end.attributes.update({k: v for k, v in load.attributes.items() if k != UNCHECKED_ATTR})
         inner.insert(end)
         ends.append(end)
     inner.insert(scf.YieldOp())
