@@ -66,7 +66,8 @@ def scalar_type(t: Attribute) -> ir.Type:
         return I64
     if isinstance(t, IntegerType):
         return ir.IntType(t.width.data)
-    raise UnsupportedType(f"type {t} is not supported by the LLVM lowering")
+    raise UnsupportedType(f"type {t} is not supported by the LLVM lowering (scalars must be f16, "
+                          "f32, f64, an integer type or index)")
 
 
 @dataclass
@@ -437,6 +438,11 @@ class FunctionTranslator:
             rule(self, op)
         except UnsupportedType as err:
             raise error_at(op, str(err)) from None
+        except (CompileError, RecursionError):
+            raise
+        except Exception as err:  # noqa: BLE001 - a rule met IR it does not handle: a bug of ours
+            raise error_at(op, f"internal error in the LLVM lowering ({type(err).__name__}: {err}); "
+                               "please report it") from err
 
     # -- helpers for translation functions -----------------------------------
 
