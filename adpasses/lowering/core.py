@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from adpasses.diagnostics import CompileError, error_at, op_location
+from adpasses.dialects.ad import UNCHECKED_ATTR
 from adpasses.types import memref_strides
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -42,7 +43,6 @@ F64 = ir.DoubleType()
 PTR = ir.PointerType()
 
 NOALIAS_ATTRS = ("llvm.noalias", "ad.noalias")
-UNCHECKED = "ad.unchecked"
 SHADOW_AXIS = -2
 """Axis code of a shadow-shape mismatch in dimension d: SHADOW_AXIS - d."""
 
@@ -404,7 +404,7 @@ class FunctionTranslator:
     # -- helpers for translation functions -----------------------------------
 
     def checked(self, op: Operation) -> bool:
-        return self.mt.boundscheck and UNCHECKED not in op.attributes
+        return self.mt.boundscheck and UNCHECKED_ATTR not in op.attributes
 
     def entry_alloca(self, ty: ir.Type, count: int | None = None) -> ir.Value:
         """An alloca in the entry block, so loops do not grow the stack."""

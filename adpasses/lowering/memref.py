@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRe
 from xdsl.ir import Operation, SSAValue
 
 from adpasses.diagnostics import error_at, op_location
-from adpasses.dialects.ad import ShadowCheckOp
+from adpasses.dialects.ad import KeepOp, ShadowCheckOp
 from adpasses.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
@@ -223,6 +223,11 @@ def _shadow_check(ft: FunctionTranslator, op: ShadowCheckOp) -> None:
             ft.fail(site, s, SHADOW_AXIS - d, p)
 
 
+def _keep(ft: FunctionTranslator, op: KeepOp) -> None:
+    """Nothing: `ad.keep` only kept its operands' ops (and their checks)
+    alive through the xDSL passes."""
+
+
 def _shadow_site_text(ft: FunctionTranslator, op: ShadowCheckOp) -> str:
     """The error message, with `{index}`, `{dim}` and `{size}` left for
     adpasses.pyentry.CallErrors.stopped to fill in."""
@@ -350,5 +355,6 @@ LOWERINGS = {
     memref.ExtractStridedMetaDataOp: _extract_strided_metadata,
     memref.CopyOp: _copy,
     ShadowCheckOp: _shadow_check,
+    KeepOp: _keep,
 }
 

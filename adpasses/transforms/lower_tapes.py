@@ -29,10 +29,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.dialects.ad import UNCHECKED_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
 from adpasses.types import byte_size
 
-UNCHECKED = "ad.unchecked"
 WORKSPACE = "ad.workspace"
 """On a tape's memref.alloc/dealloc: the lowering may keep the buffer across
 calls (a per-function workspace), so repeated gradients allocate nothing."""
@@ -104,7 +103,7 @@ class LowerCapacityTape(RewritePattern):
 
 
 def _unchecked(op: Operation) -> Operation:
-    op.attributes[UNCHECKED] = UnitAttr()
+    op.attributes[UNCHECKED_ATTR] = UnitAttr()
     return op
 
 
