@@ -23,6 +23,8 @@ the last iteration would have used).
 Other dead ops go as in xDSL's `region_dce`, except those whose lowering
 checks something: loads that could not be hoisted, subviews, integer
 divisions (zero divisor). A loop or branch with a live op inside is live.
+What stays only for its check gets an `ad.keep` (dialects/ad.py), so that
+xDSL's canonicalize, cse or dce, run later, keep it too.
 A dead reverse-sweep load whose twin checks the same indices
 (`ad.twin_of`; transforms/elide_shadow_checks) checks nothing new: it goes,
 and its twin, a forward load this pass keeps or hoists, keeps the check.
@@ -47,7 +49,7 @@ from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_de
 
 from adpasses.affine_index import Affine, affine_form
 from adpasses.dialects.ad import TWIN_END_ATTR, TWIN_ID_ATTR, UNCHECKED_ATTR, KeepOp
-from adpasses.transforms.elide_shadow_checks import Twins
+from adpasses.transforms.elide_shadow_checks import Twins, keep_alive
 
 # Ops whose lowering may stop the call (adpasses/lowering: `check_site`),
 # besides loads and ops with write effects (which are never dead).
@@ -115,8 +117,7 @@ def pin_checks(function: func.FuncOp) -> list[KeepOp]:
     Erase the returned ops afterwards (`unpin`), then `remove_dead_code`."""
     by_block: dict[Block, list[SSAValue]] = {}
     for op in function.walk():
-        checked_load = isinstance(op, memref.LoadOp) and UNCHECKED_ATTR not in op.attributes
-        if checked_load or isinstance(op, CHECKED_OPS):
+        if _checks(op):
             block = op.parent_block()
             assert block is not None
             by_block.setdefault(block, []).extend(op.results)
@@ -163,6 +164,16 @@ def remove_dead_code(function: func.FuncOp) -> None:
                 kept.update(ends)
     live = _liveness(function, kept, removable)
     live.delete_dead(function.body, None)
+    # What stays only for its check is pinned, so that a later xDSL pass
+    # (canonicalize, cse, dce: to them an unused load is dead) keeps it too.
+    keep_alive(op for op in function.walk() if _checks(op) and not any(r.uses for r in op.results))
+
+
+def _checks(op: Operation) -> bool:
+    """Whether the lowering of `op` may stop the call on a bad operand."""
+    if isinstance(op, memref.LoadOp):
+        return UNCHECKED_ATTR not in op.attributes
+    return isinstance(op, CHECKED_OPS)
 
 
 def _liveness(function: func.FuncOp, kept: set[Operation],

@@ -98,7 +98,7 @@ def elide_shadow_checks(function: func.FuncOp) -> Elision:
             continue
         access.attributes[UNCHECKED_ATTR] = UnitAttr()
         result.elided.append(access)
-    _keep_alive(relied_on)
+    keep_alive(relied_on)
     return result
 
 
@@ -186,14 +186,13 @@ def _top_ancestor(op: Operation, function: func.FuncOp) -> Operation | None:
         op = parent
 
 
-def _keep_alive(ops: Iterable[Operation]) -> None:
-    """One `ad.keep` per block, right after the last of its ops without
-    write effects (loads, subviews) in `ops`, of their results not kept yet."""
+def keep_alive(ops: Iterable[Operation]) -> None:
+    """One `ad.keep` per block, right after the last of `ops` in it, of the
+    results of those `ops` that have results not kept yet (stores and
+    copies write: they are never dead)."""
     by_block: dict[Block, list[Operation]] = {}
     for op in ops:
-        if not isinstance(op, (memref.LoadOp, memref.SubviewOp)):
-            continue  # stores and copies write: never dead
-        if any(isinstance(use.operation, KeepOp) for use in op.results[0].uses):
+        if not op.results or any(isinstance(use.operation, KeepOp) for use in op.results[0].uses):
             continue
         block = op.parent_block()
         assert block is not None
@@ -201,7 +200,7 @@ def _keep_alive(ops: Iterable[Operation]) -> None:
     for block, kept in by_block.items():
         position = {op: k for k, op in enumerate(block.ops)}
         kept.sort(key=position.__getitem__)
-        keep = KeepOp([op.results[0] for op in kept])
+        keep = KeepOp([r for op in kept for r in op.results])
         keep.location = kept[-1].location
         block.insert_op_after(keep, kept[-1])
 
@@ -267,4 +266,5 @@ def _int_attr(op: Operation, name: str) -> int | None:
     return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
-__all__ = ["ElideShadowChecksPass", "Elision", "elide_shadow_checks", "in_bounds_by_construction"]
+__all__ = ["ElideShadowChecksPass", "Elision", "Twins", "elide_shadow_checks", "in_bounds_by_construction",
+           "keep_alive"]
