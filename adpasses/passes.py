@@ -41,6 +41,12 @@ def _print_activity() -> type[ModulePass]:
     return PrintActivityPass
 
 
+def _lower_affine() -> type[ModulePass]:
+    from adpasses.transforms.lower_affine import LowerAffinePass
+
+    return LowerAffinePass
+
+
 def _print_alias() -> type[ModulePass]:
     from adpasses.transforms.print_alias import PrintAliasPass
 
@@ -54,4 +60,5 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-elide-shadow-checks": _elide_shadow_checks,
     "ad-print-activity": _print_activity,
     "ad-print-alias": _print_alias,
+    "ad-lower-affine": _lower_affine,
 }
