@@ -49,6 +49,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 
 from adpasses.diagnostics import CompileError, error_at
+from adpasses.ir_walk import nested_ops
 from adpasses.memref_views import (
     ALLOCATION_OPS,
     is_view_result,
@@ -202,7 +203,7 @@ class ActivityAnalysis:
         self.bits: set[SSAValue] = set()
         """Integers that hold (functions of) the bits of a varied float."""
         self.bits_memory: set[SSAValue] = set()
-        self._ops = [op for op in function.walk() if op is not function]
+        self._ops = nested_ops(function)[1:]  # without the function
         self._classes = _MemoryClasses()
         self._kind: dict[Operation, int] = {}
         self._link_list: dict[Operation, list[tuple[SSAValue, SSAValue]]] = {}
@@ -216,8 +217,9 @@ class ActivityAnalysis:
         self._classify()
         self._seed()
         if enabled:
-            self._fixpoint(self._propagate_forward, self._ops)
-            self._fixpoint(self._propagate_backward, list(reversed(self._ops)))
+            order = _propagation_order(function)
+            self._fixpoint(self._propagate_forward, order)
+            self._fixpoint(self._propagate_backward, list(reversed(order)))
         else:
             self._everything_active()
         self._active_ops = self._compute_active_ops()
@@ -621,3 +623,23 @@ def _name(value: SSAValue) -> str:
 
 def is_view_result_op(op: Operation) -> bool:
     return bool(op.results) and is_view_result(op.results[0])
+
+
+def _propagation_order(function: Operation) -> list[Operation]:
+    """The ops nested in `function`, each op with regions both before its
+    regions (block arguments from operands: inward) and after them (results
+    from yields: outward). Pre-order alone moved facts one level outward per
+    round of the fixpoint: d rounds over a nest of d ifs or loops."""
+    order: list[Operation] = []
+    stack: list[tuple[Operation, bool]] = [(function, False)]
+    while stack:
+        op, done = stack.pop()
+        if op is not function:
+            order.append(op)
+        if done or not op.regions:
+            continue
+        if op is not function:
+            stack.append((op, True))
+        children = [inner for region in op.regions for block in region.blocks for inner in block.ops]
+        stack.extend((inner, False) for inner in reversed(children))
+    return order

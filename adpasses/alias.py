@@ -37,7 +37,7 @@ from enum import Enum
 
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
 from adpasses.affine_index import (
     Affine,
@@ -238,7 +238,10 @@ class AliasAnalysis:
                 value = work.pop()
                 for use in value.uses:
                     user = use.operation
-                    if user.results and is_view_result(user.results[0]):
+                    if user.results and (is_view_result(user.results[0])
+                                         or _chosen_memref(user)):
+                        # A view, or a select between memrefs: its uses are
+                        # this allocation's uses.
                         work.append(user.results[0])
                     elif isinstance(user, READ_ONLY_USERS + (memref.DeallocOp, memref.CopyOp)):
                         pass
@@ -261,9 +264,46 @@ class AliasAnalysis:
             self._object_pairs[key] = self._object_pair(a, b)
         return self._object_pairs[key]
 
+    def choices(self, obj: MemoryObject) -> list[MemoryObject] | None:
+        """The objects a memref chosen at run time may be (the result of an
+        arith.select between memrefs: either operand's object), or None."""
+        value = obj.value
+        if obj.kind is not ObjectKind.UNKNOWN or not isinstance(value, OpResult):
+            return None
+        op = value.op
+        if not _chosen_memref(op):
+            return None
+        from adpasses.rules import shadow_rule_for
+
+        rule = shadow_rule_for(op)
+        assert rule is not None
+        found: list[MemoryObject] = []
+        for source in rule.sources(op):
+            inner = object_of(source)
+            for option in self.choices(inner) or [inner]:
+                if option not in found:
+                    found.append(option)
+        return found
+
     def _object_pair(self, a: MemoryObject, b: MemoryObject) -> AliasResult:
         if a == b:
             return _must(f"both are {self.describe(a)}")
+        for chosen, other in ((a, b), (b, a)):
+            options = self.choices(chosen)
+            if options is None:
+                continue
+            # Either of its operands' objects (never MUST: the choice is
+            # made at run time).
+            what = (f"{self.name(chosen.value)} ({chosen.value.owner.name} at "  # type: ignore[union-attr]
+                    f"{_where(chosen.value.owner)}) is "  # type: ignore[arg-type]
+                    f"{' or '.join(self.name(o.value) for o in options)}")
+            results = [self._object_alias(o, other) for o in options]
+            for option, result in zip(options, results):
+                if result.kind is AliasKind.MUST_ALIAS:
+                    return _may(f"{what}: it may be {self.name(option.value)}")
+                if result.kind is AliasKind.MAY_ALIAS:
+                    return _may(f"{what}, and {result.reason}")
+            return _no(f"{what}: " + "; ".join(r.reason for r in results))
         na, nb = self.name(a.value), self.name(b.value)
         kinds = {a.kind, b.kind}
         if kinds == {ObjectKind.ALLOCATION}:
@@ -621,6 +661,14 @@ class AliasAnalysis:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+def _chosen_memref(op: Operation) -> bool:
+    """An op whose memref result is one of its memref operands, chosen at
+    run time (the rule tables' SHADOW_RULES: arith.select between memrefs)."""
+    from adpasses.rules import shadow_rule_for
+
+    return shadow_rule_for(op) is not None
+
 
 def _where(op: Operation | None) -> str:
     return (op_location(op) or op.name) if op is not None else "?"

@@ -22,8 +22,9 @@ import numpy as np
 from adpasses import shadows
 from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap, grad_call
 from adpasses.arguments import array_subclass_problem, is_honoured_array, plain_arguments
-from adpasses.diagnostics import CompileError, for_user
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
+from adpasses.compile_thread import compile_entry
+from adpasses.diagnostics import CompileError, for_user
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.gradcall import CompiledGradient, GradFunction, grad_activity, install_dispatch, normalize_argnums
@@ -521,6 +522,7 @@ class Inspection:
         ])
 
 
+@compile_entry  # it prints and lowers the IR: recursion as deep as compiling
 def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspection:
     """The IR before and after differentiation, the LLVM IR, the activity
     and the cache report of grad(f, argnums)(*args), with the same activities

@@ -41,8 +41,8 @@ from adpasses.dialects.ad import (
     TapeFreeOp,
     TapePushOp,
 )
+from adpasses.index_arith import saturate, saturating_mul, trip_count
 from adpasses.reverse_context import ReverseContext, home_block, is_constant
-from adpasses.rules.scf import trip_count
 
 
 class ReverseSweep:
@@ -240,15 +240,18 @@ class ReverseSweep:
                 static *= max(0, -(-(hi - lo) // st))
             else:
                 dynamic.append((lb, ub, step))
-        total = builder.insert(arith.ConstantOp(IntegerAttr(static, IndexType()))).results[0]
+        # Saturated, never wrapped (adpasses.index_arith): a wrapped capacity
+        # is a buffer smaller than its pushes; a saturated one is an
+        # allocation the lowering refuses with MemoryError.
+        total = builder.insert(arith.ConstantOp(IntegerAttr(saturate(static), IndexType()))).results[0]
         for lb, ub, step in dynamic:
             hoisted = [self._hoist(v, builder, vmap) for v in (lb, ub, step)]
             if any(h is None for h in hoisted):
                 return None
             n = trip_count(builder, *hoisted)  # type: ignore[arg-type]
-            if not isinstance(n.type, IndexType):  # an scf.for over iN
+            if not isinstance(n.type, IndexType):  # an scf.for over iN (a count >= 0)
                 n = builder.insert(arith.IndexCastOp(n, IndexType())).results[0]
-            total = builder.insert(arith.MuliOp(total, n)).results[0]
+            total = saturating_mul(builder, total, n)
         return total
 
     def _hoist(

@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
+from adpasses import stop_codes
 from adpasses.arguments import HONOURED_ARRAY_TYPES, array_subclass_problem
 from adpasses.lowering.core import I8, I32, I64, PTR, PY_INDEX_AXIS, ModuleTranslator, const_i64, flat_types
 from adpasses.memref_views import memory_object
@@ -551,11 +552,14 @@ class CallErrors:
 
     def stopped(self) -> None:
         """The compiled code stopped: an out-of-bounds access, a division by
-        zero, or a shadow whose shape is not its primal's (axis <= -2, see
-        adpasses.lowering.core.FunctionTranslator.fail)."""
+        zero, a shadow whose shape is not its primal's (axis <= -2, see
+        adpasses.lowering.core.FunctionTranslator.fail), or one of the
+        adpasses.stop_codes (allocation sizes, float-to-int conversions)."""
         site, index, axis, size = (int(ERROR_SLOT[i]) for i in range(1, 5))
         ERROR_SLOT[0] = 0
         where = self.check_sites[site] if 0 <= site < len(self.check_sites) else "?"
+        if axis in stop_codes.CODES:  # sizes, allocations, float-to-int conversions
+            raise stop_codes.exception(axis, where, index, size)
         if axis == -1:
             raise ZeroDivisionError(f"integer division or modulo by zero (at {where})")
         if axis <= -2:  # ad.shadow_check: the site's text is the message

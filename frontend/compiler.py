@@ -323,7 +323,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         if isinstance(value, bool):
             return Scalar(self.const_bool(value))
         if isinstance(value, (int, np.integer)):
-            return Scalar(self.const_index(int(value)))
+            return Scalar(self.const_int_literal(int(value), node, name))
         if isinstance(value, (float, np.floating)):
             return Scalar(self.const_float(float(value)), weak=True)
         if isinstance(value, types.ModuleType):

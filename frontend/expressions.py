@@ -78,7 +78,7 @@ class ExpressionMixin:
         if isinstance(v, bool):
             return Scalar(self.const_bool(v))
         if isinstance(v, int):
-            return Scalar(self.const_index(v))
+            return Scalar(self.const_int_literal(v, node))
         if isinstance(v, float):
             return Scalar(self.const_float(v), weak=True)
         if v is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
+from adpasses.compile_thread import compile_entry
 from adpasses.lowering.core import ModuleTranslator, define_oob_handler
 
 
@@ -24,6 +25,7 @@ def translate_module(module: ModuleOp, *, boundscheck: bool = True, fastmath: bo
     return llmod
 
 
+@compile_entry
 def emit_llvm_ir(module: ModuleOp, *, optimize: bool = False, boundscheck: bool = True) -> str:
     """Textual LLVM IR of `module`, before or (optimize) after LLVM's O3."""
     llmod = translate_module(module, boundscheck=boundscheck)

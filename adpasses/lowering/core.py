@@ -160,9 +160,15 @@ def identity_strides(b: ir.IRBuilder, sizes: Sequence[ir.Value]) -> list[ir.Valu
     return strides
 
 
+def wrap_i64(v: int) -> int:
+    """`v` as the i64 LLVM computes: two's complement, 64 bits (constants
+    folded here must be valid i64 literals, and wrap like the runtime)."""
+    return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
 def _mul(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     if isinstance(x, ir.Constant) and isinstance(y, ir.Constant):
-        return const_i64(x.constant * y.constant)
+        return const_i64(wrap_i64(x.constant * y.constant))
     if isinstance(x, ir.Constant) and x.constant == 1:
         return y
     if isinstance(y, ir.Constant) and y.constant == 1:
@@ -172,7 +178,7 @@ def _mul(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
 
 def _add(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     if isinstance(x, ir.Constant) and isinstance(y, ir.Constant):
-        return const_i64(x.constant + y.constant)
+        return const_i64(wrap_i64(x.constant + y.constant))
     if isinstance(x, ir.Constant) and x.constant == 0:
         return y
     if isinstance(y, ir.Constant) and y.constant == 0:
@@ -257,6 +263,24 @@ class ModuleTranslator:
             k += len(flat_types(t))
         return fn
 
+    def may_stop(self, name: str) -> bool:
+        """Whether a call of function `name` can stop through the error
+        slot: with bounds checks on, any defined function; without, those
+        that allocate (allocation checks stay on) or call one that may."""
+        if self.boundscheck:
+            return True
+        if not hasattr(self, "_may_stop"):
+            self._may_stop: dict[str, bool] = {}
+        if name not in self._may_stop:
+            self._may_stop[name] = True  # a recursive call may stop; settled below
+            f = next((op for op in self.module.ops if isinstance(op, func.FuncOp)
+                      and op.sym_name.data == name), None)
+            self._may_stop[name] = f is not None and any(
+                _allocates(op) or (isinstance(op, func.CallOp)
+                                   and self.may_stop(op.callee.root_reference.data))
+                for op in f.walk())
+        return self._may_stop[name]
+
     # -- runtime and library functions --------------------------------------
 
     def declare(self, name: str, ret: ir.Type, params: Sequence[ir.Type], var_arg: bool = False) -> ir.Function:
@@ -295,6 +319,12 @@ class ModuleTranslator:
         return len(self.check_sites) - 1
 
 
+def _allocates(op: Operation) -> bool:
+    from xdsl.dialects import memref
+
+    return isinstance(op, (memref.AllocOp, memref.AllocaOp)) or op.name in ("ad.tape.create", "ad.tape.push")
+
+
 def _intrinsic_suffix(ty: ir.Type) -> str:
     if isinstance(ty, ir.DoubleType):
         return "f64"
@@ -317,6 +347,7 @@ class FunctionTranslator:
         self.b = ir.IRBuilder(body)
         self._entry = entry
         self.blocks: dict[Block, ir.Block] = {}
+        self._stack_used: ir.Value | None = None
 
     # -- values --------------------------------------------------------------
 
@@ -415,6 +446,14 @@ class FunctionTranslator:
         slot = self.alloca_builder.alloca(ty) if count is None else self.alloca_builder.alloca(ty, size=count)
         return opaque(slot)
 
+    def stack_budget_slot(self) -> ir.Value:
+        """An i64 in the entry frame: bytes of dynamic memref.alloca this
+        call has made (adpasses.lowering.sizes.reserve_stack)."""
+        if self._stack_used is None:
+            self._stack_used = self.entry_alloca(I64)
+            self.alloca_builder.store(const_i64(0), self._stack_used)
+        return self._stack_used
+
     def fail(self, site: int, index: ir.Value, axis: int, size: ir.Value) -> None:
         """Record an error and return from the function; the builder is left
         in a fresh block for the code that follows. `axis` >= 0: index out
@@ -467,6 +506,11 @@ def runtime_alloc(mt: ModuleTranslator) -> ir.Function:
         return existing
     fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [I64]), "__adpasses_alloc")
     fn.linkage = "internal"
+    # Not inlined: LLVM may delete a malloc it sees whose memory is unused
+    # or only stored and reloaded, and then an impossible allocation
+    # "succeeds" at -O3 but stops with MemoryError at -O0. Through this
+    # call every allocation happens (and is checked) at every level.
+    fn.attributes.add("noinline")
     b = ir.IRBuilder(fn.append_basic_block())
     _count_allocation(mt, b, fn.args[0])
     malloc = mt.declare("malloc", PTR, [I64])

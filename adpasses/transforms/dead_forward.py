@@ -45,10 +45,11 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
-from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
+from xdsl.transforms.dead_code_elimination import LiveSet
 
 from adpasses.affine_index import Affine, affine_form
 from adpasses.dialects.ad import TWIN_END_ATTR, TWIN_ID_ATTR, UNCHECKED_ATTR, KeepOp
+from adpasses.effects import EffectCache
 from adpasses.transforms.elide_shadow_checks import Twins, keep_alive
 
 # Ops whose lowering may stop the call (adpasses/lowering: `check_site`),
@@ -73,19 +74,22 @@ class CheckPreservingLiveness(LiveSet):
     iter_args keep each other alive; here a loop whose results are unused
     and which holds nothing live dies with its whole body)."""
 
-    def __init__(self, root: Operation, kept: set[Operation], removable: dict[Operation, bool]):
+    def __init__(self, root: Operation, kept: set[Operation], removable: dict[Operation, bool],
+                 effects: EffectCache | None = None):
         super().__init__()
         self.root = root
         self.kept = kept
-        self.removable = removable  # op -> _removable(op), shared between rounds
+        self.removable = removable  # op -> removable, shared between rounds
+        self.effects = effects or EffectCache()
 
     def _essential(self, op: Operation) -> bool:
         if op in self.kept or isinstance(op, CHECKED_OPS):
             return True
         known = self.removable.get(op)
         if known is None:
-            # xDSL's effect query walks the regions: once per op
-            known = self.removable[op] = _removable(op)
+            # No effect but its results, its regions included (reads allowed);
+            # the effects of nested ops are computed once (deep loop nests).
+            known = self.removable[op] = self.effects.would_be_trivially_dead(op)
         return not known
 
     def propagate_op_liveness(self, op: Operation) -> None:
@@ -103,11 +107,6 @@ class CheckPreservingLiveness(LiveSet):
                 or any(self.is_live(inner) for region in op.regions for block in region.blocks
                        for inner in block.ops if not inner.has_trait(IsTerminator))):
             self.set_live(op)
-
-
-def _removable(op: Operation) -> bool:
-    """No effect but its results, its regions included (reads allowed)."""
-    return would_be_trivially_dead(op)
 
 
 def pin_checks(function: func.FuncOp) -> list[KeepOp]:

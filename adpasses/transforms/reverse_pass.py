@@ -35,6 +35,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from adpasses.activity import ActivityAnalysis
+from adpasses.compile_thread import compile_entry
 from adpasses.context import shared_context
 from adpasses.diagnostics import CompileError, error_at
 from adpasses.dialects.ad import AutodiffOp, check_activity_signature
@@ -62,6 +63,14 @@ class ReverseOptions:
     pass: `ad-opt --reverse` is `ad-reverse,ad-elide-shadow-checks`)."""
 
 
+# Rounds of canonicalisation (each: every op through the patterns, then dead
+# code elimination) until nothing changes, at most this many. Gradients of the
+# lit tests need 1 to 3; a nest of d loops needs about d rounds of O(d^2) work
+# each (300 nested loops: minutes), and simplifying is optional (LLVM does the
+# same work), so deep nests keep what 16 rounds did.
+MAX_SIMPLIFY_ROUNDS = 16
+
+
 def simplify_function(function: func.FuncOp) -> None:
     """xDSL's canonicalize and cse, on one function, without losing a
     bounds check: both erase loads whose values are unused, checks and all,
@@ -71,8 +80,9 @@ def simplify_function(function: func.FuncOp) -> None:
     goes last, the same way."""
     from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
     from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
-    from xdsl.transforms.common_subexpression_elimination import cse
-    from xdsl.transforms.dead_code_elimination import region_dce
+
+    # xDSL's, without their O(depth^2) effect queries
+    from adpasses.effects import cse, region_dce
 
     from adpasses.transforms.dead_forward import pin_checks, remove_dead_code, unpin
 
@@ -81,7 +91,10 @@ def simplify_function(function: func.FuncOp) -> None:
     pattern = GreedyRewritePatternApplier(
         [CanonicalizationRewritePattern()], ctx=shared_context(), folding_enabled=True
     )
-    PatternRewriteWalker(pattern, post_walk_func=region_dce).rewrite_module(function)
+    walker = PatternRewriteWalker(pattern, apply_recursively=False, post_walk_func=region_dce)
+    for _ in range(MAX_SIMPLIFY_ROUNDS):
+        if not walker.rewrite_module(function):
+            break
     cse(function)
     unpin(pins)
     remove_dead_code(function)
@@ -180,6 +193,7 @@ def collect_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list[SSA
     return needs
 
 
+@compile_entry
 def differentiate(
     module: ModuleOp,
     func_name: str,
