@@ -9,8 +9,8 @@ seen through views, see `memref_views`): it is varied when it is a `dup`
 argument or a varied value is stored into it, and useful when it is a `dup`
 argument or a useful value is loaded from it. Active memory needs a shadow.
 Memory objects that one memref value may address together are one class:
-the operands and result of an `arith.select` between memrefs (the rule
-tables' `SHADOW_RULES`), the memrefs carried through a loop or an if, and
+the operands and result of an `arith.select` between memrefs
+(`memref_views.chosen_sources`), the memrefs carried through a loop or an if, and
 all memrefs an op the analysis does not understand touches.
 
 Both directions are plain fixpoints over the whole function; region ops
@@ -52,6 +52,7 @@ from adpasses.diagnostics import CompileError, error_at
 from adpasses.ir_walk import nested_ops
 from adpasses.memref_views import (
     ALLOCATION_OPS,
+    chosen_sources,
     is_view_result,
     memory_object,
 )
@@ -243,9 +244,6 @@ class ActivityAnalysis:
         """Ops the reverse sweep must visit (see `_compute_active_ops`)."""
         return op in self._active_ops
 
-    def active_values(self) -> set[SSAValue]:
-        return self.varied & self.useful
-
     def describe(self, value: SSAValue) -> str:
         """`active`, `const`, `active memory` or `const memory`."""
         if is_memref_type(value.type):
@@ -262,9 +260,9 @@ class ActivityAnalysis:
 
     # -- classification ----------------------------------------------------------
 
-    def _understood(self, op: Operation, has_shadow_rule: bool) -> bool:
+    def _understood(self, op: Operation, chooses_memory: bool) -> bool:
         cls = type(op)
-        if cls in _MODELED or has_shadow_rule or is_view_result_op(op):
+        if cls in _MODELED or chooses_memory or is_view_result_op(op):
             return True
         if op.has_trait(IsTerminator):
             return True  # handled with its parent
@@ -276,13 +274,11 @@ class ActivityAnalysis:
 
     def _classify(self) -> None:
         """Unknown ops; memory classes (what one memref may address)."""
-        from adpasses.rules import shadow_rule_for
-
         classes = self._classes
         kind = self._kind
         for op in self._ops:
-            rule = shadow_rule_for(op)
-            if not self._understood(op, rule is not None):
+            sources = chosen_sources(op)
+            if not self._understood(op, sources is not None):
                 self.unknown.append(op)
                 self._unknown_set.add(op)
                 kind[op] = _UNKNOWN
@@ -291,8 +287,8 @@ class ActivityAnalysis:
                 self._produced[op] = [*op.results, *own_args]
                 classes.union(_memrefs([*self._used[op], *self._produced[op]]))
                 continue
-            if rule is not None:
-                classes.union([op.results[0], *rule.sources(op)])
+            if sources is not None:
+                classes.union([op.results[0], *sources])
             links = self._links(op)
             for a, b in links:
                 if is_memref_type(a.type) and is_memref_type(b.type):

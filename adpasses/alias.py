@@ -56,16 +56,16 @@ from adpasses.memref_access import (
     ViewMap,
     element,
     footprint,
-    is_function_argument,
     is_injective,
     object_of,
     view_map,
     whole_object,
 )
 from adpasses.memory_writes import READ_ONLY_USERS, Extent, WriteEffects, WriteTarget
-from adpasses.memref_views import is_view_result
+from adpasses.dialects.ad import NOALIAS_ATTRS
+from adpasses.ir_facts import is_function_parameter
+from adpasses.memref_views import chosen_sources, is_view_result
 
-NOALIAS_ATTRS = ("ad.noalias", "llvm.noalias")
 
 __all__ = [
     "AliasAnalysis",
@@ -271,14 +271,11 @@ class AliasAnalysis:
         if obj.kind is not ObjectKind.UNKNOWN or not isinstance(value, OpResult):
             return None
         op = value.op
-        if not _chosen_memref(op):
+        sources = chosen_sources(op)
+        if sources is None:
             return None
-        from adpasses.rules import shadow_rule_for
-
-        rule = shadow_rule_for(op)
-        assert rule is not None
         found: list[MemoryObject] = []
-        for source in rule.sources(op):
+        for source in sources:
             inner = object_of(source)
             for option in self.choices(inner) or [inner]:
                 if option not in found:
@@ -619,7 +616,7 @@ class AliasAnalysis:
     def _defined_inside(self, value: SSAValue, scope: Operation | Region) -> bool:
         key = (value, id(scope))
         if key not in self._inside:
-            if is_function_argument(value):
+            if is_function_parameter(value):
                 inside = False  # fixed for the whole call
             else:
                 block = value.block if isinstance(value, BlockArgument) else value.op.parent_block()
@@ -664,10 +661,8 @@ class AliasAnalysis:
 
 def _chosen_memref(op: Operation) -> bool:
     """An op whose memref result is one of its memref operands, chosen at
-    run time (the rule tables' SHADOW_RULES: arith.select between memrefs)."""
-    from adpasses.rules import shadow_rule_for
-
-    return shadow_rule_for(op) is not None
+    run time (`memref_views.chosen_sources`: arith.select between memrefs)."""
+    return chosen_sources(op) is not None
 
 
 def _where(op: Operation | None) -> str:

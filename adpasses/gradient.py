@@ -23,6 +23,7 @@ argument. Its body is:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
@@ -42,7 +43,11 @@ from adpasses.dialects.ad import (
     TapePushOp,
 )
 from adpasses.index_arith import saturate, saturating_mul, trip_count
-from adpasses.reverse_context import ReverseContext, home_block, is_constant
+from adpasses.ir_facts import home_block, is_constant
+from adpasses.reverse_context import ReverseContext
+
+if TYPE_CHECKING:
+    from adpasses.rules import RuleTables
 
 
 class ReverseSweep:
@@ -53,8 +58,10 @@ class ReverseSweep:
         plan: CachePlan,
         name: str,
         with_primal: bool,
+        rules: RuleTables,
     ):
         self.primal = primal
+        self.rules = rules  # handed in: the engine does not import the rules
         self.activity = activity
         self.plan = plan
         self.name = name

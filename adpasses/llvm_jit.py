@@ -140,10 +140,6 @@ class CompileTimes:
     opt_s: float = 0.0
     codegen_s: float = 0.0
 
-    @property
-    def total_s(self) -> float:
-        return self.lower_s + self.llvm_s
-
 
 @dataclass
 class CompiledModule:

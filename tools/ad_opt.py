@@ -170,9 +170,12 @@ class ADOptMain(xDSLOptMain):
         if self.args.emit == "llvm-ir":
             from adpasses.lowering import emit_llvm_ir
 
-            return emit_llvm_ir(
-                prog, optimize=self.args.opt, boundscheck=not self.args.no_boundscheck
-            )
+            text = emit_llvm_ir(prog, boundscheck=not self.args.no_boundscheck)
+            if not self.args.opt:
+                return text
+            from adpasses.llvm_jit import optimized_module
+
+            return str(optimized_module(text))
         return super().output_resulting_program(prog)
 
 

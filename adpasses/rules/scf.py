@@ -23,11 +23,10 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from adpasses.dialects.ad import COUNTED_ATTR
 from adpasses.index_arith import trip_count
 from adpasses.ir_walk import nested_ops
 from adpasses.reverse_context import ReverseContext
-
-COUNTED = "ad.counted"
 
 
 def outer_active_values(op: Operation, rc: ReverseContext) -> list[SSAValue]:
@@ -245,7 +244,7 @@ class WhileRule:
 
 def iteration_count(op: scf.WhileOp) -> SSAValue:
     """The result counting how often the `after` region ran (see below)."""
-    if COUNTED not in op.attributes:
+    if COUNTED_ATTR not in op.attributes:
         raise AssertionError("scf.while reached the reverse pass without an iteration counter")
     return op.results[-1]
 
@@ -277,7 +276,7 @@ def count_while_iterations(op: scf.WhileOp) -> scf.WhileOp:
         after_region,
     )
     new.attributes.update(op.attributes)
-    new.attributes[COUNTED] = UnitAttr()
+    new.attributes[COUNTED_ATTR] = UnitAttr()
     new.location = op.location
     for opv in (zero, one, incremented):
         opv.location = op.location

@@ -39,7 +39,7 @@ from adpasses.compile_thread import compile_entry
 from adpasses.context import shared_context
 from adpasses.diagnostics import CompileError, error_at
 from adpasses.dialects.ad import AutodiffOp, check_activity_signature
-from adpasses.rules import rule_for
+from adpasses.rules import RULES, rule_for
 from adpasses.verify import verify_all
 from adpasses.rules.scf import count_while_iterations
 from adpasses.transforms.inline_calls import inline_calls
@@ -234,7 +234,7 @@ def differentiate(
     needed = collect_needs(work, analysis)
     plan = plan_cache(work, needed, analysis, options.cache_policy)
     name = gradient_name(module, func_name, activity, ret_activity, with_primal)
-    sweep = ReverseSweep(work, analysis, plan, name, with_primal)
+    sweep = ReverseSweep(work, analysis, plan, name, with_primal, RULES)
     gradient = sweep.build()
     Rewriter.insert_op(gradient, InsertPoint.after(primal))
     if options.lower_tapes:
