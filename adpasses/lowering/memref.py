@@ -39,6 +39,7 @@ from adpasses.lowering.core import (
     PTR,
     scalar_type,
 )
+from adpasses.lowering.names import user_symbol
 from adpasses.lowering.sizes import byte_count, check_static_alloca, heap_allocate, heap_grow, reserve_stack
 
 
@@ -340,7 +341,7 @@ def _global(mt: ModuleTranslator, op: memref.GlobalOp) -> None:
     for s in t.get_shape():
         count *= s
     array_type = ir.ArrayType(elem, count)
-    g = ir.GlobalVariable(mt.llvm, array_type, op.sym_name.data)
+    g = ir.GlobalVariable(mt.llvm, array_type, user_symbol(op.sym_name.data))
     init = op.initial_value
     if isinstance(init, DenseIntOrFPElementsAttr):
         values = list(init.get_values())
