@@ -106,6 +106,10 @@ def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
     dynamic = any(isinstance(inner, memref.AllocaOp) and inner.dynamic_sizes
                   for inner in op.walk())
     saved = ft.b.call(ft.mt.declare("llvm.stacksave.p0", PTR, []), []) if dynamic else None
+    # The scope gives its allocas' stack back: so does the call's budget
+    # (adpasses.lowering.sizes.reserve_stack), or a scope in a loop would
+    # count every iteration's allocas.
+    budget = ft.b.load(ft.stack_budget_slot(), typ=I64) if dynamic else None
     terminator = block.last_op
     for inner in block.ops:
         if inner is terminator and isinstance(inner, memref.AllocaScopeReturnOp):
@@ -113,6 +117,7 @@ def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
         ft.translate_op(inner)
     if saved is not None:
         ft.b.call(ft.mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
+        ft.b.store(budget, ft.stack_budget_slot())
     returned = terminator.operands if isinstance(terminator, memref.AllocaScopeReturnOp) else ()
     for res, value in zip(op.results, returned):
         ft.set(res, ft.get(value))
