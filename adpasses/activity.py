@@ -9,8 +9,8 @@ seen through views, see `memref_views`): it is varied when it is a `dup`
 argument or a varied value is stored into it, and useful when it is a `dup`
 argument or a useful value is loaded from it. Active memory needs a shadow.
 Memory objects that one memref value may address together are one class:
-the operands and result of an `arith.select` between memrefs (the rule
-tables' `SHADOW_RULES`), the memrefs carried through a loop or an if, and
+the operands and result of an `arith.select` between memrefs
+(`memref_views.chosen_sources`), the memrefs carried through a loop or an if, and
 all memrefs an op the analysis does not understand touches.
 
 Both directions are plain fixpoints over the whole function; region ops
@@ -49,8 +49,10 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 
 from adpasses.diagnostics import CompileError, error_at
+from adpasses.ir_walk import nested_ops
 from adpasses.memref_views import (
     ALLOCATION_OPS,
+    chosen_sources,
     is_view_result,
     memory_object,
 )
@@ -202,7 +204,7 @@ class ActivityAnalysis:
         self.bits: set[SSAValue] = set()
         """Integers that hold (functions of) the bits of a varied float."""
         self.bits_memory: set[SSAValue] = set()
-        self._ops = [op for op in function.walk() if op is not function]
+        self._ops = nested_ops(function)[1:]  # without the function
         self._classes = _MemoryClasses()
         self._kind: dict[Operation, int] = {}
         self._link_list: dict[Operation, list[tuple[SSAValue, SSAValue]]] = {}
@@ -216,8 +218,9 @@ class ActivityAnalysis:
         self._classify()
         self._seed()
         if enabled:
-            self._fixpoint(self._propagate_forward, self._ops)
-            self._fixpoint(self._propagate_backward, list(reversed(self._ops)))
+            order = _propagation_order(function)
+            self._fixpoint(self._propagate_forward, order)
+            self._fixpoint(self._propagate_backward, list(reversed(order)))
         else:
             self._everything_active()
         self._active_ops = self._compute_active_ops()
@@ -241,9 +244,6 @@ class ActivityAnalysis:
         """Ops the reverse sweep must visit (see `_compute_active_ops`)."""
         return op in self._active_ops
 
-    def active_values(self) -> set[SSAValue]:
-        return self.varied & self.useful
-
     def describe(self, value: SSAValue) -> str:
         """`active`, `const`, `active memory` or `const memory`."""
         if is_memref_type(value.type):
@@ -260,9 +260,9 @@ class ActivityAnalysis:
 
     # -- classification ----------------------------------------------------------
 
-    def _understood(self, op: Operation, has_shadow_rule: bool) -> bool:
+    def _understood(self, op: Operation, chooses_memory: bool) -> bool:
         cls = type(op)
-        if cls in _MODELED or has_shadow_rule or is_view_result_op(op):
+        if cls in _MODELED or chooses_memory or is_view_result_op(op):
             return True
         if op.has_trait(IsTerminator):
             return True  # handled with its parent
@@ -274,13 +274,11 @@ class ActivityAnalysis:
 
     def _classify(self) -> None:
         """Unknown ops; memory classes (what one memref may address)."""
-        from adpasses.rules import shadow_rule_for
-
         classes = self._classes
         kind = self._kind
         for op in self._ops:
-            rule = shadow_rule_for(op)
-            if not self._understood(op, rule is not None):
+            sources = chosen_sources(op)
+            if not self._understood(op, sources is not None):
                 self.unknown.append(op)
                 self._unknown_set.add(op)
                 kind[op] = _UNKNOWN
@@ -289,8 +287,8 @@ class ActivityAnalysis:
                 self._produced[op] = [*op.results, *own_args]
                 classes.union(_memrefs([*self._used[op], *self._produced[op]]))
                 continue
-            if rule is not None:
-                classes.union([op.results[0], *rule.sources(op)])
+            if sources is not None:
+                classes.union([op.results[0], *sources])
             links = self._links(op)
             for a, b in links:
                 if is_memref_type(a.type) and is_memref_type(b.type):
@@ -621,3 +619,23 @@ def _name(value: SSAValue) -> str:
 
 def is_view_result_op(op: Operation) -> bool:
     return bool(op.results) and is_view_result(op.results[0])
+
+
+def _propagation_order(function: Operation) -> list[Operation]:
+    """The ops nested in `function`, each op with regions both before its
+    regions (block arguments from operands: inward) and after them (results
+    from yields: outward). Pre-order alone moved facts one level outward per
+    round of the fixpoint: d rounds over a nest of d ifs or loops."""
+    order: list[Operation] = []
+    stack: list[tuple[Operation, bool]] = [(function, False)]
+    while stack:
+        op, done = stack.pop()
+        if op is not function:
+            order.append(op)
+        if done or not op.regions:
+            continue
+        if op is not function:
+            stack.append((op, True))
+        children = [inner for region in op.regions for block in region.blocks for inner in block.ops]
+        stack.extend((inner, False) for inner in reversed(children))
+    return order

@@ -22,59 +22,13 @@ import numpy as np
 from adpasses import shadows
 from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap, grad_call
 from adpasses.arguments import array_subclass_problem, is_honoured_array, plain_arguments
-from adpasses.diagnostics import CompileError, for_user
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
+from adpasses.compile_thread import compile_entry
+from adpasses.diagnostics import CompileError, for_user
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.gradcall import CompiledGradient, GradFunction, grad_activity, install_dispatch, normalize_argnums
-
-# -- markers (Enzyme's activities) ------------------------------------------------
-# Plain slotted classes: creating one costs ~0.1 us (a frozen dataclass, 1 us).
-
-
-class Const:
-    """Not differentiated."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: object):
-        self.value = value
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.value!r})"
-
-
-class Active:
-    """A float whose derivative `autodiff` returns."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: float):
-        self.value = value
-
-    def __repr__(self) -> str:
-        return f"Active({self.value!r})"
-
-
-class Duplicated:
-    """An array and its shadow: the derivative with respect to the array's
-    initial contents is added into `shadow`; on entry `shadow` holds the
-    seed of the array's final contents (an output array)."""
-
-    __slots__ = ("value", "shadow")
-
-    def __init__(self, value: np.ndarray, shadow: np.ndarray):
-        self.value, self.shadow = value, shadow
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.value!r}, {self.shadow!r})"
-
-
-class DuplicatedNoNeed(Duplicated):
-    """Like Duplicated; the array's final contents need not be right."""
-
-    __slots__ = ()
-
+from adpasses.markers import Active, Const, Duplicated, DuplicatedNoNeed
 
 # -- jit ------------------------------------------------------------------------------
 
@@ -179,6 +133,7 @@ class JitFunction:
         """(module, function name) of the primal for these arguments."""
         from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
 
+        from adpasses.dialects.ad import NOALIAS_ATTR
         from adpasses.frontend import build_module
 
         types_ = self.arg_types(args)
@@ -187,7 +142,7 @@ class JitFunction:
         f = function_named(module, name)
         if noalias:
             f.arg_attrs = ArrayAttr([
-                DictionaryAttr({"ad.noalias": UnitAttr()} if isinstance(t, ArrayArg) else {})
+                DictionaryAttr({NOALIAS_ATTR: UnitAttr()} if isinstance(t, ArrayArg) else {})
                 for t in types_
             ])
         self._remember(args, f)
@@ -521,6 +476,7 @@ class Inspection:
         ])
 
 
+@compile_entry  # it prints and lowers the IR: recursion as deep as compiling
 def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspection:
     """The IR before and after differentiation, the LLVM IR, the activity
     and the cache report of grad(f, argnums)(*args), with the same activities

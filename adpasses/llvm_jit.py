@@ -13,17 +13,23 @@ verifier (tests do; `ad-opt --debug` does).
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import llvmlite.binding as llvm
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from adpasses import runtime
+from adpasses.compile_thread import compile_entry, current_stack_bytes, run_with_stack
 from adpasses.context import parse_module
 
+
+T = TypeVar("T")
 
 _initialized = False
 
@@ -49,8 +55,58 @@ def _target_machine(opt_level: int = 3) -> llvm.TargetMachine:
 # 2026-11-22); a gradient runs many more times than it compiles.
 
 
+# LLVM's optimiser recurses once per instruction of a dependent chain (the
+# constant folding of a 50,000-op straight-line function after inlining:
+# about 330 bytes of stack per instruction measured, 16 MB for 50,000 ops,
+# 64 MB for 200,000). A module gets a stack of this many bytes per line of IR;
+# code generation at O0 does not recurse (1,000,000 ops on 8 MB).
+LLVM_STACK_PER_LINE = 1024
+
+
+def llvm_stack_bytes(ir_text: str) -> int:
+    """The stack LLVM's optimiser may need for this IR (an upper bound)."""
+    return ir_text.count("\n") * LLVM_STACK_PER_LINE
+
+
+def _thread_stack_bytes() -> int:
+    """The stack of the calling thread, as far as it is known."""
+    known = current_stack_bytes()
+    if known:
+        return known
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    default = 8 << 20  # what glibc gives a thread when the limit is unlimited
+    return threading.stack_size() or (soft if 0 < soft < default else default)
+
+
+def on_llvm_stack(stage: Callable[[str, int], T], ir_text: str, opt_level: int,
+                  moved: bool = False) -> T:
+    """`stage(ir_text, opt_level)` on a stack large enough for LLVM's
+    recursion on this IR: the calling thread's when it suffices, else a new
+    thread's; at O0 (with a RuntimeWarning) if no such stack can be had, since
+    a stack overflow in LLVM would kill the process."""
+    if opt_level > 0:
+        need = llvm_stack_bytes(ir_text)
+        if need > _thread_stack_bytes():
+            if not moved:
+                return run_with_stack(on_llvm_stack, stage, ir_text, opt_level, True,
+                                      stack_bytes=need)
+            warnings.warn(
+                f"adpasses: optimising this module ({ir_text.count(chr(10))} lines of LLVM IR) "
+                f"needs about {need >> 20} MB of stack, more than this system gives a thread; "
+                "it is compiled without optimisation (O0)", RuntimeWarning, stacklevel=2)
+            opt_level = 0
+    return stage(ir_text, opt_level)
+
+
 def optimized_module(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
-    """Parse LLVM IR and run LLVM's pipeline (loop + SLP vectorisation on)."""
+    """Parse LLVM IR and run LLVM's pipeline (loop + SLP vectorisation on),
+    on a stack large enough for it (`on_llvm_stack`)."""
+    return on_llvm_stack(_optimized_module, ir_text, opt_level)
+
+
+def _optimized_module(ir_text: str, opt_level: int) -> llvm.ModuleRef:
     tm = _target_machine(opt_level)
     mod = llvm.parse_assembly(ir_text)
     mod.triple = llvm.get_process_triple()
@@ -64,6 +120,15 @@ def optimized_module(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
     return mod
 
 
+def _machine_code(ir_text: str, opt_level: int) -> tuple[object, float]:
+    """The MCJIT engine of optimised IR, and when optimisation ended."""
+    mod = _optimized_module(ir_text, opt_level)
+    optimized = time.perf_counter()
+    engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
+    engine.finalize_object()
+    return engine, optimized
+
+
 @dataclass
 class CompileTimes:
     """Seconds spent compiling a module: `lower_s` (xDSL IR -> LLVM IR text,
@@ -74,10 +139,6 @@ class CompileTimes:
     llvm_s: float = 0.0
     opt_s: float = 0.0
     codegen_s: float = 0.0
-
-    @property
-    def total_s(self) -> float:
-        return self.lower_s + self.llvm_s
 
 
 @dataclass
@@ -148,6 +209,7 @@ _TEXT_CACHE: dict[tuple[str, bool, bool, int, bool, str], CompiledModule] = {}
 stats = {"compiled": 0, "cache_hits": 0}
 
 
+@compile_entry
 def compile_module(
     module_or_text: ModuleOp | str,
     *,
@@ -214,10 +276,7 @@ def compile_module(
     runtime.register_symbols()
     _check_external_symbols(translator.llvm)
     optimizing = time.perf_counter()
-    mod = optimized_module(ir_text, opt_level)
-    optimized = time.perf_counter()
-    engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
-    engine.finalize_object()
+    engine, optimized = on_llvm_stack(_machine_code, ir_text, opt_level)
     generated = time.perf_counter()
     sites = list(translator.check_sites)
     make = make_caller if binding == "shim" else make_ctypes_caller

@@ -443,10 +443,6 @@ class Parameter:
     name: str
     type: Attribute
 
-    @property
-    def is_array(self) -> bool:
-        return isinstance(self.type, MemRefType)
-
 
 def parameters(f: func.FuncOp) -> list[Parameter]:
     """Parameters named by their MLIR name hints (`%x` -> x), else argN."""

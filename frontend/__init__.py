@@ -12,9 +12,11 @@ import types
 
 from xdsl.dialects.builtin import ModuleOp
 
+from adpasses.compile_thread import compile_entry
 from adpasses.frontend.signature import ArgType, ArrayArg, ScalarArg, arg_type, signature_key
 
 
+@compile_entry
 def build_module(pyfunc: types.FunctionType, arg_types: list[ArgType]) -> tuple[ModuleOp, str]:
     """Compile `pyfunc` (and the functions it calls) for these argument
     types; the public function is named like the Python function."""

@@ -266,9 +266,6 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
     def index_type(self) -> Attribute:
         return IndexType()
 
-    def set_insertion_end(self, block: Block) -> None:
-        self.builder.insertion_point = InsertPoint.at_end(block)
-
     @contextlib.contextmanager
     def inserting_at_end(self, block: Block) -> Iterator[None]:
         saved = self.builder.insertion_point

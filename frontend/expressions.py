@@ -243,8 +243,6 @@ class ExpressionMixin:
             self.expect_args(node, 1)
             a = self.scalar(node.args[0])
             op_class = UNARY_MATH.get(fn) or TO_INT_MATH[fn]
-            if a.is_int and fn in (np.abs, np.absolute):
-                return self.int_abs(a)
             x = self.to_float(a, self.float_type_of(a, a))
             r = Scalar(self.emit(op_class(x)).results[0], a.weak)
             if fn in TO_INT_MATH:

@@ -94,9 +94,12 @@ def _one_line(err: Exception) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from adpasses.compile_thread import run_with_stack
+
     args = _arguments(argv)
     try:
-        return run(args)
+        # Parsing, passes, lowering and LLVM recurse as deep as the input nests.
+        return run_with_stack(run, args)
     except (CompileError, IndexError, ZeroDivisionError, OSError) as err:
         if args.debug:
             raise

@@ -10,7 +10,7 @@ from xdsl.ir import Operation
 from adpasses import stop_codes
 from adpasses.dialects.arith_ext import RemFOp
 from adpasses.diagnostics import error_at
-from adpasses.lowering.core import FunctionTranslator, scalar_type
+from adpasses.lowering.core import FunctionTranslator, UnsupportedType, scalar_type
 
 
 def _binary(method: str, float_op: bool = False):  # type: ignore[no-untyped-def]
@@ -59,7 +59,7 @@ def _poison(ft: FunctionTranslator, op: ub.PoisonOp) -> None:
     undefined behaviour, as in MLIR)."""
     try:
         ty = scalar_type(op.result.type)
-    except TypeError:
+    except UnsupportedType:
         raise error_at(op, f"of type {op.result.type} is not supported by the LLVM lowering; "
                            "only scalar poison values are") from None
     ft.set(op.result, ir.Constant(ty, ir.Undefined))

@@ -34,7 +34,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from adpasses.diagnostics import PY_INDEX, CompileError, error_at, op_location
+from adpasses.diagnostics import CompileError, error_at, op_location
+from adpasses.dialects.ad import NOALIAS_ATTRS, UNCHECKED_ATTR
 from adpasses.lowering.names import reserved, user_symbol
 from adpasses.types import memref_strides
 
@@ -42,14 +43,17 @@ I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F64 = ir.DoubleType()
 PTR = ir.PointerType()
 
-NOALIAS_ATTRS = ("llvm.noalias", "ad.noalias")
-UNCHECKED = "ad.unchecked"
 SHADOW_AXIS = -2
 """Axis code of a shadow-shape mismatch in dimension d: SHADOW_AXIS - d."""
 PY_INDEX_AXIS = 1 << 32
-"""Added to the axis of a failed check of a `PY_INDEX` access: the error
+"""Added to the axis of a failed check of a `PY_INDEX_ATTR` access: the error
 then reports the index the user wrote (a negative one as `i - size`) and
 the valid range `-size..size-1` (adpasses.pyentry.CallErrors.stopped)."""
+
+
+class UnsupportedType(TypeError):
+    """A type the LLVM lowering has no representation for; reported as a
+    CompileError at the op or function that has it."""
 
 
 def scalar_type(t: Attribute) -> ir.Type:
@@ -63,7 +67,7 @@ def scalar_type(t: Attribute) -> ir.Type:
         return I64
     if isinstance(t, IntegerType):
         return ir.IntType(t.width.data)
-    raise TypeError(f"type {t} is not supported by the LLVM lowering")
+    raise UnsupportedType(f"type {t} is not supported by the LLVM lowering")
 
 
 @dataclass
@@ -250,7 +254,7 @@ class ModuleTranslator:
         try:
             params = [p for t in ftype.inputs.data for p in flat_types(t)]
             ret = return_type(outputs)
-        except TypeError as err:
+        except UnsupportedType as err:
             raise error_at(f, str(err)) from None
         name = f.sym_name.data
         if f.body.blocks:
@@ -451,15 +455,13 @@ class FunctionTranslator:
             raise error_at(op, f"is not supported by the LLVM lowering; {hint}")
         try:
             rule(self, op)
-        except TypeError as err:
-            if "not supported by the LLVM lowering" in str(err):
-                raise error_at(op, str(err)) from None
-            raise
+        except UnsupportedType as err:
+            raise error_at(op, str(err)) from None
 
     # -- helpers for translation functions -----------------------------------
 
     def checked(self, op: Operation) -> bool:
-        return self.mt.boundscheck and UNCHECKED not in op.attributes
+        return self.mt.boundscheck and UNCHECKED_ATTR not in op.attributes
 
     def entry_alloca(self, ty: ir.Type, count: int | None = None) -> ir.Value:
         """An alloca in the entry block, so loops do not grow the stack."""
@@ -494,7 +496,7 @@ class FunctionTranslator:
                     python_index: bool = False) -> None:
         """Branch to an error exit unless 0 <= index < size (one unsigned
         compare). `python_index`: the index was wrapped like Python's
-        (`PY_INDEX`); the error reports the index before the wrap."""
+        (`PY_INDEX_ATTR`); the error reports the index before the wrap."""
         bad = self.b.icmp_unsigned(">=", index, size)
         with self.b.if_then(bad, likely=False):
             self.fail(site, index, axis + PY_INDEX_AXIS if python_index else axis, size)

@@ -20,11 +20,10 @@ from xdsl.ir import Operation, SSAValue
 
 from adpasses import stop_codes
 from adpasses.diagnostics import error_at, op_location
-from adpasses.dialects.ad import ShadowCheckOp
+from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, ShadowCheckOp
 from adpasses.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
-    PY_INDEX,
     SHADOW_AXIS,
     has_unit_attr,
     FunctionTranslator,
@@ -58,7 +57,6 @@ def _static_shape_sizes(t: MemRefType, dynamic: Sequence[ir.Value]) -> list[ir.V
     return [const_i64(s) if s != DYNAMIC_INDEX else next(dyn) for s in t.get_shape()]
 
 
-WORKSPACE = "ad.workspace"
 
 
 def _alloc(ft: FunctionTranslator, op: memref.AllocOp) -> None:
@@ -66,7 +64,7 @@ def _alloc(ft: FunctionTranslator, op: memref.AllocOp) -> None:
     sizes = _static_shape_sizes(t, [ft.get(s) for s in op.dynamic_sizes])
     elem = scalar_type(t.element_type)
     site = ft.mt.check_site(op)
-    tape = WORKSPACE in op.attributes
+    tape = WORKSPACE_ATTR in op.attributes
     what = stop_codes.TAPE if tape else stop_codes.ALLOCATION
     element_bytes = _element_bytes(ft, elem)
     nbytes = byte_count(ft, site, sizes, element_bytes, what)
@@ -124,7 +122,7 @@ def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
 
 
 def _dealloc(ft: FunctionTranslator, op: memref.DeallocOp) -> None:
-    if WORKSPACE in op.attributes and ft.mt.workspace:
+    if WORKSPACE_ATTR in op.attributes and ft.mt.workspace:
         return  # the workspace keeps its buffer for the next call
     ft.free(ft.get(op.memref).ptr)
 
@@ -154,7 +152,7 @@ def _address(ft: FunctionTranslator, op: Operation, m: MemRefValue, indices: Seq
     idx = [ft.get(i) for i in indices]
     if ft.checked(op):
         site = ft.mt.check_site(op)
-        python_index = has_unit_attr(op, PY_INDEX)
+        python_index = has_unit_attr(op, PY_INDEX_ATTR)
         for axis, (i, size) in enumerate(zip(idx, m.sizes)):
             ft.check_index(site, i, axis, size, python_index)
     return ft.element_address(m, idx)
@@ -224,7 +222,7 @@ def _subview(ft: FunctionTranslator, op: memref.SubviewOp) -> None:
     steps = _mixed(op.static_strides.get_values(), op.strides, ft)
     if ft.checked(op):
         site = ft.mt.check_site(op)
-        python_index = has_unit_attr(op, PY_INDEX)
+        python_index = has_unit_attr(op, PY_INDEX_ATTR)
         for axis, (o, s, st, n) in enumerate(zip(offsets, sizes, steps, src.sizes)):
             # The last selected element, offset + (size-1)*step, must be in range
             # (and the offset too) when the view is not empty.

@@ -170,3 +170,17 @@ def shadow_rule_for(op: Operation) -> ShadowRule | None:
     if rule is None or len(op.results) != 1 or not is_memref_type(op.results[0].type):
         return None
     return rule
+
+
+@dataclass(frozen=True)
+class RuleTables:
+    """Where the reverse engine (`ReverseSweep`, `ReverseContext`) looks up
+    rules. The engine does not import this package: `differentiate` hands
+    it `RULES`, so rules may import the engine and no cycle forms."""
+
+    rule_for: Callable[[Operation], ReverseRule | None]
+    shadow_rule_for: Callable[[Operation], ShadowRule | None]
+
+
+RULES = RuleTables(rule_for, shadow_rule_for)
+"""The rules of all dialects (the tables load on first lookup)."""
