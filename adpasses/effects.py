@@ -119,6 +119,7 @@ class _CachedCSEDriver(CSEDriver):
     def __init__(self) -> None:
         super().__init__()
         self.cache = EffectCache()
+        self._writes_before: dict[Operation, int] = {}
 
     def _simplify_operation(self, op: Operation) -> None:
         # xDSL 0.74's `CSEDriver._simplify_operation`, with cached effects.
@@ -146,15 +147,19 @@ class _CachedCSEDriver(CSEDriver):
         self._known_ops[op] = op
 
     def _write_between(self, from_op: Operation, to_op: Operation) -> bool:
-        """xDSL's `has_other_side_effecting_op_in_between`, cached."""
-        next_op: Operation | None = from_op
-        while next_op is not to_op:
-            assert next_op is not None, "Incorrect order of ops in side-effect search"
-            effects = self.cache.effects(next_op)
-            if effects is None or any(e.kind is MemoryEffectKind.WRITE for e in effects):
-                return True
-            next_op = next_op.next_op
-        return False
+        """xDSL's `has_other_side_effecting_op_in_between` (an op that may
+        write in [from_op, to_op) of one block) in O(1): from the count of
+        such ops before each op of the block, counted once per block (xDSL
+        walks from one to the other: O(n^2) over a long expression that
+        reads the same elements again)."""
+        if to_op not in self._writes_before:
+            writes = 0
+            for op in to_op.parent_block().ops:  # type: ignore[union-attr]
+                self._writes_before[op] = writes
+                effects = self.cache.effects(op)
+                if effects is None or any(e.kind is MemoryEffectKind.WRITE for e in effects):
+                    writes += 1
+        return self._writes_before[to_op] != self._writes_before[from_op]
 
 
 def cse(thing: Operation | Block | Region) -> None:

@@ -37,6 +37,7 @@ from xdsl.dialects.arith import ConstantOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from adpasses.compile_thread import too_deep_error
 from adpasses.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
@@ -92,6 +93,9 @@ class ModuleBuilder:
             f = FunctionCompiler(self, pyfunc, arg_types, name, public).compile()
         except CompileError:
             raise
+        except RecursionError as err:  # input nested deeper than the compile thread allows
+            raise too_deep_error(getattr(err, "adpasses_location", None) or _def_location(pyfunc)) \
+                from None
         except Exception as err:  # a bug of ours: report it at the construct being compiled
             where = getattr(err, "adpasses_location", None)
             raise CompileError(f"internal error while compiling this ({type(err).__name__}: {err}); "
@@ -123,7 +127,10 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]
         ) from None
     source = textwrap.dedent("".join(lines))
     shift = _indent(lines[0]) - _indent(source)
-    tree = ast.parse(source)
+    try:
+        tree = ast.parse(source)
+    except RecursionError:  # Python's parser: an expression nested too deeply
+        raise too_deep_error(f"{filename}:{first}:1") from None
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise CompileError(f"{pyfunc.__name__} is not defined with def (lambdas are not supported)",
