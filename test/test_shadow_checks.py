@@ -159,7 +159,7 @@ def test_no_entry_check_without_boundscheck():
 def test_reverse_loops_have_no_shadow_bounds_checks():
     text, gname = gradient_text(INPLACE_SQUARE, "sq")
     ir = compile_module(text).llvm_ir
-    body = ir[ir.index(f'@"{gname}"('):]
+    body = ir[ir.index(f'@"u.{gname}"('):]
     body = body[:body.index("\n}\n")]
     compares = [line for line in body.splitlines() if "icmp" in line and "dx.size0" in line]
     assert compares == [next(line for line in body.splitlines() if "icmp ne" in line)]
