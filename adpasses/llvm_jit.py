@@ -164,8 +164,11 @@ class CompiledModule:
         raise AttributeError(name)
 
     def address(self, name: str) -> int:
-        """Address of the compiled LLVM function `name` (internal ABI)."""
-        return self.engine.get_function_address(name)  # type: ignore[attr-defined]
+        """Address of the compiled function `@name` (internal ABI; in LLVM
+        it is `u.name`: adpasses.lowering.names)."""
+        from adpasses.lowering.names import user_symbol
+
+        return self.engine.get_function_address(user_symbol(name))  # type: ignore[attr-defined]
 
 
 def _check_external_symbols(llmod) -> None:  # type: ignore[no-untyped-def]
@@ -240,6 +243,7 @@ def compile_module(
         return compiled
 
     from adpasses.lowering.core import ModuleTranslator, define_oob_handler
+    from adpasses.lowering.names import user_symbol
     from adpasses.ctypes_entry import add_c_entry, make_ctypes_caller
     from adpasses.pyentry import add_entry_shim, make_caller
     from adpasses.transforms.lower_affine import without_affine
@@ -278,7 +282,7 @@ def compile_module(
     make = make_caller if binding == "shim" else make_ctypes_caller
     functions = {
         name: make(name, f, engine.get_function_address(shims[name]),
-                   engine.get_function_address(name), sites)
+                   engine.get_function_address(user_symbol(name)), sites)
         for f in public
         for name in (f.sym_name.data,)
     }

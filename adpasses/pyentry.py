@@ -48,6 +48,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from adpasses import stop_codes
 from adpasses.arguments import HONOURED_ARRAY_TYPES, array_subclass_problem
+from adpasses.lowering.names import ascii_symbol
 from adpasses.lowering.core import I8, I32, I64, PTR, PY_INDEX_AXIS, ModuleTranslator, const_i64, flat_types
 from adpasses.memref_views import memory_object
 from adpasses.runtime import ERROR_SLOT
@@ -174,7 +175,7 @@ class _Shim:
     def __init__(self, mt: ModuleTranslator, f: func.FuncOp):
         self.mt, self.f = mt, f
         self.inputs = list(f.function_type.inputs.data)
-        self.name = f"__py_entry_{f.sym_name.data}"
+        self.name = f"__py_entry_{ascii_symbol(f.sym_name.data)}"
         self.fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [PTR, PTR, I64]), self.name)
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         fail_bb = self.fn.append_basic_block("fail")

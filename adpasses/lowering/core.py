@@ -36,6 +36,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from adpasses.diagnostics import CompileError, error_at, op_location
 from adpasses.dialects.ad import NOALIAS_ATTRS, UNCHECKED_ATTR
+from adpasses.lowering.names import reserved, user_symbol
 from adpasses.types import memref_strides
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -225,6 +226,7 @@ class ModuleTranslator:
         self._declared: dict[str, ir.Function] = {}
         self._strings: dict[str, ir.GlobalVariable] = {}
         self.memref_globals: dict[str, ir.GlobalVariable] = {}
+        self._user_declarations: dict[str, func.FuncOp] = {}  # external C functions, by name
 
     def translate(self) -> ir.Module:
         funcs = [op for op in self.module.ops if isinstance(op, func.FuncOp)]
@@ -255,7 +257,16 @@ class ModuleTranslator:
             ret = return_type(outputs)
         except UnsupportedType as err:
             raise error_at(f, str(err)) from None
-        fn = ir.Function(self.llvm, ir.FunctionType(ret, params), f.sym_name.data)
+        name = f.sym_name.data
+        if f.body.blocks:
+            llvm_name = user_symbol(name)
+        else:  # an external C function, by its own name (adpasses.lowering.names)
+            if reserved(name):
+                raise error_at(f, f"declares '@{name}', a name reserved for adpasses' runtime and "
+                                  f"generated code; rename the declaration")
+            llvm_name = name
+            self._user_declarations[name] = f
+        fn = ir.Function(self.llvm, ir.FunctionType(ret, params), llvm_name)
         if f.sym_visibility is not None and f.sym_visibility.data == "private" and f.body.blocks:
             fn.linkage = "internal"
         # noalias on the data pointer of memref arguments that promise it.
@@ -289,9 +300,18 @@ class ModuleTranslator:
     # -- runtime and library functions --------------------------------------
 
     def declare(self, name: str, ret: ir.Type, params: Sequence[ir.Type], var_arg: bool = False) -> ir.Function:
+        """The C (or CPython, runtime) function `name` the generated code
+        calls. A user's external declaration of the same function is the
+        same symbol, so it must have the same type."""
         fn = self._declared.get(name) or self.llvm.globals.get(name)
+        ftype = ir.FunctionType(ret, list(params), var_arg=var_arg)
         if fn is None:
-            fn = ir.Function(self.llvm, ir.FunctionType(ret, list(params), var_arg=var_arg), name)
+            fn = ir.Function(self.llvm, ftype, name)
+        elif name in self._user_declarations and str(fn.function_type) != str(ftype):
+            raise error_at(self._user_declarations[name],
+                           f"declares '@{name}' with LLVM type {fn.function_type}, but the generated "
+                           f"code calls the C function {name} with type {ftype}; rename the "
+                           f"declaration or give it that type")
         self._declared[name] = fn
         return fn
 

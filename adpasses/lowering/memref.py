@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from adpasses import stop_codes
 from adpasses.diagnostics import error_at, op_location
-from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, ShadowCheckOp
+from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, KeepOp, ShadowCheckOp
 from adpasses.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
@@ -38,6 +38,7 @@ from adpasses.lowering.core import (
     PTR,
     scalar_type,
 )
+from adpasses.lowering.names import user_symbol
 from adpasses.lowering.sizes import byte_count, check_static_alloca, heap_allocate, heap_grow, reserve_stack
 
 
@@ -103,6 +104,10 @@ def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
     dynamic = any(isinstance(inner, memref.AllocaOp) and inner.dynamic_sizes
                   for inner in op.walk())
     saved = ft.b.call(ft.mt.declare("llvm.stacksave.p0", PTR, []), []) if dynamic else None
+    # The scope gives its allocas' stack back: so does the call's budget
+    # (adpasses.lowering.sizes.reserve_stack), or a scope in a loop would
+    # count every iteration's allocas.
+    budget = ft.b.load(ft.stack_budget_slot(), typ=I64) if dynamic else None
     terminator = block.last_op
     for inner in block.ops:
         if inner is terminator and isinstance(inner, memref.AllocaScopeReturnOp):
@@ -110,6 +115,7 @@ def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
         ft.translate_op(inner)
     if saved is not None:
         ft.b.call(ft.mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
+        ft.b.store(budget, ft.stack_budget_slot())
     returned = terminator.operands if isinstance(terminator, memref.AllocaScopeReturnOp) else ()
     for res, value in zip(op.results, returned):
         ft.set(res, ft.get(value))
@@ -254,6 +260,11 @@ def _shadow_check(ft: FunctionTranslator, op: ShadowCheckOp) -> None:
             ft.fail(site, s, SHADOW_AXIS - d, p)
 
 
+def _keep(ft: FunctionTranslator, op: KeepOp) -> None:
+    """Nothing: `ad.keep` only kept its operands' ops (and their checks)
+    alive through the xDSL passes."""
+
+
 def _shadow_site_text(ft: FunctionTranslator, op: ShadowCheckOp) -> str:
     """The error message, with `{index}`, `{dim}` and `{size}` left for
     adpasses.pyentry.CallErrors.stopped to fill in."""
@@ -338,7 +349,7 @@ def _global(mt: ModuleTranslator, op: memref.GlobalOp) -> None:
     for s in t.get_shape():
         count *= s
     array_type = ir.ArrayType(elem, count)
-    g = ir.GlobalVariable(mt.llvm, array_type, op.sym_name.data)
+    g = ir.GlobalVariable(mt.llvm, array_type, user_symbol(op.sym_name.data))
     init = op.initial_value
     if isinstance(init, DenseIntOrFPElementsAttr):
         values = list(init.get_values())
@@ -382,5 +393,6 @@ LOWERINGS = {
     memref.ExtractStridedMetaDataOp: _extract_strided_metadata,
     memref.CopyOp: _copy,
     ShadowCheckOp: _shadow_check,
+    KeepOp: _keep,
 }
 

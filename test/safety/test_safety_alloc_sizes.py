@@ -339,3 +339,28 @@ def test_arrays_overlap_with_a_million_arguments_in_a_thread() -> None:
         print(result, arrays_overlap(*many), arrays_overlap(*many, base[598:599]))
     """)
     assert out.split() == ["[True]", "False", "True"]
+
+
+def test_alloca_scope_gives_its_stack_budget_back() -> None:
+    """An alloca_scope in a loop frees its allocas every iteration: 1000
+    iterations of 64 KiB are fine; one alloca beyond the budget is not."""
+    text = """func.func @f(%count: index, %n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f64
+  %r = scf.for %i = %c0 to %count step %c1 iter_args(%acc = %z) -> (f64) {
+    %v = "memref.alloca_scope"() ({
+      %a = memref.alloca(%n) : memref<?xf64>
+      memref.store %z, %a[%c0] : memref<?xf64>
+      %w = memref.load %a[%c0] : memref<?xf64>
+      "memref.alloca_scope.return"(%w) : (f64) -> ()
+    }) : () -> f64
+    %s = arith.addf %acc, %v : f64
+    scf.yield %s : f64
+  }
+  func.return %r : f64
+}"""
+    f = compile_module(text)["f"]
+    assert f(1000, 8192) == 0.0
+    with pytest.raises(MemoryError, match=r"1.53 MiB would exceed the limit of 1.00 MiB.*<compile_module>:7:7"):
+        f(1, 200_000)

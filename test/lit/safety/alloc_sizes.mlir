@@ -29,7 +29,7 @@
 
 // The checked code: a negative test per dynamic size, an overflow-checked
 // product, a NULL test after the allocation.
-// IR-LABEL: define double @{{"?[a-z.]*}}alloc2d{{"?}}(i64 %"n", i64 %"m")
+// IR-LABEL: define double @"u.alloc2d"(i64 %"n", i64 %"m")
 // IR:         icmp slt i64 %"n", 0
 // IR:         call void @"__adpasses_oob"(i64 [[SITE:[0-9]+]], i64 %"n", i64 -1099511627777, i64 0)
 // IR:         icmp slt i64 %"m", 0
@@ -41,14 +41,14 @@
 // IR-NEXT:    icmp eq ptr [[P]], null
 // IR:         call void @"__adpasses_oob"(i64 [[SITE]], i64 [[BYTES]], i64 -1099511627779, i64 8)
 // A growable tape doubles its capacity, saturated, and checks the realloc.
-// IR-LABEL: define void @{{"?[a-z.]*}}grow{{"?}}(i64 %"n")
+// IR-LABEL: define void @"u.grow"(i64 %"n")
 // IR:         call {i64, i1} @"llvm.umul.with.overflow.i64"(i64 {{%".*"}}, i64 2)
 // IR:         call {i64, i1} @"llvm.umul.with.overflow.i64"(i64 {{%".*"}}, i64 8)
 // IR:         [[G:%".*"]] = call ptr @"__adpasses_realloc"
 // IR-NEXT:    icmp eq ptr [[G]], null
 // IR:         call void @"__adpasses_oob"(i64 {{[0-9]+}}, i64 {{%".*"}}, i64 -1099511627779, i64 65544)
 // A dynamic alloca counts against the call's stack budget.
-// IR-LABEL: define double @{{"?[a-z.]*}}stack{{"?}}(i64 %"n")
+// IR-LABEL: define double @"u.stack"(i64 %"n")
 // IR:         icmp ugt i64 {{%".*"}}, 1048576
 // IR:         call void @"__adpasses_oob"(i64 {{[0-9]+}}, i64 {{%".*"}}, i64 -1099511627780, i64 1048576)
 // IR:         alloca double, i64 %"n"
