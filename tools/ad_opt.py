@@ -129,6 +129,8 @@ class ADOptMain(xDSLOptMain):
             if a.no_simplify:
                 options.append("simplify=false")
             passes.append("ad-reverse{" + " ".join(options) + "}")
+            # Last, so that no pass after it can remove a check it relies on.
+            passes.append("ad-elide-shadow-checks")
         elif a.print_cache_report:
             print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)
         a.passes = ",".join(passes)
