@@ -282,7 +282,8 @@ class ModuleTranslator:
     def may_stop(self, name: str) -> bool:
         """Whether a call of function `name` can stop through the error
         slot: with bounds checks on, any defined function; without, those
-        that allocate (allocation checks stay on) or call one that may."""
+        with a stop that stays on (allocation sizes, loop steps) or that
+        call one that may."""
         if self.boundscheck:
             return True
         if not hasattr(self, "_may_stop"):
@@ -292,7 +293,7 @@ class ModuleTranslator:
             f = next((op for op in self.module.ops if isinstance(op, func.FuncOp)
                       and op.sym_name.data == name), None)
             self._may_stop[name] = f is not None and any(
-                _allocates(op) or (isinstance(op, func.CallOp)
+                _stops_without_checks(op) or (isinstance(op, func.CallOp)
                                    and self.may_stop(op.callee.root_reference.data))
                 for op in f.walk())
         return self._may_stop[name]
@@ -344,9 +345,14 @@ class ModuleTranslator:
         return len(self.check_sites) - 1
 
 
-def _allocates(op: Operation) -> bool:
-    from xdsl.dialects import memref
+def _stops_without_checks(op: Operation) -> bool:
+    """Ops whose stops `boundscheck=False` keeps: allocations (their sizes)
+    and scf.for with a step not known here (a step <= 0)."""
+    from xdsl.dialects import arith, memref, scf
 
+    if isinstance(op, scf.ForOp):
+        step = op.step.owner
+        return not isinstance(step, arith.ConstantOp)
     return isinstance(op, (memref.AllocOp, memref.AllocaOp)) or op.name in ("ad.tape.create", "ad.tape.push")
 
 
