@@ -37,13 +37,18 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> int:
     from xdsl.dialects import func
 
-    from adpasses.context import make_context, parse_module
+    from adpasses.context import decode_mlir, make_context, parse_module
     from adpasses.dialects.ad import AutodiffOp
     from adpasses.llvm_jit import compile_module
     from adpasses.verify import verify_module
 
     name = args.input_file or "<stdin>"
-    text = open(args.input_file).read() if args.input_file else sys.stdin.read()
+    if args.input_file:
+        with open(args.input_file, "rb") as f:
+            data = f.read()
+    else:
+        data = sys.stdin.buffer.read()
+    text = decode_mlir(data, name)
     ctx = make_context()
     module = parse_module(text, name, ctx)
     verify_module(module)
@@ -90,6 +95,8 @@ def _one_line(err: Exception) -> str:
     Kind: message`, like a compile error."""
     if isinstance(err, CompileError):
         return str(err)
+    if isinstance(err, OSError) and err.filename is not None:  # the input file
+        return f"error: cannot read '{err.filename}': {err.strerror}"
     location, detail = getattr(err, "location", None), getattr(err, "detail", None)
     if location and detail:
         return f"{location}: error: {type(err).__name__}: {detail}"
