@@ -263,14 +263,26 @@ def check_activity_signature(ftype: FunctionType, acts: Sequence[str], rets: Seq
             )
         if act == "active" and not is_float_type(ty):
             raise VerifyException(
-                f"argument {i} is 'active' but has type {ty}; only float scalars can be "
-                "active (use 'dup' for a memref, 'const' for integers)"
+                f"argument {i} is 'active' but has type {ty}; "
+                + (_UNSUPPORTED_FLOAT if _other_float(ty) else
+                   "only float scalars can be active (use 'dup' for a memref, 'const' for integers)")
             )
     for j, (act, ty) in enumerate(zip(rets, outputs)):
         if act == "active" and not is_float_type(ty):
             raise VerifyException(
-                f"result {j} is 'active' but has type {ty}; only float results can be active"
+                f"result {j} is 'active' but has type {ty}; "
+                + (_UNSUPPORTED_FLOAT if _other_float(ty) else "only float results can be active")
             )
+
+
+_UNSUPPORTED_FLOAT = "derivatives are computed in f16, f32 or f64 only; convert to one of them"
+
+
+def _other_float(ty: Attribute) -> bool:
+    """A float type adpasses does not differentiate (bf16, f80, f128, ...)."""
+    from adpasses.type_errors import type_kind
+
+    return not is_memref_type(ty) and type_kind(str(ty)) == "float"
 
 
 def autodiff_operand_types(

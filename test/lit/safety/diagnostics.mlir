@@ -38,6 +38,8 @@
 // RUN: not ad-opt --emit=llvm-ir %S/Inputs/diag_printf_memref.mlir 2>&1 | filecheck %s --check-prefix=PRINTM
 // RUN: not ad-run %S/Inputs/diag_printf_i128.mlir 2>&1 | filecheck %s --check-prefix=PRINTI
 // RUN: not ad-opt --emit=llvm-ir %S/Inputs/diag_printf_i128.mlir 2>&1 | filecheck %s --check-prefix=PRINTI
+// RUN: not ad-opt --reverse %S/Inputs/diag_autodiff_bf16.mlir 2>&1 | filecheck %s --check-prefix=BF16AD
+// RUN: not ad-run --entry main %S/Inputs/diag_autodiff_bf16.mlir 2>&1 | filecheck %s --check-prefix=BF16AD
 // RUN: not ad-run < %S/Inputs/diag_binary.mlir 2>&1 | filecheck %s --check-prefix=STDIN
 // RUN: not ad-run %S/Inputs/no_such_file.mlir 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: ad-run %S/Inputs/diag_hex_inf.mlir | filecheck %s --check-prefix=HEX
@@ -74,6 +76,8 @@
 // PRINTM-NOT: {{.}}
 // PRINTI: {{^.*}}Inputs/diag_printf_i128.mlir:4:3: error: 'printf.print_format': cannot print value 2 of type i128: it prints floats (f16, f32, f64), integers of up to 64 bits and index; convert it first (arith.extf/truncf, arith.trunci)
 // PRINTI-NOT: {{.}}
+// BF16AD: {{^.*}}Inputs/diag_autodiff_bf16.mlir:6:3: error: 'ad.autodiff' op argument 0 is 'active' but has type bf16; derivatives are computed in f16, f32 or f64 only; convert to one of them
+// BF16AD-NOT: {{.}}
 // STDIN: {{^}}<stdin>:1:1: error: the input is not UTF-8 text {{.*}}: MLIR input must be UTF-8 text{{$}}
 // STDIN-NOT: {{.}}
 // MISSING: {{^}}error: cannot read '{{.*}}no_such_file.mlir': No such file or directory
