@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from adpasses import runtime
 from adpasses.compile_thread import compile_entry, current_stack_bytes, run_with_stack
+from adpasses.options import check_flag, check_module_input, check_opt_level
 from adpasses.context import parse_module
 
 
@@ -209,7 +210,6 @@ _TEXT_CACHE: dict[tuple[str, bool, bool, int, bool, str], CompiledModule] = {}
 stats = {"compiled": 0, "cache_hits": 0}
 
 
-@compile_entry
 def compile_module(
     module_or_text: ModuleOp | str,
     *,
@@ -226,7 +226,19 @@ def compile_module(
     call needs more tape than any before.
     `binding`: "auto" (CPython builtin shims reading numpy arrays directly,
     unless numpy's layout is not the expected one), "shim" or "ctypes"."""
-    binding = _binding(binding)
+    # Options are checked here, on the caller's thread, so that a misuse is a
+    # TypeError/ValueError raised from this call.
+    check_module_input(module_or_text)
+    api = "compile_module()"
+    return _compile(module_or_text, boundscheck=check_flag(boundscheck, "boundscheck", api),
+                    fastmath=check_flag(fastmath, "fastmath", api),
+                    opt_level=check_opt_level(opt_level, api),
+                    workspace=check_flag(workspace, "workspace", api), binding=_binding(binding))
+
+
+@compile_entry
+def _compile(module_or_text: ModuleOp | str, *, boundscheck: bool, fastmath: bool, opt_level: int,
+             workspace: bool, binding: str) -> CompiledModule:
     if isinstance(module_or_text, str):
         key = (module_or_text, boundscheck, fastmath, opt_level, workspace, binding)
         hit = _TEXT_CACHE.get(key)
@@ -237,8 +249,8 @@ def compile_module(
 
         module = parse_module(module_or_text, "<compile_module>")
         verify_module(module)
-        compiled = compile_module(module, boundscheck=boundscheck, fastmath=fastmath,
-                                  opt_level=opt_level, workspace=workspace, binding=binding)
+        compiled = _compile(module, boundscheck=boundscheck, fastmath=fastmath,
+                            opt_level=opt_level, workspace=workspace, binding=binding)
         _TEXT_CACHE[key] = compiled
         return compiled
 
