@@ -63,6 +63,7 @@ from adpasses.dialects.ad import (
 )
 from adpasses.memref_views import is_allocation, memory_object
 
+
 @dataclass(frozen=True)
 class ElideShadowChecksPass(ModulePass):
     name = "ad-elide-shadow-checks"
