@@ -161,7 +161,8 @@ def outcomes(text: str, name: str, spec: str) -> dict[tuple[str, int], str]:
 # -- the inputs ----------------------------------------------------------------------------
 
 def _read(path: str) -> str:
-    with open(path) as f:
+    # Some lit inputs are deliberately not text (diagnostics for binary input).
+    with open(path, encoding="utf-8", errors="replace") as f:
         return f.read()
 
 
