@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -44,6 +45,7 @@ _start_lock = threading.Lock()   # threading.stack_size is process-wide
 _limit_lock = threading.Lock()
 _running = 0                     # compilations holding the raised limit
 _saved_limit: int | None = None
+_stack_size_before: int | None = None  # set while threading.stack_size is ours
 
 
 def on_compile_thread() -> bool:
@@ -116,9 +118,10 @@ def run_with_stack(fn: Callable[..., T], *args: object, stack_bytes: int = STACK
 
 
 def _start(body: Callable[[int], None], stack_bytes: int) -> threading.Thread | None:
+    global _stack_size_before
     sizes = [stack_bytes] + [s for s in _FALLBACK_STACKS if s < stack_bytes]
     with _start_lock:
-        previous = threading.stack_size()
+        previous = _stack_size_before = threading.stack_size()
         try:
             for size in sizes:
                 try:
@@ -132,6 +135,7 @@ def _start(body: Callable[[int], None], stack_bytes: int) -> threading.Thread | 
             return None
         finally:
             threading.stack_size(previous)
+            _stack_size_before = None
 
 
 def _raise_limit() -> None:
@@ -154,3 +158,24 @@ def _restore_limit() -> None:
             if sys.getrecursionlimit() == RECURSION_LIMIT:
                 sys.setrecursionlimit(_saved_limit)
             _saved_limit = None
+
+
+def _after_fork_in_child() -> None:
+    """Only the forking thread survives a fork: the compilations of other
+    threads are gone, and a lock one of them held would stay locked forever.
+    Fresh locks, the user's recursion limit and thread stack size back."""
+    global _start_lock, _limit_lock, _running, _saved_limit, _stack_size_before
+    _start_lock, _limit_lock = threading.Lock(), threading.Lock()
+    if _stack_size_before is not None:
+        threading.stack_size(_stack_size_before)
+        _stack_size_before = None
+    if on_compile_thread():  # forked from inside a compilation: it goes on here
+        _running = 1
+        return
+    if _saved_limit is not None and sys.getrecursionlimit() == RECURSION_LIMIT:
+        sys.setrecursionlimit(_saved_limit)
+    _running, _saved_limit = 0, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

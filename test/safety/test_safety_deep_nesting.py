@@ -320,3 +320,33 @@ def test_compile_thread_keeps_the_users_recursion_limit_and_errors(tmp_path) -> 
     """, str(tmp_path))
     assert out.splitlines() == ["1234", "300000", "CompileError <compile_module>",
                                 "[20.0, 22.0, 24.0, 26.0, 28.0, 30.0] 1000"], out
+
+
+def test_fork_while_another_thread_compiles(tmp_path) -> None:
+    """The child of a fork made while another thread compiles has the
+    user's recursion limit back and compiles (the compile thread's locks
+    are new in the child; the other thread's compilation did not survive)."""
+    out = _ok("""
+        import os, sys, threading
+        import adpasses.compile_thread as ct
+        started, release = threading.Event(), threading.Event()
+        def compiling():
+            started.set()
+            release.wait()
+        t = threading.Thread(target=lambda: ct.run_with_stack(compiling))
+        t.start()
+        started.wait()
+        print("during", sys.getrecursionlimit())
+        pid = os.fork()
+        if pid == 0:
+            from adpasses.llvm_jit import compile_module
+            before = sys.getrecursionlimit()
+            f = compile_module("func.func @f(%x: f64) -> f64 {\\n  %y = arith.mulf %x, %x : f64\\n"
+                               "  func.return %y : f64\\n}\\n")["f"]
+            os._exit(0 if (before, f(3.0), sys.getrecursionlimit()) == (1000, 9.0, 1000) else 3)
+        _, status = os.waitpid(pid, 0)
+        release.set()
+        t.join()
+        print("child", os.waitstatus_to_exitcode(status), "after", sys.getrecursionlimit())
+    """, str(tmp_path), timeout=120)
+    assert out.splitlines() == ["during 100000", "child 0 after 1000"], out
