@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from adpasses import runtime
+from adpasses.compile_locks import LLVM_LOCK, once
 from adpasses.context import parse_module
 
 
@@ -30,17 +32,18 @@ _initialized = False
 
 def _target_machine(opt_level: int = 3) -> llvm.TargetMachine:
     global _initialized
-    if not _initialized:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        _initialized = True
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
-        opt=opt_level,
-        jit=True,
-    )
+    with LLVM_LOCK:
+        if not _initialized:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            _initialized = True
+        target = llvm.Target.from_triple(llvm.get_process_triple())
+        return target.create_target_machine(
+            cpu=llvm.get_host_cpu_name(),
+            features=llvm.get_host_cpu_features().flatten(),
+            opt=opt_level,
+            jit=True,
+        )
 
 
 # LLVM's loop unswitching is left at its default threshold: limiting it
@@ -49,19 +52,21 @@ def _target_machine(opt_level: int = 3) -> llvm.TargetMachine:
 # 2026-11-22); a gradient runs many more times than it compiles.
 
 
-def optimized_module(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
-    """Parse LLVM IR and run LLVM's pipeline (loop + SLP vectorisation on)."""
-    tm = _target_machine(opt_level)
-    mod = llvm.parse_assembly(ir_text)
-    mod.triple = llvm.get_process_triple()
-    mod.data_layout = str(tm.target_data)
-    if opt_level > 0:
-        pto = llvm.PipelineTuningOptions(speed_level=opt_level)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pb = llvm.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
-    return mod
+def optimized_module(ir_text: str, opt_level: int = 3, context: object = None) -> llvm.ModuleRef:
+    """Parse LLVM IR (into `context`, default LLVM's global one) and run
+    LLVM's pipeline (loop + SLP vectorisation on)."""
+    with LLVM_LOCK:
+        tm = _target_machine(opt_level)
+        mod = llvm.parse_assembly(ir_text, context)
+        mod.triple = llvm.get_process_triple()
+        mod.data_layout = str(tm.target_data)
+        if opt_level > 0:
+            pto = llvm.PipelineTuningOptions(speed_level=opt_level)
+            pto.loop_vectorization = True
+            pto.slp_vectorization = True
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+        return mod
 
 
 @dataclass
@@ -80,12 +85,51 @@ class CompileTimes:
         return self.lower_s + self.llvm_s
 
 
+class MachineCode:
+    """The MCJIT engine that owns one module's machine code, and the LLVM
+    context its IR lives in. Every Python object that can jump into that
+    code holds this object: each entry builtin (through its `self`,
+    `pyentry.CallErrors`), each ctypes caller, and so every cache, fast path
+    and dispatch table that holds one of them. When the last of them goes,
+    the engine (code, IR) and then the context are disposed; never before.
+
+    A context of its own per module: LLVM's global context keeps every
+    type and constant any module ever used (about 0.2 MB per compiled
+    function, measured), a private one goes with its module."""
+
+    __slots__ = ("engine", "context", "__weakref__")
+
+    def __init__(self, engine: object, context: object):
+        self.engine = engine
+        # Only this object disposes the context, after the engine: keep the
+        # raw pointer and detach llvmlite's object, whose own finaliser the
+        # garbage collector may run first (when a cycle holding this object
+        # dies, all of them are finalised in any order).
+        self.context = context._ptr  # type: ignore[attr-defined]
+        context.detach()  # type: ignore[attr-defined]
+
+    def __del__(self) -> None:
+        # The engine's module lives in the context: engine first (closing
+        # twice is harmless: the engine's own finaliser may have run).
+        engine, context = self.engine, self.context
+        self.engine = self.context = None
+        if engine is not None:
+            engine.close()  # type: ignore[attr-defined]
+        if context is not None:
+            llvm.ffi.lib.LLVMPY_ContextDispose(context)
+
+    def address(self, name: str) -> int:
+        with LLVM_LOCK:
+            return self.engine.get_function_address(name)  # type: ignore[attr-defined]
+
+
 @dataclass
 class CompiledModule:
-    """Python callables for the public functions of a compiled module."""
+    """Python callables for the public functions of a compiled module. Its
+    machine code lives as long as this object or any of the callables."""
 
     functions: dict[str, Callable]
-    engine: object
+    code: MachineCode
     llvm_ir: str
     times: CompileTimes = field(default_factory=CompileTimes)
 
@@ -102,9 +146,15 @@ class CompiledModule:
             return functions[name]
         raise AttributeError(name)
 
+    @property
+    def engine(self) -> object:
+        """The llvmlite ExecutionEngine."""
+        return self.code.engine
+
     def address(self, name: str) -> int:
-        """Address of the compiled LLVM function `name` (internal ABI)."""
-        return self.engine.get_function_address(name)  # type: ignore[attr-defined]
+        """Address of the compiled LLVM function `name` (internal ABI); valid
+        while this module or one of its callables is alive."""
+        return self.code.address(name)
 
 
 def _check_external_symbols(llmod) -> None:  # type: ignore[no-untyped-def]
@@ -140,9 +190,24 @@ def _binding(binding: str) -> str:
 
 _RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot"}
 
-_CACHE: dict[str, CompiledModule] = {}
-_TEXT_CACHE: dict[tuple[str, bool, bool, int, bool, str], CompiledModule] = {}
+# Compiled modules by key, held weakly: a module stays cached while
+# something uses it (a jitted function's caches, a caller), and its code is
+# freed once nothing does (issue 13, item 14).
+_CACHE: weakref.WeakValueDictionary[str, CompiledModule] = weakref.WeakValueDictionary()
+_TEXT_CACHE: weakref.WeakValueDictionary[tuple[str, bool, bool, int, bool, str], CompiledModule] = \
+    weakref.WeakValueDictionary()
 stats = {"compiled": 0, "cache_hits": 0}
+
+
+def _cached(cache: weakref.WeakValueDictionary, key: object,
+            build: Callable[[], CompiledModule]) -> CompiledModule:
+    """`cache[key]`, else `build()` once per key: a thread asking for a
+    module another thread is compiling waits for it."""
+    hit = cache.get(key)
+    if hit is not None:
+        stats["cache_hits"] += 1
+        return hit
+    return once(cache, key, build)
 
 
 def compile_module(
@@ -160,22 +225,24 @@ def compile_module(
     (module globals), so a gradient that needs a tape allocates only when a
     call needs more tape than any before.
     `binding`: "auto" (CPython builtin shims reading numpy arrays directly,
-    unless numpy's layout is not the expected one), "shim" or "ctypes"."""
+    unless numpy's layout is not the expected one), "shim" or "ctypes".
+
+    Thread-safe: a module is compiled once per key even when several
+    threads ask for it at the same time (the others wait and share it)."""
     binding = _binding(binding)
     if isinstance(module_or_text, str):
-        key = (module_or_text, boundscheck, fastmath, opt_level, workspace, binding)
-        hit = _TEXT_CACHE.get(key)
-        if hit is not None:
-            stats["cache_hits"] += 1
-            return hit
-        from adpasses.verify import verify_module
+        text = module_or_text
+        key = (text, boundscheck, fastmath, opt_level, workspace, binding)
 
-        module = parse_module(module_or_text, "<compile_module>")
-        verify_module(module)
-        compiled = compile_module(module, boundscheck=boundscheck, fastmath=fastmath,
+        def from_text() -> CompiledModule:
+            from adpasses.verify import verify_module
+
+            module = parse_module(text, "<compile_module>")
+            verify_module(module)
+            return compile_module(module, boundscheck=boundscheck, fastmath=fastmath,
                                   opt_level=opt_level, workspace=workspace, binding=binding)
-        _TEXT_CACHE[key] = compiled
-        return compiled
+
+        return _cached(_TEXT_CACHE, key, from_text)
 
     from adpasses.lowering.core import ModuleTranslator, define_oob_handler
     from adpasses.ctypes_entry import add_c_entry, make_ctypes_caller
@@ -200,30 +267,29 @@ def compile_module(
     sites_text = "\n".join(translator.check_sites)
     key = hashlib.sha1(f"{boundscheck}{fastmath}{opt_level}{workspace}{binding}\n{ir_text}\n"
                        f"{sites_text}".encode()).hexdigest()
-    hit = _CACHE.get(key)
-    if hit is not None:
-        stats["cache_hits"] += 1
-        return hit
 
-    runtime.register_symbols()
-    _check_external_symbols(translator.llvm)
-    optimizing = time.perf_counter()
-    mod = optimized_module(ir_text, opt_level)
-    optimized = time.perf_counter()
-    engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
-    engine.finalize_object()
-    generated = time.perf_counter()
-    sites = list(translator.check_sites)
-    make = make_caller if binding == "shim" else make_ctypes_caller
-    functions = {
-        name: make(name, f, engine.get_function_address(shims[name]),
-                   engine.get_function_address(name), sites)
-        for f in public
-        for name in (f.sym_name.data,)
-    }
-    compiled = CompiledModule(functions, engine, ir_text,
+    def generate() -> CompiledModule:
+        runtime.register_symbols()
+        _check_external_symbols(translator.llvm)
+        with LLVM_LOCK:
+            optimizing = time.perf_counter()
+            context = llvm.create_context()
+            mod = optimized_module(ir_text, opt_level, context)
+            optimized = time.perf_counter()
+            engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
+            engine.finalize_object()
+            generated = time.perf_counter()
+            code = MachineCode(engine, context)
+            addresses = {f.sym_name.data: (engine.get_function_address(shims[f.sym_name.data]),
+                                           engine.get_function_address(f.sym_name.data))
+                         for f in public}
+        sites = list(translator.check_sites)
+        make = make_caller if binding == "shim" else make_ctypes_caller
+        functions = {name: make(name, f, *addresses[name], sites, code)
+                     for f in public for name in (f.sym_name.data,)}
+        stats["compiled"] += 1
+        return CompiledModule(functions, code, ir_text,
                               CompileTimes(lowered - start, time.perf_counter() - lowered,
                                            optimized - optimizing, generated - optimized))
-    _CACHE[key] = compiled
-    stats["compiled"] += 1
-    return compiled
+
+    return _cached(_CACHE, key, generate)
