@@ -8,12 +8,33 @@ Memory is tracked per memory object (a function argument or an allocation,
 seen through views, see `memref_views`): it is varied when it is a `dup`
 argument or a varied value is stored into it, and useful when it is a `dup`
 argument or a useful value is loaded from it. Active memory needs a shadow.
+Memory objects that one memref value may address together are one class:
+the operands and result of an `arith.select` between memrefs (the rule
+tables' `SHADOW_RULES`), the memrefs carried through a loop or an if, and
+all memrefs an op the analysis does not understand touches.
 
-Both directions are plain fixpoints over the whole function; scf regions are
-handled through their yields (iter_args, if results, while arguments), so a
-loop-carried value that starts constant but is updated with an active value
-becomes active. Calls must have been inlined (the reverse pass does); a call
-left in place is treated conservatively.
+Both directions are plain fixpoints over the whole function; region ops
+are handled through their terminators (scf.for iter_args, scf.if /
+scf.index_switch / scf.execute_region / memref.alloca_scope results,
+scf.while arguments), so a loop-carried value that starts constant but is
+updated with an active value becomes active. Calls must have been inlined
+(the reverse pass does).
+
+The analysis is total: every op is either understood (the ops above,
+loads, stores, copies, allocations, views, `memref.dim`, and pure ops
+without regions or memrefs, whose float results depend on their float
+operands) or *unknown*. Unknown ops are treated conservatively (their
+results and the memory they touch depend on everything they use, and
+everything they use is useful if anything they produce is), and
+`check_understood` reports one that touches active data as an error, so an
+op the differentiator cannot see through is never silently a zero
+derivative.
+
+Float bits: an integer made by `arith.bitcast` of a varied float (and any
+integer computed from such bits, stored and loaded, or carried through
+loops) is tracked in `bits`. An `arith.bitcast` of such bits back to a float
+is varied: the rule tables carry the derivative through a plain round trip
+(float -> int -> same float type) and report any other one.
 
 A `const` memref argument is inactive even if it may alias a `dup` one: the
 caller declared it so (as in Enzyme); the Python API checks real overlap.
@@ -23,16 +44,38 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from xdsl.dialects import func, memref, scf
-from xdsl.ir import Operation, SSAValue
-from xdsl.traits import ConstantLike
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 
+from adpasses.diagnostics import CompileError, error_at
 from adpasses.memref_views import (
     ALLOCATION_OPS,
     is_view_result,
     memory_object,
 )
-from adpasses.types import is_float_type, is_memref_type
+from adpasses.types import is_float_type, is_int_like, is_memref_type
+
+ONCE_REGION_OPS = (scf.IfOp, scf.IndexSwitchOp, scf.ExecuteRegionOp, memref.AllocaScopeOp)
+"""Region ops that run one of their regions once; each region's terminator
+gives the op's results (precise, like scf.if)."""
+
+MEMREF_OPS_UNDERSTOOD = (
+    memref.LoadOp,
+    memref.StoreOp,
+    memref.CopyOp,
+    memref.AllocOp,
+    memref.AllocaOp,
+    memref.DeallocOp,
+    memref.DimOp,
+    memref.RankOp,
+    memref.GetGlobalOp,
+)
+"""Memref ops whose effect on data the analysis models (views too)."""
+
+ZERO_DERIVATIVE_CONVERSIONS = (arith.SIToFPOp, arith.UIToFPOp)
+"""Integer -> float conversions: piecewise constant in any float the
+integer was computed from, so float bits do not make their result varied."""
 
 
 def _floats(values: Iterable[SSAValue]) -> list[SSAValue]:
@@ -47,6 +90,69 @@ def _yield_of(block) -> Operation:  # type: ignore[no-untyped-def]
     terminator = block.last_op
     assert terminator is not None
     return terminator
+
+
+def round_trip_source(op: Operation) -> SSAValue | None:
+    """For `arith.bitcast` of `arith.bitcast %x : F to iN` back to F: `%x`
+    (the value is %x itself, so is its derivative); else None."""
+    if not isinstance(op, arith.BitcastOp) or not is_float_type(op.result.type):
+        return None
+    inner = op.input
+    if isinstance(inner, OpResult) and isinstance(inner.op, arith.BitcastOp):
+        source = inner.op.input
+        if source.type == op.result.type:
+            return source
+    return None
+
+
+def _is_pure_op(op: Operation) -> bool:
+    from adpasses.memory_writes import MISSING_PURE_TRAIT
+
+    return isinstance(op, MISSING_PURE_TRAIT) or is_side_effect_free(op)
+
+
+def _region_values(op: Operation) -> tuple[list[SSAValue], list[SSAValue]]:
+    """For an op with regions: (values used inside but defined outside it,
+    plus every value defined inside it), and the block arguments of its own
+    regions (which only the op itself defines)."""
+    outside: dict[SSAValue, None] = {}
+    inside: list[SSAValue] = []
+    own_args = [a for region in op.regions for block in region.blocks for a in block.args]
+    nested = [inner for inner in op.walk() if inner is not op]
+    nested_set = set(nested)
+    for inner in nested:
+        for region in inner.regions:
+            for block in region.blocks:
+                inside.extend(block.args)
+        inside.extend(inner.results)
+        for operand in inner.operands:
+            owner = operand.op if isinstance(operand, OpResult) else operand.block.parent_op()
+            if owner is not op and owner not in nested_set:
+                outside[operand] = None
+    return list(outside) + own_args + inside, own_args
+
+
+class _MemoryClasses:
+    """Union-find over memory objects (`memory_object` roots)."""
+
+    def __init__(self) -> None:
+        self.parent: dict[SSAValue, SSAValue] = {}
+
+    def find(self, value: SSAValue) -> SSAValue:
+        root = memory_object(value)
+        path = []
+        while self.parent.get(root, root) is not root:
+            path.append(root)
+            root = self.parent[root]
+        for p in path:
+            self.parent[p] = root
+        return root
+
+    def union(self, values: Iterable[SSAValue]) -> None:
+        roots = [self.find(v) for v in values]
+        for r in roots[1:]:
+            if r is not roots[0]:
+                self.parent[r] = roots[0]
 
 
 class ActivityAnalysis:
@@ -74,7 +180,19 @@ class ActivityAnalysis:
         self.useful: set[SSAValue] = set()
         self.varied_memory: set[SSAValue] = set()
         self.useful_memory: set[SSAValue] = set()
-        self._ops = list(function.walk())
+        self.bits: set[SSAValue] = set()
+        """Integers that hold (functions of) the bits of a varied float."""
+        self.bits_memory: set[SSAValue] = set()
+        self._ops = [op for op in function.walk() if op is not function]
+        self._classes = _MemoryClasses()
+        self.unknown: list[Operation] = []
+        """Ops the analysis does not understand (treated conservatively)."""
+        self._unknown_set: set[Operation] = set()
+        self._used: dict[Operation, list[SSAValue]] = {}
+        """Per unknown op: operands, values used inside, values made inside."""
+        self._produced: dict[Operation, list[SSAValue]] = {}
+        """Per unknown op: its results and its regions' block arguments."""
+        self._classify()
         self._seed()
         if enabled:
             self._fixpoint(self._propagate_forward, self._ops)
@@ -89,9 +207,13 @@ class ActivityAnalysis:
         """A float scalar that carries a derivative."""
         return value in self.varied and value in self.useful
 
+    def memory_class(self, value: SSAValue) -> SSAValue:
+        """The representative of the memory objects `value` may address."""
+        return self._classes.find(value)
+
     def is_active_memory(self, value: SSAValue) -> bool:
         """A memref whose memory needs a shadow."""
-        obj = memory_object(value)
+        obj = self._classes.find(value)
         return obj in self.varied_memory and obj in self.useful_memory
 
     def is_active_op(self, op: Operation) -> bool:
@@ -107,6 +229,77 @@ class ActivityAnalysis:
             return "active memory" if self.is_active_memory(value) else "const memory"
         return "active" if self.is_active(value) else "const"
 
+    def check_understood(self) -> None:
+        """Raise a `CompileError` at the first op the analysis does not
+        understand that touches active data (see the module docstring)."""
+        for op in self.unknown:
+            touched = self._touched_active(op)
+            if touched is not None:
+                raise self._unknown_error(op, touched)
+
+    # -- classification ----------------------------------------------------------
+
+    def _understood(self, op: Operation) -> bool:
+        from adpasses.rules import shadow_rule_for
+
+        if isinstance(op, (scf.ForOp, scf.WhileOp) + ONCE_REGION_OPS):
+            return True
+        if op.has_trait(IsTerminator):
+            return True  # handled with its parent
+        if isinstance(op, MEMREF_OPS_UNDERSTOOD) or is_view_result_op(op):
+            return True
+        if shadow_rule_for(op) is not None:
+            return True
+        if op.regions or _memrefs(op.operands) or _memrefs(op.results):
+            return False
+        if isinstance(op, func.CallOp):
+            return False
+        return _is_pure_op(op) or op.name.startswith("printf.")
+
+    def _classify(self) -> None:
+        """Unknown ops; memory classes (what one memref may address)."""
+        from adpasses.rules import shadow_rule_for
+
+        classes = self._classes
+        for op in self._ops:
+            if not self._understood(op):
+                self.unknown.append(op)
+                self._unknown_set.add(op)
+                inner, own_args = _region_values(op) if op.regions else ([], [])
+                self._used[op] = [*op.operands, *inner]
+                self._produced[op] = [*op.results, *own_args]
+                classes.union(_memrefs([*self._used[op], *self._produced[op]]))
+                continue
+            rule = shadow_rule_for(op)
+            if rule is not None:
+                classes.union([op.results[0], *rule.sources(op)])
+            for a, b in self._links(op):
+                if is_memref_type(a.type) and is_memref_type(b.type):
+                    classes.union([a, b])
+
+    def _links(self, op: Operation) -> list[tuple[SSAValue, SSAValue]]:
+        """(source, target) pairs: `target` takes the value of `source` when
+        control passes through `op`'s region boundaries."""
+        links: list[tuple[SSAValue, SSAValue]] = []
+        if isinstance(op, scf.ForOp):
+            body = op.body.block
+            ys = _yield_of(body).operands
+            for init, arg, y, res in zip(op.iter_args, body.args[1:], ys, op.results):
+                links += [(init, arg), (y, arg), (init, res), (y, res)]
+        elif isinstance(op, ONCE_REGION_OPS):
+            for region in op.regions:
+                if region.blocks:
+                    for y, res in zip(_yield_of(region.block).operands, op.results):
+                        links.append((y, res))
+        elif isinstance(op, scf.WhileOp):
+            before, after = op.before_region.block, op.after_region.block
+            cond_args = _yield_of(before).operands[1:]
+            for init, arg, y in zip(op.operands, before.args, _yield_of(after).operands):
+                links += [(init, arg), (y, arg)]
+            for c, arg, res in zip(cond_args, after.args, op.results):
+                links += [(c, arg), (c, res)]
+        return links
+
     # -- seeds -----------------------------------------------------------------
 
     def _seed(self) -> None:
@@ -116,8 +309,8 @@ class ActivityAnalysis:
                 self.varied.add(arg)
                 self.useful.add(arg)
             elif act in ("dup", "dupnoneed"):
-                self.varied_memory.add(arg)
-                self.useful_memory.add(arg)
+                self.varied_memory.add(self._classes.find(arg))
+                self.useful_memory.add(self._classes.find(arg))
         for op in self._ops:
             if isinstance(op, func.ReturnOp):
                 for value, act in zip(op.arguments, self.ret_activity):
@@ -128,12 +321,18 @@ class ActivityAnalysis:
         """The baseline without analysis: every float that can depend on an
         input (not constants, not conversions of integers, not loads from
         const memory, which has no shadow) is active."""
+        find = self._classes.find
         for op in self._ops:
             if isinstance(op, ALLOCATION_OPS) and is_float_type(op.results[0].type.element_type):
-                self.varied_memory.add(op.results[0])
-                self.useful_memory.add(op.results[0])
+                self.varied_memory.add(find(op.results[0]))
+                self.useful_memory.add(find(op.results[0]))
         for op in self._ops:
-            if isinstance(op, memref.LoadOp) and memory_object(op.memref) not in self.varied_memory:
+            if op in self._unknown_set:
+                for m in _memrefs([*self._used[op], *self._produced[op]]):
+                    self.varied_memory.add(find(m))
+                    self.useful_memory.add(find(m))
+        for op in self._ops:
+            if isinstance(op, memref.LoadOp) and find(op.memref) not in self.varied_memory:
                 continue
             for region in op.regions:
                 for block in region.blocks:
@@ -146,6 +345,8 @@ class ActivityAnalysis:
         for arg, act in zip(self.function.body.block.args, self.arg_activity):
             if act != "const" and is_float_type(arg.type):
                 self.varied.add(arg)
+        # Floats rebuilt from the bits of floats (arith.bitcast back).
+        self._fixpoint(self._propagate_bits_only, self._ops)
         self.useful |= self.varied
 
     # -- propagation -------------------------------------------------------------
@@ -161,118 +362,157 @@ class ActivityAnalysis:
     def _mark(self, target: set[SSAValue], values: Iterable[SSAValue]) -> bool:
         changed = False
         for v in values:
-            if v not in target and (is_float_type(v.type) or target is self.varied_memory
-                                    or target is self.useful_memory):
+            if v not in target and is_float_type(v.type):
                 target.add(v)
+                changed = True
+        return changed
+
+    def _mark_memory(self, target: set[SSAValue], values: Iterable[SSAValue]) -> bool:
+        changed = False
+        for v in values:
+            obj = self._classes.find(v)
+            if obj not in target:
+                target.add(obj)
+                changed = True
+        return changed
+
+    def _mark_bits(self, values: Iterable[SSAValue]) -> bool:
+        changed = False
+        for v in values:
+            if v not in self.bits and is_int_like(v.type):
+                self.bits.add(v)
                 changed = True
         return changed
 
     def _any(self, target: set[SSAValue], values: Iterable[SSAValue]) -> bool:
         return any(v in target for v in values)
 
-    def _propagate_forward(self, op: Operation) -> bool:
-        varied = self.varied
-        if isinstance(op, scf.ForOp):
-            body = op.body.block
-            ys = _yield_of(body).operands
-            changed = False
-            for init, arg, y, res in zip(op.iter_args, body.args[1:], ys, op.results):
-                if init in varied or y in varied:
-                    changed |= self._mark(varied, (arg, res))
-            return changed
-        if isinstance(op, scf.IfOp):
-            changed = False
-            for region in (op.true_region, op.false_region):
-                if region.blocks:
-                    for y, res in zip(_yield_of(region.block).operands, op.results):
-                        if y in varied:
-                            changed |= self._mark(varied, (res,))
-            return changed
-        if isinstance(op, scf.WhileOp):
-            before, after = op.before_region.block, op.after_region.block
-            cond = _yield_of(before)
-            cond_args = cond.operands[1:]
-            changed = False
-            for init, arg, y in zip(op.operands, before.args, _yield_of(after).operands):
-                if init in varied or y in varied:
-                    changed |= self._mark(varied, (arg,))
-            for c, arg, res in zip(cond_args, after.args, op.results):
-                if c in varied:
-                    changed |= self._mark(varied, (arg, res))
-            return changed
-        if isinstance(op, memref.LoadOp):
-            if memory_object(op.memref) in self.varied_memory:
-                return self._mark(varied, op.results)
+    def _propagate_bits_only(self, op: Operation) -> bool:
+        """Float bits without the rest (for the `enabled=False` baseline)."""
+        return self._propagate_bits(op, self.varied)
+
+    def _propagate_bits(self, op: Operation, varied: set[SSAValue]) -> bool:
+        """Float bits through `op`; floats rebuilt from bits become varied."""
+        bits = self.bits
+        if isinstance(op, arith.BitcastOp):
+            if is_float_type(op.input.type) and op.input in varied:
+                return self._mark_bits([op.result])
+            if op.input in bits:
+                return self._mark_bits([op.result]) | self._mark(varied, [op.result])
             return False
         if isinstance(op, memref.StoreOp):
-            if op.value in varied:
-                return self._mark(self.varied_memory, (memory_object(op.memref),))
+            if op.value in bits:
+                return self._mark_memory(self.bits_memory, [op.memref])
+            return False
+        if isinstance(op, memref.LoadOp):
+            if self._classes.find(op.memref) in self.bits_memory:
+                return self._mark_bits(op.results)
             return False
         if isinstance(op, memref.CopyOp):
-            if memory_object(op.source) in self.varied_memory:
-                return self._mark(self.varied_memory, (memory_object(op.destination),))
+            if self._classes.find(op.source) in self.bits_memory:
+                return self._mark_memory(self.bits_memory, [op.destination])
             return False
-        if isinstance(op, func.CallOp):
-            mems = [memory_object(m) for m in _memrefs(op.operands)]
-            if self._any(varied, op.operands) or self._any(self.varied_memory, mems):
-                return self._mark(varied, op.results) | self._mark(self.varied_memory, mems)
-            return False
-        if op.regions or is_view_result_op(op):
-            return False
+        changed = False
+        for source, target in self._links(op):
+            if source in bits:
+                changed |= self._mark_bits([target])
+        if op in self._unknown_set:
+            used, produced = self._used[op], self._produced[op]
+            if self._any(bits, used):
+                changed |= self._mark_bits(produced) | self._mark(varied, produced)
+                changed |= self._mark_memory(self.bits_memory, _memrefs(used + produced))
+            return changed
+        if op.regions or _memrefs(op.operands) or isinstance(op, (arith.CmpiOp, arith.CmpfOp)):
+            return changed  # comparisons give booleans, not float bits
+        if self._any(bits, op.operands):
+            changed |= self._mark_bits(op.results)
+            if not isinstance(op, ZERO_DERIVATIVE_CONVERSIONS):
+                changed |= self._mark(varied, op.results)
+        return changed
+
+    def _propagate_forward(self, op: Operation) -> bool:
+        varied = self.varied
+        changed = self._propagate_bits(op, varied)
+        if op in self._unknown_set:
+            return changed | self._unknown_forward(op)
+        links = self._links(op)
+        if links:
+            for source, target in links:
+                if source in varied:
+                    changed |= self._mark(varied, (target,))
+            return changed
+        find = self._classes.find
+        if isinstance(op, memref.LoadOp):
+            if find(op.memref) in self.varied_memory:
+                return self._mark(varied, op.results) | changed
+            return changed
+        if isinstance(op, memref.StoreOp):
+            if op.value in varied:
+                return self._mark_memory(self.varied_memory, (op.memref,)) | changed
+            return changed
+        if isinstance(op, memref.CopyOp):
+            if find(op.source) in self.varied_memory:
+                return self._mark_memory(self.varied_memory, (op.destination,)) | changed
+            return changed
+        if op.regions or _memrefs(op.operands) or _memrefs(op.results):
+            return changed
         if self._any(varied, op.operands):
-            return self._mark(varied, op.results)
+            return self._mark(varied, op.results) | changed
+        return changed
+
+    def _unknown_forward(self, op: Operation) -> bool:
+        """Everything `op` produces depends on everything it uses."""
+        used, produced = self._used[op], self._produced[op]
+        mems = _memrefs(used + produced)
+        if self._any(self.varied, used) or any(
+            self._classes.find(m) in self.varied_memory for m in mems
+        ):
+            return self._mark(self.varied, produced) | self._mark_memory(self.varied_memory, mems)
         return False
 
     def _propagate_backward(self, op: Operation) -> bool:
         useful = self.useful
-        if isinstance(op, scf.ForOp):
-            body = op.body.block
-            ys = _yield_of(body).operands
+        if op in self._unknown_set:
+            return self._unknown_backward(op)
+        if isinstance(op, arith.BitcastOp):
+            source = round_trip_source(op)
+            if source is not None and op.result in useful:
+                return self._mark(useful, (source,))
+            return False
+        links = self._links(op)
+        if links:
             changed = False
-            for init, arg, y, res in zip(op.iter_args, body.args[1:], ys, op.results):
-                if res in useful or arg in useful:
-                    changed |= self._mark(useful, (init, y, arg))
+            for source, target in links:
+                if target in useful:
+                    changed |= self._mark(useful, (source,))
             return changed
-        if isinstance(op, scf.IfOp):
-            changed = False
-            for region in (op.true_region, op.false_region):
-                if region.blocks:
-                    for y, res in zip(_yield_of(region.block).operands, op.results):
-                        if res in useful:
-                            changed |= self._mark(useful, (y,))
-            return changed
-        if isinstance(op, scf.WhileOp):
-            before, after = op.before_region.block, op.after_region.block
-            cond_args = _yield_of(before).operands[1:]
-            changed = False
-            for c, arg, res in zip(cond_args, after.args, op.results):
-                if res in useful or arg in useful:
-                    changed |= self._mark(useful, (c,))
-            for init, arg, y in zip(op.operands, before.args, _yield_of(after).operands):
-                if arg in useful:
-                    changed |= self._mark(useful, (init, y))
-            return changed
+        find = self._classes.find
         if isinstance(op, memref.LoadOp):
             if op.res in useful:
-                return self._mark(self.useful_memory, (memory_object(op.memref),))
+                return self._mark_memory(self.useful_memory, (op.memref,))
             return False
         if isinstance(op, memref.StoreOp):
-            if memory_object(op.memref) in self.useful_memory:
+            if find(op.memref) in self.useful_memory:
                 return self._mark(useful, (op.value,))
             return False
         if isinstance(op, memref.CopyOp):
-            if memory_object(op.destination) in self.useful_memory:
-                return self._mark(self.useful_memory, (memory_object(op.source),))
+            if find(op.destination) in self.useful_memory:
+                return self._mark_memory(self.useful_memory, (op.source,))
             return False
-        if isinstance(op, func.CallOp):
-            mems = [memory_object(m) for m in _memrefs(op.operands)]
-            if self._any(useful, op.results) or self._any(self.useful_memory, mems):
-                return self._mark(useful, op.operands) | self._mark(self.useful_memory, mems)
-            return False
-        if op.regions or is_view_result_op(op):
+        if op.regions or _memrefs(op.operands) or _memrefs(op.results):
             return False
         if self._any(useful, op.results):
             return self._mark(useful, op.operands)
+        return False
+
+    def _unknown_backward(self, op: Operation) -> bool:
+        """Everything `op` uses is useful if anything it produces is."""
+        used, produced = self._used[op], self._produced[op]
+        mems = _memrefs(used + produced)
+        if self._any(self.useful, produced) or any(
+            self._classes.find(m) in self.useful_memory for m in mems
+        ):
+            return self._mark(self.useful, used) | self._mark_memory(self.useful_memory, mems)
         return False
 
     # -- ops -------------------------------------------------------------------
@@ -301,6 +541,45 @@ class ActivityAnalysis:
             ):
                 active.add(op)
         return active
+
+    # -- unknown ops -----------------------------------------------------------
+
+    def _touched_active(self, op: Operation) -> str | None:
+        """What active data the unknown `op` touches (for the message)."""
+        values = [*self._used[op], *self._produced[op]]
+        for v in values:
+            if self.is_active(v):
+                return f"the value {_name(v)}, which carries a derivative"
+            if is_memref_type(v.type) and self.is_active_memory(v):
+                return f"the memref {_name(v)}, whose memory carries derivatives"
+        for inner in op.walk():
+            if inner is not op and inner in self._active_ops and not inner.has_trait(IsTerminator):
+                return f"'{inner.name}' inside it, which computes derivatives"
+        return None
+
+    def _unknown_error(self, op: Operation, touched: str) -> CompileError:
+        if isinstance(op, func.CallOp):
+            return error_at(
+                op,
+                f"calls '{op.callee}', which has no body to differentiate, with {touched}; "
+                "define it in the module or make its arguments const",
+            )
+        return error_at(
+            op,
+            f"is not understood by reverse mode (no derivative rule, and the activity "
+            f"analysis cannot see through it), but it touches {touched}; rewrite it with "
+            "scf.for/scf.if/scf.while, memref.load/store and arith/math ops, or mark the "
+            "inputs that reach it const",
+        )
+
+
+def _name(value: SSAValue) -> str:
+    if value.name_hint:
+        return f"%{value.name_hint}"
+    if isinstance(value, BlockArgument):
+        return f"(argument {value.index} of a block)"
+    assert isinstance(value, OpResult)
+    return f"(result {value.index} of '{value.op.name}')"
 
 
 def is_view_result_op(op: Operation) -> bool:

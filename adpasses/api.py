@@ -12,6 +12,7 @@ vectorises); when some do, the conservative version.
 from __future__ import annotations
 
 import inspect as pyinspect
+import numbers
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,11 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from adpasses import shadows
+from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap
+from adpasses.arguments import array_subclass_problem, is_honoured_array, plain_arguments
+from adpasses.diagnostics import CompileError, for_user
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
 from adpasses.compile_locks import once
+from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.gradcall import CompiledGradient, GradFunction, grad_activity, install_dispatch, normalize_argnums
-from adpasses.shadows import zeros_like_layout
 
 # -- markers (Enzyme's activities) ------------------------------------------------
 # Plain slotted classes: creating one costs ~0.1 us (a frozen dataclass, 1 us).
@@ -92,7 +96,9 @@ class JitFunction:
         self.__wrapped__ = fn
         self._signature = pyinspect.signature(fn)
         self._params = list(self._signature.parameters)
-        self._plain = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in self._signature.parameters.values())
+        self._plain = has_plain_parameters(fn)
+        # Binds keywords and defaults with CPython's own rules and messages.
+        self._binder = binder(fn) if self._plain else None
         # Compiled callables hold their machine code (llvm_jit.MachineCode):
         # it is freed with the last cache, fast path or caller holding one.
         self._primal: dict[tuple, Callable] = {}   # (signature_key, noalias) -> compiled primal
@@ -112,7 +118,10 @@ class JitFunction:
         # calls the compiled function of the arguments' signature directly
         # (see install_dispatch); this method is its fallback, and the path
         # of every call with keywords or omitted defaults.
-        return self._slow_call(self.bind(args, kwargs))
+        try:
+            return self._slow_call(self.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     def bind(self, args: tuple, kwargs: dict | None = None) -> tuple:
         """All parameters, positionally: keywords placed, defaults filled in
@@ -121,16 +130,14 @@ class JitFunction:
             self._reject_parameters()
         if not kwargs and len(args) == len(self._params):
             return args
-        if len(args) > len(self._params):
-            raise TypeError(f"{self.__name__}() takes {len(self._params)} arguments, got {len(args)}")
-        try:
-            bound = self._signature.bind(*args, **(kwargs or {}))
-        except TypeError as e:
-            raise TypeError(f"{self.__name__}(): {e}") from None
-        bound.apply_defaults()
-        return bound.args
+        # A bad call raises the TypeError calling the Python function would
+        # (unexpected keyword, missing or extra arguments, a duplicate).
+        return self._binder(*args, **(kwargs or {}))
 
     def _slow_call(self, args: tuple) -> object:
+        # Numpy scalars converted and array classes checked before anything
+        # reads an array (adpasses.arguments).
+        args = plain_arguments(self.__name__, self._params, args)
         key = signature_key(args)
         # Arrays the function only reads may alias freely; written ones may
         # use the `ad.noalias` version only when no two arrays overlap.
@@ -147,7 +154,10 @@ class JitFunction:
         return call(*args)
 
     def _slow_call_varargs(self, *args: object, **kwargs: object) -> object:
-        return self._slow_call(self.bind(args, kwargs))
+        try:
+            return self._slow_call(self.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     # -- compilation ----------------------------------------------------------
 
@@ -163,7 +173,9 @@ class JitFunction:
         if not self._plain:
             self._reject_parameters()
         if len(args) != len(self._params):
-            raise TypeError(f"{self.__name__}() takes {len(self._params)} arguments, got {len(args)}")
+            n = len(self._params)
+            raise TypeError(f"{self.__name__}() takes {n} positional argument{'s' if n != 1 else ''} "
+                            f"but {len(args)} {'was' if len(args) == 1 else 'were'} given")
         return [arg_type(a, k, self._params[k]) for k, a in enumerate(args)]
 
     def build(self, args: Sequence[object], noalias: bool = False):  # type: ignore[no-untyped-def]
@@ -331,12 +343,18 @@ def as_jit(f: object) -> JitFunction:
 def grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
     """The gradient of a float-valued function, like jax.grad: a float for
     a float argument, a new array (same shape and dtype) for an array; a
-    tuple of them when argnums is a tuple."""
+    tuple of them when argnums is a tuple.
+
+    Differentiates f at the given values and leaves every argument unchanged
+    (arrays f writes are copied first). Arrays that share memory with one f
+    writes are differentiated through that memory: each gets the derivative
+    with respect to the memory it covers (docs/api.md, "Aliasing")."""
     return _grad_function(as_jit(f), argnums, with_value=False)
 
 
 def value_and_grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
-    """`(f(*args), grad(f, argnums)(*args))` in one call."""
+    """`(f(*args), grad(f, argnums)(*args))` in one call; like grad, it
+    leaves every argument unchanged (the value is f's on copies)."""
     return _grad_function(as_jit(f), argnums, with_value=True)
 
 
@@ -361,32 +379,54 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
     whose derivative is added into `dx` (nothing is allocated for it),
     `Const(x)` or a plain value otherwise.
 
+    Like Enzyme, this runs f on the arrays it is given: what f writes into
+    its arguments is written (use `grad` to differentiate without changing
+    them). Shadows must share memory exactly as their arrays do; calls that
+    break this rule, give an array as its own or another argument's shadow,
+    or pass a constant array sharing memory with a Duplicated one that f
+    writes, raise ValueError naming the arguments.
+
     Returns a tuple with one entry per argument: the derivative for Active,
     None otherwise. With `return_primal=True`: `(derivatives, value)`, value
     being what f returns (None if it returns nothing). `seed` scales the
     derivative of a float result."""
     jf = as_jit(f)
+    if type(seed) is not float:  # checked before anything is compiled
+        seed = _seed_value(seed)
     fast = jf._autodiff_fast.get(fast_key(args, return_primal))
     if fast is not None:
-        got = fast(args, float(seed))
+        got = fast(args, seed)
         if got is not MISS:
             return got
+    try:
+        return _autodiff(jf, args, seed, return_primal)
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) -> object:
+    """autodiff's general path: checks, compiles, installs a fast path."""
     values, activity, user_shadows = _unwrap(jf, jf.bind(args))
-    # Shadows are indexed with their array's strides: a shadow laid out
-    # differently is replaced by a same-layout temporary, added back after.
+    arrays = [v for v in values if isinstance(v, np.ndarray)] + list(user_shadows.values())
+    overlapping = len(arrays) > 1 and shadows.arrays_overlap(*arrays)
+    if overlapping:  # byte ranges meet: the exact checks of Enzyme's aliasing rule
+        check_autodiff_aliasing(jf.__name__, jf._params, values, activity, user_shadows,
+                                jf.written_arrays(values))
+    if any(not values[k].flags.c_contiguous and dx.strides != values[k].strides  # type: ignore[union-attr]
+           for k, dx in user_shadows.items()):
+        check_written_self_overlap(jf.__name__, jf._params, user_shadows, values, jf.written_arrays(values))
+    # A C-contiguous array's compiled type is the identity layout, which its
+    # shadow must have too: another layout goes through a contiguous copy,
+    # written back after. Any other shadow is passed as it is (indices are
+    # logical; the shadow's own strides are used).
     work = {}
     for k, dx in user_shadows.items():
-        x = values[k]
-        if dx.strides == x.strides:
-            work[k] = dx
-        else:
-            work[k] = zeros_like_layout(x)
-            work[k][...] = dx
-    arrays = [v for v in values if isinstance(v, np.ndarray)] + list(work.values())
-    noalias = len(arrays) <= 1 or not shadows.arrays_overlap(*arrays)
+        contiguous_copy = values[k].flags.c_contiguous and not dx.flags.c_contiguous  # type: ignore[union-attr]
+        work[k] = np.array(dx, order="C") if contiguous_copy else dx
+    noalias = not overlapping
     g = jf.autodiff_gradient(values, tuple(activity), return_primal, noalias)
-    # Calls like this one (every parameter passed, shadows laid out like
-    # their arrays, no overlap) go through a generated fast path next time.
+    # Calls like this one (every parameter passed, shadows used as given,
+    # no overlap) go through a generated fast path next time.
     if noalias and len(values) == len(args) and all(work[k] is dx for k, dx in user_shadows.items()):
         key = fast_key(args, return_primal)
         if key not in jf._autodiff_fast:
@@ -395,17 +435,26 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
             if made is not None:
                 jf._autodiff_fast[key] = made
     ret = g.ret
-    call_args = _with_shadows(values, work) + [float(seed)] * ret.count("active")
+    call_args = _with_shadows(values, work) + [seed] * ret.count("active")
     out = g.call(*call_args)
     outs = list(out) if isinstance(out, tuple) else ([] if out is None else [out])
     primal = outs.pop(0) if return_primal and ret else None
     for k, dx in user_shadows.items():
         if work[k] is not dx:
-            dx[...] = work[k]
+            dx[...] = work[k]  # dx's elements are distinct (checked by _unwrap)
     active = iter(outs)
     # One entry per argument passed (parameters filled from defaults are Const).
     derivs = tuple(next(active) if act == "active" else None for act in activity[:len(args)])
     return (derivs, primal) if return_primal else derivs
+
+
+def _seed_value(seed: object) -> float:
+    """`seed` as a float: a real number (not a bool, a string or an array)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Real):
+        raise TypeError(f"autodiff(): seed must be a real number (the derivative of the function's "
+                        f"float result to propagate back, 1.0 by default), got {type(seed).__name__} "
+                        f"{seed!r}")
+    return float(seed)
 
 
 def _with_shadows(values: Sequence[object], work: dict[int, np.ndarray]) -> list[object]:
@@ -418,34 +467,42 @@ def _with_shadows(values: Sequence[object], work: dict[int, np.ndarray]) -> list
 
 
 def _unwrap(jf: JitFunction, args: Sequence[object]) -> tuple[list, list[str], dict[int, np.ndarray]]:
-    """Values, activities and user shadows of autodiff's arguments."""
-    values, activity, user_shadows = [], [], {}
+    """Values, activities and user shadows of autodiff's arguments. Every
+    scalar is converted (running its `__float__`, `__index__`) before any
+    array is examined."""
+    name = jf.__name__
+    raw, activity, given = [], [], {}
     for k, a in enumerate(args):
         if isinstance(a, Duplicated):
-            x, dx = a.value, a.shadow
-            if not isinstance(x, np.ndarray) or not isinstance(dx, np.ndarray):
-                raise TypeError(f"{jf.__name__}(): Duplicated argument {k} needs two numpy arrays")
-            if dx.shape != x.shape or (dx.dtype is not x.dtype and dx.dtype != x.dtype):
-                raise ValueError(f"{jf.__name__}(): the shadow of argument {k} has shape {dx.shape} and "
-                                 f"dtype {dx.dtype}; it must match the array ({x.shape}, {x.dtype})")
-            if x.dtype.kind != "f":
-                raise TypeError(f"{jf.__name__}(): argument {k} is an array of {x.dtype} and cannot be "
-                                "Duplicated: only float arrays have derivatives")
-            if not dx.flags.writeable:
-                raise ValueError(f"{jf.__name__}(): the shadow of argument {k} is read-only")
-            values.append(x)
+            raw.append(a.value)
             activity.append("dupnoneed" if isinstance(a, DuplicatedNoNeed) else "dup")
-            user_shadows[k] = dx
+            given[k] = a.shadow
         elif isinstance(a, Active):
             if not isinstance(a.value, (float, np.floating)):
-                raise TypeError(f"{jf.__name__}(): Active argument {k} must be a float, got "
+                raise TypeError(f"{name}(): Active argument {k} must be a float, got "
                                 f"{type(a.value).__name__}")
-            values.append(float(a.value))
+            raw.append(float(a.value))
             activity.append("active")
         else:
-            values.append(a.value if isinstance(a, Const) else a)
+            raw.append(a.value if isinstance(a, Const) else a)
             activity.append("const")
-    return values, activity, user_shadows
+    values = list(plain_arguments(name, jf._params, raw))
+    for k, dx in given.items():
+        x = values[k]
+        if not isinstance(x, np.ndarray) or not isinstance(dx, np.ndarray):
+            raise TypeError(f"{name}(): Duplicated argument {k} needs two numpy arrays")
+        if not is_honoured_array(dx):
+            raise TypeError(array_subclass_problem(dx, f"{name}(): the shadow of argument {k}"))
+        if dx.shape != x.shape or (dx.dtype is not x.dtype and dx.dtype != x.dtype):
+            raise ValueError(f"{name}(): the shadow of argument {k} has shape {dx.shape} and "
+                             f"dtype {dx.dtype}; it must match the array ({x.shape}, {x.dtype})")
+        if x.dtype.kind != "f":
+            raise TypeError(f"{name}(): argument {k} is an array of {x.dtype} and cannot be "
+                            "Duplicated: only float arrays have derivatives")
+        if not dx.flags.writeable:
+            raise ValueError(f"{name}(): the shadow of argument {k} is read-only")
+        check_shadow_layout(name, jf._params, k, x, dx)
+    return values, activity, given
 
 
 # -- inspection ------------------------------------------------------------------------------
@@ -473,11 +530,17 @@ def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspe
     """The IR before and after differentiation, the LLVM IR, the activity
     and the cache report of grad(f, argnums)(*args), with the same activities
     and aliasing case as that call (locations point at the Python source)."""
+    jf = as_jit(f)
+    try:
+        return _inspect(jf, jf.bind(args), argnums)
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Inspection:
     from adpasses.lowering import emit_llvm_ir
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
-    jf = as_jit(f)
-    args = jf.bind(args)
     jf.arg_types(args)
     nums = normalize_argnums(argnums, len(args), jf.__name__)
     activity, _ = grad_activity(jf, args, nums)
@@ -514,4 +577,8 @@ def cache_report(f: object, *args: object, argnums: int | Sequence[int] = 0) -> 
     """The `CacheReport` of grad(f, argnums) for these arguments: per needed
     value its decision, reason, location, dtype, count and bytes, and the
     total `.taped_bytes`."""
-    return inspect(f, *args, argnums=argnums).cache_report
+    jf = as_jit(f)
+    try:
+        return _inspect(jf, jf.bind(args), argnums).cache_report
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames

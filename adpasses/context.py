@@ -1,7 +1,13 @@
 """The xDSL context every tool of adpasses uses, and MLIR text parsing.
 
-`make_context()` knows builtin, func, arith (plus our `arith.remf`), math,
-memref, scf, cf, llvm, printf and our `ad` dialect. `parse_module()` gives
+`make_context()` is the one dialect registry of adpasses: `ad-opt`, `ad-run`,
+`compile_module` and `parse_module` all parse with it, so they accept the
+same inputs. It loads builtin, func, arith (plus our `arith.remf`), math,
+memref, scf, cf, llvm, printf and our `ad` dialect, and registers every other
+dialect xDSL knows (affine, ub, vector, ...; loaded the first time the
+parser meets one of its ops). What the passes and the LLVM lowering then
+accept is their business: an op they cannot handle is an error at its
+location, never a parse failure in one tool and not another. `parse_module()` gives
 every op that has no explicit `loc(...)` the `file:line:col` where its text
 starts, as mlir-opt does, so that diagnostics and cache reports can point
 at the source.
@@ -21,8 +27,23 @@ from xdsl.utils.exceptions import ParseError
 from adpasses.diagnostics import CompileError
 
 
+_OTHER_DIALECTS: dict | None = None
+
+
+def _other_dialects() -> dict:
+    """Name -> factory of every dialect xDSL (and its plugins) provides;
+    computed once per process (about 0.1 s)."""
+    global _OTHER_DIALECTS
+    if _OTHER_DIALECTS is None:
+        from xdsl.universe import Universe
+
+        _OTHER_DIALECTS = dict(Universe.get_multiverse().all_dialects)
+    return _OTHER_DIALECTS
+
+
 def make_context(allow_unregistered: bool = False) -> Context:
-    """A fresh context with every dialect adpasses reads or writes."""
+    """A fresh context with every dialect adpasses reads or writes loaded,
+    and every other xDSL dialect registered (the one registry of all tools)."""
     from adpasses.dialects.ad import AD
     from adpasses.dialects.arith_ext import RemFOp
 
@@ -41,6 +62,10 @@ def make_context(allow_unregistered: bool = False) -> Context:
     ):
         ctx.load_dialect(dialect)
     ctx.load_op(RemFOp)
+    known = set(ctx.registered_dialect_names)
+    for name, factory in _other_dialects().items():
+        if name not in known:
+            ctx.register_dialect(name, factory)
     return ctx
 
 

@@ -25,6 +25,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, MemRefType
 from xdsl.ir import Attribute
 
+from adpasses.arguments import is_honoured_array
 from adpasses.lowering.core import I64, PTR, ModuleTranslator, const_i64, flat_types
 from adpasses.pyentry import (
     BAD_OFFSET,
@@ -34,6 +35,7 @@ from adpasses.pyentry import (
     NOT_ARRAY,
     NOT_CONTIGUOUS,
     RANK,
+    RAISED,
     READ_ONLY,
     SCALAR,
     SHAPE,
@@ -48,6 +50,12 @@ from adpasses.pyentry import (
 from adpasses.types import has_identity_layout, memref_strides
 
 F64 = ir.DoubleType()
+
+# The conversions the shim calls (PyDLL functions: a pending Python error is raised).
+_as_double = ctypes.pythonapi.PyFloat_AsDouble
+_as_double.argtypes, _as_double.restype = [ctypes.py_object], ctypes.c_double
+_as_long_long = ctypes.pythonapi.PyLong_AsLongLong
+_as_long_long.argtypes, _as_long_long.restype = [ctypes.py_object], ctypes.c_longlong
 
 
 def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
@@ -108,30 +116,41 @@ class _Arguments:
             else self.scalar_converter(k, t)
             for k, t in enumerate(self.types)
         ]
+        self.array_positions = [k for k, t in enumerate(self.types) if isinstance(t, MemRefType)]
+        self.scalar_positions = [k for k, t in enumerate(self.types) if not isinstance(t, MemRefType)]
 
     def expand(self, args: tuple) -> list[object]:
-        flat: list[object] = []
-        for convert, a in zip(self.converters, args):
-            flat += convert(a)
-        return flat
+        # Scalars first: a conversion may run Python code (`__float__`,
+        # `__index__`) that resizes or frees an array, so no array's data
+        # pointer or shape is read before the last conversion (as the shim).
+        parts: list[list[object]] = [[]] * len(args)
+        for k in self.scalar_positions:
+            parts[k] = self.converters[k](args[k])
+        for k in self.array_positions:
+            parts[k] = self.converters[k](args[k])
+        return [v for part in parts for v in part]
 
     def fail(self, k: int, problem: int, a: object) -> None:
         """Raise through CallErrors, which reads only argument k."""
         self.errors((k << 4) | problem, *[a if j == k else None for j in range(len(self.types))])
 
     def scalar_converter(self, k: int, t: Attribute) -> Callable[[object], list[object]]:
+        # The C API conversions the shim calls, so both bindings accept the
+        # same objects; ctypes.pythonapi raises the pending Python error.
         if _is_float_type(t):
             def convert_float(a: object) -> list[object]:
-                if a.__class__ is not float and (
-                        not isinstance(a, (float, int, np.floating, np.integer))
-                        or isinstance(a, (bool, np.bool_))):
-                    self.fail(k, SCALAR, a)
-                return [a]
+                if a.__class__ is float:
+                    return [a]
+                try:
+                    return [_as_double(a)]
+                except Exception as exc:  # noqa: BLE001 - CallErrors decides
+                    self.raised(k, a, exc)
+                    raise
 
             return convert_float
         if _is_bool_type(t):
             def convert_bool(a: object) -> list[object]:
-                if not isinstance(a, (bool, np.bool_)):
+                if a.__class__ is not bool and a.__class__ is not np.bool_:
                     self.fail(k, SCALAR, a)
                 return [bool(a)]
 
@@ -140,12 +159,20 @@ class _Arguments:
         low, high = -(1 << (bits - 1)), 1 << (bits - 1)
 
         def convert_int(a: object) -> list[object]:
-            if not isinstance(a, (int, np.integer)) or isinstance(a, (bool, np.bool_)) \
-                    or not low <= a < high:  # type: ignore[operator]
+            try:
+                value = a if a.__class__ is int else _as_long_long(a)
+            except Exception as exc:  # noqa: BLE001 - CallErrors decides
+                self.raised(k, a, exc)
+                raise
+            if not low <= value < high:  # type: ignore[operator]
                 self.fail(k, SCALAR, a)
-            return [int(a)]  # type: ignore[call-overload]
+            return [value]
 
         return convert_int
+
+    def raised(self, k: int, a: object, exc: BaseException) -> None:
+        """Raise what the shim raises when converting argument k raised."""
+        self.errors((k << 4) | RAISED, exc, *[a if j == k else None for j in range(len(self.types))])
 
     def array_converter(self, k: int, t: MemRefType, written: bool) -> Callable[[object], list[object]]:
         shape = list(t.get_shape())
@@ -154,7 +181,7 @@ class _Arguments:
         fixed, offset = ([DYNAMIC_INDEX] * len(shape), 0) if identity else memref_strides(t)
 
         def convert(a: object) -> list[object]:
-            if not isinstance(a, np.ndarray):
+            if not is_honoured_array(a):
                 self.fail(k, NOT_ARRAY, a)
             assert isinstance(a, np.ndarray)
             flags = a.flags

@@ -1,16 +1,19 @@
 """`grad(f)` and `value_and_grad(f)` as callables, with a fast path.
 
-A call is planned once per argument signature (`_GradPlan`: each
+A call is planned once per argument signature (`GradPlan`: each
 argument's activity, which arrays the function writes). The gradient is
-compiled per plan and aliasing case: when no two arrays of the call overlap
-in memory, the variant whose memref arguments carry `ad.noalias`; when some
-do, the conservative one, called with shadows that overlap exactly as their
-arrays do (`shadows.shared_shadows`).
+compiled per plan and aliasing case: when no two arrays of the call share
+memory that f writes, the variant whose memref arguments carry
+`ad.noalias`; otherwise the conservative one. `grad` leaves its arguments
+unchanged: the arrays f writes are copied, and arrays sharing memory with
+them are copied together (`aliasing.grad_call`, which also decides the
+shadows and the errors of aliased calls).
 
 Once the no-alias variant of a signature exists, calls with that signature
 go through a Python function generated for it (`_fast_path`): one overlap
-check, one `np.zeros` per shadow, one call of the compiled entry, and the
-result tuple, with no loop or dictionary work in between.
+check, a copy per written array, one `np.zeros` per shadow, one call of
+the compiled entry, and the result tuple, with no loop or dictionary work
+in between.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adpasses import shadows
-from adpasses.shadows import aliased_shadows, compact, zeros_like_layout
+from adpasses.aliasing import grad_call, internal_overlap
+from adpasses.arguments import plain_arguments
+from adpasses.diagnostics import CompileError, for_user
 
 
 @dataclass
@@ -107,10 +112,16 @@ class GradFunction:
         # install_dispatch); this method is its fallback, and the path of
         # calls with keywords or omitted defaults (argnums then count every
         # parameter in the function's order).
-        return self.slow_call(self.jf.bind(args, kwargs))
+        try:
+            return self.slow_call(self.jf.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     def _slow_call_varargs(self, *args: object, **kwargs: object) -> object:
-        return self.slow_call(self.jf.bind(args, kwargs))
+        try:
+            return self.slow_call(self.jf.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     def plan(self, args: tuple) -> GradPlan:
         code = shadows.signature_code(*args)
@@ -126,66 +137,75 @@ class GradFunction:
         return plan
 
     def slow_call(self, args: tuple) -> object:
-        """Any call: plans, compiles what is missing, handles aliasing."""
+        """Any call: plans, compiles what is missing, handles aliasing
+        (adpasses.aliasing.grad_call: copies of what f writes, shadows of
+        memory shared with written arrays)."""
+        jf = self.jf
+        args = plain_arguments(jf.__name__, jf._params, args)
         plan = self.plan(args)
-        # Arrays that are only read may alias freely: their shadows are distinct.
-        noalias = plan.n_arrays <= 1 or not plan.written or not shadows.arrays_overlap(*args)
-        g = plan.variants.get(noalias)
-        if g is None:
-            g = self.jf.gradient(args, plan.activity, self.with_value, noalias)
-            plan.variants[noalias] = g
+        call = grad_call(jf.__name__, jf._params, args, plan.activity, plan.written)
+        # Compiled for the caller's layouts: copies of written arrays are
+        # contiguous, which every layout the plan allows accepts.
+        if call.activity == plan.activity:
+            g = plan.variants.get(call.noalias)
+            if g is None:
+                g = plan.variants[call.noalias] = jf.gradient(args, plan.activity, self.with_value, call.noalias)
+        else:  # members of a written group that argnums leaves out are differentiated too
+            g = jf.gradient(args, call.activity, self.with_value, call.noalias)
         code = shadows.signature_code(*args)
-        if noalias and code and code not in self._fast:
+        if call.noalias and code and code not in self._fast:
             self._fast[code] = _fast_path(self, plan, g, args)
             install_dispatch(self, self._slow_call_varargs).add(code, self._fast[code])
-        shared = None if noalias or not plan.written else aliased_shadows(args, plan.activity, plan.written)
         call_args: list[object] = []
-        shadow_of: dict[int, np.ndarray] = {}
-        for k, (a, act) in enumerate(zip(args, plan.activity)):
+        for k, a in enumerate(call.args):
             call_args.append(a)
-            if act == "dup":
-                shadow_of[k] = shared[k] if shared is not None else zeros_like_layout(a)  # type: ignore[arg-type]
-                call_args.append(shadow_of[k])
+            if k in call.shadows:
+                call_args.append(call.shadows[k])
         call_args.append(1.0)
         out = g.call(*call_args)
         outs = list(out) if isinstance(out, tuple) else [out]
         value = outs.pop(0) if self.with_value else None
-        active = iter(outs)
+        derivative = dict(zip((k for k, act in enumerate(call.activity) if act == "active"), outs))
         # Shadows of shared memory are views of one buffer: hand out copies.
-        own = compact if shared is None else np.array
-        grads = [own(shadow_of[k]) if plan.activity[k] == "dup" else next(active) for k in plan.nums]
+        grads = [np.array(call.shadows[k], order="C") if k in call.grouped
+                 else call.shadows[k] if k in call.shadows else derivative[k] for k in plan.nums]
         result = grads[0] if self.single else tuple(grads)
         return (value, result) if self.with_value else result
 
 
 def _fast_path(gf: GradFunction, plan: GradPlan, g: CompiledGradient, args: tuple) -> Callable:
-    """A Python function for calls with this signature: no-alias calls go
-    straight to the compiled gradient; others take the slow path."""
+    """A Python function for calls with this signature: calls with no
+    overlapping arrays go straight to the compiled gradient (after copying
+    the arrays f writes: grad leaves its arguments unchanged); others take
+    the slow path, which handles aliasing (and its errors)."""
     params = [f"a{k}" for k in range(len(args))]
     arrays = [p for p, a in zip(params, args) if isinstance(a, np.ndarray)]
-    env: dict[str, object] = {"call": g.call, "zeros": np.zeros, "zeros_like_layout": zeros_like_layout,
-                              "compact": compact, "overlap": shadows.arrays_overlap, "slow": gf.slow_call}
+    env: dict[str, object] = {"call": g.call, "zeros": np.zeros, "internal_overlap": internal_overlap,
+                              "overlap": shadows.arrays_overlap, "slow": gf.slow_call}
     lines = [f"def fast({', '.join(params)}):"]
+    slow = f"        return slow(({', '.join(params)},))"
     if len(arrays) > 1 and plan.written:
-        lines.append(f"    if overlap({', '.join(arrays)}):")
-        lines.append(f"        return slow(({', '.join(params)},))")
-    call_args, contiguous = [], {}
+        lines += [f"    if overlap({', '.join(arrays)}):", slow]
+    for k in sorted(plan.written):
+        if not args[k].flags.c_contiguous:  # type: ignore[union-attr]
+            # A written view whose elements share memory: the slow path's error.
+            lines += [f"    if internal_overlap(a{k}):", slow]
+    for k in sorted(plan.written):
+        lines.append(f"    a{k} = a{k}.copy()")
+    call_args = []
     for k, (p, a, act) in enumerate(zip(params, args, plan.activity)):
         call_args.append(p)
         if act == "dup":
-            contiguous[k] = bool(a.flags.c_contiguous)  # type: ignore[union-attr]
-            if contiguous[k]:
-                env[f"dt{k}"] = a.dtype  # type: ignore[union-attr]
-                lines.append(f"    s{k} = zeros({p}.shape, dt{k})")
-            else:
-                lines.append(f"    s{k} = zeros_like_layout({p})")
+            # Contiguous whatever the array's layout: indices are logical,
+            # and a broadcast array's elements each get their own entry.
+            env[f"dt{k}"] = a.dtype  # type: ignore[union-attr]
+            lines.append(f"    s{k} = zeros({p}.shape, dt{k})")
             call_args.append(f"s{k}")
     lines.append(f"    out = call({', '.join(call_args)}, 1.0)")
     n_out = int(gf.with_value) + plan.activity.count("active")
     outs = iter(["out"] if n_out == 1 else [f"out[{j}]" for j in range(n_out)])
     value = next(outs) if gf.with_value else None
-    grads = [(f"s{k}" if contiguous[k] else f"compact(s{k})") if plan.activity[k] == "dup" else next(outs)
-             for k in plan.nums]
+    grads = [f"s{k}" if plan.activity[k] == "dup" else next(outs) for k in plan.nums]
     result = grads[0] if gf.single else f"({', '.join(grads)},)"
     lines.append(f"    return ({value}, {result})" if gf.with_value else f"    return {result}")
     exec(compile("\n".join(lines) + "\n", f"<adpasses {gf.__name__} fast path>", "exec"), env)

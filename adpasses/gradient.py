@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerA
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from adpasses.activity import ActivityAnalysis
+from adpasses.activity import ONCE_REGION_OPS, ActivityAnalysis
 from adpasses.cache import CachePlan, is_recomputable_op
 from adpasses.dialects.ad import ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePushOp
 from adpasses.reverse_context import UNCHECKED, ReverseContext, home_block, is_constant
@@ -222,7 +222,7 @@ class ReverseSweep:
         while op is not None and op is not self.primal:
             if isinstance(op, scf.ForOp):
                 bounds.append((op.lb, op.ub, op.step))
-            elif not isinstance(op, scf.IfOp):
+            elif not isinstance(op, ONCE_REGION_OPS):  # regions that run at most once
                 return None
             op = op.parent_op()
         static = 1
@@ -240,6 +240,8 @@ class ReverseSweep:
             if any(h is None for h in hoisted):
                 return None
             n = trip_count(builder, *hoisted)  # type: ignore[arg-type]
+            if not isinstance(n.type, IndexType):  # an scf.for over iN
+                n = builder.insert(arith.IndexCastOp(n, IndexType())).results[0]
             total = builder.insert(arith.MuliOp(total, n)).results[0]
         return total
 

@@ -247,8 +247,10 @@ def compile_module(
     from adpasses.lowering.core import ModuleTranslator, define_oob_handler
     from adpasses.ctypes_entry import add_c_entry, make_ctypes_caller
     from adpasses.pyentry import add_entry_shim, make_caller
+    from adpasses.transforms.lower_affine import without_affine
 
     start = time.perf_counter()
+    module_or_text = without_affine(module_or_text)
     translator = ModuleTranslator(module_or_text, boundscheck=boundscheck, fastmath=fastmath,
                                   workspace=workspace)
     translator.translate()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable
+from functools import cached_property
 
 INF = float("inf")
 
@@ -27,9 +28,22 @@ class FlowGraph:
     def source_side(self, s: Hashable, t: Hashable) -> set[Hashable]:
         """Nodes reachable from `s` in the residual graph after a maximum
         flow: the source side of a minimum cut."""
+        return self.min_cut(s, t).source_side
+
+    def min_cut(self, s: Hashable, t: Hashable) -> MinCut:
         residual = {u: dict(vs) for u, vs in self.capacity.items()}
         residual.setdefault(s, {})
         residual.setdefault(t, {})
+        return MinCut(self, s, t, self._augment(residual, s, t), residual)
+
+    def cut_edges(self, side: set[Hashable]) -> dict[tuple[Hashable, Hashable], float]:
+        """The edges from `side` to the other nodes, with their capacities."""
+        return {(u, v): cap for u in side for v, cap in self.capacity.get(u, {}).items()
+                if cap > 0 and v not in side}
+
+    def _augment(self, residual: dict, s: Hashable, t: Hashable) -> set[Hashable]:
+        """Push flow along shortest augmenting paths until none is left;
+        return the nodes still reachable from `s`."""
         while True:
             parent = self._bfs(residual, s, t)
             if t not in parent:
@@ -60,3 +74,30 @@ class FlowGraph:
                         return parent
                     queue.append(v)
         return parent
+
+
+class MinCut:
+    """A minimum cut and the residual graph of its maximum flow (kept to
+    ask, cheaply, what the best cut with one more node forced to the sink
+    side would be)."""
+
+    def __init__(self, graph: FlowGraph, s: Hashable, t: Hashable, source_side: set[Hashable],
+                 residual: dict):
+        self.graph, self.s, self.t = graph, s, t
+        self.source_side = source_side
+        self._residual = residual
+
+    @cached_property
+    def edges(self) -> dict[tuple[Hashable, Hashable], float]:
+        """The cut edges and their capacities (what the cut pays for)."""
+        return self.graph.cut_edges(self.source_side)
+
+    def forcing_to_sink(self, node: Hashable) -> MinCut:
+        """The minimum cut with `node` on the sink side: the flow so far,
+        continued with an infinite edge node -> t (a few more augmenting
+        paths, not a new maximum flow). ValueError if every such cut is
+        infinite."""
+        residual = {u: dict(vs) for u, vs in self._residual.items()}
+        residual[node][self.t] = INF
+        residual[self.t].setdefault(node, 0.0)
+        return MinCut(self.graph, self.s, self.t, self.graph._augment(residual, self.s, self.t), residual)

@@ -35,6 +35,12 @@ def _print_activity() -> type[ModulePass]:
     return PrintActivityPass
 
 
+def _lower_affine() -> type[ModulePass]:
+    from adpasses.transforms.lower_affine import LowerAffinePass
+
+    return LowerAffinePass
+
+
 def _print_alias() -> type[ModulePass]:
     from adpasses.transforms.print_alias import PrintAliasPass
 
@@ -47,4 +53,5 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-lower-tapes": _lower_tapes,
     "ad-print-activity": _print_activity,
     "ad-print-alias": _print_alias,
+    "ad-lower-affine": _lower_affine,
 }

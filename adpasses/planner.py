@@ -41,7 +41,7 @@ from adpasses.cache import (
 )
 from adpasses.cache_model import CostModel
 from adpasses.diagnostics import op_location
-from adpasses.mincut import INF, FlowGraph
+from adpasses.mincut import INF, FlowGraph, MinCut
 from adpasses.reverse_context import home_block, is_constant
 
 
@@ -201,7 +201,8 @@ class MinCutPlanner:
                     graph.add_edge(("out", operand), ("in", v), INF)
                     stack.append(operand)
 
-        source_side = graph.source_side(s, t)
+        cut = graph.min_cut(s, t)
+        source_side = cut.source_side
         outer: set[SSAValue] = set()
         for v in needed:
             if is_constant(v):
@@ -212,7 +213,7 @@ class MinCutPlanner:
             if ("out", v) in source_side:
                 continue  # not needed in the reverse sweep
             if ("in", v) in source_side:
-                plan.decide(v, "tape", why or self._why_tape(v))
+                plan.decide(v, "tape", why or self._why_tape(v, cut, nodes))
                 continue
             op = v.owner
             assert isinstance(op, Operation)
@@ -237,15 +238,54 @@ class MinCutPlanner:
             why += f"; {where}: deferred until after the reverse sweep"
         return why
 
-    def _why_tape(self, value: SSAValue) -> str:
-        op = value.owner
-        assert isinstance(op, Operation)
-        cost = self.model.recompute_cost(op)
+    def _why_tape(self, value: SSAValue, cut: MinCut, nodes: dict[SSAValue, str | None]) -> str:
+        """Why a value that could be recomputed is taped: what the best
+        plan of this block that recomputes it would cost instead (the cut
+        with `value`'s recomputation forced), item by item."""
         size = self.model.tape_cost(value.type)
-        return (
-            f"cost model: recomputing {op.name} (and what it reads) costs more than "
-            f"taping {size:g} bytes per iteration (recompute cost {cost:g})"
-        )
+        try:
+            alternative = cut.forcing_to_sink(("in", value))
+        except ValueError:
+            return ("recomputing it would need values that can be neither taped nor recomputed "
+                    "in the reverse sweep (memrefs defined in a loop or branch)")
+        chosen, other = cut.edges, alternative.edges
+        added = [(edge, cost) for edge, cost in other.items() if edge not in chosen]
+        dropped = [(edge, cost) for edge, cost in chosen.items()
+                   if edge not in other and edge != (("in", value), ("out", value))]
+        cost = sum(c for _, c in added) - sum(c for _, c in dropped)
+        items = _cost_items(added, nodes) + [f"no tape for {value_label(e[0][1])} (-{c:g} bytes)"
+                                             for e, c in dropped]
+        verdict = "as much (a tie: both are optimal)" if abs(cost - size) < 1e-9 else f"{cost:g}"
+        return (f"cost model: taping it costs {size:g} bytes per iteration; recomputing it instead would "
+                f"cost {verdict} per iteration: {', '.join(items)}")
+
+
+def _cost_items(edges: list[tuple[tuple, float]], nodes: dict[SSAValue, str | None]) -> list[str]:
+    """The cut edges of a plan, in words: `tape %s (8 bytes; why)`,
+    `reload x[i] (0.25)`, `recompute math.exp (16)`, grouped by op."""
+    tapes, reloads = [], []
+    recomputes: dict[str, list[float]] = {}
+    for (u, v), cost in edges:
+        if u == ("S",):  # S -> v_in: v is recomputed
+            value = v[1]
+            op = value.owner
+            if isinstance(op, memref.LoadOp):
+                reloads.append(f"reload {value_label(value)} ({cost:g})")
+            else:
+                recomputes.setdefault(op.name, []).append(cost)
+        else:  # v_in -> v_out: v is taped
+            value = u[1]
+            why = nodes.get(value)
+            tapes.append(f"tape {value_label(value)} ({cost:g} bytes" + (f"; {why})" if why else ")"))
+    ops = [f"recompute {name}" + (f" x{len(costs)}" if len(costs) > 1 else "") + f" ({sum(costs):g})"
+           for name, costs in recomputes.items()]
+    return tapes + reloads + ops
+
+
+def value_label(value: SSAValue) -> str:
+    from adpasses.report import value_label as label
+
+    return label(value)
 
 
 def _constant_decision(value: SSAValue):  # type: ignore[no-untyped-def]

@@ -46,7 +46,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from adpasses.lowering.core import I8, I32, I64, PTR, ModuleTranslator, const_i64, flat_types
+from adpasses.arguments import HONOURED_ARRAY_TYPES, array_subclass_problem
+from adpasses.lowering.core import I8, I32, I64, PTR, PY_INDEX_AXIS, ModuleTranslator, const_i64, flat_types
 from adpasses.memref_views import memory_object
 from adpasses.runtime import ERROR_SLOT
 from adpasses.types import has_identity_layout, memref_strides
@@ -60,7 +61,10 @@ NON_NATIVE = ">" if sys.byteorder == "little" else "<"
 
 # Status codes passed to CallErrors: (parameter << 4) | problem, or a
 # negative code for failures that concern no single parameter.
-RANK, NOT_CONTIGUOUS, READ_ONLY, MISALIGNED, SHAPE, NOT_ARRAY, DTYPE, SCALAR, BAD_STRIDES, BAD_OFFSET = range(10)
+RANK, NOT_CONTIGUOUS, READ_ONLY, MISALIGNED, SHAPE, NOT_ARRAY, DTYPE, SCALAR, BAD_STRIDES, BAD_OFFSET, \
+    RAISED = range(11)
+# RAISED: converting a scalar raised a Python exception; the handler gets
+# that exception object first, then the arguments.
 STATUS_NARGS, STATUS_STOPPED = -1, -2
 PROBLEMS = {
     RANK: "has rank {got}, expected {want}",
@@ -176,6 +180,10 @@ class _Shim:
         with self.b.goto_block(fail_bb):
             self.fail_code = self.b.phi(I64)
         self.fail_bb = fail_bb
+        raised_bb = self.fn.append_basic_block("raised")
+        with self.b.goto_block(raised_bb):
+            self.raised_code = self.b.phi(I64)
+        self.raised_bb = raised_bb
         self.slot = mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
 
     # -- small helpers ----------------------------------------------------------
@@ -208,8 +216,11 @@ class _Shim:
         self.b.cbranch(ok, cont, suspicious)
         self.b.position_at_end(suspicious)
         occurred = self.b.call(self.c_api("PyErr_Occurred", PTR, []), [])
-        self.fail_unless(self.b.icmp_unsigned("==", occurred, ir.Constant(PTR, None)), code)
-        self.b.branch(cont)
+        # The exception is kept and handed to the handler (RAISED), which
+        # re-raises it unchanged when the object's own conversion raised it.
+        no_error = self.b.icmp_unsigned("==", occurred, ir.Constant(PTR, None))
+        self.b.cbranch(no_error, cont, self.raised_bb)
+        self.raised_code.add_incoming(ir.Constant(I64, (code & ~15) | RAISED), self.b.block)
         self.b.position_at_end(cont)
 
     # -- the parts of the shim ---------------------------------------------------
@@ -219,18 +230,26 @@ class _Shim:
         b.store(const_i64(0), self.slot_field(0))
         nargs = self.fn.args[2]
         self.fail_unless(b.icmp_signed("==", nargs, const_i64(len(self.inputs))), STATUS_NARGS)
-        call_args: list[ir.Value] = []
+        objs = [b.load(b.gep(self.fn.args[1], [const_i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+                for k in range(len(self.inputs))]
+        # Every scalar is converted before any array is looked at: a
+        # conversion may run Python code (`__float__`, `__index__`) that
+        # resizes or frees an array, so no data pointer, size or stride may
+        # be read before the last conversion.
+        parts: dict[int, list[ir.Value]] = {}
         for k, t in enumerate(self.inputs):
-            obj = b.load(b.gep(self.fn.args[1], [const_i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+            if not isinstance(t, MemRefType):
+                parts[k] = [self.scalar(t, objs[k], k)]
+        for k, t in enumerate(self.inputs):
             if isinstance(t, MemRefType):
-                call_args += self.array(t, obj, k, k in written)
-            else:
-                call_args.append(self.scalar(t, obj, k))
+                parts[k] = self.array(t, objs[k], k, k in written)
+        call_args = [v for k in range(len(self.inputs)) for v in parts[k]]
         result = b.call(self.mt.functions[self.f.sym_name.data], call_args)
         stopped = b.icmp_unsigned("!=", b.load(self.slot_field(0), typ=I64), const_i64(0))
         self.fail_unless(b.not_(stopped), STATUS_STOPPED)
         b.ret(self.results(result))
         self.define_failure_exit()
+        self.define_raised_exit()
         return self.name
 
     def scalar(self, t: Attribute, obj: ir.Value, k: int) -> ir.Value:
@@ -263,8 +282,13 @@ class _Shim:
         ndarray = _object(id(np.ndarray))
         exact = b.icmp_unsigned("==", cls, ndarray)
         with b.if_then(b.not_(exact), likely=False):
-            sub = b.call(self.c_api("PyType_IsSubtype", I32, [PTR, PTR]), [cls, ndarray])
-            self.fail_unless(b.icmp_signed("!=", sub, ir.Constant(I32, 0)), (k << 4) | NOT_ARRAY)
+            # Only classes whose elements are their memory (not a masked
+            # array, whose mask the code would ignore): adpasses.arguments.
+            honoured = [b.icmp_unsigned("==", cls, _object(id(c))) for c in HONOURED_ARRAY_TYPES[1:]]
+            ok = honoured[0]
+            for other in honoured[1:]:
+                ok = b.or_(ok, other)
+            self.fail_unless(ok, (k << 4) | NOT_ARRAY)
         shape = list(t.get_shape())
         rank = len(shape)
         self.fail_unless(b.icmp_signed("==", self.field(obj, NDIM, I32), ir.Constant(I32, rank)),
@@ -381,6 +405,35 @@ class _Shim:
         b.ret(null)
 
 
+    def define_raised_exit(self) -> None:
+        """A scalar conversion raised: fetch the exception and call
+        `self(code, exception, *args)` (a CallErrors, which raises either
+        that exception or its own); return NULL."""
+        b = self.b
+        b.position_at_end(self.raised_bb)
+        parts = [b.alloca(PTR) for _ in range(3)]  # type, value, traceback
+        b.call(self.c_api("PyErr_Fetch", ir.VoidType(), [PTR, PTR, PTR]), parts)
+        b.call(self.c_api("PyErr_NormalizeException", ir.VoidType(), [PTR, PTR, PTR]), parts)
+        exc_type, exc, tb = (b.load(p, typ=PTR) for p in parts)
+        null = ir.Constant(PTR, None)
+        with b.if_then(b.icmp_unsigned("!=", tb, null)):
+            b.call(self.c_api("PyException_SetTraceback", I32, [PTR, PTR]), [exc, tb])
+        self_obj, args, _ = self.fn.args
+        objs = [b.load(b.gep(args, [const_i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
+                for k in range(len(self.inputs))]
+        call = self.c_api("PyObject_CallFunction", PTR, [PTR, PTR], var_arg=True)
+        r = b.call(call, [self_obj, self.cstring("LO" + "O" * len(objs)), self.raised_code, exc, *objs])
+        decref = self.c_api("Py_DecRef", ir.VoidType(), [PTR])  # Py_XDECREF: NULL is fine
+        for part in (exc_type, exc, tb):
+            b.call(decref, [part])
+        with b.if_then(b.icmp_unsigned("!=", r, null), likely=False):
+            b.call(decref, [r])
+            runtime_error = b.load(self.mt.global_ref("PyExc_RuntimeError", PTR), typ=PTR)
+            b.call(self.c_api("PyErr_SetString", ir.VoidType(), [PTR, PTR]),
+                   [runtime_error, self.cstring("adpasses: the error handler returned")])
+        b.ret(null)
+
+
 def _object(address: int) -> ir.Value:
     """A constant pointer to a Python object of this process (types live as
     long as the process; the compiled module never leaves it)."""
@@ -416,6 +469,17 @@ def parameters(f: func.FuncOp) -> list[Parameter]:
     return [Parameter(n, t) for n, t in zip(names, f.function_type.inputs.data)]
 
 
+def converts_itself(value: object, t: Attribute) -> bool:
+    """Whether converting `value` to a scalar of type `t` calls a method of
+    its class (what PyFloat_AsDouble / PyLong_AsLongLong call): `__float__`
+    or `__index__` for a float parameter, `__index__` for an integer one.
+    Floats and ints (and their subclasses) are read directly."""
+    cls = type(value)
+    if _is_float_type(t):
+        return not isinstance(value, float) and (hasattr(cls, "__float__") or hasattr(cls, "__index__"))
+    return not isinstance(value, int) and hasattr(cls, "__index__")
+
+
 class CallErrors:
     """Turns a failed check into the exception a user should see. Called by
     the shim (or the ctypes fallback) with a status code and the arguments."""
@@ -428,12 +492,15 @@ class CallErrors:
     def __call__(self, code: int, *args: object) -> None:
         if code == STATUS_NARGS:
             count = args[0] if args else "?"
-            raise TypeError(f"{self.fname}() takes {len(self.params)} positional arguments but "
+            n = len(self.params)
+            raise TypeError(f"{self.fname}() takes {n} positional argument{'' if n == 1 else 's'} but "
                             f"{count} {'was' if count == 1 else 'were'} given "
                             f"({', '.join(p.name for p in self.params) or 'none'})")
         if code == STATUS_STOPPED:
             self.stopped(*args)  # type: ignore[arg-type]
         k, problem = code >> 4, code & 15
+        if problem == RAISED:
+            self.conversion_raised(k, args[1 + k], args[0])  # type: ignore[arg-type]
         if problem == NOT_ARRAY:
             self.not_array(k, args[k])
         if problem == DTYPE:
@@ -446,6 +513,8 @@ class CallErrors:
         return f"{self.fname}(): argument {k} ('{self.params[k].name}')"
 
     def not_array(self, k: int, value: object) -> None:
+        if isinstance(value, np.ndarray):
+            raise TypeError(array_subclass_problem(value, self._param(k)))
         raise TypeError(f"{self._param(k)} must be a numpy array of {self.params[k].type}, "
                         f"got {type(value).__name__}")
 
@@ -464,6 +533,18 @@ class CallErrors:
         article = "an" if str(t)[0] in "aeiou" else "a"
         raise TypeError(f"{self._param(k)} must be {article} {t} scalar, got "
                         f"{type(value).__name__} (pass a Python {python})")
+
+    def conversion_raised(self, k: int, value: object, exc: BaseException) -> None:
+        """Converting scalar argument k raised `exc`. If the object's own
+        conversion (`__float__`, `__index__`) raised it, `exc` propagates
+        unchanged; a plain int that does not fit, or an object that cannot
+        be converted at all, gets the message naming the parameter."""
+        t = self.params[k].type
+        if isinstance(exc, OverflowError) and isinstance(value, (int, np.integer)) and not _is_float_type(t):
+            self.scalar(k, value)
+        if converts_itself(value, t):
+            raise exc
+        self.scalar(k, value)
 
     def array_problem(self, k: int, problem: int, value: np.ndarray) -> None:
         t = self.params[k].type
@@ -494,7 +575,26 @@ class CallErrors:
         if axis <= -2:  # ad.shadow_check: the site's text is the message
             text = where.replace("{index}", str(index)).replace("{dim}", str(-2 - axis))
             raise ValueError(f"{self.fname}(): {text.replace('{size}', str(size))}")
-        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size} (at {where})")
+        raise IndexError(index_error_text(index, axis, size, where))
+
+
+def index_error_text(index: int, axis: int, size: int, where: str) -> str:
+    """numpy's words for an out-of-bounds index, the location, and the valid
+    indices. An axis code with PY_INDEX_AXIS added comes from an access with
+    Python's negative indices: its index was wrapped (`i + size` for a
+    negative `i`), so a negative index that failed is reported as written."""
+    python = axis >= PY_INDEX_AXIS
+    if python:
+        axis -= PY_INDEX_AXIS
+        if index < 0:
+            index -= size
+    if size <= 0:
+        valid = f"axis {axis} is empty: no index is valid"
+    elif python:
+        valid = f"valid indices are -{size} to {size - 1}"
+    else:
+        valid = f"valid indices are 0 to {size - 1}"
+    return f"index {index} is out of bounds for axis {axis} with size {size} (at {where}); {valid}"
 
 
 class _PyMethodDef(ctypes.Structure):

@@ -166,10 +166,7 @@ class CacheReport:
             d = plan.decisions[value]
             if is_constant(value) or isinstance(value.type, MemRefType):
                 continue  # constants are rebuilt, memrefs are always reused
-            owner = value.owner
-            op = owner if isinstance(owner, Operation) else owner.parent_op()
-            loc = (location_text(value.owner.location) if isinstance(value, OpResult) else None) \
-                or op_location(op)
+            loc = value_location(value)
             try:
                 size = byte_size(value.type)
             except ValueError:
@@ -256,6 +253,19 @@ def _product(values: list[int]) -> int:
     for v in values:
         out *= v
     return out
+
+
+def value_location(value: SSAValue) -> str | None:
+    """The source location of a value: its op's, or its block's op's."""
+    owner = value.owner
+    op = owner if isinstance(owner, Operation) else owner.parent_op()
+    return (location_text(value.owner.location) if isinstance(value, OpResult) else None) \
+        or op_location(op)
+
+
+def value_label(value: SSAValue) -> str:
+    """How the report names a value (see _label)."""
+    return _label(value, value_location(value))
 
 
 def _label(value: SSAValue, location: str | None) -> str:

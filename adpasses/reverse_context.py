@@ -35,9 +35,9 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAVal
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import ConstantLike
 
-from adpasses.diagnostics import CompileError, error_at
+from adpasses.diagnostics import PY_INDEX, CompileError, error_at, location_text
 from adpasses.memref_views import is_allocation, is_function_argument, is_view_result, view_source
-from adpasses.rules import rule_for
+from adpasses.rules import rule_for, shadow_rule_for
 from adpasses.types import is_float_type
 
 if TYPE_CHECKING:
@@ -166,7 +166,8 @@ class ReverseContext:
             if found is None:
                 raise CompileError(
                     f"memory of argument %{memref_value.name_hint or ''} receives derivatives but "
-                    "has no shadow: declare it 'dup' (Duplicated) instead of 'const'"
+                    "has no shadow: declare it 'dup' (Duplicated) instead of 'const'",
+                    location=location_text(self.loc),
                 )
             return found
         if is_view_result(memref_value):
@@ -183,9 +184,17 @@ class ReverseContext:
             self.shadows[memref_value] = new.results[0]
             return new.results[0]
         owner = memref_value.owner
+        rule = shadow_rule_for(owner) if isinstance(owner, Operation) else None
+        if rule is not None:
+            saved, self.loc = self.loc, owner.location
+            shadow = rule.shadow(self, owner)
+            self.loc = saved
+            self.shadows[memref_value] = shadow
+            return shadow
         raise CompileError(
             "an active memref that is not an argument, an allocation or a view of one "
-            "(e.g. yielded from a loop or an if) is not supported by reverse mode",
+            "(e.g. yielded from a loop or an if) is not supported by reverse mode; choose "
+            "between memrefs with arith.select, or move the accesses into the branches",
             op=owner if isinstance(owner, Operation) else None,
         )
 
@@ -327,6 +336,9 @@ class ReverseContext:
         self.store(self.add(old, g), shadow, indices, repeats=repeats, own_sizes=own_sizes)
 
     def _mark_unchecked(self, op: Operation, repeats: Operation | None, own_sizes: bool) -> None:
+        if repeats is not None and PY_INDEX in repeats.attributes:
+            # Same indices as the primal access: a check it keeps reports them as written.
+            op.attributes[PY_INDEX] = UnitAttr()
         if own_sizes:
             op.attributes[UNCHECKED] = UnitAttr()
         elif repeats is not None:

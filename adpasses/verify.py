@@ -25,7 +25,12 @@ def verify_module(module: Operation) -> None:
         except (DiagnosticException, ValueError) as err:
             text = str(err.args[0]) if err.args else str(err)
             text = text.removeprefix("Operation does not verify: ")
-            raise CompileError(f"'{op.name}' op {text.strip()}", op=op) from None
+            raise CompileError(f"'{op.name}' op {text.strip().splitlines()[0]}", op=op) from None
+        except Exception as err:  # noqa: BLE001 - an xDSL verifier tripping on malformed IR
+            raise CompileError(
+                f"'{op.name}' op is malformed (its verifier failed with "
+                f"{type(err).__name__}{': ' + str(err) if str(err) else ''})", op=op
+            ) from None
 
 
 def _defining_block(value: SSAValue) -> Block | None:
@@ -47,11 +52,23 @@ def _ancestor_in_block(op: Operation, block: Block) -> Operation | None:
 def check_dominance(root: Operation) -> None:
     """Raise `CompileError` if some operand does not dominate its use."""
     dominance: dict[Region, DominanceInfo] = {}
+    # Position of each op in its block, numbered once per block (xDSL's
+    # is_before_in_block walks the block: quadratic on long functions).
+    position: dict[Operation, int] = {}
+    numbered: set[Block] = set()
 
     def info(region: Region) -> DominanceInfo:
         if region not in dominance:
             dominance[region] = DominanceInfo(region)
         return dominance[region]
+
+    def before(a: Operation, b: Operation) -> bool:
+        block = a.parent_block()
+        if block is not None and block not in numbered:
+            numbered.add(block)
+            for k, o in enumerate(block.ops):
+                position[o] = k
+        return position[a] < position[b]
 
     for op in root.walk():
         for operand in op.operands:
@@ -62,7 +79,7 @@ def check_dominance(root: Operation) -> None:
             if user is not None:
                 if isinstance(operand, OpResult):
                     definer = operand.op
-                    if definer is user or not definer.is_before_in_block(user):
+                    if definer is user or not before(definer, user):
                         raise CompileError(
                             f"'{op.name}' uses a value of '{definer.name}' before its definition",
                             op=op,

@@ -23,14 +23,25 @@ from xdsl.dialects.builtin import (
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
+    UnitAttr,
     f32,
     f64,
 )
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
+
+from adpasses.diagnostics import PY_INDEX
 
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
 DTYPE_BY_NAME = {"float64": f64, "float32": f32, "int64": IntegerType(64), "int32": IntegerType(32)}
+
+
+def python_indexed(op: Operation) -> Operation:
+    """Mark an access whose indices were wrapped like Python's (a negative
+    index counts from the end): its bounds error reports the index as the
+    user wrote it (see adpasses.lowering.core.PY_INDEX)."""
+    op.attributes[PY_INDEX] = UnitAttr()
+    return op
 
 
 def _strided(rank: int) -> StridedLayoutAttr:
@@ -77,7 +88,7 @@ class ArrayMixin:
             self.error(node, f"too many indices: the array has {a.ndim} dimension(s)")
         if len(items) == a.ndim and not any(isinstance(i, ast.Slice) for i in items):
             indices = [self.index_value(a, k, i) for k, i in enumerate(items)]
-            op = self.emit(memref.LoadOp.get(a.value, indices))
+            op = self.emit(python_indexed(memref.LoadOp.get(a.value, indices)))
             return self.loaded(op.res)
         return self.view(a, items, node)
 
@@ -94,7 +105,7 @@ class ArrayMixin:
             self.error(node, "assignment to a slice is not supported; assign elements in a loop")
         indices = [self.index_value(a, k, i) for k, i in enumerate(items)]
         stored = self.convert_to(value, a.element, node)
-        self.emit(memref.StoreOp.get(stored, a.value, indices))
+        self.emit(python_indexed(memref.StoreOp.get(stored, a.value, indices)))
 
     # -- views -------------------------------------------------------------------
 
@@ -105,6 +116,12 @@ class ArrayMixin:
                 self.error(item.step, "slice step cannot be zero")
         if any(isinstance(i, ast.Slice) and i.step is not None and not self._positive_step(i.step)
                for i in items):
+            if not all(isinstance(i, ast.Slice) for i in items):
+                # Integer indices first, as a checked subview (`M[7, ::-1]`
+                # on 3 rows is an IndexError); then the slices, reinterpreted.
+                whole = ast.Slice(None, None, None)
+                a = self.view(a, [whole if isinstance(i, ast.Slice) else i for i in items], node)
+                items = [i for i in items if isinstance(i, ast.Slice)]
             return self._reinterpret_view(a, items, node)
         offsets, sizes, strides, kept = [], [], [], []
         for k, item in enumerate(items):
@@ -126,7 +143,7 @@ class ArrayMixin:
             a.value, offsets, [s for k, s in enumerate(sizes) if k in kept],
             strides, [DYNAMIC_INDEX] * a.ndim, static_sizes, [DYNAMIC_INDEX] * a.ndim, result_type,
         )
-        return Array(self.emit(op).results[0])
+        return Array(self.emit(python_indexed(op)).results[0])
 
     def _positive_step(self, step: ast.expr) -> bool:
         return isinstance(step, ast.Constant) and isinstance(step.value, int) and step.value > 0
@@ -173,15 +190,13 @@ class ArrayMixin:
         return self._reinterpret(a, offset, sizes[::-1], strides[::-1])
 
     def _reinterpret_view(self, a: Array, items: list[ast.expr], node: ast.AST) -> Array:
-        """Views with negative (or dynamic) steps, built from the metadata."""
+        """Views with negative (or dynamic) steps, built from the metadata
+        (`items` are all slices)."""
         _, offset, sizes, strides = self._metadata(a)
         new_sizes, new_strides = [], []
         for k, item in enumerate(items):
             n, st = sizes[k], strides[k]
-            if not isinstance(item, ast.Slice):
-                i = self.index_value(a, k, item)
-                offset = self.emit(arith.AddiOp(offset, self.emit(arith.MuliOp(i, st)).results[0])).results[0]
-                continue
+            assert isinstance(item, ast.Slice)  # integer indices were taken by view()
             step = self.to_index(self.scalar(item.step), item.step) if item.step is not None else self.const_index(1)
             if item.step is not None and not (isinstance(item.step, ast.UnaryOp) and isinstance(item.step.op, ast.USub)):
                 if not (isinstance(item.step, ast.Constant) and isinstance(item.step.value, int)):

@@ -13,7 +13,6 @@ import ast
 import builtins
 import contextlib
 import inspect
-import math as pymath
 import textwrap
 import types
 from collections.abc import Iterator
@@ -39,6 +38,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.diagnostics import CompileError
+from adpasses.frontend import unsupported
+from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.arithmetic import ArithmeticMixin
 from adpasses.frontend.arrays import ArrayMixin
 from adpasses.frontend.control import lift_loop_returns
@@ -48,7 +49,6 @@ from adpasses.frontend.returns import ReturnMixin
 from adpasses.frontend.statements import StatementMixin
 from adpasses.frontend.values import Array, PyObject, Scalar
 
-SUPPORTED_MODULES = (pymath, np)
 
 
 def jitted_python_function(obj: object) -> types.FunctionType | None:
@@ -109,7 +109,10 @@ class ModuleBuilder:
         raise KeyError(name)
 
 
-def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int]:
+def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]:
+    """The function's AST, file, first line, and the indentation its
+    source lost to dedenting (added back to AST columns: a method or a
+    function defined inside another is parsed dedented)."""
     try:
         lines, first = inspect.getsourcelines(pyfunc)
         filename = inspect.getsourcefile(pyfunc) or "<unknown>"
@@ -118,12 +121,29 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int]:
             f"cannot read the source of {pyfunc.__name__} ({err}); compiled functions must be "
             "defined in a file"
         ) from None
-    tree = ast.parse(textwrap.dedent("".join(lines)))
+    source = textwrap.dedent("".join(lines))
+    shift = _indent(lines[0]) - _indent(source)
+    tree = ast.parse(source)
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise CompileError(f"{pyfunc.__name__} is not defined with def (lambdas are not supported)",
                            location=f"{filename}:{first}:1")
-    return fdef, filename, first
+    return fdef, filename, first, shift
+
+
+def _def_location(fn: types.FunctionType) -> str:
+    """`file:line` of a function's def (the line after its decorators)."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    except (OSError, TypeError):
+        return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+    offset = next((k for k, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), 0)
+    return f"{filename}:{first + offset}"
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" \t"))
 
 
 class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin):
@@ -134,7 +154,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         self.arg_types = arg_types
         self.name = name
         self.public = public
-        self.fdef, self.filename, self.first_line = _source(pyfunc)
+        self.fdef, self.filename, self.first_line, self.col_shift = _source(pyfunc)
         self._file = StringAttr(self.filename)
         self.entry = Block(arg_types=arg_types)
         self.builder = Builder(InsertPoint.at_end(self.entry))
@@ -157,8 +177,10 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
                        "keyword-only or positional-only parameters); pass arrays and numbers "
                        "as named parameters, with defaults if you like")
         if len(args.args) != len(self.arg_types):
-            self.error(self.fdef, f"{self.pyfunc.__name__} takes {len(args.args)} arguments, "
-                                  f"called with {len(self.arg_types)}")
+            # Calls are bound before they get here (JitFunction.bind, call_arguments):
+            # only a direct build_module with the wrong number of types.
+            self.error(self.fdef, f"{self.pyfunc.__name__}() has {len(args.args)} parameters but "
+                                  f"build_module was given {len(self.arg_types)} argument types")
         for a, value in zip(args.args, self.entry.args):
             value.name_hint = a.arg
             self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
@@ -190,7 +212,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         if line is None:
             return UnknownLoc()
         return FileLineColLoc(self._file, IntAttr(self.first_line + line - 1),
-                              IntAttr(getattr(node, "col_offset", 0) + 1))
+                              IntAttr(getattr(node, "col_offset", 0) + 1 + self.col_shift))
 
     @contextlib.contextmanager
     def at(self, node: ast.AST) -> Iterator[None]:
@@ -305,8 +327,8 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         if isinstance(value, (float, np.floating)):
             return Scalar(self.const_float(float(value)), weak=True)
         if isinstance(value, types.ModuleType):
-            if value not in SUPPORTED_MODULES:
-                self.error(node, f"module {value.__name__} is not supported; use math or numpy")
+            # Only math and numpy attributes compile; reading another module's
+            # attribute is an error that names the attribute (expr_Attribute).
             return PyObject(value)
         if callable(value):
             return PyObject(value)
@@ -314,19 +336,23 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         self.error(node, f"{where} '{name}' of type {type(value).__name__} cannot be read by compiled "
                          "code; pass it as an argument (numbers, modules and functions are allowed)")
 
+    def is_compiled_function(self, fn: object) -> bool:
+        """A function the compiler compiles from its source when called: an
+        @adpasses.jit function or a plain Python function (not numpy's own
+        Python-level functions, like np.full)."""
+        return jitted_python_function(fn) is not None and unsupported.numpy_name(fn) is None
+
     def call_function(self, fn: object, node: ast.Call) -> object:
         target = jitted_python_function(fn)
         if target is None:
             name = getattr(fn, "__name__", type(fn).__name__)
-            if (getattr(fn, "__module__", None) or "").startswith("numpy") or getattr(np, name, None) is fn:
-                self.error(node, f"np.{name} is not supported in compiled code; write a loop over the "
-                                 "elements (numpy's scalar math functions and np.zeros/ones/empty are supported)")
             self.error(node, f"calling {name!r} ({type(fn).__name__}) is not supported in compiled code; "
                              "call math/numpy scalar functions, adpasses.jit functions or plain Python "
                              "functions defined with def")
-        values = [self.expr(a) for a in node.args]
+        name = target.__name__
+        values = self.call_arguments(target, node)
         operands, types_ = [], []
-        for a, v in zip(node.args, values):
+        for k, v in enumerate(values):
             if isinstance(v, Array):
                 operands.append(v.value)
                 types_.append(v.type)
@@ -338,14 +364,47 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
                     operands.append(v.value)
                     types_.append(v.type)
                 else:
-                    operands.append(self.to_index(v, a))
+                    operands.append(self.to_index(v, node))
                     types_.append(IndexType())
             else:
-                self.error(a, "only numbers and arrays can be passed to compiled functions")
+                param = target.__code__.co_varnames[k]
+                self.error(node, f"argument '{param}' of {name}() is {unsupported.value_kind(v)}: only "
+                                 "numbers and arrays can be passed to a compiled function")
         callee = self.mb.function(target, types_, public=False, node=node, caller=self)
         outputs = list(callee.function_type.outputs.data)
         call = self.emit(func.CallOp(callee.sym_name.data, operands, outputs))
         return Scalar(call.results[0]) if outputs else None
+
+    def call_arguments(self, target: types.FunctionType, node: ast.Call) -> list[object]:
+        """The value of every parameter of `target` for this call: arguments
+        bound as Python binds them (positions, keywords, defaults), each
+        evaluated in source order; a bad call is an error at the call."""
+        if not has_plain_parameters(target):
+            # The callee's def is the problem: compiling it reports that there.
+            return [self.expr(a) for a in node.args]
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                self.error(a, "argument unpacking (*args) is not supported; pass the arguments one by one")
+        for kw in node.keywords:
+            if kw.arg is None:
+                self.error(kw.value, "keyword unpacking (**kwargs) is not supported; pass the arguments "
+                                     "one by one")
+        try:
+            bound = binder(target)(*node.args, **{kw.arg: kw.value for kw in node.keywords})
+        except TypeError as err:
+            self.error(node, f"{err} ({target.__name__} is defined at {_def_location(target)})")
+        evaluated = {id(a): self.expr(a) for a in [*node.args, *(kw.value for kw in node.keywords)]}
+        values = []
+        for param, arg in zip(target.__code__.co_varnames, bound):
+            if isinstance(arg, ast.AST):
+                values.append(evaluated[id(arg)])
+            elif isinstance(arg, (bool, int, float, np.integer, np.floating)):
+                values.append(self.python_value(arg, node, param))  # a default: frozen like a global
+            else:
+                self.error(node, f"the default value of parameter '{param}' of {target.__name__}() is a "
+                                 f"{type(arg).__name__}: only numbers can be defaults of a called function; "
+                                 "pass the argument explicitly")
+        return values
 
     # -- errors ---------------------------------------------------------------------------------
 
@@ -353,5 +412,13 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         loc = self.loc(node)
         where = (f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
                  if isinstance(loc, FileLineColLoc) else None)
-        raise CompileError(message, location=where)
+        raise CompileError(message, location=where, end=self.end_of(node))
+
+    def end_of(self, node: ast.AST) -> tuple[int, int] | None:
+        """(line, col) just past `node` in the file, 1-based (for the
+        source line the API shows under an error)."""
+        line, col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if line is None or col is None:
+            return None
+        return self.first_line + line - 1, col + 1 + self.col_shift
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import ast
 import builtins
 import math as pymath
-import types
 
 import numpy as np
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import f64
 from xdsl.ir import Block, SSAValue
 
+from adpasses.diagnostics import CompileError
+from adpasses.frontend import unsupported
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
 
 # math./np. functions of one float -> the math op.
@@ -109,7 +110,7 @@ class ExpressionMixin:
             return a
         if isinstance(node.op, ast.Not):
             return Scalar(self.emit(arith.XOrIOp(self.to_bool(a), self.const_bool(True))).results[0])
-        self.error(node, "bitwise ~ is not supported")
+        self.error(node, "bitwise ~ is not supported; write -x - 1 for an int, or `not b` for a bool")
 
     def expr_Compare(self, node: ast.Compare) -> Scalar:
         return Scalar(self.compare_chain(self.scalar(node.left), list(zip(node.ops, node.comparators)), node))
@@ -193,7 +194,11 @@ class ExpressionMixin:
                 return Scalar(self.const_float(CONSTANTS[node.attr]), weak=True)
             if not hasattr(base.obj, node.attr):
                 self.error(node, f"module {base.obj.__name__} has no attribute {node.attr}")
-            return self.python_value(getattr(base.obj, node.attr), node, f"{base.obj.__name__}.{node.attr}")
+            value = getattr(base.obj, node.attr)
+            if base.obj not in unsupported.SUPPORTED_MODULES:
+                self.error(node, unsupported.module_attribute(
+                    base.obj, node.attr, value, self.is_compiled_function(value)))
+            return self.python_value(value, node, f"{base.obj.__name__}.{node.attr}")
         self.error(node, f"attribute .{node.attr} is not supported here")
 
     def expr_Subscript(self, node: ast.Subscript) -> object:
@@ -229,8 +234,11 @@ class ExpressionMixin:
         fn = callee.obj
         if fn in ALLOCATORS:
             return self.allocate(ALLOCATORS[fn], node)
-        if node.keywords:
-            self.error(node, "keyword arguments are only supported for np.zeros/ones/empty(dtype=...)")
+        if self.is_compiled_function(fn):
+            return self.call_function(fn, node)
+        if node.keywords and _known_callee(fn):
+            self.error(node, f"{_describe(node.func)} takes no keyword arguments in compiled code; "
+                             "pass the arguments by position")
         if fn in UNARY_MATH or fn in TO_INT_MATH:
             self.expect_args(node, 1)
             a = self.scalar(node.args[0])
@@ -288,10 +296,27 @@ class ExpressionMixin:
             supported = sorted({f.__name__ for f in (*UNARY_MATH, *BINARY_MATH, *TO_INT_MATH) if f.__module__ == "math"})
             self.error(node, f"math.{fn.__name__} is not supported in compiled code; the supported math "
                              f"functions are {', '.join(supported + ['hypot'])}")
-        if isinstance(fn, types.BuiltinFunctionType) and fn.__module__ == "builtins":
-            self.error(node, f"the builtin {fn.__name__}() is not supported; the supported builtins are "
-                             "abs, min, max, float, int, bool, len and range (write a loop instead)")
+        builtin = unsupported.builtin_name(fn)
+        if builtin is not None:
+            self.error(node, unsupported.unsupported_builtin(builtin))
+        numpy_function = unsupported.numpy_name(fn)
+        if numpy_function is not None:
+            self.error(node, unsupported.unsupported_numpy(numpy_function, self.argument_kinds(node),
+                                                           SUPPORTED_NUMPY))
         return self.call_function(fn, node)
+
+    def argument_kinds(self, node: ast.Call) -> list[str]:
+        """"array", "number" or "other" per argument of a call that is about
+        to be rejected (to say what to write instead)."""
+        kinds = []
+        for a in [*node.args, *(k.value for k in node.keywords)]:
+            try:
+                value = self.expr(a)
+            except CompileError:
+                value = None
+            kinds.append("array" if isinstance(value, Array) else "number" if isinstance(value, Scalar)
+                         else "other")
+        return kinds
 
     def expect_args(self, node: ast.Call, n: int) -> None:
         if len(node.args) != n:
@@ -329,6 +354,22 @@ class ExpressionMixin:
             pick_other = self.compare(ast.Lt() if is_min else ast.Gt(), other, best, node)
             best = self.select(pick_other, other, best, node)
         return best
+
+
+SUPPORTED_NUMPY = ", ".join(sorted(
+    {f"np.{f.__name__}" for f in (*UNARY_MATH, *BINARY_MATH) if getattr(np, f.__name__, None) is f}
+    | {"np.abs", "np.absolute", "np.hypot", "np.float64", "np.float32", "np.int64"}))
+
+
+def _known_callee(fn: object) -> bool:
+    """A math/numpy function or builtin the compiler handles itself."""
+    try:
+        return (fn in UNARY_MATH or fn in BINARY_MATH or fn in TO_INT_MATH
+                or fn in (builtins.abs, np.abs, np.absolute, builtins.min, builtins.max, builtins.float,
+                          np.float64, np.float32, builtins.int, np.int64, builtins.bool, builtins.len,
+                          pymath.hypot, np.hypot))
+    except TypeError:  # unhashable
+        return False
 
 
 UNSUPPORTED_HINTS = {

@@ -88,7 +88,8 @@ class StatementMixin:
                 self.error(target, "in-place update of a slice is not supported; update elements in a loop")
             self.store(array, target, self.binary(stmt.op, current, self.scalar(stmt.value), stmt))
             return
-        self.error(stmt, "unsupported target of an augmented assignment")
+        self.error(target, f"cannot update {_describe(target)} in place; update a variable (s += v) or an "
+                           "array element (x[i] += v)")
 
     def assign(self, target: ast.expr, value: object, stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
@@ -108,7 +109,8 @@ class StatementMixin:
             for t, v in zip(target.elts, value.items):
                 self.assign(t, v, stmt)
         else:
-            self.error(stmt, f"cannot assign to {type(target).__name__}")
+            self.error(target, f"cannot assign to {_describe(target)}; assign to a variable (v = ...) or an "
+                               "array element (x[i] = ...)")
 
     def bind(self, name: str, value: object, stmt: ast.AST) -> None:
         old = self.env.get(name)
@@ -171,14 +173,23 @@ class StatementMixin:
 
 _HINTS = {
     "Try": "; errors cannot be caught in compiled code",
-    "With": "",
+    "With": "; set up what it manages outside the compiled function",
     "FunctionDef": "; define the function at module level and call it",
     "Lambda": "; define a function at module level and call it",
     "Global": "; pass the value as an argument",
     "Nonlocal": "; pass the value as an argument",
     "Raise": "; check the condition before calling",
-    "Delete": "",
+    "Delete": "; remove it (a variable simply stops being used)",
+    "ClassDef": "; define classes outside and pass numbers and arrays",
+    "Match": "; use if/elif/else",
     "Import": "; import at module level",
     "ImportFrom": "; import at module level",
     "Assert": "; check the condition before calling",
 }
+
+
+def _describe(node: ast.AST) -> str:
+    try:
+        return f"'{ast.unparse(node)}'"
+    except Exception:  # noqa: BLE001
+        return type(node).__name__

@@ -74,7 +74,7 @@ def test_missing_entry_and_entry_with_arguments(capfd, program):
 def test_out_of_bounds_at_run_time(capfd, program):
     status, _, err = run(capfd, str(program), "--entry", "oob")
     assert status == 1
-    assert err.strip() == f"IndexError: index 3 is out of bounds for axis 0 with size 3 (at {program}:18:3)"
+    assert err.strip() == f"IndexError: index 3 is out of bounds for axis 0 with size 3 (at {program}:18:3); valid indices are 0 to 2"
     status, _, err = run(capfd, str(program), "--entry", "oob", "--no-boundscheck")
     assert status == 0 and err == ""
 

@@ -75,11 +75,11 @@ def test_autodiff_fills_defaults_and_returns_one_entry_per_argument_passed():
 def test_binding_errors_name_the_function_and_the_parameter():
     x = np.ones(3)
     f(x)  # installs the dispatch: errors must come through it too
-    with pytest.raises(TypeError, match=r"weighted\(\): missing a required argument: 'x'"):
+    with pytest.raises(TypeError, match=r"^weighted\(\) missing 1 required positional argument: 'x'$"):
         f()
-    with pytest.raises(TypeError, match=r"weighted\(\): got an unexpected keyword argument 'sc'"):
+    with pytest.raises(TypeError, match=r"^weighted\(\) got an unexpected keyword argument 'sc'$"):
         f(x, sc=1.0)
-    with pytest.raises(TypeError, match=r"weighted\(\): multiple values for argument 'scale'"):
+    with pytest.raises(TypeError, match=r"^weighted\(\) got multiple values for argument 'scale'$"):
         f(x, 1.0, scale=2.0)
-    with pytest.raises(TypeError, match=r"weighted\(\): got an unexpected keyword argument 'sc'"):
+    with pytest.raises(TypeError, match=r"^weighted\(\) got an unexpected keyword argument 'sc'$"):
         adpasses.grad(f)(x, sc=1.0)

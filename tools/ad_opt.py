@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -33,12 +32,8 @@ class ADOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description="adpasses optimizer: reverse-mode AD on MLIR", args=args)
-        ctx = make_context(self.args.allow_unregistered_dialect)
-        known = set(ctx.registered_dialect_names)
-        for name, factory in Universe.get_multiverse().all_dialects.items():
-            if name not in known:
-                ctx.register_dialect(name, factory)
-        self.ctx = ctx
+        # The registry ad-run and compile_module use too (adpasses.context).
+        self.ctx = make_context(self.args.allow_unregistered_dialect)
 
     # -- registration --------------------------------------------------------
 

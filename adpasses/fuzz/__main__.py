@@ -4,6 +4,7 @@
                             [--shrink [--out DIR] [--max-shrink K]]
     python -m adpasses.fuzz --show SEED      # the program of one seed
     python -m adpasses.fuzz --case SEED      # check one seed in this process
+    python -m adpasses.fuzz --aliased ...    # the aliased-arguments mode (fuzz/aliased.py)
 
 Prints how many programs were checked, the failures by kind with their
 seeds, and with --shrink a minimal lit test per distinct failure (also
@@ -18,7 +19,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from adpasses.fuzz.check import KINDS
+from adpasses.fuzz.check import ALIASED_KINDS, KINDS
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -36,7 +37,15 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--show", type=int, metavar="SEED", help="print the program of SEED and exit")
     p.add_argument("--case", type=int, metavar="SEED", help="check SEED in this process and exit")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    return p.parse_args(argv)
+    p.add_argument("--aliased", action="store_true",
+                   help="call generated Python functions through jit/grad/value_and_grad/autodiff with "
+                        "arguments that share memory; each call must match a reference or raise "
+                        "ValueError (docs/fuzzing.md)")
+    args = p.parse_args(argv)
+    if args.aliased and args.shrink:
+        p.error("--shrink does not apply to --aliased (its programs are Python functions; "
+                "--show SEED --aliased prints one)")
+    return args
 
 
 def show(seed: int) -> None:
@@ -53,10 +62,18 @@ def show(seed: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     if args.show is not None:
-        show(args.show)
+        if args.aliased:
+            from adpasses.fuzz.aliased import show_aliased
+
+            print(show_aliased(args.show))
+        else:
+            show(args.show)
         return 0
     if args.case is not None:
         from adpasses.fuzz.runner import run_case
+
+        if args.aliased:
+            from adpasses.fuzz.aliased import run_aliased_case as run_case  # noqa: F811
 
         outcome = run_case(args.case)
         print(f"seed {args.case}: {outcome.kind} {outcome.detail}".rstrip())
@@ -80,14 +97,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"... {done}/{len(seeds)} in {time.monotonic() - start:.0f} s",
                   file=sys.stderr, flush=True)
 
-    run_seeds(seeds, jobs=args.jobs, timeout=args.timeout, batch=args.batch, on_result=progress)
+    case = {}
+    if args.aliased:
+        from adpasses.fuzz.aliased import run_aliased_case
+
+        case = {"case": run_aliased_case}
+    run_seeds(seeds, jobs=args.jobs, timeout=args.timeout, batch=args.batch, on_result=progress, **case)
     elapsed = time.monotonic() - start
     total = sum(len(v) for v in by_kind.values())
     print(f"checked {total} programs (seeds {args.start}..{args.start + args.seeds - 1}) "
           f"in {elapsed:.0f} s: {len(by_kind['ok'])} ok, {len(by_kind['discard'])} discarded "
           "(no usable input point)")
     failed = False
-    for kind in (*KINDS, "fuzzer error"):
+    for kind in (*KINDS, *(ALIASED_KINDS if args.aliased else ()), "fuzzer error"):
         seeds_of_kind = sorted(by_kind.get(kind, []))
         failed |= bool(seeds_of_kind)
         print(f"{kind}: {len(seeds_of_kind)}" + (f"  seeds {' '.join(map(str, seeds_of_kind))}"

@@ -42,6 +42,8 @@ from adpasses.fuzz.to_mlir import mlir_function
 from adpasses.fuzz.to_python import Oracle
 
 KINDS = ("wrong primal", "wrong gradient", "compiler error", "crash")
+ALIASED_KINDS = ("missed error", "needless error", "wrong error", "changed argument")
+"""Failure kinds of the aliased-arguments mode only (adpasses/fuzz/aliased.py)."""
 """Failure kinds; an outcome is one of these, `ok` or `discard`."""
 
 ATTEMPTS = 5
@@ -76,7 +78,7 @@ class Outcome:
 
     @property
     def failed(self) -> bool:
-        return self.kind in KINDS
+        return self.kind in KINDS or self.kind in ALIASED_KINDS
 
 
 class _Failure(Exception):

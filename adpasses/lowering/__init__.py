@@ -14,7 +14,10 @@ from adpasses.lowering.core import ModuleTranslator, define_oob_handler
 def translate_module(module: ModuleOp, *, boundscheck: bool = True, fastmath: bool = False):  # type: ignore[no-untyped-def]
     """The llvmlite.ir.Module for `module`, and the bounds-check sites
     (source locations, by site number) its error slot refers to."""
-    translator = ModuleTranslator(module, boundscheck=boundscheck, fastmath=fastmath)
+    from adpasses.transforms.lower_affine import without_affine
+
+    translator = ModuleTranslator(without_affine(module), boundscheck=boundscheck,
+                                  fastmath=fastmath)
     llmod = translator.translate()
     define_oob_handler(translator)
     llmod.check_sites = translator.check_sites  # type: ignore[attr-defined]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from llvmlite import ir
-from xdsl.dialects import arith
+from xdsl.dialects import arith, ub
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Operation
 
@@ -51,6 +51,17 @@ def _int_division(method: str):  # type: ignore[no-untyped-def]
         ft.set(op.results[0], getattr(ft.b, method)(ft.get(op.lhs), d))
 
     return lower
+
+
+def _poison(ft: FunctionTranslator, op: ub.PoisonOp) -> None:
+    """ub.poison of a scalar: LLVM's undef (any use of it is the program's
+    undefined behaviour, as in MLIR)."""
+    try:
+        ty = scalar_type(op.result.type)
+    except TypeError:
+        raise error_at(op, f"of type {op.result.type} is not supported by the LLVM lowering; "
+                           "only scalar poison values are") from None
+    ft.set(op.result, ir.Constant(ty, ir.Undefined))
 
 
 def _constant(ft: FunctionTranslator, op: arith.ConstantOp) -> None:
@@ -171,6 +182,7 @@ def _int_resize(ft: FunctionTranslator, op: Operation) -> None:
 
 LOWERINGS = {
     arith.ConstantOp: _constant,
+    ub.PoisonOp: _poison,
     arith.AddfOp: _binary("fadd", True),
     arith.SubfOp: _binary("fsub", True),
     arith.MulfOp: _binary("fmul", True),

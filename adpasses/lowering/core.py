@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from adpasses.diagnostics import CompileError, error_at, op_location
+from adpasses.diagnostics import PY_INDEX, CompileError, error_at, op_location
 from adpasses.types import memref_strides
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -45,6 +45,10 @@ NOALIAS_ATTRS = ("llvm.noalias", "ad.noalias")
 UNCHECKED = "ad.unchecked"
 SHADOW_AXIS = -2
 """Axis code of a shadow-shape mismatch in dimension d: SHADOW_AXIS - d."""
+PY_INDEX_AXIS = 1 << 32
+"""Added to the axis of a failed check of a `PY_INDEX` access: the error
+then reports the index the user wrote (a negative one as `i - size`) and
+the valid range `-size..size-1` (adpasses.pyentry.CallErrors.stopped)."""
 
 
 def scalar_type(t: Attribute) -> ir.Type:
@@ -427,11 +431,14 @@ class FunctionTranslator:
         else:
             self.b.ret(ir.Constant(ret, ir.Undefined))
 
-    def check_index(self, site: int, index: ir.Value, axis: int, size: ir.Value) -> None:
-        """Branch to an error exit unless 0 <= index < size (one unsigned compare)."""
+    def check_index(self, site: int, index: ir.Value, axis: int, size: ir.Value,
+                    python_index: bool = False) -> None:
+        """Branch to an error exit unless 0 <= index < size (one unsigned
+        compare). `python_index`: the index was wrapped like Python's
+        (`PY_INDEX`); the error reports the index before the wrap."""
         bad = self.b.icmp_unsigned(">=", index, size)
         with self.b.if_then(bad, likely=False):
-            self.fail(site, index, axis, size)
+            self.fail(site, index, axis + PY_INDEX_AXIS if python_index else axis, size)
 
     def element_address(self, m: MemRefValue, indices: Sequence[ir.Value]) -> ir.Value:
         linear: ir.Value = m.offset

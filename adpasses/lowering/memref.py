@@ -20,7 +20,9 @@ from adpasses.dialects.ad import ShadowCheckOp
 from adpasses.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
+    PY_INDEX,
     SHADOW_AXIS,
+    has_unit_attr,
     FunctionTranslator,
     MemRefValue,
     ModuleTranslator,
@@ -87,6 +89,25 @@ def _alloca(ft: FunctionTranslator, op: memref.AllocaOp) -> None:
     ft.set(op.memref, make_memref(ft.b, t, ptr, const_i64(0), sizes, identity_strides(ft.b, sizes)))
 
 
+def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
+    """The body inline; dynamic-size allocas inside are released at the end
+    (llvm.stacksave/stackrestore), static ones live in the entry block."""
+    block = op.scope.block
+    dynamic = any(isinstance(inner, memref.AllocaOp) and inner.dynamic_sizes
+                  for inner in op.walk())
+    saved = ft.b.call(ft.mt.declare("llvm.stacksave.p0", PTR, []), []) if dynamic else None
+    terminator = block.last_op
+    for inner in block.ops:
+        if inner is terminator and isinstance(inner, memref.AllocaScopeReturnOp):
+            break
+        ft.translate_op(inner)
+    if saved is not None:
+        ft.b.call(ft.mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
+    returned = terminator.operands if isinstance(terminator, memref.AllocaScopeReturnOp) else ()
+    for res, value in zip(op.results, returned):
+        ft.set(res, ft.get(value))
+
+
 def _dealloc(ft: FunctionTranslator, op: memref.DeallocOp) -> None:
     if WORKSPACE in op.attributes and ft.mt.workspace:
         return  # the workspace keeps its buffer for the next call
@@ -117,8 +138,9 @@ def _address(ft: FunctionTranslator, op: Operation, m: MemRefValue, indices: Seq
     idx = [ft.get(i) for i in indices]
     if ft.checked(op):
         site = ft.mt.check_site(op)
+        python_index = has_unit_attr(op, PY_INDEX)
         for axis, (i, size) in enumerate(zip(idx, m.sizes)):
-            ft.check_index(site, i, axis, size)
+            ft.check_index(site, i, axis, size, python_index)
     return ft.element_address(m, idx)
 
 
@@ -186,14 +208,15 @@ def _subview(ft: FunctionTranslator, op: memref.SubviewOp) -> None:
     steps = _mixed(op.static_strides.get_values(), op.strides, ft)
     if ft.checked(op):
         site = ft.mt.check_site(op)
+        python_index = has_unit_attr(op, PY_INDEX)
         for axis, (o, s, st, n) in enumerate(zip(offsets, sizes, steps, src.sizes)):
             # The last selected element, offset + (size-1)*step, must be in range
             # (and the offset too) when the view is not empty.
             last = _add(b, o, _mul(b, b.sub(s, const_i64(1)), st))
             nonempty = b.icmp_signed(">", s, const_i64(0))
             with b.if_then(nonempty):
-                ft.check_index(site, o, axis, n)
-                ft.check_index(site, last, axis, n)
+                ft.check_index(site, o, axis, n, python_index)
+                ft.check_index(site, last, axis, n, python_index)
     offset = src.offset
     for o, st in zip(offsets, src.strides):
         offset = _add(b, offset, _mul(b, o, st))
@@ -339,6 +362,7 @@ LOWERINGS = {
     memref.GetGlobalOp: _get_global,
     memref.AllocOp: _alloc,
     memref.AllocaOp: _alloca,
+    memref.AllocaScopeOp: _alloca_scope,
     memref.DeallocOp: _dealloc,
     memref.LoadOp: _load,
     memref.StoreOp: _store,

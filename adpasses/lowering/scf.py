@@ -10,6 +10,7 @@ from llvmlite import ir
 from xdsl.dialects import scf
 from xdsl.ir import Block
 
+from adpasses.diagnostics import error_at
 from adpasses.lowering.core import FunctionTranslator, flat_types
 
 
@@ -140,9 +141,18 @@ def _index_switch(ft: FunctionTranslator, op: scf.IndexSwitchOp) -> None:
         _bind(ft, op.output, phis)
 
 
+def _execute_region(ft: FunctionTranslator, op: scf.ExecuteRegionOp) -> None:
+    if len(op.region.blocks) != 1:
+        raise error_at(op, "with several blocks is not supported by the LLVM lowering; "
+                           "use scf.if / scf.index_switch inside one block")
+    for res, value in zip(op.results, _body(ft, op.region.block)):
+        ft.set(res, ft.get(value))
+
+
 LOWERINGS = {
     scf.ForOp: _for,
     scf.IfOp: _if,
     scf.WhileOp: _while,
     scf.IndexSwitchOp: _index_switch,
+    scf.ExecuteRegionOp: _execute_region,
 }

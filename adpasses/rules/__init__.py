@@ -13,6 +13,14 @@ Float scalar ops use `ScalarRule`: a function from the result's adjoint to
 the operands' adjoints, plus the primal values it needs, so the engine never
 names an arithmetic op. Structured and memory ops implement the protocol
 directly.
+
+A second table, `SHADOW_RULES`, holds ops whose memref result addresses the
+memory of one of several memref operands chosen at run time (`arith.select`
+between memrefs). The activity analysis merges the memory of `sources(op)`
+(if one carries derivatives, all may), and the reverse sweep builds the
+shadow of the result with `shadow(rc, op)` (the same choice among the
+operands' shadows). Views (subview, cast, ...) are not in it: they address
+one source, and `ReverseContext.shadow` rebuilds them itself.
 """
 
 from __future__ import annotations
@@ -108,7 +116,22 @@ ZERO_DERIVATIVE = ScalarRule(lambda rc, op, g, want: [None] * len(op.operands), 
 """Piecewise-constant ops (floor, ceil, ...): the derivative is zero."""
 
 
+class ShadowRule(Protocol):
+    def sources(self, op: Operation) -> Sequence[SSAValue]:
+        """The memref operands whose memory the result may address."""
+        ...
+
+    def needs(self, op: Operation) -> Sequence[SSAValue]:
+        """Primal (non-memref) values `shadow` reads, e.g. the condition."""
+        ...
+
+    def shadow(self, rc: ReverseContext, op: Operation) -> SSAValue:
+        """The shadow of the op's memref result."""
+        ...
+
+
 _TABLE: dict[type[Operation], ReverseRule] | None = None
+_SHADOW_TABLE: dict[type[Operation], ShadowRule] | None = None
 
 
 def rule_table() -> dict[type[Operation], ReverseRule]:
@@ -128,3 +151,21 @@ def rule_table() -> dict[type[Operation], ReverseRule]:
 
 def rule_for(op: Operation) -> ReverseRule | None:
     return rule_table().get(type(op))
+
+
+def shadow_rule_table() -> dict[type[Operation], ShadowRule]:
+    global _SHADOW_TABLE
+    if _SHADOW_TABLE is None:
+        from adpasses.rules import arith
+
+        _SHADOW_TABLE = dict(arith.SHADOW_RULES)
+    return _SHADOW_TABLE
+
+
+def shadow_rule_for(op: Operation) -> ShadowRule | None:
+    """The shadow rule of an op with a memref result, if it has one."""
+    from adpasses.types import is_memref_type
+
+    if len(op.results) != 1 or not is_memref_type(op.results[0].type):
+        return None
+    return shadow_rule_table().get(type(op))

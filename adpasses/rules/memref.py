@@ -24,15 +24,25 @@ from adpasses.memref_views import is_view_result, view_source
 
 
 def shadow_needs(value: SSAValue) -> list[SSAValue]:
-    """Primal values needed to rebuild the shadow of `value` (view operands)."""
+    """Primal values needed to rebuild the shadow of `value`: view
+    operands, and what shadow rules read (the condition of a select
+    between memrefs), through every memref the shadow is built from."""
+    from adpasses.rules import shadow_rule_for
+
     needs: list[SSAValue] = []
-    while is_view_result(value):
-        view = value.owner
-        assert isinstance(view, Operation)
-        source = view_source(view)
-        needs.extend(o for o in view.operands if o is not source)
-        assert source is not None
-        value = source
+    work = [value]
+    while work:
+        value = work.pop()
+        owner = value.owner
+        if is_view_result(value):
+            assert isinstance(owner, Operation)
+            source = view_source(owner)
+            assert source is not None
+            needs.extend(o for o in owner.operands if o is not source)
+            work.append(source)
+        elif isinstance(owner, Operation) and (rule := shadow_rule_for(owner)) is not None:
+            needs.extend(rule.needs(owner))
+            work.extend(rule.sources(owner))
     return needs
 
 

@@ -6,6 +6,8 @@
   reverse loop's iter_args.
 - scf.if: an scf.if on the same condition; each branch reverses its own
   block and yields the updated adjoints of outer values.
+- scf.index_switch, scf.execute_region, memref.alloca_scope: like scf.if,
+  the same op in reverse, each region undoing its own block.
 - scf.while: the forward loop counts its iterations (`ad.counted`, added by
   `count_while_iterations` before analysis); the reverse first undoes the
   last `before` region (the one whose condition was false), then runs an
@@ -17,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from adpasses.reverse_context import ReverseContext
@@ -28,13 +30,15 @@ COUNTED = "ad.counted"
 
 
 def trip_count(b: Builder, lb: SSAValue, ub: SSAValue, step: SSAValue) -> SSAValue:
-    """max(0, ceildiv(ub - lb, step)) for a positive step."""
+    """max(0, ceildiv(ub - lb, step)) for a positive step, in the type of the
+    bounds (index, or the integer type of an scf.for with an iN induction
+    variable)."""
 
     def emit(op: Operation) -> SSAValue:
         return b.insert(op).results[0]
 
-    one = emit(arith.ConstantOp(IntegerAttr(1, IndexType())))
-    zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
+    one = emit(arith.ConstantOp(IntegerAttr(1, lb.type)))
+    zero = emit(arith.ConstantOp(IntegerAttr(0, lb.type)))
     span = emit(arith.AddiOp(emit(arith.SubiOp(ub, lb)), emit(arith.SubiOp(step, one))))
     return emit(arith.MaxSIOp(emit(arith.DivSIOp(span, step)), zero))
 
@@ -86,14 +90,16 @@ class ForRule:
         n = trip_count(rc.builder, lb, ub, step)
         inits = [rc.adjoint_or_zero(op.results[i]) for i in carried]
         inits += [rc.adjoint_or_zero(v) for v in outer]
-        block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
+        # The reverse loop counts in the forward loop's type (index or iN).
+        iv_type = body.args[0].type
+        block = Block(arg_types=[iv_type, *(v.type for v in inits)])
         k, carried_adj = block.args[0], block.args[1 : 1 + len(carried)]
         outer_adj = block.args[1 + len(carried) :]
 
         inner = ReverseContext(rc.sweep, body, InsertPoint.at_end(block), rc)
         inner.loc = rc.loc
         # i = lb + (n - 1 - k) * step: iterations in reverse order.
-        last = inner.insert(arith.SubiOp(inner.insert(arith.SubiOp(n, inner.index(1))).results[0], k))
+        last = inner.insert(arith.SubiOp(inner.insert(arith.SubiOp(n, inner.const(1, iv_type))).results[0], k))
         offset = inner.insert(arith.MuliOp(last.results[0], step)).results[0]
         inner.values[body.args[0]] = inner.insert(arith.AddiOp(lb, offset)).results[0]
         inner.materialize_block_values()
@@ -106,7 +112,7 @@ class ForRule:
         outs += [inner.adjoint_or_zero(v) for v in outer]
         inner.builder.insert(scf.YieldOp(*outs))
 
-        loop = rc.insert(scf.ForOp(rc.index(0), n, rc.index(1), inits, block))
+        loop = rc.insert(scf.ForOp(rc.const(0, iv_type), n, rc.const(1, iv_type), inits, block))
         # Outer adjoints first (they carry the totals), then the init operands'
         # contributions, which may be outer values themselves.
         for j, v in enumerate(outer):
@@ -143,6 +149,49 @@ class IfRule:
             scf.IfOp(rc.primal(op.cond), [v.type for v in changed], [branches[0][0]], [branches[1][0]])
         )
         for v, r in zip(changed, new_if.results):
+            rc.set_adjoint(v, r)
+
+
+class OnceRegionRule:
+    """scf.index_switch, scf.execute_region, memref.alloca_scope: ops that
+    run one of their regions once (like scf.if). The reverse is the same op
+    (on the same switch value): each region reverses its own block and
+    yields the updated adjoints of the outer values it changed. A reverse
+    alloca_scope frees the shadows of the allocas its forward scope frees."""
+
+    def needs(self, op: Operation, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        return [op.arg] if isinstance(op, scf.IndexSwitchOp) else []
+
+    def reverse(self, rc: ReverseContext, op: Operation) -> None:
+        outer = outer_active_values(op, rc)
+        result_adj = [rc.adjoint(r) for r in op.results]
+        branches: list[tuple[Block, ReverseContext]] = []
+        for region in op.regions:
+            forward = region.block
+            block = Block()
+            child = rc.child(forward, InsertPoint.at_end(block))
+            for y, g in zip(forward.last_op.operands, result_adj):
+                if g is not None:
+                    child.add_adjoint(y, g)
+            child.reverse_ops(forward)
+            branches.append((block, child))
+        changed = [v for v in outer if any(v in child.adjoints for _, child in branches)]
+        types = [v.type for v in changed]
+        for block, child in branches:
+            values = [child.adjoint_or_zero(v) for v in changed]
+            if isinstance(op, memref.AllocaScopeOp):
+                child.builder.insert(memref.AllocaScopeReturnOp.create(operands=values))
+            else:
+                child.builder.insert(scf.YieldOp(*values))
+        regions = [Region(block) for block, _ in branches]
+        if isinstance(op, scf.IndexSwitchOp):
+            new: Operation = scf.IndexSwitchOp(rc.primal(op.arg), op.cases, regions[0], regions[1:], types)
+        elif isinstance(op, scf.ExecuteRegionOp):
+            new = scf.ExecuteRegionOp(types, regions[0])
+        else:
+            new = memref.AllocaScopeOp.create(result_types=types, regions=regions)
+        rc.insert(new)
+        for v, r in zip(changed, new.results):
             rc.set_adjoint(v, r)
 
 
@@ -253,4 +302,7 @@ RULES = {
     scf.ForOp: ForRule(),
     scf.IfOp: IfRule(),
     scf.WhileOp: WhileRule(),
+    scf.IndexSwitchOp: OnceRegionRule(),
+    scf.ExecuteRegionOp: OnceRegionRule(),
+    memref.AllocaScopeOp: OnceRegionRule(),
 }

@@ -75,9 +75,11 @@ def format_activity(analysis: ActivityAnalysis, name: str) -> str:
 
 def analyse(module: ModuleOp, f: func.FuncOp, args: list[str], rets: list[str]) -> ActivityAnalysis:
     from adpasses.transforms.inline_calls import inline_calls
+    from adpasses.transforms.lower_affine import lower_affine
 
     work = f.clone()
     inline_calls(work, module)
+    lower_affine(work)  # as the reverse pass does
     return ActivityAnalysis(work, args, rets)
 
 

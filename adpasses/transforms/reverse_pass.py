@@ -32,8 +32,10 @@ from adpasses.context import shared_context
 from adpasses.diagnostics import CompileError, error_at
 from adpasses.dialects.ad import AutodiffOp, check_activity_signature
 from adpasses.rules import rule_for
+from adpasses.verify import verify_all
 from adpasses.rules.scf import count_while_iterations
 from adpasses.transforms.inline_calls import inline_calls
+from adpasses.transforms.lower_affine import lower_affine
 
 ACTIVITY_CODES = {"const": "c", "active": "a", "dup": "d", "dupnoneed": "n"}
 
@@ -184,12 +186,14 @@ def differentiate(
     work = primal.clone()
     check_structured(work)  # before inlining, so errors point at the user's function
     inline_calls(work, module)
+    lower_affine(work)  # affine.for/load/store as the scf/memref ops the rules know
     check_structured(work)
     for op in list(work.walk()):
         if isinstance(op, scf.WhileOp):
             count_while_iterations(op)
 
     analysis = ActivityAnalysis(work, activity, ret_activity, enabled=options.activity)
+    analysis.check_understood()  # an op it cannot see through touches active data
     check_const_memory(work, analysis)
     needed = collect_needs(work, analysis)
     plan = plan_cache(work, needed, analysis, options.cache_policy)
@@ -230,6 +234,9 @@ class ReversePass(ModulePass):
         if self.cache_policy not in ("minimal", "tape-all"):
             raise CompileError(f"unknown cache-policy '{self.cache_policy}' (minimal or tape-all)")
         options = ReverseOptions(self.cache_policy, self.activity, self.lower_tapes, self.simplify)
+        # Differentiating invalid IR gives wrong code, not an error: verify
+        # the ops and SSA dominance first (xDSL's verifier skips dominance).
+        verify_all(op)
         generated: dict[tuple, GradientFunction] = {}
         for autodiff in [o for o in op.walk() if isinstance(o, AutodiffOp)]:
             key = (

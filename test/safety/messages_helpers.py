@@ -1,0 +1,21 @@
+"""A module that messages_kernels.py imports, to check the messages about
+calls into other modules (`import messages_helpers; messages_helpers.f(x)`)."""
+
+import numpy as np
+
+import adpasses
+
+SCALE = 3.0
+
+
+def double(x):
+    return x * 2.0
+
+
+@adpasses.jit
+def plus_one(x):
+    return x + 1.0
+
+
+def two(a, b):  # DEF: two
+    return a + b
