@@ -10,6 +10,7 @@
   its result. Each signature of a function is therefore compiled once, and
   no compiled object replaces another one that a caller may already hold.
 - `locked(key)`: a short critical section per key (dispatch tables).
+- `parse_python(source)`: `ast.parse`, one thread at a time (CPython 3.11).
 
 Fork: a child forked while another thread held one of these locks (or
 llvmlite's own lock) would wait forever for a thread that does not exist in
@@ -22,6 +23,7 @@ locks. The child then compiles by itself.
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 import threading
@@ -88,6 +90,16 @@ def once(cache: Any, key: object, build: Callable[[], T]) -> T:
             hit = build()
             cache[key] = hit
         return hit
+
+
+def parse_python(source: str) -> ast.Module:
+    """`ast.parse(source)`, one thread at a time. CPython 3.11 keeps the
+    depth counter of its AST object constructor per interpreter, not per
+    thread: two threads parsing at once fail now and then with "SystemError:
+    AST constructor recursion depth mismatch" (python/cpython#106905; seen
+    here when 8 threads make first calls)."""
+    with locked("ast.parse"):
+        return ast.parse(source)
 
 
 # -- fork -------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from xdsl.dialects.arith import ConstantOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from adpasses.compile_locks import parse_python
 from adpasses.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
@@ -123,7 +124,7 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]
         ) from None
     source = textwrap.dedent("".join(lines))
     shift = _indent(lines[0]) - _indent(source)
-    tree = ast.parse(source)
+    tree = parse_python(source)  # ast.parse, safe when threads compile at once
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise CompileError(f"{pyfunc.__name__} is not defined with def (lambdas are not supported)",
