@@ -24,7 +24,7 @@ from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, chec
 from adpasses.arguments import array_subclass_problem, is_honoured_array, plain_arguments
 from adpasses.diagnostics import CompileError, for_user
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
-from adpasses.compile_locks import once
+from adpasses.compile_locks import load_compiler, once
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.gradcall import CompiledGradient, GradFunction, grad_activity, install_dispatch, normalize_argnums
@@ -180,6 +180,7 @@ class JitFunction:
 
     def build(self, args: Sequence[object], noalias: bool = False):  # type: ignore[no-untyped-def]
         """(module, function name) of the primal for these arguments."""
+        load_compiler()  # before the first lazy import: see compile_locks (fork)
         from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
 
         from adpasses.frontend import build_module
@@ -255,6 +256,7 @@ class JitFunction:
 
     def _compile_gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
                           noalias: bool, ret: tuple[str, ...] | None) -> CompiledGradient:
+        load_compiler()  # before the first lazy import: see compile_locks (fork)
         from adpasses.llvm_jit import compile_module
         from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 

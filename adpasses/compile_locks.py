@@ -11,6 +11,8 @@
   no compiled object replaces another one that a caller may already hold.
 - `locked(key)`: a short critical section per key (dispatch tables).
 - `parse_python(source)`: `ast.parse`, one thread at a time (CPython 3.11).
+- `load_compiler()`: every module compilation imports, imported once under
+  `LLVM_LOCK` (a fork must not copy a half-done import: see below).
 
 Fork: a child forked while another thread held one of these locks (or
 llvmlite's own lock) would wait forever for a thread that does not exist in
@@ -18,7 +20,9 @@ it. `os.register_at_fork` handlers take `LLVM_LOCK` and llvmlite's lock
 before the fork (so no LLVM call is in flight while the process is copied:
 a fork waits for a running code generation step to finish), release them in
 parent and child afterwards, and give the child a fresh table of per-key
-locks. The child then compiles by itself.
+locks. Compilation imports its modules before its first step
+(`load_compiler`, under `LLVM_LOCK`), so no thread is inside one of those
+imports at a fork either. The child then compiles by itself.
 """
 
 from __future__ import annotations
@@ -90,6 +94,44 @@ def once(cache: Any, key: object, build: Callable[[], T]) -> T:
             hit = build()
             cache[key] = hit
         return hit
+
+
+# Packages whose modules compilation imports (many lazily, inside
+# functions), and the other modules those functions import.
+_COMPILER_PACKAGES = ("adpasses", "adpasses.dialects", "adpasses.frontend", "adpasses.lowering",
+                      "adpasses.rules", "adpasses.transforms")
+_NOT_COMPILER = ("adpasses.fuzz", "adpasses.tools", "adpasses.__main__")
+_LAZY_IMPORTS = ("llvmlite.binding", "xdsl.printer", "xdsl.universe", "xdsl.pattern_rewriter",
+                 "xdsl.traits", "xdsl.transforms.canonicalize",
+                 "xdsl.transforms.common_subexpression_elimination",
+                 "xdsl.transforms.dead_code_elimination")
+_compiler_loaded = False
+
+
+def load_compiler() -> None:
+    """Import every module a compilation may import, once per process,
+    holding LLVM_LOCK. A fork waits for LLVM_LOCK, so it never copies a
+    process in which another thread is half-way through importing one of
+    them: the child would wait forever for that module's import lock (seen:
+    a child stuck importing adpasses.mincut, which a compiling thread was
+    importing at the fork)."""
+    global _compiler_loaded
+    if _compiler_loaded:
+        return
+    import importlib
+    import pkgutil
+
+    with LLVM_LOCK:
+        if _compiler_loaded:
+            return
+        for package in _COMPILER_PACKAGES:
+            path = importlib.import_module(package).__path__
+            for info in pkgutil.iter_modules(path, package + "."):
+                if not info.name.startswith(_NOT_COMPILER):
+                    importlib.import_module(info.name)
+        for name in _LAZY_IMPORTS:
+            importlib.import_module(name)
+        _compiler_loaded = True
 
 
 def parse_python(source: str) -> ast.Module:

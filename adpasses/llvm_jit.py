@@ -23,7 +23,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from adpasses import runtime
-from adpasses.compile_locks import LLVM_LOCK, once
+from adpasses.compile_locks import LLVM_LOCK, load_compiler, once
 from adpasses.context import parse_module
 
 
@@ -229,6 +229,7 @@ def compile_module(
 
     Thread-safe: a module is compiled once per key even when several
     threads ask for it at the same time (the others wait and share it)."""
+    load_compiler()  # before the first lazy import: see compile_locks (fork)
     binding = _binding(binding)
     if isinstance(module_or_text, str):
         text = module_or_text
