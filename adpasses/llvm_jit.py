@@ -12,6 +12,7 @@ verifier (tests do; `ad-opt --debug` does).
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import time
 import weakref
@@ -23,7 +24,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from adpasses import runtime
-from adpasses.compile_locks import LLVM_LOCK, load_compiler, once
+from adpasses.compile_locks import LLVM_LOCK, load_compiler, locked, once
 from adpasses.context import parse_module
 
 
@@ -196,7 +197,29 @@ _RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot"}
 _CACHE: weakref.WeakValueDictionary[str, CompiledModule] = weakref.WeakValueDictionary()
 _TEXT_CACHE: weakref.WeakValueDictionary[tuple[str, bool, bool, int, bool, str], CompiledModule] = \
     weakref.WeakValueDictionary()
+# The modules of the most recent MLIR texts are also held strongly, so
+# that `compile_module(text)["f"](...)` in a loop compiles once. A live
+# module costs about 0.9 MB (MCJIT's code generation state), so only a few.
+RECENT_TEXTS = 8
+_RECENT_TEXT: collections.OrderedDict[tuple, CompiledModule] = collections.OrderedDict()
 stats = {"compiled": 0, "cache_hits": 0}
+
+
+def _keep_recent(key: tuple, compiled: CompiledModule) -> None:
+    with locked("recent MLIR texts"):
+        _RECENT_TEXT[key] = compiled
+        _RECENT_TEXT.move_to_end(key)
+        while len(_RECENT_TEXT) > RECENT_TEXTS:
+            _RECENT_TEXT.popitem(last=False)
+
+
+def clear_caches() -> None:
+    """Forget every compiled module (its code lives on in the callables
+    still holding it)."""
+    with locked("recent MLIR texts"):
+        _RECENT_TEXT.clear()
+    _TEXT_CACHE.clear()
+    _CACHE.clear()
 
 
 def _cached(cache: weakref.WeakValueDictionary, key: object,
@@ -243,7 +266,9 @@ def compile_module(
             return compile_module(module, boundscheck=boundscheck, fastmath=fastmath,
                                   opt_level=opt_level, workspace=workspace, binding=binding)
 
-        return _cached(_TEXT_CACHE, key, from_text)
+        compiled = _cached(_TEXT_CACHE, key, from_text)
+        _keep_recent(key, compiled)
+        return compiled
 
     from adpasses.lowering.core import ModuleTranslator, define_oob_handler
     from adpasses.ctypes_entry import add_c_entry, make_ctypes_caller
