@@ -9,8 +9,8 @@ seen through views, see `memref_views`): it is varied when it is a `dup`
 argument or a varied value is stored into it, and useful when it is a `dup`
 argument or a useful value is loaded from it. Active memory needs a shadow.
 Memory objects that one memref value may address together are one class:
-the operands and result of an `arith.select` between memrefs (the rule
-tables' `SHADOW_RULES`), the memrefs carried through a loop or an if, and
+the operands and result of an `arith.select` between memrefs
+(`memref_views.chosen_sources`), the memrefs carried through a loop or an if, and
 all memrefs an op the analysis does not understand touches.
 
 Both directions are plain fixpoints over the whole function; region ops
@@ -49,8 +49,10 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 
 from adpasses.diagnostics import CompileError, error_at
+from adpasses.ir_walk import nested_ops
 from adpasses.memref_views import (
     ALLOCATION_OPS,
+    chosen_sources,
     is_view_result,
     memory_object,
 )
@@ -73,9 +75,18 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
+_MODELED = frozenset((scf.ForOp, scf.WhileOp) + ONCE_REGION_OPS + MEMREF_OPS_UNDERSTOOD)
+
 ZERO_DERIVATIVE_CONVERSIONS = (arith.SIToFPOp, arith.UIToFPOp)
 """Integer -> float conversions: piecewise constant in any float the
 integer was computed from, so float bits do not make their result varied."""
+
+
+# What the propagation does with an op, decided once per op (`_classify`).
+_INERT = 0  # moves no float data: views, allocations, dim, terminators, ...
+_PURE = 1  # no regions, no memrefs: float results depend on operands
+_REGION = 2  # a region op the analysis models: values flow along `_links`
+_LOAD, _STORE, _COPY, _BITCAST, _UNKNOWN = 3, 4, 5, 6, 7
 
 
 def _floats(values: Iterable[SSAValue]) -> list[SSAValue]:
@@ -105,10 +116,20 @@ def round_trip_source(op: Operation) -> SSAValue | None:
     return None
 
 
+_PURE_CLASS: dict[type[Operation], bool] = {}
+
+
 def _is_pure_op(op: Operation) -> bool:
+    """No memory effects (for an op without regions: a property of its class)."""
     from adpasses.memory_writes import MISSING_PURE_TRAIT
 
-    return isinstance(op, MISSING_PURE_TRAIT) or is_side_effect_free(op)
+    if op.regions:
+        return is_side_effect_free(op)
+    cls = type(op)
+    pure = _PURE_CLASS.get(cls)
+    if pure is None:
+        pure = _PURE_CLASS[cls] = isinstance(op, MISSING_PURE_TRAIT) or is_side_effect_free(op)
+    return pure
 
 
 def _region_values(op: Operation) -> tuple[list[SSAValue], list[SSAValue]]:
@@ -183,8 +204,10 @@ class ActivityAnalysis:
         self.bits: set[SSAValue] = set()
         """Integers that hold (functions of) the bits of a varied float."""
         self.bits_memory: set[SSAValue] = set()
-        self._ops = [op for op in function.walk() if op is not function]
+        self._ops = nested_ops(function)[1:]  # without the function
         self._classes = _MemoryClasses()
+        self._kind: dict[Operation, int] = {}
+        self._link_list: dict[Operation, list[tuple[SSAValue, SSAValue]]] = {}
         self.unknown: list[Operation] = []
         """Ops the analysis does not understand (treated conservatively)."""
         self._unknown_set: set[Operation] = set()
@@ -195,8 +218,9 @@ class ActivityAnalysis:
         self._classify()
         self._seed()
         if enabled:
-            self._fixpoint(self._propagate_forward, self._ops)
-            self._fixpoint(self._propagate_backward, list(reversed(self._ops)))
+            order = _propagation_order(function)
+            self._fixpoint(self._propagate_forward, order)
+            self._fixpoint(self._propagate_backward, list(reversed(order)))
         else:
             self._everything_active()
         self._active_ops = self._compute_active_ops()
@@ -220,9 +244,6 @@ class ActivityAnalysis:
         """Ops the reverse sweep must visit (see `_compute_active_ops`)."""
         return op in self._active_ops
 
-    def active_values(self) -> set[SSAValue]:
-        return self.varied & self.useful
-
     def describe(self, value: SSAValue) -> str:
         """`active`, `const`, `active memory` or `const memory`."""
         if is_memref_type(value.type):
@@ -239,43 +260,58 @@ class ActivityAnalysis:
 
     # -- classification ----------------------------------------------------------
 
-    def _understood(self, op: Operation) -> bool:
-        from adpasses.rules import shadow_rule_for
-
-        if isinstance(op, (scf.ForOp, scf.WhileOp) + ONCE_REGION_OPS):
+    def _understood(self, op: Operation, chooses_memory: bool) -> bool:
+        cls = type(op)
+        if cls in _MODELED or chooses_memory or is_view_result_op(op):
             return True
         if op.has_trait(IsTerminator):
             return True  # handled with its parent
-        if isinstance(op, MEMREF_OPS_UNDERSTOOD) or is_view_result_op(op):
-            return True
-        if shadow_rule_for(op) is not None:
-            return True
         if op.regions or _memrefs(op.operands) or _memrefs(op.results):
             return False
-        if isinstance(op, func.CallOp):
+        if cls is func.CallOp:
             return False
         return _is_pure_op(op) or op.name.startswith("printf.")
 
     def _classify(self) -> None:
         """Unknown ops; memory classes (what one memref may address)."""
-        from adpasses.rules import shadow_rule_for
-
         classes = self._classes
+        kind = self._kind
         for op in self._ops:
-            if not self._understood(op):
+            sources = chosen_sources(op)
+            if not self._understood(op, sources is not None):
                 self.unknown.append(op)
                 self._unknown_set.add(op)
+                kind[op] = _UNKNOWN
                 inner, own_args = _region_values(op) if op.regions else ([], [])
                 self._used[op] = [*op.operands, *inner]
                 self._produced[op] = [*op.results, *own_args]
                 classes.union(_memrefs([*self._used[op], *self._produced[op]]))
                 continue
-            rule = shadow_rule_for(op)
-            if rule is not None:
-                classes.union([op.results[0], *rule.sources(op)])
-            for a, b in self._links(op):
+            if sources is not None:
+                classes.union([op.results[0], *sources])
+            links = self._links(op)
+            for a, b in links:
                 if is_memref_type(a.type) and is_memref_type(b.type):
                     classes.union([a, b])
+            if links:
+                kind[op] = _REGION
+                self._link_list[op] = links
+            elif isinstance(op, memref.LoadOp):
+                kind[op] = _LOAD
+            elif isinstance(op, memref.StoreOp):
+                kind[op] = _STORE
+            elif isinstance(op, memref.CopyOp):
+                kind[op] = _COPY
+            elif isinstance(op, arith.BitcastOp):
+                kind[op] = _BITCAST
+            elif op.regions or _memrefs(op.operands) or _memrefs(op.results):
+                kind[op] = _INERT
+            else:
+                kind[op] = _PURE
+        # Float bits exist only where a float is bitcast to an integer.
+        self._has_bits = any(
+            isinstance(op, arith.BitcastOp) and is_float_type(op.input.type) for op in self._ops
+        )
 
     def _links(self, op: Operation) -> list[tuple[SSAValue, SSAValue]]:
         """(source, target) pairs: `target` takes the value of `source` when
@@ -389,75 +425,78 @@ class ActivityAnalysis:
 
     def _propagate_bits_only(self, op: Operation) -> bool:
         """Float bits without the rest (for the `enabled=False` baseline)."""
-        return self._propagate_bits(op, self.varied)
+        return self._propagate_bits(op, self.varied) if self._has_bits else False
 
     def _propagate_bits(self, op: Operation, varied: set[SSAValue]) -> bool:
         """Float bits through `op`; floats rebuilt from bits become varied."""
         bits = self.bits
-        if isinstance(op, arith.BitcastOp):
+        kind = self._kind[op]
+        find = self._classes.find
+        if kind is _BITCAST:
+            assert isinstance(op, arith.BitcastOp)
             if is_float_type(op.input.type) and op.input in varied:
                 return self._mark_bits([op.result])
             if op.input in bits:
                 return self._mark_bits([op.result]) | self._mark(varied, [op.result])
             return False
-        if isinstance(op, memref.StoreOp):
-            if op.value in bits:
-                return self._mark_memory(self.bits_memory, [op.memref])
+        if kind is _STORE:
+            if op.value in bits:  # type: ignore[attr-defined]
+                return self._mark_memory(self.bits_memory, [op.memref])  # type: ignore[attr-defined]
             return False
-        if isinstance(op, memref.LoadOp):
-            if self._classes.find(op.memref) in self.bits_memory:
+        if kind is _LOAD:
+            if find(op.memref) in self.bits_memory:  # type: ignore[attr-defined]
                 return self._mark_bits(op.results)
             return False
-        if isinstance(op, memref.CopyOp):
-            if self._classes.find(op.source) in self.bits_memory:
-                return self._mark_memory(self.bits_memory, [op.destination])
+        if kind is _COPY:
+            if find(op.source) in self.bits_memory:  # type: ignore[attr-defined]
+                return self._mark_memory(self.bits_memory, [op.destination])  # type: ignore[attr-defined]
             return False
-        changed = False
-        for source, target in self._links(op):
-            if source in bits:
-                changed |= self._mark_bits([target])
-        if op in self._unknown_set:
+        if kind is _REGION:
+            changed = False
+            for source, target in self._link_list[op]:
+                if source in bits:
+                    changed |= self._mark_bits([target])
+            return changed
+        if kind is _UNKNOWN:
             used, produced = self._used[op], self._produced[op]
             if self._any(bits, used):
-                changed |= self._mark_bits(produced) | self._mark(varied, produced)
-                changed |= self._mark_memory(self.bits_memory, _memrefs(used + produced))
-            return changed
-        if op.regions or _memrefs(op.operands) or isinstance(op, (arith.CmpiOp, arith.CmpfOp)):
-            return changed  # comparisons give booleans, not float bits
-        if self._any(bits, op.operands):
-            changed |= self._mark_bits(op.results)
-            if not isinstance(op, ZERO_DERIVATIVE_CONVERSIONS):
-                changed |= self._mark(varied, op.results)
-        return changed
+                return (self._mark_bits(produced) | self._mark(varied, produced)
+                        | self._mark_memory(self.bits_memory, _memrefs(used + produced)))
+            return False
+        if kind is _PURE and not isinstance(op, (arith.CmpiOp, arith.CmpfOp)):
+            # Comparisons give booleans, not float bits.
+            if self._any(bits, op.operands):
+                changed = self._mark_bits(op.results)
+                if not isinstance(op, ZERO_DERIVATIVE_CONVERSIONS):
+                    changed |= self._mark(varied, op.results)
+                return changed
+        return False
 
     def _propagate_forward(self, op: Operation) -> bool:
         varied = self.varied
-        changed = self._propagate_bits(op, varied)
-        if op in self._unknown_set:
-            return changed | self._unknown_forward(op)
-        links = self._links(op)
-        if links:
-            for source, target in links:
+        changed = self._propagate_bits(op, varied) if self._has_bits else False
+        kind = self._kind[op]
+        if kind is _PURE or kind is _BITCAST:
+            if self._any(varied, op.operands):
+                changed |= self._mark(varied, op.results)
+            return changed
+        if kind is _REGION:
+            for source, target in self._link_list[op]:
                 if source in varied:
                     changed |= self._mark(varied, (target,))
             return changed
         find = self._classes.find
-        if isinstance(op, memref.LoadOp):
-            if find(op.memref) in self.varied_memory:
-                return self._mark(varied, op.results) | changed
-            return changed
-        if isinstance(op, memref.StoreOp):
-            if op.value in varied:
-                return self._mark_memory(self.varied_memory, (op.memref,)) | changed
-            return changed
-        if isinstance(op, memref.CopyOp):
-            if find(op.source) in self.varied_memory:
-                return self._mark_memory(self.varied_memory, (op.destination,)) | changed
-            return changed
-        if op.regions or _memrefs(op.operands) or _memrefs(op.results):
-            return changed
-        if self._any(varied, op.operands):
-            return self._mark(varied, op.results) | changed
+        if kind is _LOAD:
+            if find(op.memref) in self.varied_memory:  # type: ignore[attr-defined]
+                changed |= self._mark(varied, op.results)
+        elif kind is _STORE:
+            if op.value in varied:  # type: ignore[attr-defined]
+                changed |= self._mark_memory(self.varied_memory, (op.memref,))  # type: ignore[attr-defined]
+        elif kind is _COPY:
+            if find(op.source) in self.varied_memory:  # type: ignore[attr-defined]
+                changed |= self._mark_memory(self.varied_memory, (op.destination,))  # type: ignore[attr-defined]
+        elif kind is _UNKNOWN:
+            changed |= self._unknown_forward(op)
         return changed
 
     def _unknown_forward(self, op: Operation) -> bool:
@@ -472,37 +511,33 @@ class ActivityAnalysis:
 
     def _propagate_backward(self, op: Operation) -> bool:
         useful = self.useful
-        if op in self._unknown_set:
-            return self._unknown_backward(op)
-        if isinstance(op, arith.BitcastOp):
-            source = round_trip_source(op)
-            if source is not None and op.result in useful:
-                return self._mark(useful, (source,))
+        kind = self._kind[op]
+        if kind is _PURE:
+            if self._any(useful, op.results):
+                return self._mark(useful, op.operands)
             return False
-        links = self._links(op)
-        if links:
+        if kind is _REGION:
             changed = False
-            for source, target in links:
+            for source, target in self._link_list[op]:
                 if target in useful:
                     changed |= self._mark(useful, (source,))
             return changed
         find = self._classes.find
-        if isinstance(op, memref.LoadOp):
-            if op.res in useful:
-                return self._mark_memory(self.useful_memory, (op.memref,))
-            return False
-        if isinstance(op, memref.StoreOp):
-            if find(op.memref) in self.useful_memory:
-                return self._mark(useful, (op.value,))
-            return False
-        if isinstance(op, memref.CopyOp):
-            if find(op.destination) in self.useful_memory:
-                return self._mark_memory(self.useful_memory, (op.source,))
-            return False
-        if op.regions or _memrefs(op.operands) or _memrefs(op.results):
-            return False
-        if self._any(useful, op.results):
-            return self._mark(useful, op.operands)
+        if kind is _LOAD:
+            if op.results[0] in useful:
+                return self._mark_memory(self.useful_memory, (op.memref,))  # type: ignore[attr-defined]
+        elif kind is _STORE:
+            if find(op.memref) in self.useful_memory:  # type: ignore[attr-defined]
+                return self._mark(useful, (op.value,))  # type: ignore[attr-defined]
+        elif kind is _COPY:
+            if find(op.destination) in self.useful_memory:  # type: ignore[attr-defined]
+                return self._mark_memory(self.useful_memory, (op.source,))  # type: ignore[attr-defined]
+        elif kind is _BITCAST:
+            source = round_trip_source(op)
+            if source is not None and op.results[0] in useful:
+                return self._mark(useful, (source,))
+        elif kind is _UNKNOWN:
+            return self._unknown_backward(op)
         return False
 
     def _unknown_backward(self, op: Operation) -> bool:
@@ -584,3 +619,23 @@ def _name(value: SSAValue) -> str:
 
 def is_view_result_op(op: Operation) -> bool:
     return bool(op.results) and is_view_result(op.results[0])
+
+
+def _propagation_order(function: Operation) -> list[Operation]:
+    """The ops nested in `function`, each op with regions both before its
+    regions (block arguments from operands: inward) and after them (results
+    from yields: outward). Pre-order alone moved facts one level outward per
+    round of the fixpoint: d rounds over a nest of d ifs or loops."""
+    order: list[Operation] = []
+    stack: list[tuple[Operation, bool]] = [(function, False)]
+    while stack:
+        op, done = stack.pop()
+        if op is not function:
+            order.append(op)
+        if done or not op.regions:
+            continue
+        if op is not function:
+            stack.append((op, True))
+        children = [inner for region in op.regions for block in region.blocks for inner in block.ops]
+        stack.extend((inner, False) for inner in reversed(children))
+    return order

@@ -37,7 +37,7 @@ from enum import Enum
 
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
 from adpasses.affine_index import (
     Affine,
@@ -56,16 +56,16 @@ from adpasses.memref_access import (
     ViewMap,
     element,
     footprint,
-    is_function_argument,
     is_injective,
     object_of,
     view_map,
     whole_object,
 )
 from adpasses.memory_writes import READ_ONLY_USERS, Extent, WriteEffects, WriteTarget
-from adpasses.memref_views import is_view_result
+from adpasses.dialects.ad import NOALIAS_ATTRS
+from adpasses.ir_facts import is_function_parameter
+from adpasses.memref_views import chosen_sources, is_view_result
 
-NOALIAS_ATTRS = ("ad.noalias", "llvm.noalias")
 
 __all__ = [
     "AliasAnalysis",
@@ -238,7 +238,10 @@ class AliasAnalysis:
                 value = work.pop()
                 for use in value.uses:
                     user = use.operation
-                    if user.results and is_view_result(user.results[0]):
+                    if user.results and (is_view_result(user.results[0])
+                                         or _chosen_memref(user)):
+                        # A view, or a select between memrefs: its uses are
+                        # this allocation's uses.
                         work.append(user.results[0])
                     elif isinstance(user, READ_ONLY_USERS + (memref.DeallocOp, memref.CopyOp)):
                         pass
@@ -261,9 +264,43 @@ class AliasAnalysis:
             self._object_pairs[key] = self._object_pair(a, b)
         return self._object_pairs[key]
 
+    def choices(self, obj: MemoryObject) -> list[MemoryObject] | None:
+        """The objects a memref chosen at run time may be (the result of an
+        arith.select between memrefs: either operand's object), or None."""
+        value = obj.value
+        if obj.kind is not ObjectKind.UNKNOWN or not isinstance(value, OpResult):
+            return None
+        op = value.op
+        sources = chosen_sources(op)
+        if sources is None:
+            return None
+        found: list[MemoryObject] = []
+        for source in sources:
+            inner = object_of(source)
+            for option in self.choices(inner) or [inner]:
+                if option not in found:
+                    found.append(option)
+        return found
+
     def _object_pair(self, a: MemoryObject, b: MemoryObject) -> AliasResult:
         if a == b:
             return _must(f"both are {self.describe(a)}")
+        for chosen, other in ((a, b), (b, a)):
+            options = self.choices(chosen)
+            if options is None:
+                continue
+            # Either of its operands' objects (never MUST: the choice is
+            # made at run time).
+            what = (f"{self.name(chosen.value)} ({chosen.value.owner.name} at "  # type: ignore[union-attr]
+                    f"{_where(chosen.value.owner)}) is "  # type: ignore[arg-type]
+                    f"{' or '.join(self.name(o.value) for o in options)}")
+            results = [self._object_alias(o, other) for o in options]
+            for option, result in zip(options, results):
+                if result.kind is AliasKind.MUST_ALIAS:
+                    return _may(f"{what}: it may be {self.name(option.value)}")
+                if result.kind is AliasKind.MAY_ALIAS:
+                    return _may(f"{what}, and {result.reason}")
+            return _no(f"{what}: " + "; ".join(r.reason for r in results))
         na, nb = self.name(a.value), self.name(b.value)
         kinds = {a.kind, b.kind}
         if kinds == {ObjectKind.ALLOCATION}:
@@ -579,7 +616,7 @@ class AliasAnalysis:
     def _defined_inside(self, value: SSAValue, scope: Operation | Region) -> bool:
         key = (value, id(scope))
         if key not in self._inside:
-            if is_function_argument(value):
+            if is_function_parameter(value):
                 inside = False  # fixed for the whole call
             else:
                 block = value.block if isinstance(value, BlockArgument) else value.op.parent_block()
@@ -621,6 +658,12 @@ class AliasAnalysis:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+def _chosen_memref(op: Operation) -> bool:
+    """An op whose memref result is one of its memref operands, chosen at
+    run time (`memref_views.chosen_sources`: arith.select between memrefs)."""
+    return chosen_sources(op) is not None
+
 
 def _where(op: Operation | None) -> str:
     return (op_location(op) or op.name) if op is not None else "?"

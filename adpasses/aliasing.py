@@ -205,9 +205,10 @@ def check_shadow_layout(fname: str, params: Sequence[str], k: int, x: np.ndarray
     would land in one place and all but one would be lost or mixed."""
     if not dx.flags.c_contiguous and dx.strides != x.strides and internal_overlap(dx):
         raise ValueError(f"{fname}(): the shadow of {_described(params, [k])} has elements that "
-                         "share memory (a stride of 0, or overlapping strides) while its array's "
-                         "do not: derivatives of different elements would land in one place; "
-                         "pass a shadow with distinct elements (np.zeros_like(x))")
+                         f"share memory (a stride of 0, or overlapping strides) and is not laid out "
+                         f"like its array (strides {dx.strides} and {x.strides} bytes): derivatives "
+                         "of different elements would land in one place; pass a shadow with "
+                         "distinct elements (np.zeros_like(x))")
 
 
 def check_written_self_overlap(fname: str, params: Sequence[str], shadows: dict[int, np.ndarray],

@@ -20,62 +20,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from adpasses import shadows
-from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap
+from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap, grad_call
 from adpasses.arguments import array_subclass_problem, is_honoured_array, plain_arguments
-from adpasses.diagnostics import CompileError, for_user
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
 from adpasses.compile_locks import load_compiler, once
+from adpasses.compile_thread import compile_entry
+from adpasses.diagnostics import CompileError, for_user
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.gradcall import CompiledGradient, GradFunction, grad_activity, install_dispatch, normalize_argnums
-
-# -- markers (Enzyme's activities) ------------------------------------------------
-# Plain slotted classes: creating one costs ~0.1 us (a frozen dataclass, 1 us).
-
-
-class Const:
-    """Not differentiated."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: object):
-        self.value = value
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.value!r})"
-
-
-class Active:
-    """A float whose derivative `autodiff` returns."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: float):
-        self.value = value
-
-    def __repr__(self) -> str:
-        return f"Active({self.value!r})"
-
-
-class Duplicated:
-    """An array and its shadow: the derivative with respect to the array's
-    initial contents is added into `shadow`; on entry `shadow` holds the
-    seed of the array's final contents (an output array)."""
-
-    __slots__ = ("value", "shadow")
-
-    def __init__(self, value: np.ndarray, shadow: np.ndarray):
-        self.value, self.shadow = value, shadow
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.value!r}, {self.shadow!r})"
-
-
-class DuplicatedNoNeed(Duplicated):
-    """Like Duplicated; the array's final contents need not be right."""
-
-    __slots__ = ()
-
+from adpasses.markers import Active, Const, Duplicated, DuplicatedNoNeed
 
 # -- jit ------------------------------------------------------------------------------
 
@@ -183,6 +137,7 @@ class JitFunction:
         load_compiler()  # before the first lazy import: see compile_locks (fork)
         from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
 
+        from adpasses.dialects.ad import NOALIAS_ATTR
         from adpasses.frontend import build_module
 
         types_ = self.arg_types(args)
@@ -191,7 +146,7 @@ class JitFunction:
         f = function_named(module, name)
         if noalias:
             f.arg_attrs = ArrayAttr([
-                DictionaryAttr({"ad.noalias": UnitAttr()} if isinstance(t, ArrayArg) else {})
+                DictionaryAttr({NOALIAS_ATTR: UnitAttr()} if isinstance(t, ArrayArg) else {})
                 for t in types_
             ])
         self._remember(args, f)
@@ -528,6 +483,7 @@ class Inspection:
         ])
 
 
+@compile_entry  # it prints and lowers the IR: recursion as deep as compiling
 def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspection:
     """The IR before and after differentiation, the LLVM IR, the activity
     and the cache report of grad(f, argnums)(*args), with the same activities
@@ -543,11 +499,14 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
     from adpasses.lowering import emit_llvm_ir
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
+    args = plain_arguments(jf.__name__, jf._params, args)
     jf.arg_types(args)
     nums = normalize_argnums(argnums, len(args), jf.__name__)
-    activity, _ = grad_activity(jf, args, nums)
-    n_arrays = sum(isinstance(a, np.ndarray) for a in args)
-    noalias = n_arrays <= 1 or not shadows.arrays_overlap(*args)
+    planned, written = grad_activity(jf, args, nums)
+    # What grad decides for these arguments (members of a written group
+    # differentiated, the aliasing version), without running anything.
+    call = grad_call(jf.__name__, jf._params, args, planned, written)
+    activity, noalias = call.activity, call.noalias
     module, name = jf.build(args, noalias)
     primal_text = _with_locations(module)
     # The options of the compiled gradient (`_compile_gradient`), so that

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from adpasses import shadows
+from adpasses.markers import Active, Const
 
 MISS = object()  # "not this fast path": the caller takes the general path
 
@@ -33,8 +34,6 @@ def make_fast_path(args: Sequence[object], activity: Sequence[str], g, return_pr
                    code: int) -> Callable | None:
     """A function `fast(args, seed)` for calls shaped like `args`, or None
     when a call of this shape cannot be checked cheaply (no signature code)."""
-    from adpasses.api import Active, Const
-
     if not code:
         return None
     lines = [f"def fast(args, seed):", f"    {''.join(f'a{k}, ' for k in range(len(args)))}= args"]

@@ -18,14 +18,13 @@ model of `adpasses.cache_model`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import func, memref
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
-from adpasses.reverse_context import home_block, is_constant
+from adpasses.ir_facts import home_block, is_constant, is_induction_variable
 
 DECISION_KINDS = ("reuse", "recompute", "reload", "tape")
 
@@ -87,14 +86,6 @@ class ProgramOrder:
         return sorted(values, key=self.key)
 
 
-def is_induction_variable(value: SSAValue) -> bool:
-    return (
-        isinstance(value, BlockArgument)
-        and value.index == 0
-        and isinstance(value.block.parent_op(), scf.ForOp)
-    )
-
-
 def is_recomputable_op(op: Operation) -> bool:
     """Pure ops with no regions: re-executing them gives the same value."""
     from xdsl.traits import is_side_effect_free
@@ -121,12 +112,3 @@ def plan_tape_all(function: func.FuncOp, needed: Iterable[SSAValue]) -> CachePla
         else:
             plan.decide(value, "tape", "tape-all policy: needed value defined in a loop or branch")
     return plan
-
-
-def plan_to_json(plan: CachePlan) -> str:
-    return json.dumps(
-        [
-            {"kind": d.kind, "reason": d.reason, "type": str(d.value.type)}
-            for d in plan.decisions.values()
-        ]
-    )

@@ -22,9 +22,10 @@ from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, printf, 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from adpasses.diagnostics import CompileError
+from adpasses.literals import check_literals
 
 
 _OTHER_DIALECTS: dict | None = None
@@ -97,10 +98,18 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as err:
+            # An attribute that does not verify (an i64 literal out of
+            # range, ...): xDSL raises it without a position.
+            line, col = self._line_col(start)
+            text = str(err).strip().splitlines()[0] if str(err).strip() else "invalid attribute"
+            raise CompileError(text, location=f"{self._file_name.data}:{line}:{col}") from None
         if isinstance(op.location, UnknownLoc):
             line, col = self._line_col(start)
             op.location = FileLineColLoc(self._file_name, IntAttr(line), IntAttr(col))
+        check_literals(op)
         return op
 
 

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, MemRefType
 from xdsl.ir import Attribute
 
 from adpasses.arguments import is_honoured_array
+from adpasses.lowering.names import ascii_symbol
 from adpasses.lowering.core import I64, PTR, ModuleTranslator, const_i64, flat_types
 from adpasses.pyentry import (
     BAD_OFFSET,
@@ -60,7 +61,7 @@ _as_long_long.argtypes, _as_long_long.restype = [ctypes.py_object], ctypes.c_lon
 
 def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
     """Define `__c_entry_<f>`; return its name."""
-    name = f"__c_entry_{f.sym_name.data}"
+    name = f"__c_entry_{ascii_symbol(f.sym_name.data)}"
     target = mt.functions[f.sym_name.data]
     # ctypes has no half type: f16 scalars arrive as double.
     params = [F64 if isinstance(t, ir.HalfType) else t for t in target.function_type.args]

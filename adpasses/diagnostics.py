@@ -11,13 +11,6 @@ from __future__ import annotations
 import linecache
 from typing import TYPE_CHECKING
 
-PY_INDEX = "ad.py_index"
-"""Unit attribute on a memref.load/store/subview whose indices follow
-Python: a negative index counts from the end, so the IR holds `i + size`
-for an index `i < 0` the user wrote (the frontend sets it). A failed bounds
-check of such an access reports `i`, not `i + size`
-(adpasses.lowering.core.PY_INDEX_AXIS)."""
-
 if TYPE_CHECKING:  # xDSL is imported on first use: `import adpasses` stays cheap
     from xdsl.ir import Attribute, Operation
 

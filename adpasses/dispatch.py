@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adpasses.compile_locks import LLVM_LOCK, locked
+from adpasses.compile_locks import locked
 from adpasses.dispatch_ir import check_layouts, dispatch_module
 
 check_layouts()
@@ -50,19 +50,15 @@ def _builtin(name: str, address: int, self: object) -> tuple[Callable, _PyMethod
 
 class _Compiled:
     def __init__(self) -> None:
-        import llvmlite.binding as llvm
+        from adpasses.llvm_jit import _machine_code
 
-        from adpasses.llvm_jit import _target_machine, optimized_module
-
-        with LLVM_LOCK:
-            mod = optimized_module(str(dispatch_module()))
-            self.engine = llvm.create_mcjit_compiler(mod, _target_machine())
-            self.engine.finalize_object()
-        self.dispatch_address = self.engine.get_function_address("adpasses_dispatch")
+        # Kept for the life of the process (module global _COMPILED).
+        self.code, _ = _machine_code(str(dispatch_module()), 3)
+        self.dispatch_address = self.code.address("adpasses_dispatch")
         self.signature_code, self._sig_def = _builtin(
-            "signature_code", self.engine.get_function_address("adpasses_signature_code"), None)
+            "signature_code", self.code.address("adpasses_signature_code"), None)
         self.arrays_overlap, self._ovl_def = _builtin(
-            "arrays_overlap", self.engine.get_function_address("adpasses_arrays_overlap"), None)
+            "arrays_overlap", self.code.address("adpasses_arrays_overlap"), None)
         # One method definition shared by every dispatch table.
         self.dispatch_def = _PyMethodDef(b"dispatch", self.dispatch_address,
                                          _METH_FASTCALL | _METH_KEYWORDS, None)
@@ -74,7 +70,7 @@ _COMPILED: _Compiled | None = None
 def _compiled() -> _Compiled:
     global _COMPILED
     if _COMPILED is None:
-        with LLVM_LOCK:  # one per process: tables point into its code forever
+        with locked("dispatch builtins"):  # one per process: tables point into its code forever
             if _COMPILED is None:
                 _COMPILED = _Compiled()
     return _COMPILED

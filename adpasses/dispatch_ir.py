@@ -189,7 +189,24 @@ def overlap_function(module: ir.Module) -> None:
     bool_from_long = ir.Function(module, ir.FunctionType(PTR, [I64]), "PyBool_FromLong")
     array_type = b.inttoptr(_c(id(np.ndarray)), PTR)
     args, nargs = fn.args[1], fn.args[2]
-    lo_buf, hi_buf = b.alloca(I64, size=nargs), b.alloca(I64, size=nargs)
+    # Two i64 per argument: on the stack for up to STACK_ARGS arguments, on
+    # the heap beyond (a call with a million arguments must not move the
+    # stack pointer 16 MB past its guard page).
+    small = b.icmp_unsigned("<=", nargs, _c(STACK_ARGS))
+    stack_buf = b.alloca(I64, size=_c(2 * STACK_ARGS))
+    malloc = ir.Function(module, ir.FunctionType(PTR, [I64]), "PyMem_RawMalloc")
+    free = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "PyMem_RawFree")
+    heap_buf = ir.Constant(PTR, None)
+    with b.if_then(b.not_(small), likely=False) as _:
+        heap_allocated = b.call(malloc, [b.mul(nargs, _c(16))])  # nargs < 2**60: CPython's limit
+        with b.if_then(b.icmp_unsigned("==", heap_allocated, ir.Constant(PTR, None)), likely=False):
+            b.ret(b.call(ir.Function(module, ir.FunctionType(PTR, []), "PyErr_NoMemory"), []))
+        heap_block = b.block
+    joined = b.phi(PTR)
+    joined.add_incoming(heap_buf, fn.entry_basic_block)
+    joined.add_incoming(heap_allocated, heap_block)
+    lo_buf = b.select(small, stack_buf, joined)
+    hi_buf = b.gep(lo_buf, [b.select(small, _c(STACK_ARGS), nargs)], inbounds=True, source_etype=I64)
     count_slot, lo_slot, hi_slot, empty_slot, found = (b.alloca(I64) for _ in range(5))
     b.store(_c(0), count_slot)
     with _loop(b, fn, nargs) as k:
@@ -226,7 +243,12 @@ def overlap_function(module: ir.Module) -> None:
             hi_j = b.load(b.gep(hi_buf, [j], inbounds=True, source_etype=I64), typ=I64)
             with b.if_then(b.and_(b.icmp_signed("<", lo_i, hi_j), b.icmp_signed("<", lo_j, hi_i))):
                 b.store(_c(1), found)
+    with b.if_then(b.not_(small), likely=False):
+        b.call(free, [joined])
     b.ret(b.call(bool_from_long, [b.load(found, typ=I64)]))
+
+
+STACK_ARGS = 64
 
 
 class _loop:

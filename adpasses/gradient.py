@@ -23,6 +23,7 @@ argument. Its body is:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
@@ -32,9 +33,13 @@ from xdsl.rewriter import InsertPoint
 
 from adpasses.activity import ONCE_REGION_OPS, ActivityAnalysis
 from adpasses.cache import CachePlan, is_recomputable_op
-from adpasses.dialects.ad import ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePushOp
-from adpasses.reverse_context import UNCHECKED, ReverseContext, home_block, is_constant
-from adpasses.rules.scf import trip_count
+from adpasses.dialects.ad import UNCHECKED_ATTR, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePushOp
+from adpasses.index_arith import saturate, saturating_mul, trip_count
+from adpasses.ir_facts import home_block, is_constant
+from adpasses.reverse_context import ReverseContext
+
+if TYPE_CHECKING:
+    from adpasses.rules import RuleTables
 
 
 class ReverseSweep:
@@ -45,8 +50,10 @@ class ReverseSweep:
         plan: CachePlan,
         name: str,
         with_primal: bool,
+        rules: RuleTables,
     ):
         self.primal = primal
+        self.rules = rules  # handed in: the engine does not import the rules
         self.activity = activity
         self.plan = plan
         self.name = name
@@ -234,15 +241,18 @@ class ReverseSweep:
                 static *= max(0, -(-(hi - lo) // st))
             else:
                 dynamic.append((lb, ub, step))
-        total = builder.insert(arith.ConstantOp(IntegerAttr(static, IndexType()))).results[0]
+        # Saturated, never wrapped (adpasses.index_arith): a wrapped capacity
+        # is a buffer smaller than its pushes; a saturated one is an
+        # allocation the lowering refuses with MemoryError.
+        total = builder.insert(arith.ConstantOp(IntegerAttr(saturate(static), IndexType()))).results[0]
         for lb, ub, step in dynamic:
             hoisted = [self._hoist(v, builder, vmap) for v in (lb, ub, step)]
             if any(h is None for h in hoisted):
                 return None
             n = trip_count(builder, *hoisted)  # type: ignore[arg-type]
-            if not isinstance(n.type, IndexType):  # an scf.for over iN
+            if not isinstance(n.type, IndexType):  # an scf.for over iN (a count >= 0)
                 n = builder.insert(arith.IndexCastOp(n, IndexType())).results[0]
-            total = builder.insert(arith.MuliOp(total, n)).results[0]
+            total = saturating_mul(builder, total, n)
         return total
 
     def _hoist(
@@ -302,9 +312,9 @@ class ReverseSweep:
         removed (a load whose value only the primal result needed), checks
         nothing, so `new` keeps its check."""
         if _in_bounds_by_construction(primal_op):
-            new.attributes[UNCHECKED] = UnitAttr()
+            new.attributes[UNCHECKED_ATTR] = UnitAttr()
             return
-        if UNCHECKED in primal_op.attributes:
+        if UNCHECKED_ATTR in primal_op.attributes:
             return
         forward = self._forward_ops.get(primal_op)
         if forward is not None:
@@ -318,8 +328,8 @@ class ReverseSweep:
         alive = set(gradient.walk())
         for new, forward in self._pending_unchecked:
             forward = self.stand_ins(forward)
-            if new in alive and forward in alive and UNCHECKED not in forward.attributes:
-                new.attributes[UNCHECKED] = UnitAttr()
+            if new in alive and forward in alive and UNCHECKED_ATTR not in forward.attributes:
+                new.attributes[UNCHECKED_ATTR] = UnitAttr()
         self._pending_unchecked.clear()
 
 

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import llvmlite.binding as llvm
 from xdsl.dialects import func
@@ -25,8 +28,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from adpasses import runtime
 from adpasses.compile_locks import LLVM_LOCK, load_compiler, locked, once
+from adpasses.compile_thread import compile_entry, current_stack_bytes, run_with_stack
 from adpasses.context import parse_module
 
+
+T = TypeVar("T")
 
 _initialized = False
 
@@ -53,9 +59,59 @@ def _target_machine(opt_level: int = 3) -> llvm.TargetMachine:
 # 2026-11-22); a gradient runs many more times than it compiles.
 
 
-def optimized_module(ir_text: str, opt_level: int = 3, context: object = None) -> llvm.ModuleRef:
-    """Parse LLVM IR (into `context`, default LLVM's global one) and run
-    LLVM's pipeline (loop + SLP vectorisation on)."""
+# LLVM's optimiser recurses once per instruction of a dependent chain (the
+# constant folding of a 50,000-op straight-line function after inlining:
+# about 330 bytes of stack per instruction measured, 16 MB for 50,000 ops,
+# 64 MB for 200,000). A module gets a stack of this many bytes per line of IR;
+# code generation at O0 does not recurse (1,000,000 ops on 8 MB).
+LLVM_STACK_PER_LINE = 1024
+
+
+def llvm_stack_bytes(ir_text: str) -> int:
+    """The stack LLVM's optimiser may need for this IR (an upper bound)."""
+    return ir_text.count("\n") * LLVM_STACK_PER_LINE
+
+
+def _thread_stack_bytes() -> int:
+    """The stack of the calling thread, as far as it is known."""
+    known = current_stack_bytes()
+    if known:
+        return known
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    default = 8 << 20  # what glibc gives a thread when the limit is unlimited
+    return threading.stack_size() or (soft if 0 < soft < default else default)
+
+
+def on_llvm_stack(stage: Callable[[str, int], T], ir_text: str, opt_level: int,
+                  moved: bool = False) -> T:
+    """`stage(ir_text, opt_level)` on a stack large enough for LLVM's
+    recursion on this IR: the calling thread's when it suffices, else a new
+    thread's; at O0 (with a RuntimeWarning) if no such stack can be had, since
+    a stack overflow in LLVM would kill the process."""
+    if opt_level > 0:
+        need = llvm_stack_bytes(ir_text)
+        if need > _thread_stack_bytes():
+            if not moved:
+                return run_with_stack(on_llvm_stack, stage, ir_text, opt_level, True,
+                                      stack_bytes=need)
+            warnings.warn(
+                f"adpasses: optimising this module ({ir_text.count(chr(10))} lines of LLVM IR) "
+                f"needs about {need >> 20} MB of stack, more than this system gives a thread; "
+                "it is compiled without optimisation (O0)", RuntimeWarning, stacklevel=2)
+            opt_level = 0
+    return stage(ir_text, opt_level)
+
+
+def optimized_module(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
+    """Parse LLVM IR (into LLVM's global context) and run LLVM's pipeline
+    (loop + SLP vectorisation on), on a stack large enough for it
+    (`on_llvm_stack`)."""
+    return on_llvm_stack(_optimized_module, ir_text, opt_level)
+
+
+def _optimized_module(ir_text: str, opt_level: int, context: object = None) -> llvm.ModuleRef:
     with LLVM_LOCK:
         tm = _target_machine(opt_level)
         mod = llvm.parse_assembly(ir_text, context)
@@ -70,6 +126,18 @@ def optimized_module(ir_text: str, opt_level: int = 3, context: object = None) -
         return mod
 
 
+def _machine_code(ir_text: str, opt_level: int) -> tuple[MachineCode, float]:
+    """The machine code of optimised IR (in an LLVM context of its own),
+    and when optimisation ended."""
+    with LLVM_LOCK:
+        context = llvm.create_context()
+        mod = _optimized_module(ir_text, opt_level, context)
+        optimized = time.perf_counter()
+        engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
+        engine.finalize_object()
+        return MachineCode(engine, context), optimized
+
+
 @dataclass
 class CompileTimes:
     """Seconds spent compiling a module: `lower_s` (xDSL IR -> LLVM IR text,
@@ -80,10 +148,6 @@ class CompileTimes:
     llvm_s: float = 0.0
     opt_s: float = 0.0
     codegen_s: float = 0.0
-
-    @property
-    def total_s(self) -> float:
-        return self.lower_s + self.llvm_s
 
 
 class MachineCode:
@@ -153,9 +217,12 @@ class CompiledModule:
         return self.code.engine
 
     def address(self, name: str) -> int:
-        """Address of the compiled LLVM function `name` (internal ABI); valid
-        while this module or one of its callables is alive."""
-        return self.code.address(name)
+        """Address of the compiled function `@name` (internal ABI; in LLVM
+        it is `u.name`: adpasses.lowering.names); valid while this module or
+        one of its callables is alive."""
+        from adpasses.lowering.names import user_symbol
+
+        return self.code.address(user_symbol(name))
 
 
 def _check_external_symbols(llmod) -> None:  # type: ignore[no-untyped-def]
@@ -233,6 +300,7 @@ def _cached(cache: weakref.WeakValueDictionary, key: object,
     return once(cache, key, build)
 
 
+@compile_entry
 def compile_module(
     module_or_text: ModuleOp | str,
     *,
@@ -271,6 +339,7 @@ def compile_module(
         return compiled
 
     from adpasses.lowering.core import ModuleTranslator, define_oob_handler
+    from adpasses.lowering.names import user_symbol
     from adpasses.ctypes_entry import add_c_entry, make_ctypes_caller
     from adpasses.pyentry import add_entry_shim, make_caller
     from adpasses.transforms.lower_affine import without_affine
@@ -299,18 +368,13 @@ def compile_module(
     def generate() -> CompiledModule:
         runtime.register_symbols()
         _check_external_symbols(translator.llvm)
+        optimizing = time.perf_counter()
+        code, optimized = on_llvm_stack(_machine_code, ir_text, opt_level)
+        generated = time.perf_counter()
         with LLVM_LOCK:
-            optimizing = time.perf_counter()
-            context = llvm.create_context()
-            mod = optimized_module(ir_text, opt_level, context)
-            optimized = time.perf_counter()
-            engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
-            engine.finalize_object()
-            generated = time.perf_counter()
-            code = MachineCode(engine, context)
-            addresses = {f.sym_name.data: (engine.get_function_address(shims[f.sym_name.data]),
-                                           engine.get_function_address(f.sym_name.data))
-                         for f in public}
+            addresses = {name: (code.engine.get_function_address(shims[name]),  # type: ignore[attr-defined]
+                                code.engine.get_function_address(user_symbol(name)))  # type: ignore[attr-defined]
+                         for f in public for name in (f.sym_name.data,)}
         sites = list(translator.check_sites)
         make = make_caller if binding == "shim" else make_ctypes_caller
         functions = {name: make(name, f, *addresses[name], sites, code)

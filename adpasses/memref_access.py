@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from xdsl.dialects import func, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -37,9 +37,10 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StridedLayoutAttr,
 )
-from xdsl.ir import Attribute, BlockArgument, OpResult, SSAValue
+from xdsl.ir import Attribute, OpResult, SSAValue
 
 from adpasses.affine_index import Affine, Fresh, Interval, ViewIndex, affine_form
+from adpasses.ir_facts import is_function_parameter
 from adpasses.memref_views import is_view_result, memory_object, view_source
 
 
@@ -69,17 +70,9 @@ class DescriptorOffset:
         return f"offset(%{self.value.name_hint or '?'})"
 
 
-def is_function_argument(value: SSAValue) -> bool:
-    """An argument of the function (entry block), not a branch target's argument."""
-    if not isinstance(value, BlockArgument):
-        return False
-    parent = value.block.parent_op()
-    return isinstance(parent, func.FuncOp) and value.block is parent.body.blocks.first
-
-
 def object_of(value: SSAValue) -> MemoryObject:
     root = memory_object(value)
-    if is_function_argument(root):
+    if is_function_parameter(root):
         return MemoryObject(root, ObjectKind.ARGUMENT)
     if isinstance(root, OpResult) and isinstance(root.op, (memref.AllocOp, memref.AllocaOp)):
         return MemoryObject(root, ObjectKind.ALLOCATION)

@@ -8,8 +8,12 @@ analysis and the reverse pass's shadow construction all trace through them.
 
 from __future__ import annotations
 
-from xdsl.dialects import func, memref
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, memref
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from adpasses.types import is_memref_type
 
 VIEW_SOURCE_OPERAND: dict[type[Operation], str] = {
     memref.SubviewOp: "source",
@@ -23,6 +27,23 @@ VIEW_SOURCE_OPERAND: dict[type[Operation], str] = {
 """View op class -> name of the operand whose memory the view addresses."""
 
 ALLOCATION_OPS: tuple[type[Operation], ...] = (memref.AllocOp, memref.AllocaOp)
+
+
+CHOSEN_SOURCE_OPERANDS: dict[type[Operation], tuple[str, ...]] = {
+    arith.SelectOp: ("lhs", "rhs"),
+}
+"""Op class -> the memref operands one of which its memref result addresses,
+chosen at run time. Activity merges their memory; each has a shadow rule
+(`adpasses.rules.SHADOW_RULES`) that builds the same choice of shadows."""
+
+
+def chosen_sources(op: Operation) -> Sequence[SSAValue] | None:
+    """The operands whose memory `op`'s memref result may address, if `op`
+    chooses among several at run time (`arith.select` between memrefs)."""
+    names = CHOSEN_SOURCE_OPERANDS.get(type(op))
+    if names is None or len(op.results) != 1 or not is_memref_type(op.results[0].type):
+        return None
+    return [getattr(op, name) for name in names]
 
 
 def view_source(op: Operation) -> SSAValue | None:
@@ -49,10 +70,6 @@ def memory_object(value: SSAValue) -> SSAValue:
         assert source is not None
         value = source
     return value
-
-
-def is_function_argument(value: SSAValue) -> bool:
-    return isinstance(value, BlockArgument) and isinstance(value.block.parent_op(), func.FuncOp)
 
 
 def is_allocation(value: SSAValue) -> bool:

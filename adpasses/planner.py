@@ -20,7 +20,7 @@ build a flow network over the values of B that could produce them:
 In a minimum cut, a value whose `v_out` is on the sink side is present in
 the reverse sweep: taped if its `v_in` is on the source side, recomputed
 otherwise. Splitting nodes makes taping a value cost its size once, however
-many uses it has (the fix Enzyme-MLIR needed, see ANCHORS.md A.3).
+many uses it has (as in Enzyme-MLIR's min-cut cache planning).
 """
 
 from __future__ import annotations
@@ -35,14 +35,13 @@ from adpasses.activity import ActivityAnalysis
 from adpasses.cache import (
     CachePlan,
     ProgramOrder,
-    is_induction_variable,
     is_recomputable_op,
     plan_tape_all,
 )
 from adpasses.cache_model import CostModel
 from adpasses.diagnostics import op_location
 from adpasses.mincut import INF, FlowGraph, MinCut
-from adpasses.reverse_context import home_block, is_constant
+from adpasses.ir_facts import home_block, is_constant, is_induction_variable
 
 
 def plan_cache(
@@ -138,8 +137,8 @@ class MinCutPlanner:
     def _unavailable_memref(self, value: SSAValue) -> str | None:
         """What makes the memref `value` impossible to have in the reverse
         sweep, or None: an allocation (or any memref that is not a pure
-        view of available ones) inside a loop or a branch (fuzzer seeds
-        2485, 4907: a reload from an alloca of an scf.if branch)."""
+        view of available ones) inside a loop or a branch (e.g. a reload
+        from an alloca of an scf.if branch)."""
         if not isinstance(value.type, MemRefType) or home_block(value) is self.top:
             return None
         if isinstance(value, OpResult) and is_recomputable_op(value.op):

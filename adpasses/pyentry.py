@@ -46,7 +46,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
+from adpasses import stop_codes
 from adpasses.arguments import HONOURED_ARRAY_TYPES, array_subclass_problem
+from adpasses.lowering.names import ascii_symbol
 from adpasses.lowering.core import I8, I32, I64, PTR, PY_INDEX_AXIS, ModuleTranslator, const_i64, flat_types
 from adpasses.memref_views import memory_object
 from adpasses.runtime import ERROR_SLOT
@@ -173,7 +175,7 @@ class _Shim:
     def __init__(self, mt: ModuleTranslator, f: func.FuncOp):
         self.mt, self.f = mt, f
         self.inputs = list(f.function_type.inputs.data)
-        self.name = f"__py_entry_{f.sym_name.data}"
+        self.name = f"__py_entry_{ascii_symbol(f.sym_name.data)}"
         self.fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [PTR, PTR, I64]), self.name)
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
         fail_bb = self.fn.append_basic_block("fail")
@@ -453,10 +455,6 @@ class Parameter:
     name: str
     type: Attribute
 
-    @property
-    def is_array(self) -> bool:
-        return isinstance(self.type, MemRefType)
-
 
 def parameters(f: func.FuncOp) -> list[Parameter]:
     """Parameters named by their MLIR name hints (`%x` -> x), else argN."""
@@ -565,11 +563,15 @@ class CallErrors:
 
     def stopped(self, site: int, index: int, axis: int, size: int) -> None:
         """The compiled code stopped: an out-of-bounds access, a division by
-        zero, or a shadow whose shape is not its primal's (axis <= -2, see
-        adpasses.lowering.core.FunctionTranslator.fail). The entry passes
-        what the error slot held when the call returned (`ERROR_SLOT[1:5]`)."""
+        zero, a shadow whose shape is not its primal's (axis <= -2, see
+        adpasses.lowering.core.FunctionTranslator.fail), or one of the
+        adpasses.stop_codes (allocation sizes, float-to-int conversions).
+        The entry passes what the error slot held when the call returned
+        (`ERROR_SLOT[1:5]`): another thread's call may have changed it since."""
         ERROR_SLOT[0] = 0
         where = self.check_sites[site] if 0 <= site < len(self.check_sites) else "?"
+        if axis in stop_codes.CODES:  # sizes, allocations, float-to-int conversions
+            raise stop_codes.exception(axis, where, index, size)
         if axis == -1:
             raise ZeroDivisionError(f"integer division or modulo by zero (at {where})")
         if axis <= -2:  # ad.shadow_check: the site's text is the message

@@ -22,7 +22,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from adpasses.cache import CachePlan
 from adpasses.diagnostics import location_text, op_location
-from adpasses.reverse_context import home_block, is_constant
+from adpasses.ir_facts import home_block, is_constant
 from adpasses.types import byte_size
 
 

@@ -31,35 +31,18 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import ConstantLike
 
-from adpasses.diagnostics import PY_INDEX, CompileError, error_at, location_text
-from adpasses.memref_views import is_allocation, is_function_argument, is_view_result, view_source
-from adpasses.rules import rule_for, shadow_rule_for
+from adpasses.diagnostics import CompileError, error_at, location_text
+from adpasses.dialects.ad import PY_INDEX_ATTR, UNCHECKED_ATTR
+from adpasses.ir_facts import is_constant, is_function_block_argument
+from adpasses.memref_views import is_allocation, is_view_result, view_source
 from adpasses.types import is_float_type
 
 if TYPE_CHECKING:
     from adpasses.activity import ActivityAnalysis
     from adpasses.gradient import ReverseSweep
-
-UNCHECKED = "ad.unchecked"
-
-
-def home_block(value: SSAValue) -> Block:
-    """The block whose reverse context makes `value` available."""
-    if isinstance(value, BlockArgument):
-        return value.block
-    assert isinstance(value, OpResult)
-    block = value.op.parent_block()
-    assert block is not None
-    return block
-
-
-def is_constant(value: SSAValue) -> bool:
-    return isinstance(value, OpResult) and value.op.has_trait(ConstantLike)
-
 
 class ReverseContext:
     def __init__(
@@ -161,7 +144,7 @@ class ReverseContext:
             if found is not None:
                 return found
             rc = rc.parent
-        if is_function_argument(memref_value):
+        if is_function_block_argument(memref_value):
             found = self.sweep.arg_shadows.get(memref_value)
             if found is None:
                 raise CompileError(
@@ -184,7 +167,7 @@ class ReverseContext:
             self.shadows[memref_value] = new.results[0]
             return new.results[0]
         owner = memref_value.owner
-        rule = shadow_rule_for(owner) if isinstance(owner, Operation) else None
+        rule = self.sweep.rules.shadow_rule_for(owner) if isinstance(owner, Operation) else None
         if rule is not None:
             saved, self.loc = self.loc, owner.location
             shadow = rule.shadow(self, owner)
@@ -232,7 +215,7 @@ class ReverseContext:
                 continue
             if not self.activity.is_active_op(op):
                 continue
-            rule = rule_for(op)
+            rule = self.sweep.rules.rule_for(op)
             if rule is None:
                 raise error_at(
                     op,
@@ -336,11 +319,11 @@ class ReverseContext:
         self.store(self.add(old, g), shadow, indices, repeats=repeats, own_sizes=own_sizes)
 
     def _mark_unchecked(self, op: Operation, repeats: Operation | None, own_sizes: bool) -> None:
-        if repeats is not None and PY_INDEX in repeats.attributes:
+        if repeats is not None and PY_INDEX_ATTR in repeats.attributes:
             # Same indices as the primal access: a check it keeps reports them as written.
-            op.attributes[PY_INDEX] = UnitAttr()
+            op.attributes[PY_INDEX_ATTR] = UnitAttr()
         if own_sizes:
-            op.attributes[UNCHECKED] = UnitAttr()
+            op.attributes[UNCHECKED_ATTR] = UnitAttr()
         elif repeats is not None:
             self.sweep.unchecked_after(op, repeats)
 

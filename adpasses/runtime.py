@@ -10,7 +10,8 @@ directly with loads and stores: no Python callback on any path.
   first out-of-bounds access of the current call (see adpasses.pyentry);
   axis -1 is an integer division by zero, axis -2 - d a shadow argument
   whose size `index` in dimension d is not its primal's `size`
-  (`ad.shadow_check`).
+  (`ad.shadow_check`); the codes of `adpasses.stop_codes` (below -2**40)
+  are allocation sizes, float-to-int conversions and loop steps.
 
 `register_symbols()` also compiles, once, the half-precision conversions
 that LLVM's code generator may call (`__truncdfhf2`, ...: compiler-rt

@@ -15,11 +15,13 @@ from xdsl.irdl.dominance import DominanceInfo
 from xdsl.utils.exceptions import DiagnosticException
 
 from adpasses.diagnostics import CompileError
+from adpasses.literals import check_literals
 
 
 def verify_module(module: Operation) -> None:
     """Verify every op; raise a `CompileError` for the first that fails."""
     for op in module.walk():
+        check_literals(op)
         try:
             op.verify(verify_nested_ops=False)
         except (DiagnosticException, ValueError) as err:

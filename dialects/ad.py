@@ -396,5 +396,31 @@ AD = Dialect(
     [TapeType],
 )
 
+# -- attribute names with a meaning (docs/CONVENTIONS.md, "Attributes with
+# meaning"): every layer names them through these constants.
+
 NOALIAS_ATTR = "ad.noalias"
 """Unit argument attribute: this argument's memory overlaps no other argument's."""
+
+NOALIAS_ATTRS = (NOALIAS_ATTR, "llvm.noalias")
+"""Argument attributes that say the same (the first one present is reported)."""
+
+UNCHECKED_ATTR = "ad.unchecked"
+"""Unit attribute on memref.load/store/subview: the lowering emits no bounds
+check for this access (the reverse pass sets it where that is safe)."""
+
+PY_INDEX_ATTR = "ad.py_index"
+"""Unit attribute on a memref.load/store/subview whose indices follow
+Python: a negative index counts from the end, so the IR holds `i + size`
+for an index `i < 0` the user wrote (the frontend sets it). A failed bounds
+check of such an access reports `i`, not `i + size`
+(adpasses.lowering.core.PY_INDEX_AXIS)."""
+
+COUNTED_ATTR = "ad.counted"
+"""Unit attribute on an scf.while whose forward loop counts its iterations
+(`count_while_iterations` in adpasses/rules/scf.py, run by `differentiate`
+before the reverse sweep; the reverse rule reads the count)."""
+
+WORKSPACE_ATTR = "ad.workspace"
+"""Unit attribute on a tape buffer's memref.alloc/dealloc: the JIT may keep
+the buffer across calls (`compile_module(workspace=True)`)."""

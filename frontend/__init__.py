@@ -12,15 +12,16 @@ import types
 
 from xdsl.dialects.builtin import ModuleOp
 
+from adpasses.compile_thread import compile_entry
 from adpasses.frontend.signature import ArgType, ArrayArg, ScalarArg, arg_type, signature_key
 
 
+@compile_entry
 def build_module(pyfunc: types.FunctionType, arg_types: list[ArgType]) -> tuple[ModuleOp, str]:
     """Compile `pyfunc` (and the functions it calls) for these argument
     types; the public function is named like the Python function."""
+    from adpasses.effects import cse  # xDSL's, linear on long expressions and deep nests
     from adpasses.frontend.compiler import ModuleBuilder
-
-    from xdsl.transforms.common_subexpression_elimination import cse
 
     builder = ModuleBuilder()
     f = builder.function(pyfunc, [t.mlir_type() for t in arg_types], public=True)

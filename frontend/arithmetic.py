@@ -27,6 +27,8 @@ from xdsl.ir import Attribute, SSAValue
 
 from adpasses.frontend.values import Scalar
 
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
 CMPF = {ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge", ast.Eq: "oeq", ast.NotEq: "une"}
 OPERATOR_SYMBOLS = {ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
                     ast.LShift: "<<", ast.RShift: ">>", ast.Mod: "%", ast.FloorDiv: "//"}
@@ -40,6 +42,17 @@ class ArithmeticMixin:
 
     def const_index(self, n: int) -> SSAValue:
         return self.constant(IntegerAttr(n, IndexType()))
+
+    def const_int_literal(self, n: int, node: ast.AST, name: str | None = None) -> SSAValue:
+        """A Python int written in (or read by) the function: compiled code
+        computes with signed 64-bit integers, so one outside their range is
+        an error, never a wrapped value (2**64 would be 0)."""
+        if not INT64_MIN <= n <= INT64_MAX:
+            what = f"'{name}' = {n}" if name else f"integer {n}"
+            self.error(node, f"{what} does not fit in a 64-bit integer (compiled code computes with "
+                             f"integers from -2**63 to 2**63 - 1); use a float ({float(n):.17g}) "
+                             f"if an approximate value is enough")
+        return self.const_index(n)
 
     def const_float(self, x: float, type_: Attribute = f64) -> SSAValue:
         return self.constant(FloatAttr(float(x), type_))
@@ -182,6 +195,9 @@ class ArithmeticMixin:
             if literal is None or not 0 <= literal <= 64:
                 self.error(node, "int ** int needs a literal exponent between 0 and 64 here; "
                                  "use float(a) ** b for a float power")
+            base_literal = self.constant_index_of(getattr(node, "left", None))
+            if base_literal is not None:  # 2**64 is a literal too: fold and check it
+                return Scalar(self.const_int_literal(base_literal ** literal, node))
             base = self.to_index(a, node)
             result = self.const_index(1)
             for _ in range(literal):
@@ -191,7 +207,9 @@ class ArithmeticMixin:
             x = self.to_float(a, self.float_type_of(a, a))
             if literal == 2:
                 return Scalar(self.emit(arith.MulfOp(x, x)).results[0], a.weak)
-            n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(32))).results[0]
+            # An i64 exponent: Python ints are 64-bit here, and an i32 cast
+            # would silently truncate 2**32 + 1 to 1.
+            n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(64))).results[0]
             return Scalar(self.emit(math.FPowIOp(x, n)).results[0], a.weak)
         ftype = self.float_type_of(a, b)
         return Scalar(self.emit(math.PowFOp(self.to_float(a, ftype), self.to_float(b, ftype))).results[0])

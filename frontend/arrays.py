@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
-from adpasses.diagnostics import PY_INDEX
+from adpasses.dialects.ad import PY_INDEX_ATTR
 
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
@@ -39,8 +39,8 @@ DTYPE_BY_NAME = {"float64": f64, "float32": f32, "int64": IntegerType(64), "int3
 def python_indexed(op: Operation) -> Operation:
     """Mark an access whose indices were wrapped like Python's (a negative
     index counts from the end): its bounds error reports the index as the
-    user wrote it (see adpasses.lowering.core.PY_INDEX)."""
-    op.attributes[PY_INDEX] = UnitAttr()
+    user wrote it (see adpasses.dialects.ad.PY_INDEX_ATTR)."""
+    op.attributes[PY_INDEX_ATTR] = UnitAttr()
     return op
 
 

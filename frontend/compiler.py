@@ -38,6 +38,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.compile_locks import parse_python
+from adpasses.compile_thread import too_deep_error
 from adpasses.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
@@ -93,6 +94,9 @@ class ModuleBuilder:
             f = FunctionCompiler(self, pyfunc, arg_types, name, public).compile()
         except CompileError:
             raise
+        except RecursionError as err:  # input nested deeper than the compile thread allows
+            raise too_deep_error(getattr(err, "adpasses_location", None) or _def_location(pyfunc)) \
+                from None
         except Exception as err:  # a bug of ours: report it at the construct being compiled
             where = getattr(err, "adpasses_location", None)
             raise CompileError(f"internal error while compiling this ({type(err).__name__}: {err}); "
@@ -124,7 +128,10 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]
         ) from None
     source = textwrap.dedent("".join(lines))
     shift = _indent(lines[0]) - _indent(source)
-    tree = parse_python(source)  # ast.parse, safe when threads compile at once
+    try:
+        tree = parse_python(source)  # ast.parse, safe when threads compile at once
+    except RecursionError:  # Python's parser: an expression nested too deeply
+        raise too_deep_error(f"{filename}:{first}:1") from None
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise CompileError(f"{pyfunc.__name__} is not defined with def (lambdas are not supported)",
@@ -267,9 +274,6 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
     def index_type(self) -> Attribute:
         return IndexType()
 
-    def set_insertion_end(self, block: Block) -> None:
-        self.builder.insertion_point = InsertPoint.at_end(block)
-
     @contextlib.contextmanager
     def inserting_at_end(self, block: Block) -> Iterator[None]:
         saved = self.builder.insertion_point
@@ -324,7 +328,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         if isinstance(value, bool):
             return Scalar(self.const_bool(value))
         if isinstance(value, (int, np.integer)):
-            return Scalar(self.const_index(int(value)))
+            return Scalar(self.const_int_literal(int(value), node, name))
         if isinstance(value, (float, np.floating)):
             return Scalar(self.const_float(float(value)), weak=True)
         if isinstance(value, types.ModuleType):

@@ -78,7 +78,7 @@ class ExpressionMixin:
         if isinstance(v, bool):
             return Scalar(self.const_bool(v))
         if isinstance(v, int):
-            return Scalar(self.const_index(v))
+            return Scalar(self.const_int_literal(v, node))
         if isinstance(v, float):
             return Scalar(self.const_float(v), weak=True)
         if v is None:
@@ -243,8 +243,6 @@ class ExpressionMixin:
             self.expect_args(node, 1)
             a = self.scalar(node.args[0])
             op_class = UNARY_MATH.get(fn) or TO_INT_MATH[fn]
-            if a.is_int and fn in (np.abs, np.absolute):
-                return self.int_abs(a)
             x = self.to_float(a, self.float_type_of(a, a))
             r = Scalar(self.emit(op_class(x)).results[0], a.weak)
             if fn in TO_INT_MATH:

@@ -24,6 +24,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, f64, i1
 from xdsl.ir import Attribute, Block, SSAValue
 
+from adpasses.index_arith import INDEX_MAX, trip_count
 from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, loop_exits
 from adpasses.frontend.values import Array, Scalar
 
@@ -147,21 +148,17 @@ class LoopMixin:
         return op.results[1]
 
     def trip_count(self, start: SSAValue, stop: SSAValue, step: SSAValue, step_const: int | None) -> SSAValue:
-        """Iterations of range(start, stop, step) for any nonzero step."""
-
-        def count(lo: SSAValue, hi: SSAValue, st: SSAValue) -> SSAValue:
-            span = self.emit(arith.SubiOp(hi, lo)).results[0]
-            span = self.emit(arith.MaxSIOp(span, self.const_index(0))).results[0]
-            if st is self.const_index(1):
-                return span
-            return self.emit(arith.CeilDivSIOp(span, st)).results[0]
-
-        neg_step = (self.const_index(-step_const) if step_const is not None
+        """Iterations of range(start, stop, step) for any nonzero step, exact
+        (no wrap-around for spans beyond 2**63; adpasses.index_arith)."""
+        # range(start, stop, -s) runs as often as range(stop, start, s) does.
+        # (0 - step wraps for step = -2**63, to the unsigned 2**63 that
+        # trip_count divides by: still right.)
+        neg_step = (self.const_index(-step_const) if step_const is not None and -step_const <= INDEX_MAX
                     else self.emit(arith.SubiOp(self.const_index(0), step)).results[0])
-        down = count(stop, start, neg_step)
+        down = trip_count(self.emit, stop, start, neg_step)
         if step_const is not None:
             return down
-        up = count(start, stop, step)
+        up = trip_count(self.emit, start, stop, step)
         positive = self.emit(arith.CmpiOp(step, self.const_index(0), "sgt")).results[0]
         return self.emit(arith.SelectOp(positive, up, down)).results[0]
 

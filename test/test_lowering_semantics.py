@@ -517,7 +517,7 @@ func.func @f(%x: memref<?xf64> {llvm.noalias}, %y: memref<?xf64> {ad.noalias}, %
 }"""
     module = parse_module(text)
     plain = str(translate_module(module))
-    assert 'define internal double @"helper"' in plain
+    assert 'define internal double @"u.helper"' in plain
     assert 'ptr noalias %"x"' in plain and 'ptr noalias %"y"' in plain and 'ptr %"z"' in plain
     assert "fmul double" in plain and "fmul fast" not in plain
     fast = str(translate_module(module, fastmath=True))

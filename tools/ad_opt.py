@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from adpasses.compile_thread import run_with_stack, too_deep_error
 from adpasses.context import make_context, parse_error_message, parse_module
 from adpasses.diagnostics import CompileError
 from adpasses.passes import AD_PASSES
@@ -167,9 +168,12 @@ class ADOptMain(xDSLOptMain):
         if self.args.emit == "llvm-ir":
             from adpasses.lowering import emit_llvm_ir
 
-            return emit_llvm_ir(
-                prog, optimize=self.args.opt, boundscheck=not self.args.no_boundscheck
-            )
+            text = emit_llvm_ir(prog, boundscheck=not self.args.no_boundscheck)
+            if not self.args.opt:
+                return text
+            from adpasses.llvm_jit import optimized_module
+
+            return str(optimized_module(text))
         return super().output_resulting_program(prog)
 
 
@@ -177,6 +181,8 @@ def _diagnostic(err: BaseException) -> str:
     """One line for any error ad-opt reports."""
     if isinstance(err, CompileError):
         return str(err)
+    if isinstance(err, RecursionError):
+        return str(too_deep_error())
     if isinstance(err, ParseError):
         loc = err.span.get_location()
         return f"{loc.file}:{loc.line + err.span.line_offset}:{loc.col}: error: {parse_error_message(err)}"
@@ -193,7 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
-        ADOptMain(args=argv).run()
+        # Parsing, passes and printing recurse as deep as the input nests.
+        run_with_stack(lambda: ADOptMain(args=argv).run())
     except SystemExit:
         raise
     except BrokenPipeError:

@@ -6,7 +6,9 @@ The entry function takes no arguments and prints with the printf dialect
 (`printf.print_format "{} {}\\n", %a : f64, %b : index`). If the module contains
 `ad.autodiff` ops, the reverse pass runs first. Errors are one line
 (`file:line:col: error: ...`) with exit status 1; an out-of-bounds access at
-run time prints its message and exits with status 1; `--debug` shows Python
+run time prints its message and exits with status 1, and so does a failed
+or impossible allocation or float-to-int conversion (as
+`file:line:col: error: MemoryError: ...`); `--debug` shows Python
 tracebacks.
 """
 
@@ -79,20 +81,38 @@ def reverse_pass(request: object) -> type:
         ) from err
 
 
+def _one_line(err: Exception) -> str:
+    """The error as ad-run prints it: a stop of the compiled code that knows
+    its source location (adpasses.stop_codes) as `file:line:col: error:
+    Kind: message`, like a compile error."""
+    if isinstance(err, CompileError):
+        return str(err)
+    location, detail = getattr(err, "location", None), getattr(err, "detail", None)
+    if location and detail:
+        return f"{location}: error: {type(err).__name__}: {detail}"
+    return f"{type(err).__name__}: {err}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from adpasses.compile_thread import run_with_stack
+
     args = _arguments(argv)
     try:
-        return run(args)
+        # Parsing, passes, lowering and LLVM recurse as deep as the input nests.
+        return run_with_stack(run, args)
     except (CompileError, IndexError, ZeroDivisionError, OSError) as err:
         if args.debug:
             raise
         sys.stdout.flush()
-        text = str(err)
-        print(text if isinstance(err, CompileError) else f"{type(err).__name__}: {text}", file=sys.stderr)
+        print(_one_line(err), file=sys.stderr)
         return 1
     except Exception as err:  # noqa: BLE001 - every error becomes one line
         if args.debug:
             raise
+        sys.stdout.flush()
+        if getattr(err, "detail", None) is not None:  # a stop of the compiled code
+            print(_one_line(err), file=sys.stderr)
+            return 1
         from adpasses.tools.ad_opt import _diagnostic
 
         print(_diagnostic(err), file=sys.stderr)

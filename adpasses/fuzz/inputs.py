@@ -27,7 +27,7 @@ MAX_MAGNITUDE = 1e6
 points make finite differences meaningless). This bounds every float the
 program assigns or stores on the way (`Oracle.peak`), not only its results:
 a recurrence that grows to 1e35 absorbs a perturbation of 1e-6 entirely in
-`s + x` (fuzzer seed 5663), so finite differences see a staircase while the
+`s + x`, so finite differences see a staircase while the
 (correct) derivative is astronomically large."""
 
 

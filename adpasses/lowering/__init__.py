@@ -8,27 +8,24 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
+from adpasses.compile_thread import compile_entry
 from adpasses.lowering.core import ModuleTranslator, define_oob_handler
 
 
 def translate_module(module: ModuleOp, *, boundscheck: bool = True, fastmath: bool = False):  # type: ignore[no-untyped-def]
-    """The llvmlite.ir.Module for `module`, and the bounds-check sites
-    (source locations, by site number) its error slot refers to."""
+    """The llvmlite.ir.Module for `module`. (`llvm_jit.compile_module` keeps
+    the translator itself: it needs the bounds-check sites too.)"""
     from adpasses.transforms.lower_affine import without_affine
 
     translator = ModuleTranslator(without_affine(module), boundscheck=boundscheck,
                                   fastmath=fastmath)
     llmod = translator.translate()
     define_oob_handler(translator)
-    llmod.check_sites = translator.check_sites  # type: ignore[attr-defined]
     return llmod
 
 
-def emit_llvm_ir(module: ModuleOp, *, optimize: bool = False, boundscheck: bool = True) -> str:
-    """Textual LLVM IR of `module`, before or (optimize) after LLVM's O3."""
-    llmod = translate_module(module, boundscheck=boundscheck)
-    if not optimize:
-        return str(llmod)
-    from adpasses.llvm_jit import optimized_module
-
-    return str(optimized_module(str(llmod)))
+@compile_entry
+def emit_llvm_ir(module: ModuleOp, *, boundscheck: bool = True) -> str:
+    """Textual LLVM IR of `module`, before LLVM's optimizations (after them:
+    `llvm_jit.optimized_module` of this text)."""
+    return str(translate_module(module, boundscheck=boundscheck))

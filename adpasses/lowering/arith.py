@@ -7,9 +7,10 @@ from xdsl.dialects import arith, ub
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Operation
 
+from adpasses import stop_codes
 from adpasses.dialects.arith_ext import RemFOp
 from adpasses.diagnostics import error_at
-from adpasses.lowering.core import FunctionTranslator, scalar_type
+from adpasses.lowering.core import FunctionTranslator, UnsupportedType, scalar_type
 
 
 def _binary(method: str, float_op: bool = False):  # type: ignore[no-untyped-def]
@@ -58,7 +59,7 @@ def _poison(ft: FunctionTranslator, op: ub.PoisonOp) -> None:
     undefined behaviour, as in MLIR)."""
     try:
         ty = scalar_type(op.result.type)
-    except TypeError:
+    except UnsupportedType:
         raise error_at(op, f"of type {op.result.type} is not supported by the LLVM lowering; "
                            "only scalar poison values are") from None
     ft.set(op.result, ir.Constant(ty, ir.Undefined))
@@ -162,6 +163,44 @@ def _cast(method: str):  # type: ignore[no-untyped-def]
     return lower
 
 
+def _float_to_int(signed: bool):  # type: ignore[no-untyped-def]
+    """fptosi / fptoui. LLVM makes poison of a value that does not fit
+    (NaN, infinities, out of range): with checks on, such a value stops the
+    call instead, as Python's int() raises (ValueError for NaN,
+    OverflowError otherwise), naming the op's location."""
+
+    def lower(ft: FunctionTranslator, op: Operation) -> None:
+        x = ft.get(op.operands[0])
+        to = scalar_type(op.results[0].type)
+        if ft.mt.boundscheck:
+            _check_fits(ft, op, x, to.width, signed)
+        method = "fptosi" if signed else "fptoui"
+        ft.set(op.results[0], getattr(ft.b, method)(x, to))
+
+    return lower
+
+
+def _check_fits(ft: FunctionTranslator, op: Operation, x: ir.Value, width: int, signed: bool) -> None:
+    b = ft.b
+    f64 = ir.DoubleType()
+    xd = x if isinstance(x.type, ir.DoubleType) else b.fpext(x, f64)
+    # The conversion truncates toward zero: x fits iff lo < x < hi with
+    # lo = min - 1 and hi = max + 1 (powers of two, exact in f64; where
+    # min - 1 is not exact in f64, x >= min is the same test).
+    high = float(2 ** (width - 1) if signed else 2 ** width)
+    if not signed:
+        low_ok = b.fcmp_ordered(">", xd, ir.Constant(f64, -1.0))
+    elif width <= 53:
+        low_ok = b.fcmp_ordered(">", xd, ir.Constant(f64, float(-(2 ** (width - 1)) - 1)))
+    else:
+        low_ok = b.fcmp_ordered(">=", xd, ir.Constant(f64, float(-(2 ** (width - 1)))))
+    fits = b.and_(low_ok, b.fcmp_ordered("<", xd, ir.Constant(f64, high)))
+    site = ft.mt.check_site(op)
+    i64 = ir.IntType(64)
+    with b.if_then(b.not_(fits), likely=False):
+        ft.fail(site, b.bitcast(xd, i64), stop_codes.FLOAT_TO_INT, ir.Constant(i64, width if signed else -width))
+
+
 def _int_resize(ft: FunctionTranslator, op: Operation) -> None:
     """index_cast / extsi / extui / trunci between integer widths."""
     x = ft.get(op.operands[0])
@@ -217,8 +256,8 @@ LOWERINGS = {
     arith.SelectOp: _select,
     arith.SIToFPOp: _cast("sitofp"),
     arith.UIToFPOp: _cast("uitofp"),
-    arith.FPToSIOp: _cast("fptosi"),
-    arith.FPToUIOp: _cast("fptoui"),
+    arith.FPToSIOp: _float_to_int(signed=True),
+    arith.FPToUIOp: _float_to_int(signed=False),
     arith.ExtFOp: _cast("fpext"),
     arith.TruncFOp: _cast("fptrunc"),
     arith.BitcastOp: _cast("bitcast"),

@@ -34,21 +34,26 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from adpasses.diagnostics import PY_INDEX, CompileError, error_at, op_location
+from adpasses.diagnostics import CompileError, error_at, op_location
+from adpasses.dialects.ad import NOALIAS_ATTRS, UNCHECKED_ATTR
+from adpasses.lowering.names import reserved, user_symbol
 from adpasses.types import memref_strides
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F64 = ir.DoubleType()
 PTR = ir.PointerType()
 
-NOALIAS_ATTRS = ("llvm.noalias", "ad.noalias")
-UNCHECKED = "ad.unchecked"
 SHADOW_AXIS = -2
 """Axis code of a shadow-shape mismatch in dimension d: SHADOW_AXIS - d."""
 PY_INDEX_AXIS = 1 << 32
-"""Added to the axis of a failed check of a `PY_INDEX` access: the error
+"""Added to the axis of a failed check of a `PY_INDEX_ATTR` access: the error
 then reports the index the user wrote (a negative one as `i - size`) and
 the valid range `-size..size-1` (adpasses.pyentry.CallErrors.stopped)."""
+
+
+class UnsupportedType(TypeError):
+    """A type the LLVM lowering has no representation for; reported as a
+    CompileError at the op or function that has it."""
 
 
 def scalar_type(t: Attribute) -> ir.Type:
@@ -62,7 +67,7 @@ def scalar_type(t: Attribute) -> ir.Type:
         return I64
     if isinstance(t, IntegerType):
         return ir.IntType(t.width.data)
-    raise TypeError(f"type {t} is not supported by the LLVM lowering")
+    raise UnsupportedType(f"type {t} is not supported by the LLVM lowering")
 
 
 @dataclass
@@ -160,9 +165,15 @@ def identity_strides(b: ir.IRBuilder, sizes: Sequence[ir.Value]) -> list[ir.Valu
     return strides
 
 
+def wrap_i64(v: int) -> int:
+    """`v` as the i64 LLVM computes: two's complement, 64 bits (constants
+    folded here must be valid i64 literals, and wrap like the runtime)."""
+    return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
 def _mul(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     if isinstance(x, ir.Constant) and isinstance(y, ir.Constant):
-        return const_i64(x.constant * y.constant)
+        return const_i64(wrap_i64(x.constant * y.constant))
     if isinstance(x, ir.Constant) and x.constant == 1:
         return y
     if isinstance(y, ir.Constant) and y.constant == 1:
@@ -172,7 +183,7 @@ def _mul(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
 
 def _add(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     if isinstance(x, ir.Constant) and isinstance(y, ir.Constant):
-        return const_i64(x.constant + y.constant)
+        return const_i64(wrap_i64(x.constant + y.constant))
     if isinstance(x, ir.Constant) and x.constant == 0:
         return y
     if isinstance(y, ir.Constant) and y.constant == 0:
@@ -214,6 +225,7 @@ class ModuleTranslator:
         self._declared: dict[str, ir.Function] = {}
         self._strings: dict[str, ir.GlobalVariable] = {}
         self.memref_globals: dict[str, ir.GlobalVariable] = {}
+        self._user_declarations: dict[str, func.FuncOp] = {}  # external C functions, by name
 
     def translate(self) -> ir.Module:
         funcs = [op for op in self.module.ops if isinstance(op, func.FuncOp)]
@@ -242,9 +254,18 @@ class ModuleTranslator:
         try:
             params = [p for t in ftype.inputs.data for p in flat_types(t)]
             ret = return_type(outputs)
-        except TypeError as err:
+        except UnsupportedType as err:
             raise error_at(f, str(err)) from None
-        fn = ir.Function(self.llvm, ir.FunctionType(ret, params), f.sym_name.data)
+        name = f.sym_name.data
+        if f.body.blocks:
+            llvm_name = user_symbol(name)
+        else:  # an external C function, by its own name (adpasses.lowering.names)
+            if reserved(name):
+                raise error_at(f, f"declares '@{name}', a name reserved for adpasses' runtime and "
+                                  f"generated code; rename the declaration")
+            llvm_name = name
+            self._user_declarations[name] = f
+        fn = ir.Function(self.llvm, ir.FunctionType(ret, params), llvm_name)
         if f.sym_visibility is not None and f.sym_visibility.data == "private" and f.body.blocks:
             fn.linkage = "internal"
         # noalias on the data pointer of memref arguments that promise it.
@@ -257,12 +278,39 @@ class ModuleTranslator:
             k += len(flat_types(t))
         return fn
 
+    def may_stop(self, name: str) -> bool:
+        """Whether a call of function `name` can stop through the error
+        slot: with bounds checks on, any defined function; without, those
+        that allocate (allocation checks stay on) or call one that may."""
+        if self.boundscheck:
+            return True
+        if not hasattr(self, "_may_stop"):
+            self._may_stop: dict[str, bool] = {}
+        if name not in self._may_stop:
+            self._may_stop[name] = True  # a recursive call may stop; settled below
+            f = next((op for op in self.module.ops if isinstance(op, func.FuncOp)
+                      and op.sym_name.data == name), None)
+            self._may_stop[name] = f is not None and any(
+                _allocates(op) or (isinstance(op, func.CallOp)
+                                   and self.may_stop(op.callee.root_reference.data))
+                for op in f.walk())
+        return self._may_stop[name]
+
     # -- runtime and library functions --------------------------------------
 
     def declare(self, name: str, ret: ir.Type, params: Sequence[ir.Type], var_arg: bool = False) -> ir.Function:
+        """The C (or CPython, runtime) function `name` the generated code
+        calls. A user's external declaration of the same function is the
+        same symbol, so it must have the same type."""
         fn = self._declared.get(name) or self.llvm.globals.get(name)
+        ftype = ir.FunctionType(ret, list(params), var_arg=var_arg)
         if fn is None:
-            fn = ir.Function(self.llvm, ir.FunctionType(ret, list(params), var_arg=var_arg), name)
+            fn = ir.Function(self.llvm, ftype, name)
+        elif name in self._user_declarations and str(fn.function_type) != str(ftype):
+            raise error_at(self._user_declarations[name],
+                           f"declares '@{name}' with LLVM type {fn.function_type}, but the generated "
+                           f"code calls the C function {name} with type {ftype}; rename the "
+                           f"declaration or give it that type")
         self._declared[name] = fn
         return fn
 
@@ -295,6 +343,12 @@ class ModuleTranslator:
         return len(self.check_sites) - 1
 
 
+def _allocates(op: Operation) -> bool:
+    from xdsl.dialects import memref
+
+    return isinstance(op, (memref.AllocOp, memref.AllocaOp)) or op.name in ("ad.tape.create", "ad.tape.push")
+
+
 def _intrinsic_suffix(ty: ir.Type) -> str:
     if isinstance(ty, ir.DoubleType):
         return "f64"
@@ -317,6 +371,7 @@ class FunctionTranslator:
         self.b = ir.IRBuilder(body)
         self._entry = entry
         self.blocks: dict[Block, ir.Block] = {}
+        self._stack_used: ir.Value | None = None
 
     # -- values --------------------------------------------------------------
 
@@ -400,20 +455,26 @@ class FunctionTranslator:
             raise error_at(op, f"is not supported by the LLVM lowering; {hint}")
         try:
             rule(self, op)
-        except TypeError as err:
-            if "not supported by the LLVM lowering" in str(err):
-                raise error_at(op, str(err)) from None
-            raise
+        except UnsupportedType as err:
+            raise error_at(op, str(err)) from None
 
     # -- helpers for translation functions -----------------------------------
 
     def checked(self, op: Operation) -> bool:
-        return self.mt.boundscheck and UNCHECKED not in op.attributes
+        return self.mt.boundscheck and UNCHECKED_ATTR not in op.attributes
 
     def entry_alloca(self, ty: ir.Type, count: int | None = None) -> ir.Value:
         """An alloca in the entry block, so loops do not grow the stack."""
         slot = self.alloca_builder.alloca(ty) if count is None else self.alloca_builder.alloca(ty, size=count)
         return opaque(slot)
+
+    def stack_budget_slot(self) -> ir.Value:
+        """An i64 in the entry frame: bytes of dynamic memref.alloca this
+        call has made (adpasses.lowering.sizes.reserve_stack)."""
+        if self._stack_used is None:
+            self._stack_used = self.entry_alloca(I64)
+            self.alloca_builder.store(const_i64(0), self._stack_used)
+        return self._stack_used
 
     def fail(self, site: int, index: ir.Value, axis: int, size: ir.Value) -> None:
         """Record an error and return from the function; the builder is left
@@ -435,7 +496,7 @@ class FunctionTranslator:
                     python_index: bool = False) -> None:
         """Branch to an error exit unless 0 <= index < size (one unsigned
         compare). `python_index`: the index was wrapped like Python's
-        (`PY_INDEX`); the error reports the index before the wrap."""
+        (`PY_INDEX_ATTR`); the error reports the index before the wrap."""
         bad = self.b.icmp_unsigned(">=", index, size)
         with self.b.if_then(bad, likely=False):
             self.fail(site, index, axis + PY_INDEX_AXIS if python_index else axis, size)
@@ -467,6 +528,11 @@ def runtime_alloc(mt: ModuleTranslator) -> ir.Function:
         return existing
     fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [I64]), "__adpasses_alloc")
     fn.linkage = "internal"
+    # Not inlined: LLVM may delete a malloc it sees whose memory is unused
+    # or only stored and reloaded, and then an impossible allocation
+    # "succeeds" at -O3 but stops with MemoryError at -O0. Through this
+    # call every allocation happens (and is checked) at every level.
+    fn.attributes.add("noinline")
     b = ir.IRBuilder(fn.append_basic_block())
     _count_allocation(mt, b, fn.args[0])
     malloc = mt.declare("malloc", PTR, [I64])

@@ -1,8 +1,9 @@
 """func -> LLVM: calls with memref descriptors expanded, returns.
 
-After a call, when bounds checks are on, the caller tests the error slot
-and returns early too, so an out-of-bounds access deep in a callee ends the
-whole call from Python.
+After a call that may stop (with bounds checks on, any; without, one that
+allocates: allocation sizes are always checked), the caller tests the
+error slot and returns early too, so an out-of-bounds access or a failed
+allocation deep in a callee ends the whole call from Python.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _call(ft: FunctionTranslator, op: func.CallOp) -> None:
             n = len(flat_types(r.type))
             ft.set(r, ft.unflatten(r.type, [ft.b.extract_value(result, k + j) for j in range(n)]))
             k += n
-    if ft.mt.boundscheck and not callee.is_declaration:
+    if not callee.is_declaration and ft.mt.may_stop(name):
         slot = ft.mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
         flag = ft.b.load(ft.b.gep(slot, [const_i64(0), const_i64(0)], inbounds=True), typ=I64)
         with ft.b.if_then(ft.b.icmp_unsigned("!=", flag, const_i64(0)), likely=False):

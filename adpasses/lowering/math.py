@@ -96,12 +96,26 @@ def _fpowi(ft: FunctionTranslator, op: Operation) -> None:
     # ~40x a multiplication (u**3 in a loop ran 40x slower than u*u*u).
     # A constant exponent becomes a chain of squarings; any other calls a
     # small binary-exponentiation helper that LLVM inlines.
+    # Beyond |n| = 64 squaring loses accuracy (each squaring doubles the
+    # relative error: ~n ulps), so large exponents call pow(x, double(n)),
+    # which is also what Python computes for float ** int.
     x, n = ft.get(op.lhs), ft.get(op.rhs)
-    if isinstance(n, ir.Constant) and isinstance(n.constant, int) and abs(n.constant) <= 64:
-        ft.set(op.result, _power_chain(ft.b, x, n.constant, ft.mt.fastmath))
+    if isinstance(n, ir.Constant) and isinstance(n.constant, int):
+        if abs(n.constant) <= SQUARING_LIMIT:
+            ft.set(op.result, _power_chain(ft.b, x, n.constant, ft.mt.fastmath))
+        else:
+            ft.set(op.result, _libm_pow(ft.mt, ft.b, x, n))
         return
-    helper = _powi_helper(ft.mt.llvm, x.type, n.type)
+    helper = _powi_helper(ft.mt, x.type, n.type)
     ft.set(op.result, ft.b.call(helper, [x, n]))
+
+
+SQUARING_LIMIT = 64
+"""Largest |n| for which x**n is computed by repeated squaring."""
+
+
+def _libm_pow(mt, b: ir.IRBuilder, x: ir.Value, n: ir.Value) -> ir.Value:  # type: ignore[no-untyped-def]
+    return b.call(mt.intrinsic("llvm.pow", x.type, 2), [x, b.sitofp(n, x.type)])
 
 
 def _power_chain(b: ir.IRBuilder, x: ir.Value, n: int, flags: tuple) -> ir.Value:
@@ -118,7 +132,8 @@ def _power_chain(b: ir.IRBuilder, x: ir.Value, n: int, flags: tuple) -> ir.Value
     return b.fdiv(ir.Constant(x.type, 1.0), result, flags=flags) if n < 0 else result
 
 
-def _powi_helper(module: ir.Module, ty: ir.Type, ity: ir.Type) -> ir.Function:
+def _powi_helper(mt, ty: ir.Type, ity: ir.Type) -> ir.Function:  # type: ignore[no-untyped-def]
+    module = mt.llvm
     name = f"__adpasses_powi_{_suffix(ty)}_{ity.width}"
     existing = module.globals.get(name)
     if existing is not None:
@@ -127,11 +142,13 @@ def _powi_helper(module: ir.Module, ty: ir.Type, ity: ir.Type) -> ir.Function:
     fn.linkage = "internal"
     fn.attributes.add("alwaysinline")
     x, n = fn.args
-    entry, loop, done = fn.append_basic_block("entry"), fn.append_basic_block("loop"), fn.append_basic_block("done")
+    entry, loop, done, far = (fn.append_basic_block(n) for n in ("entry", "loop", "done", "far"))
     b = ir.IRBuilder(entry)
     negative = b.icmp_signed("<", n, ir.Constant(ity, 0))
-    k0 = b.select(negative, b.neg(n), n)
-    b.branch(loop)
+    k0 = b.select(negative, b.neg(n), n)  # unsigned: |-2**(w-1)| = 2**(w-1)
+    b.cbranch(b.icmp_unsigned(">", k0, ir.Constant(ity, SQUARING_LIMIT)), far, loop)
+    b.position_at_end(far)
+    b.ret(_libm_pow(mt, b, x, n))
     b.position_at_end(loop)
     k = b.phi(ity)
     acc = b.phi(ty)

@@ -3,7 +3,10 @@
 Heap allocations go through the counting runtime allocator; static-size
 allocas are placed in the entry block (so a loop does not grow the stack;
 MLIR's alloca lives until the function returns, so one buffer per function
-is the same program), dynamic-size allocas stay where they are.
+is the same program), dynamic-size allocas stay where they are. Every size
+is checked (adpasses.lowering.sizes): negative sizes, byte counts that
+overflow, failed mallocs and oversized stack allocations stop the call with
+a ValueError / MemoryError naming the op's location.
 """
 
 from __future__ import annotations
@@ -15,12 +18,12 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
+from adpasses import stop_codes
 from adpasses.diagnostics import error_at, op_location
-from adpasses.dialects.ad import ShadowCheckOp
+from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, ShadowCheckOp
 from adpasses.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
-    PY_INDEX,
     SHADOW_AXIS,
     has_unit_attr,
     FunctionTranslator,
@@ -32,10 +35,11 @@ from adpasses.lowering.core import (
     identity_strides,
     make_memref,
     opaque,
-    runtime_realloc,
     PTR,
     scalar_type,
 )
+from adpasses.lowering.names import user_symbol
+from adpasses.lowering.sizes import byte_count, check_static_alloca, heap_allocate, heap_grow, reserve_stack
 
 
 def _element_bytes(ft: FunctionTranslator, ty: ir.Type) -> int:
@@ -53,21 +57,21 @@ def _static_shape_sizes(t: MemRefType, dynamic: Sequence[ir.Value]) -> list[ir.V
     return [const_i64(s) if s != DYNAMIC_INDEX else next(dyn) for s in t.get_shape()]
 
 
-WORKSPACE = "ad.workspace"
 
 
 def _alloc(ft: FunctionTranslator, op: memref.AllocOp) -> None:
     t = op.memref.type
     sizes = _static_shape_sizes(t, [ft.get(s) for s in op.dynamic_sizes])
     elem = scalar_type(t.element_type)
-    count: ir.Value = const_i64(1)
-    for s in sizes:
-        count = _mul(ft.b, count, s)
-    nbytes = _mul(ft.b, count, const_i64(_element_bytes(ft, elem)))
-    if WORKSPACE in op.attributes and ft.mt.workspace:
-        ptr = _workspace_buffer(ft, nbytes)
+    site = ft.mt.check_site(op)
+    tape = WORKSPACE_ATTR in op.attributes
+    what = stop_codes.TAPE if tape else stop_codes.ALLOCATION
+    element_bytes = _element_bytes(ft, elem)
+    nbytes = byte_count(ft, site, sizes, element_bytes, what)
+    if tape and ft.mt.workspace:
+        ptr = _workspace_buffer(ft, site, nbytes, element_bytes)
     else:
-        ptr = ft.malloc(nbytes)
+        ptr = heap_allocate(ft, site, nbytes, what, element_bytes)
     strides = identity_strides(ft.b, sizes)
     ft.set(op.memref, make_memref(ft.b, t, ptr, const_i64(0), sizes, strides))
 
@@ -76,12 +80,16 @@ def _alloca(ft: FunctionTranslator, op: memref.AllocaOp) -> None:
     t = op.memref.type
     elem = scalar_type(t.element_type)
     sizes = _static_shape_sizes(t, [ft.get(s) for s in op.dynamic_sizes])
-    if all(isinstance(s, ir.Constant) for s in sizes):
+    if all(isinstance(s, ir.Constant) and s.constant >= 0 for s in sizes):
         count = 1
         for s in sizes:
             count *= s.constant
+        check_static_alloca(op, count * _element_bytes(ft, elem))
         ptr = ft.entry_alloca(ir.ArrayType(elem, max(count, 1)))
     else:
+        site = ft.mt.check_site(op)
+        nbytes = byte_count(ft, site, sizes, _element_bytes(ft, elem))
+        reserve_stack(ft, site, nbytes)
         count_v: ir.Value = const_i64(1)
         for s in sizes:
             count_v = _mul(ft.b, count_v, s)
@@ -96,6 +104,10 @@ def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
     dynamic = any(isinstance(inner, memref.AllocaOp) and inner.dynamic_sizes
                   for inner in op.walk())
     saved = ft.b.call(ft.mt.declare("llvm.stacksave.p0", PTR, []), []) if dynamic else None
+    # The scope gives its allocas' stack back: so does the call's budget
+    # (adpasses.lowering.sizes.reserve_stack), or a scope in a loop would
+    # count every iteration's allocas.
+    budget = ft.b.load(ft.stack_budget_slot(), typ=I64) if dynamic else None
     terminator = block.last_op
     for inner in block.ops:
         if inner is terminator and isinstance(inner, memref.AllocaScopeReturnOp):
@@ -103,22 +115,24 @@ def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
         ft.translate_op(inner)
     if saved is not None:
         ft.b.call(ft.mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
+        ft.b.store(budget, ft.stack_budget_slot())
     returned = terminator.operands if isinstance(terminator, memref.AllocaScopeReturnOp) else ()
     for res, value in zip(op.results, returned):
         ft.set(res, ft.get(value))
 
 
 def _dealloc(ft: FunctionTranslator, op: memref.DeallocOp) -> None:
-    if WORKSPACE in op.attributes and ft.mt.workspace:
+    if WORKSPACE_ATTR in op.attributes and ft.mt.workspace:
         return  # the workspace keeps its buffer for the next call
     ft.free(ft.get(op.memref).ptr)
 
 
-def _workspace_buffer(ft: FunctionTranslator, nbytes: ir.Value) -> ir.Value:
+def _workspace_buffer(ft: FunctionTranslator, site: int, nbytes: ir.Value, element_bytes: int) -> ir.Value:
     """A buffer of at least `nbytes` kept in a module global {ptr, capacity}
     across calls: it grows (one counted allocation) only when a call needs
     more than any call before. Calls hold the GIL, so one buffer per tape
-    site suffices."""
+    site suffices. A failed growth stops the call (MemoryError) and keeps
+    the old buffer."""
     record_type = ir.LiteralStructType([PTR, I64])
     slot = ir.GlobalVariable(ft.mt.llvm, record_type, f"__adpasses_workspace{len(ft.mt.llvm.globals)}")
     slot.linkage = "internal"
@@ -128,7 +142,7 @@ def _workspace_buffer(ft: FunctionTranslator, nbytes: ir.Value) -> ir.Value:
     ptr_field = opaque(b.gep(slot, [const_i64(0), ir.Constant(i32, 0)], inbounds=True))
     cap_field = opaque(b.gep(slot, [const_i64(0), ir.Constant(i32, 1)], inbounds=True))
     with b.if_then(b.icmp_unsigned(">", nbytes, b.load(cap_field, typ=I64)), likely=False):
-        grown = b.call(runtime_realloc(ft.mt), [b.load(ptr_field, typ=PTR), nbytes])
+        grown = heap_grow(ft, site, b.load(ptr_field, typ=PTR), nbytes, stop_codes.TAPE, element_bytes)
         b.store(grown, ptr_field)
         b.store(nbytes, cap_field)
     return b.load(ptr_field, typ=PTR)
@@ -138,7 +152,7 @@ def _address(ft: FunctionTranslator, op: Operation, m: MemRefValue, indices: Seq
     idx = [ft.get(i) for i in indices]
     if ft.checked(op):
         site = ft.mt.check_site(op)
-        python_index = has_unit_attr(op, PY_INDEX)
+        python_index = has_unit_attr(op, PY_INDEX_ATTR)
         for axis, (i, size) in enumerate(zip(idx, m.sizes)):
             ft.check_index(site, i, axis, size, python_index)
     return ft.element_address(m, idx)
@@ -208,7 +222,7 @@ def _subview(ft: FunctionTranslator, op: memref.SubviewOp) -> None:
     steps = _mixed(op.static_strides.get_values(), op.strides, ft)
     if ft.checked(op):
         site = ft.mt.check_site(op)
-        python_index = has_unit_attr(op, PY_INDEX)
+        python_index = has_unit_attr(op, PY_INDEX_ATTR)
         for axis, (o, s, st, n) in enumerate(zip(offsets, sizes, steps, src.sizes)):
             # The last selected element, offset + (size-1)*step, must be in range
             # (and the offset too) when the view is not empty.
@@ -330,7 +344,7 @@ def _global(mt: ModuleTranslator, op: memref.GlobalOp) -> None:
     for s in t.get_shape():
         count *= s
     array_type = ir.ArrayType(elem, count)
-    g = ir.GlobalVariable(mt.llvm, array_type, op.sym_name.data)
+    g = ir.GlobalVariable(mt.llvm, array_type, user_symbol(op.sym_name.data))
     init = op.initial_value
     if isinstance(init, DenseIntOrFPElementsAttr):
         values = list(init.get_values())

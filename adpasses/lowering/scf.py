@@ -10,6 +10,7 @@ from llvmlite import ir
 from xdsl.dialects import scf
 from xdsl.ir import Block
 
+from adpasses import stop_codes
 from adpasses.diagnostics import error_at
 from adpasses.lowering.core import FunctionTranslator, flat_types
 
@@ -41,6 +42,21 @@ def _body(ft: FunctionTranslator, block: Block) -> list:  # type: ignore[type-ar
 def _for(ft: FunctionTranslator, op: scf.ForOp) -> None:
     b = ft.b
     lb, ub, step = ft.get(op.lb), ft.get(op.ub), ft.get(op.step)
+    unit = isinstance(step, ir.Constant) and step.constant == 1
+    if not unit:
+        # iv += step can wrap past ub (ub near 2**63 - 1) and loop forever:
+        # count iterations instead, k = 0 .. n (exact, unsigned), with
+        # iv = lb + k * step. For step 1, iv < ub <= 2**63 - 1 never wraps.
+        if not isinstance(step, ir.Constant):
+            # A step <= 0 never ends a loop that runs (and udiv by 0 traps).
+            site = ft.mt.check_site(op)
+            endless = b.and_(b.icmp_signed("<=", step, ir.Constant(step.type, 0)), b.icmp_signed(">", ub, lb))
+            with b.if_then(endless, likely=False):
+                wide = step if step.type.width == 64 else b.sext(step, ir.IntType(64))
+                ft.fail(site, wide, stop_codes.LOOP_STEP, ir.Constant(ir.IntType(64), 0))
+        elif step.constant <= 0:
+            raise error_at(op, f"has step {step.constant}; the step of a loop must be positive")
+        n = _trip_count(b, lb, ub, step)
     pre = b.block
     header = ft.fn.append_basic_block("for.header")
     body = ft.fn.append_basic_block("for.body")
@@ -48,21 +64,33 @@ def _for(ft: FunctionTranslator, op: scf.ForOp) -> None:
     b.branch(header)
     b.position_at_end(header)
     iv = b.phi(lb.type)
-    iv.add_incoming(lb, pre)
+    iv.add_incoming(lb if unit else ir.Constant(lb.type, 0), pre)
     block = op.body.block
     carried = _phis(ft, [a.type for a in block.args[1:]])
     _incoming(ft, carried, op.iter_args, pre)
-    b.cbranch(b.icmp_signed("<", iv, ub), body, exit_)
+    if unit:
+        b.cbranch(b.icmp_signed("<", iv, ub), body, exit_)
+    else:
+        b.cbranch(b.icmp_unsigned("<", iv, n), body, exit_)
     b.position_at_end(body)
-    ft.set(block.args[0], iv)
+    ft.set(block.args[0], iv if unit else b.add(lb, b.mul(iv, step)))
     _bind(ft, block.args[1:], carried)
     yielded = _body(ft, block)
     latch = b.block
-    iv.add_incoming(b.add(iv, step), latch)
+    iv.add_incoming(b.add(iv, step if unit else ir.Constant(lb.type, 1)), latch)
     _incoming(ft, carried, yielded, latch)
     b.branch(header)
     b.position_at_end(exit_)
     _bind(ft, op.results, carried)
+
+
+def _trip_count(b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: ir.Value) -> ir.Value:
+    """Iterations of lb, lb + step, ... < ub (step > 0), as an unsigned
+    number: ub - lb is exact as unsigned when ub > lb."""
+    zero, one = ir.Constant(lb.type, 0), ir.Constant(lb.type, 1)
+    divisor = step if isinstance(step, ir.Constant) else b.select(b.icmp_signed(">", step, zero), step, one)
+    count = b.add(b.udiv(b.sub(b.sub(ub, lb), one), divisor), one)
+    return b.select(b.icmp_signed(">", ub, lb), count, zero)
 
 
 def _if(ft: FunctionTranslator, op: scf.IfOp) -> None:

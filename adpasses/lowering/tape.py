@@ -3,30 +3,29 @@
 With a capacity operand, one allocation of exactly that many values
 (through the counting allocator); pushes never check for room. Without one
 (tapes of scf.while loops), the buffer starts empty and doubles when full.
+Sizes are checked (adpasses.lowering.sizes): a capacity whose byte count
+overflows, or an allocation or growth that fails, stops the call with
+MemoryError at the tape's location.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
+from adpasses import stop_codes
 from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
-from adpasses.lowering.core import (
-    I64,
-    PTR,
-    FunctionTranslator,
-    const_i64,
-    runtime_realloc,
-    scalar_type,
-)
+from adpasses.lowering.core import I64, PTR, FunctionTranslator, const_i64, scalar_type
 from adpasses.lowering.memref import _element_bytes
+from adpasses.lowering.sizes import byte_count, heap_allocate, heap_grow, saturating_double
 
 TAPE = ir.LiteralStructType([PTR, I64, I64])
 INITIAL_CAPACITY = 64
 
 
 class Tape:
-    def __init__(self, record: ir.Value, element: ir.Type, growable: bool):
+    def __init__(self, record: ir.Value, element: ir.Type, growable: bool, site: int):
         self.record, self.element, self.growable = record, element, growable
+        self.site = site  # where a failed allocation or growth is reported
 
     def field(self, ft: FunctionTranslator, k: int) -> ir.Value:
         return ft.b.gep(self.record, [const_i64(0), ir.Constant(ir.IntType(32), k)], inbounds=True,
@@ -37,29 +36,32 @@ def _create(ft: FunctionTranslator, op: TapeCreateOp) -> None:
     elem = scalar_type(op.tape.type.element_type)
     record = ft.entry_alloca(TAPE)
     growable = op.capacity is None
+    site = ft.mt.check_site(op)
     if growable:
         data, capacity = ir.Constant(PTR, None), const_i64(0)
     else:
         capacity = ft.get(op.capacity)
-        data = _allocate_unless_empty(ft, capacity, _element_bytes(ft, elem))
-    tape = Tape(record, elem, growable)
+        data = _allocate_unless_empty(ft, site, capacity, _element_bytes(ft, elem))
+    tape = Tape(record, elem, growable, site)
     ft.b.store(data, tape.field(ft, 0))
     ft.b.store(const_i64(0), tape.field(ft, 1))
     ft.b.store(capacity, tape.field(ft, 2))
     ft.set(op.tape, tape)
 
 
-def _allocate_unless_empty(ft: FunctionTranslator, capacity: ir.Value, element_bytes: int) -> ir.Value:
+def _allocate_unless_empty(ft: FunctionTranslator, site: int, capacity: ir.Value,
+                           element_bytes: int) -> ir.Value:
     """One counted allocation of `capacity` values, or null (and no
     allocation) when the capacity is 0: a loop that runs no iteration tapes
-    nothing."""
+    nothing. The size is checked (a wrapped byte count would let pushes
+    run past the buffer)."""
     b = ft.b
-    nbytes = b.mul(capacity, const_i64(element_bytes))
+    nbytes = byte_count(ft, site, [capacity], element_bytes, stop_codes.TAPE)
     if isinstance(capacity, ir.Constant):
-        return ft.malloc(nbytes) if capacity.constant else ir.Constant(PTR, None)
+        return heap_allocate(ft, site, nbytes, stop_codes.TAPE, element_bytes) if capacity.constant else ir.Constant(PTR, None)
     before = b.block
     with b.if_then(b.icmp_unsigned("!=", capacity, const_i64(0))):
-        allocated = ft.malloc(nbytes)
+        allocated = heap_allocate(ft, site, nbytes, stop_codes.TAPE, element_bytes)
         allocated_in = b.block
     data = b.phi(PTR)
     data.add_incoming(ir.Constant(PTR, None), before)
@@ -74,12 +76,11 @@ def _push(ft: FunctionTranslator, op: TapePushOp) -> None:
     if tape.growable:
         capacity = b.load(tape.field(ft, 2), typ=I64)
         with b.if_then(b.icmp_unsigned("==", count, capacity), likely=False):
-            doubled = b.mul(capacity, const_i64(2))
-            grown = b.select(b.icmp_unsigned("<", doubled, const_i64(INITIAL_CAPACITY)),
-                             const_i64(INITIAL_CAPACITY), doubled)
+            grown = saturating_double(b, capacity, INITIAL_CAPACITY)
             old = b.load(tape.field(ft, 0), typ=PTR)
-            nbytes = b.mul(grown, const_i64(_element_bytes(ft, tape.element)))
-            b.store(b.call(runtime_realloc(ft.mt), [old, nbytes]), tape.field(ft, 0))
+            element_bytes = _element_bytes(ft, tape.element)
+            nbytes = byte_count(ft, tape.site, [grown], element_bytes, stop_codes.TAPE)
+            b.store(heap_grow(ft, tape.site, old, nbytes, stop_codes.TAPE, element_bytes), tape.field(ft, 0))
             b.store(grown, tape.field(ft, 2))
     data = b.load(tape.field(ft, 0), typ=PTR)
     b.store(ft.get(op.value), b.gep(data, [count], inbounds=True, source_etype=tape.element))

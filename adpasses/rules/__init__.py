@@ -166,6 +166,21 @@ def shadow_rule_for(op: Operation) -> ShadowRule | None:
     """The shadow rule of an op with a memref result, if it has one."""
     from adpasses.types import is_memref_type
 
-    if len(op.results) != 1 or not is_memref_type(op.results[0].type):
+    rule = (_SHADOW_TABLE if _SHADOW_TABLE is not None else shadow_rule_table()).get(type(op))
+    if rule is None or len(op.results) != 1 or not is_memref_type(op.results[0].type):
         return None
-    return shadow_rule_table().get(type(op))
+    return rule
+
+
+@dataclass(frozen=True)
+class RuleTables:
+    """Where the reverse engine (`ReverseSweep`, `ReverseContext`) looks up
+    rules. The engine does not import this package: `differentiate` hands
+    it `RULES`, so rules may import the engine and no cycle forms."""
+
+    rule_for: Callable[[Operation], ReverseRule | None]
+    shadow_rule_for: Callable[[Operation], ShadowRule | None]
+
+
+RULES = RuleTables(rule_for, shadow_rule_for)
+"""The rules of all dialects (the tables load on first lookup)."""

@@ -17,6 +17,7 @@ from xdsl.ir import Operation, SSAValue
 from adpasses.activity import round_trip_source
 from adpasses.diagnostics import error_at
 from adpasses.dialects.arith_ext import RemFOp
+from adpasses.memref_views import chosen_sources
 from adpasses.rules import (
     ScalarRule,
     needs_operands,
@@ -145,7 +146,9 @@ class SelectShadow:
     shadow(%b)` (activity merges the memory of %a and %b)."""
 
     def sources(self, op: arith.SelectOp) -> Sequence[SSAValue]:
-        return [op.lhs, op.rhs]
+        sources = chosen_sources(op)
+        assert sources is not None
+        return sources
 
     def needs(self, op: arith.SelectOp) -> Sequence[SSAValue]:
         return [op.cond]

@@ -170,7 +170,7 @@ def _powf(rc, op, g, want):
 @scalar(needs=needs_operands("lhs", "rhs"))
 def _fpowi(rc, op, g, want):
     # d a^n = n a^(n-1), and 0 for n = 0: there a^(n-1) is infinite at a = 0
-    # and 0 * inf would be NaN (fuzzer seed 2604).
+    # and 0 * inf would be NaN.
     if constant_of(op.rhs) == 0:
         return rc.zero(g.type), None
     a, n = rc.primal(op.lhs), rc.primal(op.rhs)

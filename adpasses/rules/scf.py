@@ -18,50 +18,37 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from adpasses.dialects.ad import COUNTED_ATTR
+from adpasses.index_arith import trip_count
+from adpasses.ir_walk import nested_ops
 from adpasses.reverse_context import ReverseContext
-
-COUNTED = "ad.counted"
-
-
-def trip_count(b: Builder, lb: SSAValue, ub: SSAValue, step: SSAValue) -> SSAValue:
-    """max(0, ceildiv(ub - lb, step)) for a positive step, in the type of the
-    bounds (index, or the integer type of an scf.for with an iN induction
-    variable)."""
-
-    def emit(op: Operation) -> SSAValue:
-        return b.insert(op).results[0]
-
-    one = emit(arith.ConstantOp(IntegerAttr(1, lb.type)))
-    zero = emit(arith.ConstantOp(IntegerAttr(0, lb.type)))
-    span = emit(arith.AddiOp(emit(arith.SubiOp(ub, lb)), emit(arith.SubiOp(step, one))))
-    return emit(arith.MaxSIOp(emit(arith.DivSIOp(span, step)), zero))
-
-
-def _defined_inside(op: Operation, value: SSAValue) -> bool:
-    owner = value.block.parent_op() if isinstance(value, BlockArgument) else value.op
-    return owner is not None and op.is_ancestor(owner) and not (
-        isinstance(value, OpResult) and value.op is op
-    )
 
 
 def outer_active_values(op: Operation, rc: ReverseContext) -> list[SSAValue]:
     """Active values defined outside `op` that ops inside it use, in order of
     first use: their adjoints may change inside, so they are threaded
     through the reverse region."""
+    # The values defined inside, collected once: asking `is_ancestor` per
+    # operand cost O(depth) each, O(d^3) over a nest of d loops.
+    inner_ops = nested_ops(op)
+    inside: set[SSAValue] = set()
+    for inner in inner_ops:
+        if inner is not op:
+            inside.update(inner.results)
+        for region in inner.regions:
+            for block in region.blocks:
+                inside.update(block.args)
     seen: dict[SSAValue, None] = {}
-    for inner in op.walk():
+    for inner in inner_ops:
         if inner is op:
             continue
         for operand in inner.operands:
-            if operand not in seen and rc.activity.is_active(operand) and not _defined_inside(
-                op, operand
-            ):
+            if operand not in seen and operand not in inside and rc.activity.is_active(operand):
                 seen[operand] = None
     return list(seen)
 
@@ -257,7 +244,7 @@ class WhileRule:
 
 def iteration_count(op: scf.WhileOp) -> SSAValue:
     """The result counting how often the `after` region ran (see below)."""
-    if COUNTED not in op.attributes:
+    if COUNTED_ATTR not in op.attributes:
         raise AssertionError("scf.while reached the reverse pass without an iteration counter")
     return op.results[-1]
 
@@ -289,7 +276,7 @@ def count_while_iterations(op: scf.WhileOp) -> scf.WhileOp:
         after_region,
     )
     new.attributes.update(op.attributes)
-    new.attributes[COUNTED] = UnitAttr()
+    new.attributes[COUNTED_ATTR] = UnitAttr()
     new.location = op.location
     for opv in (zero, one, incremented):
         opv.location = op.location

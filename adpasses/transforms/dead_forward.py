@@ -39,10 +39,11 @@ from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
-from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
+from xdsl.transforms.dead_code_elimination import LiveSet
 
 from adpasses.affine_index import Affine, affine_form
-from adpasses.reverse_context import UNCHECKED
+from adpasses.dialects.ad import UNCHECKED_ATTR
+from adpasses.effects import EffectCache
 
 # Ops whose lowering may stop the call (adpasses/lowering: `check_site`),
 # besides loads and ops with write effects (which are never dead).
@@ -66,19 +67,22 @@ class CheckPreservingLiveness(LiveSet):
     iter_args keep each other alive; here a loop whose results are unused
     and which holds nothing live dies with its whole body)."""
 
-    def __init__(self, root: Operation, kept: set[Operation], removable: dict[Operation, bool]):
+    def __init__(self, root: Operation, kept: set[Operation], removable: dict[Operation, bool],
+                 effects: EffectCache | None = None):
         super().__init__()
         self.root = root
         self.kept = kept
-        self.removable = removable  # op -> _removable(op), shared between rounds
+        self.removable = removable  # op -> removable, shared between rounds
+        self.effects = effects or EffectCache()
 
     def _essential(self, op: Operation) -> bool:
         if op in self.kept or isinstance(op, CHECKED_OPS):
             return True
         known = self.removable.get(op)
         if known is None:
-            # xDSL's effect query walks the regions: once per op
-            known = self.removable[op] = _removable(op)
+            # No effect but its results, its regions included (reads allowed);
+            # the effects of nested ops are computed once (deep loop nests).
+            known = self.removable[op] = self.effects.would_be_trivially_dead(op)
         return not known
 
     def propagate_op_liveness(self, op: Operation) -> None:
@@ -96,11 +100,6 @@ class CheckPreservingLiveness(LiveSet):
                 or any(self.is_live(inner) for region in op.regions for block in region.blocks
                        for inner in block.ops if not inner.has_trait(IsTerminator))):
             self.set_live(op)
-
-
-def _removable(op: Operation) -> bool:
-    """No effect but its results, its regions included (reads allowed)."""
-    return would_be_trivially_dead(op)
 
 
 class Hoisted:
@@ -123,7 +122,7 @@ def remove_dead_code(function: func.FuncOp) -> Hoisted:
     while True:
         live = _liveness(function, kept, removable)
         dead_loads = [op for op in function.walk() if isinstance(op, memref.LoadOp) and op not in seen
-                      and not live.is_live(op) and UNCHECKED not in op.attributes]
+                      and not live.is_live(op) and UNCHECKED_ATTR not in op.attributes]
         if not dead_loads:
             break
         for load in dead_loads:
@@ -175,7 +174,7 @@ def _hoist_check(load: memref.LoadOp) -> list[Operation] | None:
     for value in (loop.lb, last):
         indices = [_materialize(inner, form, iv, value) for form in forms]
         end = memref.LoadOp.get(load.memref, indices)
-        end.attributes.update({k: v for k, v in load.attributes.items() if k != UNCHECKED})
+        end.attributes.update({k: v for k, v in load.attributes.items() if k != UNCHECKED_ATTR})
         inner.insert(end)
         ends.append(end)
     inner.insert(scf.YieldOp())

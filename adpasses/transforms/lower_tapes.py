@@ -29,11 +29,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.dialects.ad import UNCHECKED_ATTR, WORKSPACE_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
 from adpasses.types import byte_size
 
-UNCHECKED = "ad.unchecked"
-WORKSPACE = "ad.workspace"
 """On a tape's memref.alloc/dealloc: the lowering may keep the buffer across
 calls (a per-function workspace), so repeated gradients allocate nothing."""
 
@@ -71,7 +69,7 @@ class LowerCapacityTape(RewritePattern):
             buffer = emit(memref.AllocOp.get(elem, shape=[DYNAMIC_INDEX], dynamic_sizes=[op.capacity])).results[0]
         buffer.name_hint = op.tape.name_hint
         if not on_stack:
-            buffer.owner.attributes[WORKSPACE] = UnitAttr()
+            buffer.owner.attributes[WORKSPACE_ATTR] = UnitAttr()
         counter = emit(memref.AllocaOp.get(IndexType(), shape=[1])).results[0]
         zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType()))).results[0]
         one = emit(arith.ConstantOp(IntegerAttr(1, IndexType()))).results[0]
@@ -98,13 +96,13 @@ class LowerCapacityTape(RewritePattern):
                 rewriter.replace(user, [], [value])
             elif isinstance(user, TapeFreeOp):
                 if not on_stack:
-                    at(memref.DeallocOp.get(buffer)).attributes[WORKSPACE] = UnitAttr()
+                    at(memref.DeallocOp.get(buffer)).attributes[WORKSPACE_ATTR] = UnitAttr()
                 rewriter.erase(user)
         rewriter.erase(op)
 
 
 def _unchecked(op: Operation) -> Operation:
-    op.attributes[UNCHECKED] = UnitAttr()
+    op.attributes[UNCHECKED_ATTR] = UnitAttr()
     return op
 
 

@@ -28,10 +28,11 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from adpasses.activity import ActivityAnalysis
+from adpasses.compile_thread import compile_entry
 from adpasses.context import shared_context
 from adpasses.diagnostics import CompileError, error_at
 from adpasses.dialects.ad import AutodiffOp, check_activity_signature
-from adpasses.rules import rule_for
+from adpasses.rules import RULES, rule_for
 from adpasses.verify import verify_all
 from adpasses.rules.scf import count_while_iterations
 from adpasses.transforms.inline_calls import inline_calls
@@ -51,17 +52,29 @@ class ReverseOptions:
     would do the same work at -O3, so the JIT path may skip it)."""
 
 
+# Rounds of canonicalisation (each: every op through the patterns, then dead
+# code elimination) until nothing changes, at most this many. Gradients of the
+# lit tests need 1 to 3; a nest of d loops needs about d rounds of O(d^2) work
+# each (300 nested loops: minutes), and simplifying is optional (LLVM does the
+# same work), so deep nests keep what 16 rounds did.
+MAX_SIMPLIFY_ROUNDS = 16
+
+
 def simplify_function(function: func.FuncOp) -> None:
     """xDSL's canonicalize and cse, on one function."""
     from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
     from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
-    from xdsl.transforms.common_subexpression_elimination import cse
-    from xdsl.transforms.dead_code_elimination import region_dce
+
+    # xDSL's, without their O(depth^2) effect queries
+    from adpasses.effects import cse, region_dce
 
     pattern = GreedyRewritePatternApplier(
         [CanonicalizationRewritePattern()], ctx=shared_context(), folding_enabled=True
     )
-    PatternRewriteWalker(pattern, post_walk_func=region_dce).rewrite_module(function)
+    walker = PatternRewriteWalker(pattern, apply_recursively=False, post_walk_func=region_dce)
+    for _ in range(MAX_SIMPLIFY_ROUNDS):
+        if not walker.rewrite_module(function):
+            break
     cse(function)
 
 
@@ -158,6 +171,7 @@ def collect_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list[SSA
     return needs
 
 
+@compile_entry
 def differentiate(
     module: ModuleOp,
     func_name: str,
@@ -198,7 +212,7 @@ def differentiate(
     needed = collect_needs(work, analysis)
     plan = plan_cache(work, needed, analysis, options.cache_policy)
     name = gradient_name(module, func_name, activity, ret_activity, with_primal)
-    sweep = ReverseSweep(work, analysis, plan, name, with_primal)
+    sweep = ReverseSweep(work, analysis, plan, name, with_primal, RULES)
     gradient = sweep.build()
     Rewriter.insert_op(gradient, InsertPoint.after(primal))
     if options.lower_tapes:

@@ -476,3 +476,12 @@ def test_fuzzer_aliased_mode_finds_planted_bugs(monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(adpasses.gradcall, "grad_call", plan_activity_only)
         assert run_aliased_case(grouped).kind == "wrong gradient"
+
+
+def test_inspect_shows_the_aliasing_case_grad_uses():
+    w = np.linspace(0.1, 0.9, 12)
+    assert adpasses.inspect(copy_shift, w[1:], w[:-1], argnums=1).noalias is False
+    assert adpasses.inspect(copy_shift, w[::2], w[1::2], argnums=1).noalias is True  # no common element
+    assert adpasses.inspect(dot, w, w).noalias is True  # only read
+    with pytest.raises(ValueError, match="has elements that share memory"):
+        adpasses.inspect(inplace_square, as_strided(np.ones(1), (3,), (0,), writeable=True))

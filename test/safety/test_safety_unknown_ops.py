@@ -301,18 +301,37 @@ def test_select_between_local_buffers_in_a_loop(policy, seed):
 
 
 def test_select_result_aliases_both_operands_in_the_cache_plan():
-    """The alias analysis sees the select's result as memory of unknown
-    origin that may be either operand (both allocations escape through
-    it): the store through it clobbers the loads of %p and %q, which are
-    taped, not reloaded from memory the store has overwritten."""
+    """The alias analysis knows the select's result is %p or %q: the store
+    through it clobbers the loads of both, which are taped, not reloaded
+    from memory the store has overwritten; the load of the argument %x is
+    not clobbered (neither allocation is %x), so it is reloaded."""
     module = parse_module(SELECT_LOCAL, "t.mlir")
     g = differentiate(module, "f", ["dup"], ["active"])
     entries = {(e.value, e.location): e for e in g.cache_report.entries}
     old = entries[("%old", "t.mlir:21:5")]
     e = entries[("%e", "t.mlir:25:5")]
-    assert old.decision == "tape" and "may address allocation %p" in old.reason
-    assert e.decision == "tape" and "may address allocation %q" in e.reason
-    assert "arith.select at t.mlir:19:5" in old.reason
+    x = entries[("%v", "t.mlir:11:5")]
+    assert old.decision == "tape" and "%m (arith.select at t.mlir:19:5) is %p or %q: it may be %p" \
+        in old.reason
+    assert e.decision == "tape" and "it may be %q" in e.reason
+    assert x.decision == "reload"
+
+
+def test_select_alias_answers():
+    from xdsl.dialects import func
+
+    from adpasses.alias import AliasAnalysis, AliasKind
+
+    module = parse_module(SELECT_LOCAL, "t.mlir")
+    f = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    aa = AliasAnalysis(f)
+    values = {v.name_hint: v for v in aa.memref_values()}
+    x, p, q, m = values["x"], values["p"], values["q"], values["m"]
+    assert aa.alias(m, p).kind is AliasKind.MAY_ALIAS
+    assert aa.alias(m, q).kind is AliasKind.MAY_ALIAS
+    assert aa.alias(m, x).kind is AliasKind.NO_ALIAS  # two allocations, neither is %x
+    assert aa.alias(p, q).kind is AliasKind.NO_ALIAS
+    assert aa.escape(p) is None  # through a select is not an escape
 
 
 # -- arith.bitcast ----------------------------------------------------------------------------

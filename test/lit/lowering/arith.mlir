@@ -1,7 +1,7 @@
 // RUN: ad-opt %s --emit=llvm-ir | filecheck %s
 // arith lowers to LLVM instructions, one function per op kind; index is i64.
 
-// CHECK-LABEL: define double @"floats"(double %"a", double %"b")
+// CHECK-LABEL: define double @"u.floats"(double %"a", double %"b")
 // CHECK: fadd double %"a", %"b"
 // CHECK: fsub double
 // CHECK: fmul double
@@ -29,7 +29,7 @@ func.func @floats(%a: f64, %b: f64) -> f64 {
   func.return %r : f64
 }
 
-// CHECK-LABEL: define i64 @"ints"(i64 %"i", i32 %"j")
+// CHECK-LABEL: define i64 @"u.ints"(i64 %"i", i32 %"j")
 // CHECK: sext i32 %"j" to i64
 // CHECK: add i64
 // CHECK: mul i64

@@ -7,7 +7,7 @@
 // bounds checks). printf: {} becomes %g for floats and %ld for integers,
 // and stdout is flushed after each print.
 
-// CHECK-LABEL: define internal {ptr, i64, i64, i64, double} @"view"(ptr %"x", i64 %"x.offset", i64 %"x.size0", i64 %"x.stride0")
+// CHECK-LABEL: define internal {ptr, i64, i64, i64, double} @"u.view"(ptr %"x", i64 %"x.offset", i64 %"x.size0", i64 %"x.stride0")
 // CHECK: insertvalue {ptr, i64, i64, i64, double}
 func.func private @view(%x: memref<?xf64>) -> (memref<2xf64, strided<[1], offset: 1>>, f64) {
   %v = memref.subview %x[1] [2] [1] : memref<?xf64> to memref<2xf64, strided<[1], offset: 1>>
@@ -15,15 +15,15 @@ func.func private @view(%x: memref<?xf64>) -> (memref<2xf64, strided<[1], offset
   func.return %v, %one : memref<2xf64, strided<[1], offset: 1>>, f64
 }
 
-// CHECK-LABEL: define void @"main"(ptr %"x", i64 %"x.offset", i64 %"x.size0", i64 %"x.stride0")
-// CHECK: call {ptr, i64, i64, i64, double} @"view"(ptr %"x", i64 0, i64 %"x.size0", i64 1)
+// CHECK-LABEL: define void @"u.main"(ptr %"x", i64 %"x.offset", i64 %"x.size0", i64 %"x.stride0")
+// CHECK: call {ptr, i64, i64, i64, double} @"u.view"(ptr %"x", i64 0, i64 %"x.size0", i64 1)
 // CHECK: getelementptr inbounds [5 x i64], {{.*}}@"adpasses_error_slot"
 // CHECK-NEXT: load i64
 // CHECK-NEXT: icmp ne i64
 // CHECK: call i32 (ptr, ...) @"printf"({{.*}}, double {{.*}}, i64 2)
 // CHECK-NEXT: call i32 @"fflush"(ptr null)
 // CHECK: private constant [16 x i8] c"v = %g n = %ld\0a\00"
-// NOCHECK-LABEL: define void @"main"
+// NOCHECK-LABEL: define void @"u.main"
 // NOCHECK-NOT: adpasses_error_slot
 // NOCHECK: ret void
 func.func @main(%x: memref<?xf64>) {

@@ -4,7 +4,7 @@
 // dynamic exponent calls an inlinable binary-exponentiation helper. Never
 // libm pow, which costs ~40x a multiplication.
 
-// CHECK-LABEL: define double @"cube"(double %"x")
+// CHECK-LABEL: define double @"u.cube"(double %"x")
 // CHECK-NOT: call
 // CHECK: fmul double %"x", %"x"
 // CHECK: fmul double %"x",
@@ -16,7 +16,7 @@ func.func @cube(%x: f64) -> f64 {
   func.return %r : f64
 }
 
-// CHECK-LABEL: define double @"inverse_square"(double %"x")
+// CHECK-LABEL: define double @"u.inverse_square"(double %"x")
 // CHECK: %[[SQ:.*]] = fmul double %"x", %"x"
 // CHECK: fdiv double 0x3ff0000000000000, %[[SQ]]
 func.func @inverse_square(%x: f64) -> f64 {
@@ -25,7 +25,7 @@ func.func @inverse_square(%x: f64) -> f64 {
   func.return %r : f64
 }
 
-// CHECK-LABEL: define double @"dynamic"(double %"x", i32 %"n")
+// CHECK-LABEL: define double @"u.dynamic"(double %"x", i32 %"n")
 // CHECK: call double @"__adpasses_powi_f64_32"(double %"x", i32 %"n")
 // CHECK-NOT: llvm.pow
 // CHECK-LABEL: define internal double @"__adpasses_powi_f64_32"

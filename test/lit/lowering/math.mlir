@@ -2,7 +2,7 @@
 // math lowers to LLVM intrinsics where LLVM has them, and to libm calls
 // (tanhf for f32) where it does not.
 
-// CHECK-LABEL: define double @"f"(double %"x", float %"y")
+// CHECK-LABEL: define double @"u.f"(double %"x", float %"y")
 // CHECK: call double @"llvm.exp.f64"(double %"x")
 // CHECK: call double @"llvm.log.f64"
 // CHECK: call double @"llvm.sqrt.f64"

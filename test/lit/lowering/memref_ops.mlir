@@ -3,7 +3,7 @@
 // in the entry block; subviews compute offset + o*stride and stride*step;
 // dim reads the size; noalias arguments get LLVM noalias.
 
-// CHECK-LABEL: define double @"ops"(ptr noalias %"x", i64 %"x.offset", i64 %"x.size0", i64 %"x.stride0", i64 %"n")
+// CHECK-LABEL: define double @"u.ops"(ptr noalias %"x", i64 %"x.offset", i64 %"x.size0", i64 %"x.stride0", i64 %"n")
 // CHECK: entry:
 // CHECK-NEXT: alloca [4 x double]
 // CHECK: body:

@@ -6,7 +6,7 @@
 // vectorisation). Bounds checks are one unsigned compare per index and an
 // out-of-line error exit; --no-boundscheck removes them.
 
-// CHECK-LABEL: define double @"strided_sum"(ptr %"x", i64 %"x.offset", i64 %"x.size0", i64 %"x.stride0")
+// CHECK-LABEL: define double @"u.strided_sum"(ptr %"x", i64 %"x.offset", i64 %"x.size0", i64 %"x.stride0")
 // CHECK: for.header:
 // CHECK: icmp slt i64
 // CHECK: icmp uge i64 %[[I:.*]], %"x.size0"
@@ -14,7 +14,7 @@
 // CHECK: %[[SCALED:.*]] = mul i64 %[[I]], %"x.stride0"
 // CHECK: %[[LIN:.*]] = add i64 %"x.offset", %[[SCALED]]
 // CHECK: getelementptr inbounds double, ptr %"x", i64 %[[LIN]]
-// NOCHECK-LABEL: define double @"strided_sum"
+// NOCHECK-LABEL: define double @"u.strided_sum"
 // NOCHECK-NOT: __adpasses_oob
 // NOCHECK: getelementptr inbounds double
 func.func @strided_sum(%x: memref<?xf64, strided<[?], offset: ?>>) -> f64 {
@@ -32,7 +32,7 @@ func.func @strided_sum(%x: memref<?xf64, strided<[?], offset: ?>>) -> f64 {
 
 // Identity layout: unit stride is a constant, and an unchecked access (as
 // the reverse pass emits for tapes) has no compare.
-// CHECK-LABEL: define void @"store_unchecked"(ptr %"y", i64 %"y.offset", i64 %"y.size0", i64 %"y.stride0", i64 %"i", double %"v")
+// CHECK-LABEL: define void @"u.store_unchecked"(ptr %"y", i64 %"y.offset", i64 %"y.size0", i64 %"y.stride0", i64 %"i", double %"v")
 // CHECK-NOT: __adpasses_oob
 // CHECK: getelementptr inbounds double, ptr %"y", i64 %"i"
 func.func @store_unchecked(%y: memref<?xf64>, %i: index, %v: f64) {

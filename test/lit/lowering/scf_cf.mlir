@@ -4,7 +4,7 @@
 // before region loops back from the after region; cf branches pass block
 // arguments as phis.
 
-// CHECK-LABEL: define double @"loops"(i64 %"n", double %"a")
+// CHECK-LABEL: define double @"u.loops"(i64 %"n", double %"a")
 // CHECK: for.header:
 // CHECK-NEXT: phi i64
 // CHECK-NEXT: phi double
@@ -39,7 +39,7 @@ func.func @loops(%n: index, %a: f64) -> f64 {
   func.return %w : f64
 }
 
-// CHECK-LABEL: define double @"branches"(double %"a")
+// CHECK-LABEL: define double @"u.branches"(double %"a")
 // CHECK: phi double
 func.func @branches(%a: f64) -> f64 {
   %z = arith.constant 0.0 : f64

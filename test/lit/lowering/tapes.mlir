@@ -2,7 +2,7 @@
 // A tape is a {data, count, capacity} record on the stack; a growable tape
 // (no capacity) doubles through the counting realloc when full.
 
-// CHECK-LABEL: define double @"f"(double %"a", i64 %"n")
+// CHECK-LABEL: define double @"u.f"(double %"a", i64 %"n")
 // CHECK: alloca {ptr, i64, i64}
 // CHECK: call ptr @"__adpasses_realloc"
 // CHECK-LABEL: define internal ptr @"__adpasses_realloc"

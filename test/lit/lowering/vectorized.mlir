@@ -7,12 +7,12 @@
 // "size of x <= size of y" for the check of y[i]: the vector loop runs
 // when it holds, the checked scalar loop otherwise.
 
-// CHECKED-LABEL: define {{.*}}@scale
+// CHECKED-LABEL: define {{.*}}@u.scale
 // CHECKED: icmp ugt i64 %x.size0, %y.size0
 // CHECKED: load <{{[0-9]+}} x double>
 // CHECKED: call fastcc void @__adpasses_oob
 
-// CHECK-LABEL: define {{.*}}@scale
+// CHECK-LABEL: define {{.*}}@u.scale
 // CHECK: <{{[0-9]+}} x double>
 func.func @scale(%x: memref<?xf64> {ad.noalias}, %y: memref<?xf64> {ad.noalias}) {
   %c0 = arith.constant 0 : index

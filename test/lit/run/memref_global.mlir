@@ -4,8 +4,8 @@
 // the op says so; zero-initialised when uninitialized); get_global is a
 // descriptor on it. xDSL 0.74 parses memref.global in generic syntax only.
 
-// IR: @"table" = internal constant [4 x double] [double 0x3ff0000000000000, double 0x4000000000000000, double 0x4008000000000000, double 0x4010000000000000]
-// IR: @"counter" = global [1 x i64] zeroinitializer
+// IR: @"u.table" = internal constant [4 x double] [double 0x3ff0000000000000, double 0x4000000000000000, double 0x4008000000000000, double 0x4010000000000000]
+// IR: @"u.counter" = global [1 x i64] zeroinitializer
 "memref.global"() <{sym_name = "table", sym_visibility = "private", type = memref<2x2xf64>, initial_value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf64>, constant}> : () -> ()
 "memref.global"() <{sym_name = "counter", sym_visibility = "public", type = memref<1xi64>, initial_value = unit}> : () -> ()
 

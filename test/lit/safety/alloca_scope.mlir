@@ -19,7 +19,7 @@
 // CHECK-NEXT:    func.return %[[R]] : f64
 
 // RUN: ad-opt %s --reverse --emit=llvm-ir | filecheck %s --check-prefix=LLVM
-// LLVM:      define {{.*}} @"f_grad_a_a"
+// LLVM:      define {{.*}} @"u.f_grad_a_a"
 // LLVM:        %[[SP:.*]] = call ptr @"llvm.stacksave.p0"()
 // LLVM:        call void @"llvm.stackrestore.p0"(ptr %[[SP]])
 

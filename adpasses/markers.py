@@ -1,0 +1,54 @@
+"""The argument markers of `autodiff` (Enzyme's activities): `Const`,
+`Active`, `Duplicated`, `DuplicatedNoNeed`, exported as `adpasses.Active`,
+... . Plain slotted classes: creating one costs ~0.1 us (a frozen
+dataclass, 1 us). Their own module, so that both `api` and the fast call
+paths (`autodiff_call`) import them and neither imports the other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Const:
+    """Not differentiated."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.value!r})"
+
+
+class Active:
+    """A float whose derivative `autodiff` returns."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Active({self.value!r})"
+
+
+class Duplicated:
+    """An array and its shadow: the derivative with respect to the array's
+    initial contents is added into `shadow`; on entry `shadow` holds the
+    seed of the array's final contents (an output array)."""
+
+    __slots__ = ("value", "shadow")
+
+    def __init__(self, value: np.ndarray, shadow: np.ndarray):
+        self.value, self.shadow = value, shadow
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.value!r}, {self.shadow!r})"
+
+
+class DuplicatedNoNeed(Duplicated):
+    """Like Duplicated; the array's final contents need not be right."""
+
+    __slots__ = ()
