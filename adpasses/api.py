@@ -30,6 +30,7 @@ from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.gradcall import CompiledGradient, GradFunction, grad_activity, install_dispatch, normalize_argnums
 from adpasses.markers import Active, Const, Duplicated, DuplicatedNoNeed
+from adpasses.options import check_argnums, check_flag
 
 # -- jit ------------------------------------------------------------------------------
 
@@ -38,6 +39,9 @@ class JitFunction:
     """A Python function compiled on its first call with each signature."""
 
     def __init__(self, fn: types.FunctionType, boundscheck: bool = True, fastmath: bool = False):
+        if isinstance(fn, JitFunction):
+            raise TypeError(f"adpasses.jit: {fn.__name__} is already an adpasses.jit function; "
+                            "use it as it is (or jit its .py_func with other options)")
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"adpasses.jit needs a Python function, got {type(fn).__name__}")
         self.__adpasses_function__ = fn  # how the frontend recognises jitted callees
@@ -272,6 +276,8 @@ def function_named(module, name: str):  # type: ignore[no-untyped-def]
 def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
         fastmath: bool = False):  # type: ignore[no-untyped-def]
     """`@jit` or `@jit(boundscheck=False, fastmath=True)`."""
+    boundscheck = check_flag(boundscheck, "boundscheck", "jit()")
+    fastmath = check_flag(fastmath, "fastmath", "jit()")
     if fn is None:
         return lambda f: JitFunction(f, boundscheck, fastmath)
     return JitFunction(fn, boundscheck, fastmath)
@@ -318,13 +324,24 @@ def value_and_grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
 def _grad_function(jf: JitFunction, argnums: int | Sequence[int], with_value: bool) -> GradFunction:
     """One GradFunction per (function, argnums, with_value), so that
     `adpasses.grad(f)(x)` in a loop reuses its plans and fast paths."""
-    nums = argnums if isinstance(argnums, int) else tuple(argnums)
-    key = (nums, with_value)
-    gf = jf._grad_functions.get(key)
+    # Plain ints seen before skip the checks (True == 1 is no plain int).
+    plain = type(argnums) is int or (type(argnums) is tuple and all(type(k) is int for k in argnums))
+    gf = jf._grad_functions.get((argnums, with_value)) if plain else None
     if gf is None:
-        # setdefault: threads asking at once all get the same one.
-        gf = jf._grad_functions.setdefault(key, GradFunction(jf, nums, with_value))
+        nums = _checked_argnums(jf, argnums, "value_and_grad" if with_value else "grad")
+        key = (nums, with_value)
+        gf = jf._grad_functions.get(key)
+        if gf is None:
+            # setdefault: threads asking at once all get the same one.
+            gf = jf._grad_functions.setdefault(key, GradFunction(jf, nums, with_value))
     return gf
+
+
+def _checked_argnums(jf: JitFunction, argnums: object, api: str) -> int | tuple[int, ...]:
+    """argnums checked against jf's parameters (TypeError, ValueError)."""
+    code = jf.py_func.__code__
+    return check_argnums(argnums, f"{api}({jf.__name__}, argnums={argnums!r})", jf.__name__,
+                         jf._params, f"{code.co_filename}:{code.co_firstlineno}")
 
 
 # -- autodiff ---------------------------------------------------------------------------
@@ -363,6 +380,8 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
 
 def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) -> object:
     """autodiff's general path: checks, compiles, installs a fast path."""
+    # Fast paths are keyed by return_primal: one for "yes" never exists.
+    return_primal = check_flag(return_primal, "return_primal", f"autodiff({jf.__name__})")
     values, activity, user_shadows = _unwrap(jf, jf.bind(args))
     arrays = [v for v in values if isinstance(v, np.ndarray)] + list(user_shadows.values())
     overlapping = len(arrays) > 1 and shadows.arrays_overlap(*arrays)
@@ -483,18 +502,19 @@ class Inspection:
         ])
 
 
-@compile_entry  # it prints and lowers the IR: recursion as deep as compiling
 def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspection:
     """The IR before and after differentiation, the LLVM IR, the activity
     and the cache report of grad(f, argnums)(*args), with the same activities
     and aliasing case as that call (locations point at the Python source)."""
     jf = as_jit(f)
+    argnums = _checked_argnums(jf, argnums, "inspect")
     try:
         return _inspect(jf, jf.bind(args), argnums)
     except CompileError as err:
         raise for_user(err)  # the user's line and the message, not the compiler's frames
 
 
+@compile_entry  # it prints and lowers the IR: recursion as deep as compiling
 def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Inspection:
     from adpasses.lowering import emit_llvm_ir
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
@@ -539,6 +559,7 @@ def cache_report(f: object, *args: object, argnums: int | Sequence[int] = 0) -> 
     value its decision, reason, location, dtype, count and bytes, and the
     total `.taped_bytes`."""
     jf = as_jit(f)
+    argnums = _checked_argnums(jf, argnums, "cache_report")
     try:
         return _inspect(jf, jf.bind(args), argnums).cache_report
     except CompileError as err:

@@ -7,8 +7,8 @@ argument. Its body is:
 
 0. `ad.shadow_check` of each memref shadow argument the reverse sweep uses,
    against its primal (equal sizes, so a shadow access that repeats a
-   checked forward access needs no bounds check: `unchecked_after`,
-   `mark_unchecked`);
+   checked forward access needs no bounds check: each such pair is tagged
+   as twins, `tag_twin`, and `ad-elide-shadow-checks` decides last);
 1. the forward sweep: a clone of the primal body, with an `ad.tape.push`
    after every value the cache plan tapes (tapes are created just before
    the top-level op that contains the pushes, sized by the trip counts of
@@ -22,18 +22,26 @@ argument. Its body is:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr, MemRefType, UnitAttr
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.activity import ONCE_REGION_OPS, ActivityAnalysis
 from adpasses.cache import CachePlan, is_recomputable_op
-from adpasses.dialects.ad import UNCHECKED_ATTR, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePushOp
+from adpasses.dialects.ad import (
+    BOUNDS_CHECKED_OPS,
+    TWIN_ID_ATTR,
+    TWIN_OF_ATTR,
+    ShadowCheckOp,
+    TapeCreateOp,
+    TapeFreeOp,
+    TapePushOp,
+)
 from adpasses.index_arith import saturate, saturating_mul, trip_count
 from adpasses.ir_facts import home_block, is_constant
 from adpasses.reverse_context import ReverseContext
@@ -65,10 +73,7 @@ class ReverseSweep:
         self.seeds: list[SSAValue | None] = []
         self._tapes_to_free: dict[Operation, list[SSAValue]] = {}
         self._forward_ops: dict[Operation, Operation] = {}
-        self._pending_unchecked: list[tuple[Operation, Operation]] = []
-        # The check that stands in for a forward access whose check was
-        # hoisted out of its loop (transforms/dead_forward).
-        self.stand_ins: Callable[[Operation], Operation] = lambda op: op
+        self._twin_ids = 0
 
     # -- the function ----------------------------------------------------------
 
@@ -128,8 +133,9 @@ class ReverseSweep:
         """`ad.shadow_check` of every memref shadow argument against its
         primal, first thing in the function: with equal sizes, a shadow
         access at indices the forward sweep checked on the primal is in
-        bounds, so the reverse sweep's shadow accesses carry `ad.unchecked`
-        (`ReverseContext.load`/`store`). A shadow the reverse sweep never
+        bounds, so the reverse sweep's shadow accesses need no check of
+        their own while their twin's is there (`tag_twin`,
+        transforms/elide_shadow_checks). A shadow the reverse sweep never
         touches (e.g. memory whose loads the activity analysis found
         inactive) is not checked. Called after the reverse sweep; the checks
         go first in the function."""
@@ -300,82 +306,41 @@ class ReverseSweep:
         rc.loop_nest(sizes, lambda inner, idx: inner.store(zero, shadow, idx, own_sizes=True))
         return shadow
 
-    # -- unchecked accesses ------------------------------------------------------------
+    # -- twins ----------------------------------------------------------------------
 
-    def unchecked_after(self, new: Operation, primal_op: Operation) -> None:
+    def tag_twin(self, new: Operation, primal_op: Operation) -> None:
         """`new` (a shadow access or view, or a reload) repeats `primal_op`
-        at the same indices on memory of the same sizes: mark it
-        `ad.unchecked` if those indices are in bounds by construction, or
-        (in `mark_unchecked`, once the function is final) if the forward
-        sweep's clone of `primal_op` is still there and checked. A primal
-        access that is itself unchecked, or whose clone simplification
-        removed (a load whose value only the primal result needed), checks
-        nothing, so `new` keeps its check."""
-        if _in_bounds_by_construction(primal_op):
-            new.attributes[UNCHECKED_ATTR] = UnitAttr()
-            return
-        if UNCHECKED_ATTR in primal_op.attributes:
+        at the same indices on memory of the same sizes: tag `new` with the
+        forward sweep's clone of `primal_op` as its twin (`ad.twin_of` /
+        `ad.twin_id`). Whether `new` then needs a bounds check is decided
+        last, on the final IR, by `ad-elide-shadow-checks`."""
+        if not isinstance(new, BOUNDS_CHECKED_OPS):
             return
         forward = self._forward_ops.get(primal_op)
-        if forward is not None:
-            self._pending_unchecked.append((new, forward))
-
-    def mark_unchecked(self, gradient: func.FuncOp) -> None:
-        """Mark `ad.unchecked` the accesses `unchecked_after` deferred whose
-        forward access (or the check standing in for it, `stand_ins`)
-        survived; call after the last transformation that may erase ops
-        (simplification). Without this call they stay checked."""
-        alive = set(gradient.walk())
-        for new, forward in self._pending_unchecked:
-            forward = self.stand_ins(forward)
-            if new in alive and forward in alive and UNCHECKED_ATTR not in forward.attributes:
-                new.attributes[UNCHECKED_ATTR] = UnitAttr()
-        self._pending_unchecked.clear()
+        if forward is None or not isinstance(forward, BOUNDS_CHECKED_OPS):
+            return
+        twin_id = forward.attributes.get(TWIN_ID_ATTR)
+        if twin_id is None:
+            twin_id = IntegerAttr(self._twin_ids, 64)
+            self._twin_ids += 1
+            for op in _identical_in_block(forward):
+                op.attributes[TWIN_ID_ATTR] = twin_id
+        new.attributes[TWIN_OF_ATTR] = twin_id
 
 
-def _in_bounds_by_construction(op: Operation) -> bool:
-    """A load/store whose every index is a constant below a static size,
-    or the induction variable of an `scf.for` from a constant >= 0 to the
-    accessed memref's size in that dimension (its `memref.dim`, or the size
-    operand of the `memref.alloc` that made it), or to a constant no larger
-    than its static size."""
-    if not isinstance(op, (memref.LoadOp, memref.StoreOp)):
-        return False
-    target = op.memref
-    shape = target.type.get_shape()
-    for d, index in enumerate(op.indices):
-        c = _constant_int(index)
-        if c is not None:
-            if not (0 <= c < shape[d]):
-                return False
-            continue
-        if not isinstance(index, BlockArgument) or index.index != 0:
-            return False
-        loop = index.block.parent_op()
-        if not isinstance(loop, scf.ForOp):
-            return False
-        lb, ub = _constant_int(loop.lb), loop.ub
-        if lb is None or lb < 0:
-            return False
-        if isinstance(ub, OpResult) and isinstance(ub.op, memref.DimOp) and ub.op.source is target \
-                and _constant_int(ub.op.index) == d:
-            continue
-        if ub is _allocated_size(target, d):
-            continue
-        hi = _constant_int(ub)
-        if hi is None or shape[d] < 0 or hi > shape[d]:
-            return False
-    return True
-
-
-def _allocated_size(target: SSAValue, d: int) -> SSAValue | None:
-    """The size operand of dynamic dimension `d` of the alloc/alloca that made `target`."""
-    if not (isinstance(target, OpResult) and isinstance(target.op, (memref.AllocOp, memref.AllocaOp))):
-        return None
-    shape = target.type.get_shape()
-    if shape[d] >= 0:
-        return None
-    return target.op.dynamic_sizes[sum(1 for s in shape[:d] if s < 0)]
+def _identical_in_block(op: Operation) -> list[Operation]:
+    """`op` and the ops of its block that read the same memory at the same
+    indices (same name, operands and properties): they run together, so
+    each one's check covers the other's repeats. Sharing one twin id keeps
+    their attributes equal, so that cse may still merge them."""
+    block = op.parent_block()
+    if block is None or not isinstance(op, (memref.LoadOp, memref.SubviewOp)):
+        return [op]
+    return [other for other in block.ops
+            if other is op or (other.name == op.name and other.operands == op.operands
+                               and other.properties == op.properties
+                               and other.result_types == op.result_types
+                               and TWIN_ID_ATTR not in other.attributes)]
 
 
 def _constant_int(value: SSAValue) -> int | None:

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from adpasses import runtime
 from adpasses.compile_locks import LLVM_LOCK, load_compiler, locked, once
 from adpasses.compile_thread import compile_entry, current_stack_bytes, run_with_stack
+from adpasses.options import check_flag, check_module_input, check_opt_level
 from adpasses.context import parse_module
 
 
@@ -300,7 +301,6 @@ def _cached(cache: weakref.WeakValueDictionary, key: object,
     return once(cache, key, build)
 
 
-@compile_entry
 def compile_module(
     module_or_text: ModuleOp | str,
     *,
@@ -321,7 +321,19 @@ def compile_module(
     Thread-safe: a module is compiled once per key even when several
     threads ask for it at the same time (the others wait and share it)."""
     load_compiler()  # before the first lazy import: see compile_locks (fork)
-    binding = _binding(binding)
+    # Options are checked here, on the caller's thread, so that a misuse is a
+    # TypeError/ValueError raised from this call.
+    check_module_input(module_or_text)
+    api = "compile_module()"
+    return _compile(module_or_text, boundscheck=check_flag(boundscheck, "boundscheck", api),
+                    fastmath=check_flag(fastmath, "fastmath", api),
+                    opt_level=check_opt_level(opt_level, api),
+                    workspace=check_flag(workspace, "workspace", api), binding=_binding(binding))
+
+
+@compile_entry
+def _compile(module_or_text: ModuleOp | str, *, boundscheck: bool, fastmath: bool, opt_level: int,
+             workspace: bool, binding: str) -> CompiledModule:
     if isinstance(module_or_text, str):
         text = module_or_text
         key = (text, boundscheck, fastmath, opt_level, workspace, binding)
@@ -331,8 +343,8 @@ def compile_module(
 
             module = parse_module(text, "<compile_module>")
             verify_module(module)
-            return compile_module(module, boundscheck=boundscheck, fastmath=fastmath,
-                                  opt_level=opt_level, workspace=workspace, binding=binding)
+            return _compile(module, boundscheck=boundscheck, fastmath=fastmath,
+                            opt_level=opt_level, workspace=workspace, binding=binding)
 
         compiled = _cached(_TEXT_CACHE, key, from_text)
         _keep_recent(key, compiled)

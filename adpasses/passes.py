@@ -29,6 +29,12 @@ def _lower_tapes() -> type[ModulePass]:
     return LowerTapesPass
 
 
+def _elide_shadow_checks() -> type[ModulePass]:
+    from adpasses.transforms.elide_shadow_checks import ElideShadowChecksPass
+
+    return ElideShadowChecksPass
+
+
 def _print_activity() -> type[ModulePass]:
     from adpasses.transforms.print_activity import PrintActivityPass
 
@@ -51,6 +57,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-reverse": _reverse,
     "ad-inline-calls": _inline,
     "ad-lower-tapes": _lower_tapes,
+    "ad-elide-shadow-checks": _elide_shadow_checks,
     "ad-print-activity": _print_activity,
     "ad-print-alias": _print_alias,
     "ad-lower-affine": _lower_affine,

@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.diagnostics import CompileError, error_at, location_text
-from adpasses.dialects.ad import PY_INDEX_ATTR, UNCHECKED_ATTR
+from adpasses.dialects.ad import OWN_SIZES_ATTR, PY_INDEX_ATTR
 from adpasses.ir_facts import is_constant, is_function_block_argument
 from adpasses.memref_views import is_allocation, is_view_result, view_source
 from adpasses.types import is_float_type
@@ -104,7 +104,7 @@ class ReverseContext:
         mapping = {operand: self.primal(operand) for operand in op.operands}
         new = op.clone(value_mapper=mapping)
         if isinstance(new, (memref.LoadOp, memref.SubviewOp)):
-            self.sweep.unchecked_after(new, op)
+            self.sweep.tag_twin(new, op)
         self.builder.insert(new)
         for old, res in zip(op.results, new.results):
             self.values[old] = res
@@ -162,7 +162,7 @@ class ReverseContext:
             new = view.clone(value_mapper=mapping)
             # If the forward sweep checked the primal view against the
             # primal's sizes, which are the shadow's: no second check.
-            self.sweep.unchecked_after(new, view)
+            self.sweep.tag_twin(new, view)
             new = self.insert(new)
             self.shadows[memref_value] = new.results[0]
             return new.results[0]
@@ -285,31 +285,32 @@ class ReverseContext:
             n = self.insert(arith.IndexCastOp(n, IntegerType(64))).results[0]
         return self.insert(arith.SIToFPOp(n, type_)).results[0]
 
-    # Shadow accesses carry no bounds checks (`ad.unchecked`) where that is
-    # safe. The gradient function starts with an `ad.shadow_check` of every
-    # shadow argument against its primal (equal sizes, else the call stops
-    # with a ValueError; see ReverseSweep._check_shadow_shapes), shadows of
-    # local allocations are allocated with the primal's sizes, and the
-    # shadow of a view is the same view of the shadow: every shadow has its
-    # primal's sizes. A shadow access that `repeats` a primal access (or
-    # view) at the same indices is then in bounds if the forward sweep
-    # checked that primal access: ReverseSweep.unchecked_after marks it once
-    # the function is final (the check must survive simplification) or
-    # right away when the indices are in bounds by construction. Accesses
-    # over a shadow's `own_sizes` (zeroing, copies) are in bounds by
-    # construction. Reloads of the primal (see `_rebuild`) follow the same
-    # rule. Any other access keeps its check.
+    # Shadow accesses need no bounds checks where that is safe. The
+    # gradient function starts with an `ad.shadow_check` of every shadow
+    # argument against its primal (equal sizes, else the call stops with a
+    # ValueError; see ReverseSweep._check_shadow_shapes), shadows of local
+    # allocations are allocated with the primal's sizes, and the shadow of a
+    # view is the same view of the shadow: every shadow has its primal's
+    # sizes. A shadow access that `repeats` a primal access (or view) at the
+    # same indices is then in bounds if the forward sweep checked that
+    # primal access. The builder only says so: it tags the access with its
+    # forward twin (ReverseSweep.tag_twin); accesses over a shadow's
+    # `own_sizes` (zeroing, copies) get `ad.own_sizes`. Reloads of the
+    # primal (see `_rebuild`) are tagged the same way. The pass
+    # `ad-elide-shadow-checks`, run last, marks `ad.unchecked` those whose
+    # twin (or loop bounds) the final IR still shows; a pass in between
+    # that removes a twin (a dead load) leaves its repeats checked.
 
     def load(self, memref_value: SSAValue, indices: Sequence[SSAValue], *,
              repeats: Operation | None = None, own_sizes: bool = False) -> SSAValue:
         op = memref.LoadOp.get(memref_value, indices)
-        self._mark_unchecked(op, repeats, own_sizes)
+        self._tag(op, repeats, own_sizes)
         return self.insert(op).results[0]
 
     def store(self, value: SSAValue, memref_value: SSAValue, indices: Sequence[SSAValue], *,
               repeats: Operation | None = None, own_sizes: bool = False) -> None:
         op = memref.StoreOp.get(value, memref_value, indices)
-        self._mark_unchecked(op, repeats, own_sizes)
+        self._tag(op, repeats, own_sizes)
         self.insert(op)
 
     def accumulate(self, shadow: SSAValue, indices: Sequence[SSAValue], g: SSAValue, *,
@@ -318,14 +319,14 @@ class ReverseContext:
         old = self.load(shadow, indices, repeats=repeats, own_sizes=own_sizes)
         self.store(self.add(old, g), shadow, indices, repeats=repeats, own_sizes=own_sizes)
 
-    def _mark_unchecked(self, op: Operation, repeats: Operation | None, own_sizes: bool) -> None:
+    def _tag(self, op: Operation, repeats: Operation | None, own_sizes: bool) -> None:
         if repeats is not None and PY_INDEX_ATTR in repeats.attributes:
             # Same indices as the primal access: a check it keeps reports them as written.
             op.attributes[PY_INDEX_ATTR] = UnitAttr()
         if own_sizes:
-            op.attributes[UNCHECKED_ATTR] = UnitAttr()
+            op.attributes[OWN_SIZES_ATTR] = UnitAttr()
         elif repeats is not None:
-            self.sweep.unchecked_after(op, repeats)
+            self.sweep.tag_twin(op, repeats)
 
     def loop_nest(
         self, sizes: Sequence[SSAValue], body: Callable[[ReverseContext, list[SSAValue]], None]

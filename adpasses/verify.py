@@ -16,6 +16,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from adpasses.diagnostics import CompileError
 from adpasses.literals import check_literals
+from adpasses.type_errors import op_type_message
 
 
 def verify_module(module: Operation) -> None:
@@ -25,6 +26,9 @@ def verify_module(module: Operation) -> None:
         try:
             op.verify(verify_nested_ops=False)
         except (DiagnosticException, ValueError) as err:
+            hint = op_type_message(op)  # addf on integers, mixed f32/f64, ...
+            if hint is not None:
+                raise CompileError(hint, op=op) from None
             text = str(err.args[0]) if err.args else str(err)
             text = text.removeprefix("Operation does not verify: ")
             raise CompileError(f"'{op.name}' op {text.strip().splitlines()[0]}", op=op) from None

@@ -12,6 +12,15 @@ Ops:
   `%dx` has exactly the sizes of its primal `%x` (emitted by `--reverse` at
   the entry of gradient functions, so that shadow accesses need no bounds
   checks; a no-op when the module is compiled with boundscheck off).
+- `ad.keep %v, ...`: keeps the ops that define its operands, and with them
+  their bounds checks, through dead-code elimination (written by
+  `ad-elide-shadow-checks` on the accesses whose checks it relied on);
+  lowered to nothing.
+
+Attributes on memref accesses (the `*_ATTR` names below): `ad.unchecked`
+(no bounds check), and the tags by which `ad-elide-shadow-checks` decides
+which reverse-sweep accesses may drop their checks: `ad.twin_id`,
+`ad.twin_of`, `ad.twin_end`, `ad.own_sizes` (docs/reverse_mode.md).
 
 Argument attribute `ad.noalias` (unit) on a `func.func` argument promises that
 no other argument's memory overlaps this one's, like `llvm.noalias`.
@@ -32,6 +41,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     UnitAttr,
 )
+from xdsl.dialects import memref
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
@@ -253,14 +263,26 @@ def check_activity_signature(ftype: FunctionType, acts: Sequence[str], rets: Seq
             )
         if act == "active" and not is_float_type(ty):
             raise VerifyException(
-                f"argument {i} is 'active' but has type {ty}; only float scalars can be "
-                "active (use 'dup' for a memref, 'const' for integers)"
+                f"argument {i} is 'active' but has type {ty}; "
+                + (_UNSUPPORTED_FLOAT if _other_float(ty) else
+                   "only float scalars can be active (use 'dup' for a memref, 'const' for integers)")
             )
     for j, (act, ty) in enumerate(zip(rets, outputs)):
         if act == "active" and not is_float_type(ty):
             raise VerifyException(
-                f"result {j} is 'active' but has type {ty}; only float results can be active"
+                f"result {j} is 'active' but has type {ty}; "
+                + (_UNSUPPORTED_FLOAT if _other_float(ty) else "only float results can be active")
             )
+
+
+_UNSUPPORTED_FLOAT = "derivatives are computed in f16, f32 or f64 only; convert to one of them"
+
+
+def _other_float(ty: Attribute) -> bool:
+    """A float type adpasses does not differentiate (bf16, f80, f128, ...)."""
+    from adpasses.type_errors import type_kind
+
+    return not is_memref_type(ty) and type_kind(str(ty)) == "float"
 
 
 def autodiff_operand_types(
@@ -390,9 +412,27 @@ class ShadowCheckOp(IRDLOperation):
             raise VerifyException(f"shadow type {s} has not the rank of primal type {p}")
 
 
+@irdl_op_definition
+class KeepOp(IRDLOperation):
+    """Uses its operands, so that dead-code elimination keeps the ops that
+    define them: their bounds checks are what makes other accesses safe
+    without one. It declares no memory effects, which xDSL reads as unknown
+    effects, so canonicalize, cse and dce never erase it; the LLVM lowering
+    emits nothing for it."""
+
+    name = "ad.keep"
+
+    kept = var_operand_def()
+
+    assembly_format = "$kept attr-dict `:` type($kept)"
+
+    def __init__(self, kept: Sequence[SSAValue]):
+        super().__init__(operands=[list(kept)])
+
+
 AD = Dialect(
     "ad",
-    [AutodiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp],
+    [AutodiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp],
     [TapeType],
 )
 
@@ -406,8 +446,10 @@ NOALIAS_ATTRS = (NOALIAS_ATTR, "llvm.noalias")
 """Argument attributes that say the same (the first one present is reported)."""
 
 UNCHECKED_ATTR = "ad.unchecked"
-"""Unit attribute on memref.load/store/subview: the lowering emits no bounds
-check for this access (the reverse pass sets it where that is safe)."""
+"""Unit attribute on memref.load/store/subview/copy: the lowering emits no
+bounds check for this access (`ad-elide-shadow-checks` sets it on the
+reverse sweep's accesses the IR proves in bounds; tape lowering on tape
+accesses)."""
 
 PY_INDEX_ATTR = "ad.py_index"
 """Unit attribute on a memref.load/store/subview whose indices follow
@@ -424,3 +466,28 @@ before the reverse sweep; the reverse rule reads the count)."""
 WORKSPACE_ATTR = "ad.workspace"
 """Unit attribute on a tape buffer's memref.alloc/dealloc: the JIT may keep
 the buffer across calls (`compile_module(workspace=True)`)."""
+
+# Tags of ad-elide-shadow-checks, on memref.load / store / subview / copy.
+
+BOUNDS_CHECKED_OPS = (memref.LoadOp, memref.StoreOp, memref.SubviewOp, memref.CopyOp)
+"""The ops whose LLVM lowering checks bounds unless they are `ad.unchecked`."""
+
+TWIN_ID_ATTR = "ad.twin_id"
+"""Integer, on a forward-sweep access (or view, or copy) of a gradient
+function: the id by which reverse-sweep accesses name it as their twin."""
+
+TWIN_OF_ATTR = "ad.twin_of"
+"""Integer, on a reverse-sweep access (a shadow access or view, or a
+reload): it repeats, at the same indices on memory of the same sizes, the
+forward access whose `ad.twin_id` is this id. `ad-elide-shadow-checks`
+drops its check only if that twin is still in the IR and checked."""
+
+TWIN_END_ATTR = "ad.twin_end"
+"""0 or 1, beside `ad.twin_id` on the two checked loads that replace a dead
+load of a loop at the first and the last iteration (transforms/dead_forward):
+the twin is present only if both ends are."""
+
+OWN_SIZES_ATTR = "ad.own_sizes"
+"""Unit, on a reverse-sweep access whose indices run over the accessed
+memref's own sizes (zeroing a shadow, the reverse of a copy): in bounds if
+the IR still shows it (`ad-elide-shadow-checks`)."""

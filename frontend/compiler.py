@@ -126,12 +126,19 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]
             f"cannot read the source of {pyfunc.__name__} ({err}); compiled functions must be "
             "defined in a file"
         ) from None
+    if pyfunc.__name__ == "<lambda>":  # its source lines are the expression around it
+        raise CompileError("a lambda cannot be compiled; define the function with def",
+                           location=f"{filename}:{first}:1")
     source = textwrap.dedent("".join(lines))
     shift = _indent(lines[0]) - _indent(source)
     try:
         tree = parse_python(source)  # ast.parse, safe when threads compile at once
     except RecursionError:  # Python's parser: an expression nested too deeply
         raise too_deep_error(f"{filename}:{first}:1") from None
+    except SyntaxError as err:  # source lines that do not parse alone
+        raise CompileError(f"the source of {pyfunc.__name__} does not parse on its own ({err.msg}); "
+                           "define it with def at the top level of a file",
+                           location=f"{filename}:{first}:1") from None
     fdef = tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         raise CompileError(f"{pyfunc.__name__} is not defined with def (lambdas are not supported)",

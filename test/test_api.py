@@ -196,8 +196,8 @@ def test_grad_argument_errors_name_the_argument():
         g(np.ones(3))
     with pytest.raises(TypeError, match=r"argument 0 is an array of int64 and cannot be differentiated"):
         g(np.arange(3), np.ones(3))
-    with pytest.raises(ValueError, match="argnums 5 is out of range"):
-        adpasses.grad(k.dot, 5)(np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match=r"grad\(dot, argnums=5\): there is no argument 5: dot\(\)"):
+        adpasses.grad(k.dot, 5)
 
 
 def test_grad_of_non_float_return_points_to_autodiff():

@@ -165,7 +165,7 @@ BASE = (
     "adpasses.diagnostics", "adpasses.types", "adpasses.dialects", "adpasses.context",
     "adpasses.ir_facts", "adpasses.index_arith", "adpasses.stop_codes", "adpasses.literals",
     "adpasses.verify", "adpasses.compile_thread", "adpasses.effects", "adpasses.ir_walk",
-    "adpasses.transforms.lower_affine",
+    "adpasses.type_errors", "adpasses.options", "adpasses.transforms.lower_affine",
 )
 ANALYSES = (
     "adpasses.memref_views", "adpasses.affine_index",

@@ -209,8 +209,11 @@ def test_mismatch_inside_a_callee_stops_the_caller(binding):
 
 
 # The forward sweep's loop over x is dead in a gradient without the primal
-# result: simplification removes it, and with it the only check of x[i] for
-# i < m. The reverse accumulation must then keep its own check.
+# result. Its only effect is the check of x[i] for i < m: dead-code removal
+# (with or without canonicalisation) keeps it, hoisted out of the loop and
+# pinned (`ad.keep`), so that xDSL passes run later keep it too, and the
+# reverse accumulation, whose twin it is, needs no check of its own. If the
+# twin is gone all the same, the accumulation keeps its own check.
 PARTIAL_SUM = """
 func.func @psum(%x: memref<?xf64>, %m: index) -> f64 {
   %c0 = arith.constant 0 : index
@@ -226,29 +229,37 @@ func.func @psum(%x: memref<?xf64>, %m: index) -> f64 {
 """
 
 
-def _psum_gradient(simplify: bool, unchecked_primal: bool = False) -> tuple[str, str]:
+def _psum_gradient(simplify: bool, unchecked_primal: bool = False,
+                   between: str | None = None) -> tuple[str, str]:
+    """The gradient of PARTIAL_SUM; with `between`, an xDSL pass pipeline run
+    after differentiation and before ad-elide-shadow-checks."""
     source = PARTIAL_SUM
     if unchecked_primal:
         source = source.replace("memref.load %x[%i] :", "memref.load %x[%i] {ad.unchecked} :")
     module = parse_module(source, "test.mlir")
     g = differentiate(module, "psum", ["dup", "const"], ["active"],
-                      options=ReverseOptions(simplify=simplify))
+                      options=ReverseOptions(simplify=simplify, elide_checks=between is None))
+    if between is not None:
+        from xdsl.passes import PassPipeline
+        from xdsl.transforms import get_all_passes
+
+        from adpasses.context import shared_context
+        from adpasses.transforms.elide_shadow_checks import elide_shadow_checks
+
+        PassPipeline.parse_spec(get_all_passes(), between).apply(shared_context(), module)
+        elide_shadow_checks(g.function)
     return str(module), g.name
 
 
-@pytest.mark.parametrize("simplify", [True, False])
-def test_shadow_access_keeps_its_check_when_the_forward_check_is_gone(simplify):
-    text, gname = _psum_gradient(simplify)
+def _shadow_and_forward_accesses(text: str, gname: str) -> tuple[list, list]:
     g = gradient_function(text, gname)
-    shadow = g.body.block.args[1]
-    shadow_accesses = [op for op in g.walk() if isinstance(op, (memref.LoadOp, memref.StoreOp))
-                       and memory_object(op.memref) is shadow]
-    forward = [op for op in g.walk() if isinstance(op, memref.LoadOp)
-               and memory_object(op.memref) is g.body.block.args[0]]
-    assert shadow_accesses
-    # Unchecked exactly when the forward sweep still checks x[i].
-    assert bool(forward) is (not simplify)
-    assert all(("ad.unchecked" in op.attributes) is bool(forward) for op in shadow_accesses)
+    shadow, primal = g.body.block.args[1], g.body.block.args[0]
+    accesses = [op for op in g.walk() if isinstance(op, (memref.LoadOp, memref.StoreOp))]
+    return ([op for op in accesses if memory_object(op.memref) is shadow],
+            [op for op in accesses if memory_object(op.memref) is primal])
+
+
+def _psum_raises_at_19(text: str, gname: str) -> None:
     grad = compile_module(text)[gname]
     x = np.ones(4)
     buf = np.zeros(32)
@@ -256,13 +267,47 @@ def test_shadow_access_keeps_its_check_when_the_forward_check_is_gone(simplify):
     grad(x, dx, 3, 1.0)
     np.testing.assert_array_equal(buf[:4], [1.0, 1.0, 1.0, 0.0])
     buf[:] = 0.0
-    # Without simplification, the forward loop's dead load x[i] is checked
-    # once before the loop at i = 0 and i = 19 (transforms/dead_forward);
-    # with it, the load is gone and the reverse sweep's check of dx[19],
-    # the first index it touches, stops the call.
+    # The forward loop's dead load x[i] is checked once before the loop at
+    # i = 0 and i = 19 (transforms/dead_forward); without it, the reverse
+    # sweep's check of dx[19], the first index it touches, stops the call.
     with pytest.raises(IndexError, match="index 19 is out of bounds for axis 0 with size 4"):
         grad(x, dx, 20, 1.0)
     assert not buf[4:].any(), "the gradient wrote past its shadow"
+
+
+@pytest.mark.parametrize("simplify,between", [(True, None), (False, None), (True, "canonicalize"),
+                                              (False, "canonicalize"), (False, "cse,dce")])
+def test_shadow_access_is_unchecked_while_the_forward_check_is_there(simplify, between):
+    text, gname = _psum_gradient(simplify, between=between)
+    shadow_accesses, forward = _shadow_and_forward_accesses(text, gname)
+    assert shadow_accesses and len(forward) == 2  # the first and the last index
+    assert all("ad.unchecked" not in op.attributes for op in forward)
+    assert all("ad.unchecked" in op.attributes for op in shadow_accesses)
+    _psum_raises_at_19(text, gname)
+
+
+def test_shadow_access_keeps_its_check_when_its_twin_is_gone():
+    """A pass that erased the forward check (here: by hand, keep and all)
+    before ad-elide-shadow-checks leaves the accumulation checked."""
+    from xdsl.rewriter import Rewriter
+
+    from adpasses.dialects.ad import KeepOp
+    from adpasses.transforms.elide_shadow_checks import elide_shadow_checks
+
+    module = parse_module(PARTIAL_SUM, "test.mlir")
+    g = differentiate(module, "psum", ["dup", "const"], ["active"],
+                      options=ReverseOptions(simplify=False, elide_checks=False))
+    x = g.function.body.block.args[0]
+    for op in list(g.function.walk()):
+        if isinstance(op, KeepOp) or (isinstance(op, memref.LoadOp) and memory_object(op.memref) is x):
+            Rewriter.erase_op(op, safe_erase=False)
+    elision = elide_shadow_checks(g.function)
+    assert not elision.elided and len(elision.kept) == 2
+    text = str(module)
+    shadow_accesses, forward = _shadow_and_forward_accesses(text, g.name)
+    assert shadow_accesses and not forward
+    assert all("ad.unchecked" not in op.attributes for op in shadow_accesses)
+    _psum_raises_at_19(text, g.name)
 
 
 def test_shadow_access_of_an_unchecked_primal_access_stays_checked():

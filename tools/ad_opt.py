@@ -23,7 +23,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from adpasses.compile_thread import run_with_stack, too_deep_error
-from adpasses.context import make_context, parse_error_message, parse_module
+from adpasses.context import decode_mlir, make_context, parse_error_message, parse_module
 from adpasses.diagnostics import CompileError
 from adpasses.passes import AD_PASSES
 
@@ -129,6 +129,8 @@ class ADOptMain(xDSLOptMain):
             if a.no_simplify:
                 options.append("simplify=false")
             passes.append("ad-reverse{" + " ".join(options) + "}")
+            # Last, so that no pass after it can remove a check it relies on.
+            passes.append("ad-elide-shadow-checks")
         elif a.print_cache_report:
             print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)
         a.passes = ",".join(passes)
@@ -159,9 +161,9 @@ class ADOptMain(xDSLOptMain):
         if file_extension != "mlir":
             return super().parse_chunk(chunk, file_extension, offset)
         text = chunk.read()
-        if isinstance(text, bytes):
-            text = text.decode()
         name = self.args.input_file or "<stdin>"
+        if isinstance(text, bytes):
+            text = decode_mlir(text, name, offset)
         return parse_module(text, name, self.ctx, line_offset=offset)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
@@ -192,7 +194,17 @@ def _diagnostic(err: BaseException) -> str:
         text = str(err.args[0]) if err.args else type(err).__name__
         return f"error: {text.strip().splitlines()[0]}"
     text = str(err).strip().splitlines()
+    if isinstance(err, _INTERNAL):
+        # Not a complaint about the input: a bug of ours or of xDSL.
+        return (f"error: internal error ({type(err).__name__}{': ' + text[0] if text else ''}); "
+                "please report it with the input and the output of --debug")
     return f"error: {text[0] if text else type(err).__name__}"
+
+
+# Exceptions that never describe a problem of the input (xDSL reports bad
+# pipelines and options as ValueError, bad IR as DiagnosticException).
+_INTERNAL = (AttributeError, AssertionError, NotImplementedError, KeyError, NameError,
+             UnboundLocalError, LookupError, RuntimeError, TypeError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

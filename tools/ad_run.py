@@ -37,20 +37,27 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> int:
     from xdsl.dialects import func
 
-    from adpasses.context import make_context, parse_module
+    from adpasses.context import decode_mlir, make_context, parse_module
     from adpasses.dialects.ad import AutodiffOp
     from adpasses.llvm_jit import compile_module
     from adpasses.verify import verify_module
 
     name = args.input_file or "<stdin>"
-    text = open(args.input_file).read() if args.input_file else sys.stdin.read()
+    if args.input_file:
+        with open(args.input_file, "rb") as f:
+            data = f.read()
+    else:
+        data = sys.stdin.buffer.read()
+    text = decode_mlir(data, name)
     ctx = make_context()
     module = parse_module(text, name, ctx)
     verify_module(module)
     autodiff = next((op for op in module.walk() if isinstance(op, AutodiffOp)), None)
     if autodiff is not None:
-        reverse_pass(autodiff)(cache_policy=args.cache_policy,
-                               simplify=not args.no_simplify).apply(ctx, module)
+        ad_pass("ad-reverse", autodiff)(cache_policy=args.cache_policy,
+                                        simplify=not args.no_simplify).apply(ctx, module)
+        # Last, as in `ad-opt --reverse`: checks are elided on the final IR.
+        ad_pass("ad-elide-shadow-checks", autodiff)().apply(ctx, module)
     entry = next((op for op in module.ops if isinstance(op, func.FuncOp)
                   and op.sym_name.data == args.entry), None)
     if entry is None:
@@ -66,16 +73,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def reverse_pass(request: object) -> type:
-    """The `ad-reverse` pass class, found by name; a clear error if it cannot
-    be loaded (the module asks for derivatives, so it cannot run without)."""
+def ad_pass(name: str, request: object) -> type:
+    """The pass class `name` of the reverse-mode pipeline; a clear error if
+    it cannot be loaded (the module asks for derivatives, so it cannot run
+    without)."""
     from adpasses.passes import AD_PASSES
 
     try:
-        return AD_PASSES["ad-reverse"]()
+        return AD_PASSES[name]()
     except Exception as err:  # noqa: BLE001 - any import failure of that layer
         raise CompileError(
-            f"the module contains 'ad.autodiff', but the reverse pass (ad-reverse) cannot be "
+            f"the module contains 'ad.autodiff', but the reverse pass ({name}) cannot be "
             f"loaded: {type(err).__name__}: {err}",
             op=request,  # type: ignore[arg-type]
         ) from err
@@ -87,6 +95,8 @@ def _one_line(err: Exception) -> str:
     Kind: message`, like a compile error."""
     if isinstance(err, CompileError):
         return str(err)
+    if isinstance(err, OSError) and err.filename is not None:  # the input file
+        return f"error: cannot read '{err.filename}': {err.strerror}"
     location, detail = getattr(err, "location", None), getattr(err, "detail", None)
     if location and detail:
         return f"{location}: error: {type(err).__name__}: {detail}"

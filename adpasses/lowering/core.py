@@ -67,7 +67,8 @@ def scalar_type(t: Attribute) -> ir.Type:
         return I64
     if isinstance(t, IntegerType):
         return ir.IntType(t.width.data)
-    raise UnsupportedType(f"type {t} is not supported by the LLVM lowering")
+    raise UnsupportedType(f"type {t} is not supported by the LLVM lowering (scalars must be f16, "
+                          "f32, f64, an integer type or index)")
 
 
 @dataclass
@@ -281,7 +282,8 @@ class ModuleTranslator:
     def may_stop(self, name: str) -> bool:
         """Whether a call of function `name` can stop through the error
         slot: with bounds checks on, any defined function; without, those
-        that allocate (allocation checks stay on) or call one that may."""
+        with a stop that stays on (allocation sizes, loop steps) or that
+        call one that may."""
         if self.boundscheck:
             return True
         if not hasattr(self, "_may_stop"):
@@ -291,7 +293,7 @@ class ModuleTranslator:
             f = next((op for op in self.module.ops if isinstance(op, func.FuncOp)
                       and op.sym_name.data == name), None)
             self._may_stop[name] = f is not None and any(
-                _allocates(op) or (isinstance(op, func.CallOp)
+                _stops_without_checks(op) or (isinstance(op, func.CallOp)
                                    and self.may_stop(op.callee.root_reference.data))
                 for op in f.walk())
         return self._may_stop[name]
@@ -343,9 +345,14 @@ class ModuleTranslator:
         return len(self.check_sites) - 1
 
 
-def _allocates(op: Operation) -> bool:
-    from xdsl.dialects import memref
+def _stops_without_checks(op: Operation) -> bool:
+    """Ops whose stops `boundscheck=False` keeps: allocations (their sizes)
+    and scf.for with a step not known here (a step <= 0)."""
+    from xdsl.dialects import arith, memref, scf
 
+    if isinstance(op, scf.ForOp):
+        step = op.step.owner
+        return not isinstance(step, arith.ConstantOp)
     return isinstance(op, (memref.AllocOp, memref.AllocaOp)) or op.name in ("ad.tape.create", "ad.tape.push")
 
 
@@ -457,6 +464,11 @@ class FunctionTranslator:
             rule(self, op)
         except UnsupportedType as err:
             raise error_at(op, str(err)) from None
+        except (CompileError, RecursionError):
+            raise
+        except Exception as err:  # noqa: BLE001 - a rule met IR it does not handle: a bug of ours
+            raise error_at(op, f"internal error in the LLVM lowering ({type(err).__name__}: {err}); "
+                               "please report it") from err
 
     # -- helpers for translation functions -----------------------------------
 

@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from adpasses import stop_codes
 from adpasses.diagnostics import error_at, op_location
-from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, ShadowCheckOp
+from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, KeepOp, ShadowCheckOp
 from adpasses.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
@@ -260,6 +260,11 @@ def _shadow_check(ft: FunctionTranslator, op: ShadowCheckOp) -> None:
             ft.fail(site, s, SHADOW_AXIS - d, p)
 
 
+def _keep(ft: FunctionTranslator, op: KeepOp) -> None:
+    """Nothing: `ad.keep` only kept its operands' ops (and their checks)
+    alive through the xDSL passes."""
+
+
 def _shadow_site_text(ft: FunctionTranslator, op: ShadowCheckOp) -> str:
     """The error message, with `{index}`, `{dim}` and `{size}` left for
     adpasses.pyentry.CallErrors.stopped to fill in."""
@@ -388,5 +393,6 @@ LOWERINGS = {
     memref.ExtractStridedMetaDataOp: _extract_strided_metadata,
     memref.CopyOp: _copy,
     ShadowCheckOp: _shadow_check,
+    KeepOp: _keep,
 }
 

@@ -6,12 +6,25 @@ from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import printf
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, IntegerType
+from xdsl.ir import Attribute
 
+from adpasses.diagnostics import error_at
 from adpasses.lowering.core import I32, I64, PTR, FunctionTranslator, const_i64
 
 
+def _printable(t: Attribute) -> bool:
+    return (isinstance(t, (Float16Type, Float32Type, Float64Type, IndexType))
+            or (isinstance(t, IntegerType) and t.width.data <= 64))
+
+
 def _print_format(ft: FunctionTranslator, op: printf.PrintFormatOp) -> None:
+    for k, value in enumerate(op.format_vals):
+        if not _printable(value.type):
+            hint = ("print its elements, loaded with memref.load" if "memref" in value.type.name
+                    else "convert it first (arith.extf/truncf, arith.trunci)")
+            raise error_at(op, f"cannot print value {k + 1} of type {value.type}: it prints floats "
+                               f"(f16, f32, f64), integers of up to 64 bits and index; {hint}")
     pieces = op.format_str.data.replace("%", "%%").split("{}")
     args: list[ir.Value] = []
     text = pieces[0]

@@ -23,10 +23,16 @@ the last iteration would have used).
 Other dead ops go as in xDSL's `region_dce`, except those whose lowering
 checks something: loads that could not be hoisted, subviews, integer
 divisions (zero divisor). A loop or branch with a live op inside is live.
+What stays only for its check gets an `ad.keep` (dialects/ad.py), so that
+xDSL's canonicalize, cse or dce, run later, keep it too.
+A dead reverse-sweep load whose twin checks the same indices
+(`ad.twin_of`; transforms/elide_shadow_checks) checks nothing new: it goes,
+and its twin, a forward load this pass keeps or hoists, keeps the check.
 
-`ReverseSweep.mark_unchecked` lets a reverse-sweep repeat of a load go
-unchecked when the forward load survives; for a hoisted load, the endpoint
-checks stand in for it (`Hoisted.representative`).
+The two endpoint loads keep the load's attributes, its `ad.twin_id`
+included, and are told apart by `ad.twin_end` (0: first iteration, 1:
+last): `ad-elide-shadow-checks` counts the twin of the reverse sweep's
+repeats of the load as present only while both are.
 """
 
 from __future__ import annotations
@@ -35,15 +41,16 @@ from collections.abc import Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 from xdsl.transforms.dead_code_elimination import LiveSet
 
 from adpasses.affine_index import Affine, affine_form
-from adpasses.dialects.ad import UNCHECKED_ATTR
+from adpasses.dialects.ad import TWIN_END_ATTR, TWIN_ID_ATTR, UNCHECKED_ATTR, KeepOp
 from adpasses.effects import EffectCache
+from adpasses.transforms.elide_shadow_checks import Twins, keep_alive
 
 # Ops whose lowering may stop the call (adpasses/lowering: `check_site`),
 # besides loads and ops with write effects (which are never dead).
@@ -102,20 +109,39 @@ class CheckPreservingLiveness(LiveSet):
             self.set_live(op)
 
 
-class Hoisted:
-    """Which endpoint check stands in for each hoisted load."""
+def pin_checks(function: func.FuncOp) -> list[KeepOp]:
+    """An `ad.keep` at the end of each block of the results of its checked
+    loads and CHECKED_OPS, so that xDSL's canonicalize and cse, which erase
+    such ops when their values are unused, keep them and their checks.
+    Erase the returned ops afterwards (`unpin`), then `remove_dead_code`."""
+    by_block: dict[Block, list[SSAValue]] = {}
+    for op in function.walk():
+        if _checks(op):
+            block = op.parent_block()
+            assert block is not None
+            by_block.setdefault(block, []).extend(op.results)
+    pins = []
+    for block, values in by_block.items():
+        keep = KeepOp(values)
+        last = block.last_op
+        if last is not None and last.has_trait(IsTerminator):
+            block.insert_op_before(keep, last)
+        else:
+            block.add_op(keep)
+        pins.append(keep)
+    return pins
 
-    def __init__(self) -> None:
-        self.by_load: dict[Operation, Operation] = {}
 
-    def representative(self, op: Operation) -> Operation:
-        return self.by_load.get(op, op)
+def unpin(pins: Sequence[KeepOp]) -> None:
+    """Erase the `ad.keep`s of `pin_checks` that are still in the IR."""
+    for keep in pins:
+        if keep.parent is not None:
+            keep.parent.erase_op(keep)
 
 
-def remove_dead_code(function: func.FuncOp) -> Hoisted:
+def remove_dead_code(function: func.FuncOp) -> None:
     """Hoist the checks of dead loads out of their loops where possible,
     then delete every dead op that checks nothing (module docstring)."""
-    hoisted = Hoisted()
     kept: set[Operation] = set()
     seen: set[Operation] = set()
     removable: dict[Operation, bool] = {}
@@ -125,17 +151,28 @@ def remove_dead_code(function: func.FuncOp) -> Hoisted:
                       and not live.is_live(op) and UNCHECKED_ATTR not in op.attributes]
         if not dead_loads:
             break
+        twins = Twins(function)
         for load in dead_loads:
             seen.add(load)
+            if twins.proving(load) is not None:
+                continue  # its twin's check, which stays, covers it
             ends = _hoist_check(load)
             if ends is None:
                 kept.add(load)  # its check stays where it is
             else:
                 kept.update(ends)
-                hoisted.by_load[load] = ends[0]
     live = _liveness(function, kept, removable)
     live.delete_dead(function.body, None)
-    return hoisted
+    # What stays only for its check is pinned, so that a later xDSL pass
+    # (canonicalize, cse, dce: to them an unused load is dead) keeps it too.
+    keep_alive(op for op in function.walk() if _checks(op) and not any(r.uses for r in op.results))
+
+
+def _checks(op: Operation) -> bool:
+    """Whether the lowering of `op` may stop the call on a bad operand."""
+    if isinstance(op, memref.LoadOp):
+        return UNCHECKED_ATTR not in op.attributes
+    return isinstance(op, CHECKED_OPS)
 
 
 def _liveness(function: func.FuncOp, kept: set[Operation],
@@ -171,10 +208,12 @@ def _hoist_check(load: memref.LoadOp) -> list[Operation] | None:
     steps = inner.insert(arith.DivSIOp(inner.insert(arith.SubiOp(span, one)).result, loop.step)).result
     last = inner.insert(arith.AddiOp(loop.lb, inner.insert(arith.MuliOp(steps, loop.step)).result)).result
     ends = []
-    for value in (loop.lb, last):
+    for which, value in enumerate((loop.lb, last)):
         indices = [_materialize(inner, form, iv, value) for form in forms]
         end = memref.LoadOp.get(load.memref, indices)
         end.attributes.update({k: v for k, v in load.attributes.items() if k != UNCHECKED_ATTR})
+        if TWIN_ID_ATTR in end.attributes:
+            end.attributes[TWIN_END_ATTR] = IntegerAttr(which, 64)
         inner.insert(end)
         ends.append(end)
     inner.insert(scf.YieldOp())
@@ -205,4 +244,4 @@ def _materialize(b: Builder, form: Affine, iv: BlockArgument, iv_value: SSAValue
     return total
 
 
-__all__: Sequence[str] = ["CheckPreservingLiveness", "Hoisted", "remove_dead_code"]
+__all__: Sequence[str] = ["CheckPreservingLiveness", "pin_checks", "remove_dead_code", "unpin"]

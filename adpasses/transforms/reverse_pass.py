@@ -9,7 +9,14 @@ the static tapes to memrefs. `differentiate()` is the same as a Python call.
 Options: `cache-policy` (`minimal`: min-cut cache minimisation, default;
 `tape-all`: tape every needed in-loop value), `activity` (false: treat every
 float as active, for comparison), `report` (`text` or `json`: print the
-cache report of every generated function on stderr), `lower-tapes`.
+cache report of every generated function on stderr), `lower-tapes`,
+`simplify`.
+
+The pass leaves every access of the gradient bounds-checked (except tape
+accesses) and tags the reverse sweep's repeats of forward accesses with
+their twins; `ad-elide-shadow-checks`, run after every other pass
+(`ad-opt --reverse` does), drops the checks the final IR proves redundant.
+`differentiate()` runs that step itself, last (`ReverseOptions.elide_checks`).
 """
 
 from __future__ import annotations
@@ -50,6 +57,10 @@ class ReverseOptions:
     simplify: bool = True
     """Run canonicalize + cse on the generated function (readable IR; LLVM
     would do the same work at -O3, so the JIT path may skip it)."""
+    elide_checks: bool = True
+    """Run `ad-elide-shadow-checks` on the generated function, last. The
+    pass `ad-reverse` does not (the pipeline runs it after every other
+    pass: `ad-opt --reverse` is `ad-reverse,ad-elide-shadow-checks`)."""
 
 
 # Rounds of canonicalisation (each: every op through the patterns, then dead
@@ -61,13 +72,22 @@ MAX_SIMPLIFY_ROUNDS = 16
 
 
 def simplify_function(function: func.FuncOp) -> None:
-    """xDSL's canonicalize and cse, on one function."""
+    """xDSL's canonicalize and cse, on one function, without losing a
+    bounds check: both erase loads whose values are unused, checks and all,
+    so dead code goes first as on the no-simplify path (checks of dead
+    loads hoisted out of their loops, transforms/dead_forward), every
+    checked op is pinned (`ad.keep`) while they run, and what they left dead
+    goes last, the same way."""
     from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
     from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
     # xDSL's, without their O(depth^2) effect queries
     from adpasses.effects import cse, region_dce
 
+    from adpasses.transforms.dead_forward import pin_checks, remove_dead_code, unpin
+
+    remove_dead_code(function)
+    pins = pin_checks(function)
     pattern = GreedyRewritePatternApplier(
         [CanonicalizationRewritePattern()], ctx=shared_context(), folding_enabled=True
     )
@@ -76,6 +96,8 @@ def simplify_function(function: func.FuncOp) -> None:
         if not walker.rewrite_module(function):
             break
     cse(function)
+    unpin(pins)
+    remove_dead_code(function)
 
 
 @dataclass
@@ -224,10 +246,12 @@ def differentiate(
     else:
         from adpasses.transforms.dead_forward import remove_dead_code
 
-        sweep.stand_ins = remove_dead_code(gradient).representative
-    # Shadow accesses that repeat a checked forward access: unchecked, now
-    # that simplification can no longer remove that forward access.
-    sweep.mark_unchecked(gradient)
+        remove_dead_code(gradient)
+    if options.elide_checks:
+        # Last: which shadow accesses need no check is read off the final IR.
+        from adpasses.transforms.elide_shadow_checks import elide_shadow_checks
+
+        elide_shadow_checks(gradient)
     report = CacheReport.from_plan(plan, gradient_name=name, primal_name=func_name,
                                    policy=options.cache_policy)
     return GradientFunction(name, gradient, analysis, report, func_name,
@@ -247,7 +271,10 @@ class ReversePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.cache_policy not in ("minimal", "tape-all"):
             raise CompileError(f"unknown cache-policy '{self.cache_policy}' (minimal or tape-all)")
-        options = ReverseOptions(self.cache_policy, self.activity, self.lower_tapes, self.simplify)
+        # Check elision is the pipeline's last pass (ad-elide-shadow-checks),
+        # so that no pass after this one can remove a check it relies on.
+        options = ReverseOptions(self.cache_policy, self.activity, self.lower_tapes, self.simplify,
+                                 elide_checks=False)
         # Differentiating invalid IR gives wrong code, not an error: verify
         # the ops and SSA dominance first (xDSL's verifier skips dominance).
         verify_all(op)

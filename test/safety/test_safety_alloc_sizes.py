@@ -364,3 +364,25 @@ def test_alloca_scope_gives_its_stack_budget_back() -> None:
     assert f(1000, 8192) == 0.0
     with pytest.raises(MemoryError, match=r"1.53 MiB would exceed the limit of 1.00 MiB.*<compile_module>:7:7"):
         f(1, 200_000)
+
+
+@pytest.mark.parametrize("binding", ["shim", "ctypes"])
+def test_both_bindings_raise_the_allocation_errors(binding: str) -> None:
+    text = """func.func @f(%n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f64
+  %m = memref.alloc(%n) : memref<?xf64>
+  memref.store %one, %m[%c0] : memref<?xf64>
+  %v = memref.load %m[%c0] : memref<?xf64>
+  memref.dealloc %m : memref<?xf64>
+  func.return %v : f64
+}"""
+    f = compile_module(text, binding=binding)["f"]
+    assert f(3) == 1.0
+    with pytest.raises(ValueError, match=r"size -7 in dimension 0 \(at <compile_module>:4:3\)"):
+        f(-7)
+    with pytest.raises(MemoryError, match=r"elements of 8 bytes need more.*<compile_module>:4:3"):
+        f(2**62)
+    with pytest.raises(MemoryError, match=r"unable to allocate 4.00 EiB"):
+        f(2**59)
+    assert f(3) == 1.0

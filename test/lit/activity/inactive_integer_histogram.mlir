@@ -31,7 +31,7 @@
 // GRAD:         scf.for {{.*}} iter_args(%{{.*}} = %seed)
 // GRAD-NOT:       %dy
 // GRAD-NOT:       arith.remsi
-// GRAD:           memref.store %{{.*}}, %dx[%{{.*}}] {ad.unchecked} : memref<?xf64>
+// GRAD:           memref.store %{{.*}}, %dx[%{{.*}}] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<?xf64>
 // GRAD-NOT:     %dy
 // GRAD:         func.return
 

@@ -18,7 +18,7 @@
 // The reverse loop reloads %tab; the dealloc comes after it, before the return.
 // IR-LABEL:  func.func @local_table_grad_d_a
 // IR-NOT:      memref.dealloc %tab
-// IR:          %w_1 = memref.load %tab[%k_1] {ad.unchecked} : memref<4xf64>
+// IR:          %w_1 = memref.load %tab[%k_1] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<4xf64>
 // IR:          memref.dealloc %tab : memref<4xf64>
 // IR-NEXT:     func.return
 

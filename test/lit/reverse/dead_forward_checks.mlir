@@ -1,12 +1,16 @@
 // RUN: ad-opt %s --reverse --no-simplify | filecheck %s
+// RUN: ad-opt %s --reverse | filecheck %s --check-prefix=SIMPLE
 // Without canonicalisation (the Python API's path), a forward-sweep loop
 // whose loads are dead keeps nothing but their bounds checks. Each such
 // load executed in every iteration with an affine index is replaced by two
 // checked loads before the loop, at the first and the last induction value
-// (transforms/dead_forward.py); the loop dies, and the reverse sweep's
-// repeats of the load stay unchecked. A dead load in a branch, or with an
-// index that is not affine in the induction variable, keeps its check in
-// the loop.
+// (transforms/dead_forward.py; `ad.twin_end` 0 and 1, both carrying the
+// load's `ad.twin_id`); the loop dies, and the reverse sweep's repeats of
+// the load stay unchecked, their twin being both endpoint checks, which
+// ad-elide-shadow-checks keeps alive (`ad.keep`). A dead load in a branch,
+// or with an index that is not affine in the induction variable, keeps its
+// check in the loop. With canonicalisation (`ad-opt --reverse`'s default)
+// the same happens: checked ops are pinned while canonicalize and cse run.
 
 // sum over i = 0, 2, 4, .. < n - 1 of (x[i+1] - x[i])^2: x is never written,
 // so the reverse sweep reloads x[i+1] and x[i]; the forward loads are dead.
@@ -15,17 +19,38 @@
 // CHECK:         %[[RUNS:.*]] = arith.cmpi slt, %[[LB:.*]], %[[UB:.*]] : index
 // CHECK-NEXT:    scf.if %[[RUNS]] {
 // CHECK:           %[[LAST:.*]] = arith.addi %[[LB]], %{{.*}} : index
-// CHECK:           memref.load %x[%{{.*}}] : memref<?xf64>
+// CHECK:           memref.load %x[%{{.*}}] {ad.twin_id = [[A:[0-9]+]] : i64, ad.twin_end = 0 : i64} : memref<?xf64>
 // CHECK:           arith.addi %{{.*}}, %[[LAST]] : index
-// CHECK-NEXT:      memref.load %x[%{{.*}}] : memref<?xf64>
+// CHECK-NEXT:      memref.load %x[%{{.*}}] {ad.twin_id = [[A]] : i64, ad.twin_end = 1 : i64} : memref<?xf64>
+// CHECK-NEXT:      ad.keep
 // CHECK-NEXT:    }
 // CHECK:         scf.if
+// CHECK:           memref.load %x[%{{.*}}] {ad.twin_id = [[B:[0-9]+]] : i64, ad.twin_end = 0 : i64} : memref<?xf64>
+// CHECK:           memref.load %x[%{{.*}}] {ad.twin_id = [[B]] : i64, ad.twin_end = 1 : i64} : memref<?xf64>
 // CHECK-NOT:     scf.for %{{.*}} = %[[LB]] to %[[UB]]
 // CHECK:         scf.for
-// CHECK:           memref.load %x[%{{.*}}] {ad.unchecked}
-// CHECK:           memref.load %x[%{{.*}}] {ad.unchecked}
-// CHECK:           memref.load %dx[%{{.*}}] {ad.unchecked}
-// CHECK:           memref.store %{{.*}}, %dx[%{{.*}}] {ad.unchecked}
+// CHECK:           memref.load %x[%{{.*}}] {ad.twin_of = [[A]] : i64, ad.unchecked}
+// CHECK:           memref.load %x[%{{.*}}] {ad.twin_of = [[B]] : i64, ad.unchecked}
+// CHECK:           memref.load %dx[%{{.*}}] {ad.twin_of = [[B]] : i64, ad.unchecked}
+// CHECK:           memref.store %{{.*}}, %dx[%{{.*}}] {ad.twin_of = [[B]] : i64, ad.unchecked}
+// CHECK:         func.return
+// SIMPLE-LABEL: func.func @strided_grad_d_a(
+// SIMPLE:         scf.if
+// SIMPLE:           memref.load %x[%{{.*}}] {ad.twin_id = [[A:[0-9]+]] : i64, ad.twin_end = 0 : i64} : memref<?xf64>
+// SIMPLE:           memref.load %x[%{{.*}}] {ad.twin_id = [[A]] : i64, ad.twin_end = 1 : i64} : memref<?xf64>
+// SIMPLE:         scf.for
+// SIMPLE:           memref.load %x[%{{.*}}] {ad.twin_of = [[A]] : i64, ad.unchecked}
+// SIMPLE:         func.return
+
+// A dead load under a branch (it may never run: no hoisting) and one at
+// a non-affine index x[i * i]: both keep their checks in the forward loop.
+// CHECK-LABEL: func.func @kept_grad_dc_a(
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[SQ:.*]] = arith.muli %[[I]], %[[I]] : index
+// CHECK-NEXT:      memref.load %x[%[[SQ]]] {ad.twin_id = {{[0-9]+}} : i64} : memref<?xf64>
+// CHECK:           scf.if
+// CHECK-NEXT:        memref.load %x[%[[I]]] {ad.twin_id = {{[0-9]+}} : i64} : memref<?xf64>
+// CHECK:         scf.for
 // CHECK:         func.return
 func.func @strided(%x: memref<?xf64>) -> f64 {
   %c0 = arith.constant 0 : index
@@ -46,16 +71,6 @@ func.func @strided(%x: memref<?xf64>) -> f64 {
   func.return %r : f64
 }
 
-// A dead load under a branch (it may never run: no hoisting) and one at
-// a non-affine index x[i * i]: both keep their checks in the forward loop.
-// CHECK-LABEL: func.func @kept_grad_dc_a(
-// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:           %[[SQ:.*]] = arith.muli %[[I]], %[[I]] : index
-// CHECK-NEXT:      memref.load %x[%[[SQ]]] : memref<?xf64>
-// CHECK:           scf.if
-// CHECK-NEXT:        memref.load %x[%[[I]]] : memref<?xf64>
-// CHECK:         scf.for
-// CHECK:         func.return
 func.func @kept(%x: memref<?xf64>, %k: index) -> f64 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

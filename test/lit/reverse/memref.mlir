@@ -10,23 +10,23 @@
 // CHECK:         scf.for %i = %c0 to %h step %c1 {
 // CHECK:         %dtmp = memref.alloc(%n) : memref<?xf64>
 // CHECK:         scf.for
-// CHECK-NEXT:      memref.store %{{.*}}, %dtmp[%{{.*}}] {ad.unchecked} : memref<?xf64>
+// CHECK-NEXT:      memref.store %{{.*}}, %dtmp[%{{.*}}] {ad.own_sizes, ad.unchecked} : memref<?xf64>
 // The reverse loop: seed of out[i], zeroed, then shadow of even[i] += 2 v g.
 // CHECK:         scf.for %[[K:.*]] = %c0 to %{{.*}} step %c1 {
-// CHECK:           %[[G:.*]] = memref.load %dout[%[[I:.*]]] {ad.unchecked} : memref<?xf64>
-// CHECK-NEXT:      memref.store %{{.*}}, %dout[%[[I]]] {ad.unchecked} : memref<?xf64>
+// CHECK:           %[[G:.*]] = memref.load %dout[%[[I:.*]]] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<?xf64>
+// CHECK-NEXT:      memref.store %{{.*}}, %dout[%[[I]]] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<?xf64>
 // CHECK-NEXT:      %[[GV:.*]] = arith.mulf %[[G]], %{{.*}} : f64
 // CHECK-NEXT:      %[[GV2:.*]] = arith.addf %[[GV]], %[[GV]] : f64
-// CHECK-NEXT:      %[[DEVEN:.*]] = memref.subview %dtmp[0] [%h] [2] {ad.unchecked} : memref<?xf64> to memref<?xf64, strided<[2]>>
-// CHECK-NEXT:      %[[OLD:.*]] = memref.load %[[DEVEN]][%[[I]]] {ad.unchecked}
+// CHECK-NEXT:      %[[DEVEN:.*]] = memref.subview %dtmp[0] [%h] [2] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<?xf64> to memref<?xf64, strided<[2]>>
+// CHECK-NEXT:      %[[OLD:.*]] = memref.load %[[DEVEN]][%[[I]]] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked}
 // CHECK-NEXT:      %[[NEW:.*]] = arith.addf %[[OLD]], %[[GV2]] : f64
-// CHECK-NEXT:      memref.store %[[NEW]], %[[DEVEN]][%[[I]]] {ad.unchecked}
+// CHECK-NEXT:      memref.store %[[NEW]], %[[DEVEN]][%[[I]]] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked}
 // The copy, reversed: dx += dtmp; dtmp = 0.
 // CHECK:         scf.for %[[J:.*]] = %c0 to %{{.*}} step %c1 {
-// CHECK-NEXT:      %[[D:.*]] = memref.load %dtmp[%[[J]]] {ad.unchecked} : memref<?xf64>
-// CHECK-NEXT:      %[[X:.*]] = memref.load %dx[%[[J]]] {ad.unchecked} : memref<?xf64>
+// CHECK-NEXT:      %[[D:.*]] = memref.load %dtmp[%[[J]]] {ad.own_sizes, ad.unchecked} : memref<?xf64>
+// CHECK-NEXT:      %[[X:.*]] = memref.load %dx[%[[J]]] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<?xf64>
 // CHECK-NEXT:      %[[S:.*]] = arith.addf %[[X]], %[[D]] : f64
-// CHECK-NEXT:      memref.store %[[S]], %dx[%[[J]]] {ad.unchecked} : memref<?xf64>
+// CHECK-NEXT:      memref.store %[[S]], %dx[%[[J]]] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<?xf64>
 // CHECK:         memref.dealloc %dtmp : memref<?xf64>
 // CHECK-NEXT:    memref.dealloc %tmp : memref<?xf64>
 // CHECK-NEXT:    func.return

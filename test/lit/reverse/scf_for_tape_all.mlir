@@ -22,7 +22,7 @@
 // CHECK:           memref.load %tape_aw
 // CHECK:           memref.load %tape_a
 // CHECK:           memref.load %tape_acc
-// CHECK:           %[[OLD:.*]] = memref.load %dx[%[[I]]] {ad.unchecked} : memref<?xf64>
+// CHECK:           %[[OLD:.*]] = memref.load %dx[%[[I]]] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<?xf64>
 // CHECK:           scf.yield %{{.*}}, %{{.*}} : f64, f64
 // CHECK:         memref.dealloc %tape_acc {ad.workspace} : memref<?xf64>
 // CHECK-NEXT:    memref.dealloc %tape_a {ad.workspace} : memref<?xf64>

@@ -20,7 +20,7 @@
 // CHECK-NEXT:        %[[G2:.*]] = arith.addf %[[G]], %[[G]] : f64
 // CHECK-NEXT:        scf.yield %[[G2]], %{{.*}} : f64, f64
 // CHECK-NEXT:      }
-// CHECK:           memref.store %{{.*}}, %dx[%{{.*}}] {ad.unchecked} : memref<?xf64>
+// CHECK:           memref.store %{{.*}}, %dx[%{{.*}}] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<?xf64>
 // CHECK-NEXT:      scf.yield %{{.*}}, %[[DW]] : f64, f64
 
 func.func @branchy(%x: memref<?xf64>, %w: f64) -> f64 {

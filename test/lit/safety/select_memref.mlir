@@ -6,9 +6,9 @@
 
 // CHECK-LABEL: func.func @select_ptr_grad_cdd_a(%c: i1, %a: memref<f64>, %da: memref<f64>, %b: memref<f64>, %db: memref<f64>, %seed: f64)
 // CHECK:         %[[S:.*]] = arith.select %c, %da, %db : memref<f64>
-// CHECK-NEXT:    %[[G:.*]] = memref.load %[[S]][] {ad.unchecked} : memref<f64>
+// CHECK-NEXT:    %[[G:.*]] = memref.load %[[S]][] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<f64>
 // CHECK-NEXT:    %[[N:.*]] = arith.addf %[[G]], %seed : f64
-// CHECK-NEXT:    memref.store %[[N]], %[[S]][] {ad.unchecked} : memref<f64>
+// CHECK-NEXT:    memref.store %[[N]], %[[S]][] {ad.twin_of = {{[0-9]+}} : i64, ad.unchecked} : memref<f64>
 
 // OUT: c = false: da = 0 db = 1
 // OUT-NEXT: c = true: da = 1 db = 1

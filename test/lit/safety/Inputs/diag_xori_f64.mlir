@@ -1,0 +1,5 @@
+func.func @main() {
+  %a = arith.constant 1.0 : f64
+  %b = arith.xori %a, %a : f64
+  func.return
+}
