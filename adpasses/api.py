@@ -23,6 +23,7 @@ from adpasses import shadows
 from adpasses.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap, grad_call
 from adpasses.arguments import array_subclass_problem, is_honoured_array, plain_arguments
 from adpasses.autodiff_call import MISS, fast_key, make_fast_path
+from adpasses.compile_locks import load_compiler, once
 from adpasses.compile_thread import compile_entry
 from adpasses.diagnostics import CompileError, for_user
 from adpasses.frontend.binding import binder, has_plain_parameters
@@ -56,8 +57,9 @@ class JitFunction:
         self._plain = has_plain_parameters(fn)
         # Binds keywords and defaults with CPython's own rules and messages.
         self._binder = binder(fn) if self._plain else None
+        # Compiled callables hold their machine code (llvm_jit.MachineCode):
+        # it is freed with the last cache, fast path or caller holding one.
         self._primal: dict[tuple, Callable] = {}   # (signature_key, noalias) -> compiled primal
-        self._engines: list = []                    # CompiledModules whose code _primal calls
         self._dispatch = None                       # DispatchTable: signature code -> compiled primal
         self._gradients: dict[tuple, CompiledGradient] = {}
         self._built: dict[tuple, tuple] = {}       # signature_key -> (written arrays, result types)
@@ -101,7 +103,8 @@ class JitFunction:
         noalias = not checks_overlap or not shadows.arrays_overlap(*args)
         call = self._primal.get((key, noalias))
         if call is None:
-            call = self._compile_primal(args, noalias)
+            # Compiled once per key: concurrent first calls wait for it.
+            call = once(self._primal, (key, noalias), lambda: self._compile_primal(args, noalias))
         code = shadows.signature_code(*args)
         if code and noalias:
             target = _overlap_guard(call, args, self._slow_call) if checks_overlap else call
@@ -135,6 +138,7 @@ class JitFunction:
 
     def build(self, args: Sequence[object], noalias: bool = False):  # type: ignore[no-untyped-def]
         """(module, function name) of the primal for these arguments."""
+        load_compiler()  # before the first lazy import: see compile_locks (fork)
         from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
 
         from adpasses.dialects.ad import NOALIAS_ATTR
@@ -182,10 +186,7 @@ class JitFunction:
 
         module, name = self.build(args, noalias)
         compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
-        self._engines.append(compiled)  # the machine code lives as long as its engine
-        call = compiled[name]
-        self._primal[(signature_key(args), noalias)] = call
-        return call
+        return compiled[name]
 
     def gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
                  noalias: bool, ret: tuple[str, ...] | None = None) -> CompiledGradient:
@@ -194,8 +195,9 @@ class JitFunction:
         key = (signature_key(tuple(args)), activity, with_primal, noalias, ret)
         g = self._gradients.get(key)
         if g is None:
-            g = self._compile_gradient(args, activity, with_primal, noalias, ret)
-            self._gradients[key] = g
+            # Compiled once per key: concurrent first calls wait for it.
+            g = once(self._gradients, key,
+                     lambda: self._compile_gradient(args, activity, with_primal, noalias, ret))
         return g
 
     def autodiff_gradient(self, values: Sequence[object], activity: tuple[str, ...], with_primal: bool,
@@ -213,6 +215,7 @@ class JitFunction:
 
     def _compile_gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
                           noalias: bool, ret: tuple[str, ...] | None) -> CompiledGradient:
+        load_compiler()  # before the first lazy import: see compile_locks (fork)
         from adpasses.llvm_jit import compile_module
         from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
@@ -280,7 +283,7 @@ def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
     return JitFunction(fn, boundscheck, fastmath)
 
 
-_AUTO_JIT: dict[types.FunctionType, JitFunction] = {}
+_AUTO_JIT = "__adpasses_jit__"  # attribute of a plain function passed to grad/autodiff: its JitFunction
 
 
 def as_jit(f: object) -> JitFunction:
@@ -288,9 +291,12 @@ def as_jit(f: object) -> JitFunction:
     if isinstance(f, JitFunction):
         return f
     if isinstance(f, types.FunctionType):
-        if f not in _AUTO_JIT:
-            _AUTO_JIT[f] = JitFunction(f)
-        return _AUTO_JIT[f]
+        jf = f.__dict__.get(_AUTO_JIT)
+        if jf is None:
+            # Kept on the function itself, so that the compiled code goes
+            # when the function does (a global table would keep both alive).
+            jf = f.__dict__.setdefault(_AUTO_JIT, JitFunction(f))
+        return jf
     raise TypeError(f"expected a Python function or an adpasses.jit function, got {type(f).__name__}")
 
 
@@ -326,7 +332,8 @@ def _grad_function(jf: JitFunction, argnums: int | Sequence[int], with_value: bo
         key = (nums, with_value)
         gf = jf._grad_functions.get(key)
         if gf is None:
-            gf = jf._grad_functions[key] = GradFunction(jf, nums, with_value)
+            # setdefault: threads asking at once all get the same one.
+            gf = jf._grad_functions.setdefault(key, GradFunction(jf, nums, with_value))
     return gf
 
 

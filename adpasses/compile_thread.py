@@ -138,6 +138,20 @@ def _start(body: Callable[[int], None], stack_bytes: int) -> threading.Thread | 
             _stack_size_before = None
 
 
+def _after_fork_in_child() -> None:
+    """A forked child has none of the parent's compile threads: locks they
+    held would never be released, and the limit they raised stays raised."""
+    global _start_lock, _limit_lock, _running, _saved_limit
+    _start_lock, _limit_lock = threading.Lock(), threading.Lock()
+    if _running and _saved_limit is not None and sys.getrecursionlimit() == RECURSION_LIMIT:
+        sys.setrecursionlimit(_saved_limit)
+    _running, _saved_limit = 0, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _raise_limit() -> None:
     global _running, _saved_limit
     with _limit_lock:

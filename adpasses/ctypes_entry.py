@@ -48,7 +48,6 @@ from adpasses.pyentry import (
     parameters,
     written_parameters,
 )
-from adpasses.runtime import ERROR_SLOT
 from adpasses.types import has_identity_layout, memref_strides
 
 F64 = ir.DoubleType()
@@ -68,8 +67,8 @@ def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
     params = [F64 if isinstance(t, ir.HalfType) else t for t in target.function_type.args]
     fn = ir.Function(mt.llvm, ir.FunctionType(ir.VoidType(), [PTR, *params]), name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    b.store(const_i64(0), b.gep(mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5)),
-                                [const_i64(0), const_i64(0)], inbounds=True))
+    error_slot = mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
+    b.store(const_i64(0), b.gep(error_slot, [const_i64(0), const_i64(0)], inbounds=True))
     args = [b.fptrunc(a, t) if a.type != t else a for a, t in zip(fn.args[1:], target.function_type.args)]
     result = b.call(target, args)
     outputs = list(f.function_type.outputs.data)
@@ -81,6 +80,11 @@ def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
         else:
             b.store(v if v.type.width == 64 else
                     (b.zext(v, I64) if _is_bool_type(t) else b.sext(v, I64)), slot)
+    # After the results, the error slot as this call left it: the caller
+    # reads it from its own buffer, which no other thread's call touches.
+    for k in range(5):
+        value = b.load(b.gep(error_slot, [const_i64(0), const_i64(k)], inbounds=True), typ=I64)
+        b.store(value, b.gep(fn.args[0], [const_i64(len(outputs) + k)], inbounds=True, source_etype=I64))
     b.ret_void()
     return name
 
@@ -200,32 +204,39 @@ class _Arguments:
 
 
 def make_ctypes_caller(name: str, f: func.FuncOp, c_entry_address: int, function_address: int,
-                       check_sites: list[str]) -> Callable:
-    """The Python callable for `f` through ctypes (same checks and errors)."""
+                       check_sites: list[str], code: object = None) -> Callable:
+    """The Python callable for `f` through ctypes (same checks and errors).
+    `code` owns the machine code (`llvm_jit.MachineCode`): the callable
+    holds it.
+
+    The entry is called with the GIL held (`PYFUNCTYPE`), like the shims:
+    generated code keeps state in module globals (the tape workspace, the
+    error slot) that two threads must not use at once. Each call has its
+    own result buffer."""
     params = parameters(f)
     errors = CallErrors(name, params, check_sites)
     checks = _Arguments(f, errors)
     arg_types = [_ctype(t) for p in f.function_type.inputs.data for t in flat_types(p)]
-    c_function = ctypes.CFUNCTYPE(None, ctypes.c_void_p, *arg_types)(c_entry_address)
+    c_function = ctypes.PYFUNCTYPE(None, ctypes.c_void_p, *arg_types)(c_entry_address)
     n_results = len(f.function_type.outputs.data)
     kinds = ["f" if _is_float_type(t) else "b" if _is_bool_type(t) else "i"
              for t in f.function_type.outputs.data]
+    Buffer = ctypes.c_int64 * (n_results + 5)  # results, then the error slot
+    as_double = ctypes.c_double.from_buffer
 
-    out = (ctypes.c_int64 * max(n_results, 1))()
-    out_doubles = (ctypes.c_double * max(n_results, 1)).from_buffer(out)
-    out_address = ctypes.addressof(out)
-    readers = [out_doubles.__getitem__ if kind == "f" else
-               (lambda j: bool(out[j])) if kind == "b" else out.__getitem__ for kind in kinds]
+    def read(out, j: int, kind: str) -> object:  # type: ignore[no-untyped-def]
+        return as_double(out, 8 * j).value if kind == "f" else bool(out[j]) if kind == "b" else out[j]
 
     def call(*args: object) -> object:
         if len(args) != len(params):
             errors(-1, len(args))
-        c_function(out_address, *checks.expand(args))
-        if ERROR_SLOT[0]:
-            errors(STATUS_STOPPED)
+        out = Buffer()
+        c_function(ctypes.addressof(out), *checks.expand(args))
+        if out[n_results]:
+            errors(STATUS_STOPPED, *out[n_results + 1:n_results + 5])
         if n_results == 1:
-            return readers[0](0)
-        return tuple(read(j) for j, read in enumerate(readers)) if n_results else None
+            return read(out, 0, kinds[0])
+        return tuple(read(out, j, kind) for j, kind in enumerate(kinds)) if n_results else None
 
     plain = name.isidentifier() and not keyword.iskeyword(name)
     call.__name__ = name if plain else "compiled"
@@ -235,6 +246,6 @@ def make_ctypes_caller(name: str, f: func.FuncOp, c_entry_address: int, function
     call.parameters = params  # type: ignore[attr-defined]
     call.raw = call  # type: ignore[attr-defined]
     call.address = function_address  # type: ignore[attr-defined]
-    call._keepalive = (c_function, out, out_doubles)  # type: ignore[attr-defined]
+    call._keepalive = (c_function, code)  # type: ignore[attr-defined]
     return call
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from adpasses.compile_locks import locked
 from adpasses.dispatch_ir import check_layouts, dispatch_module
 
 check_layouts()
@@ -49,18 +50,15 @@ def _builtin(name: str, address: int, self: object) -> tuple[Callable, _PyMethod
 
 class _Compiled:
     def __init__(self) -> None:
-        import llvmlite.binding as llvm
+        from adpasses.llvm_jit import _machine_code
 
-        from adpasses.llvm_jit import _target_machine, optimized_module
-
-        mod = optimized_module(str(dispatch_module()))
-        self.engine = llvm.create_mcjit_compiler(mod, _target_machine())
-        self.engine.finalize_object()
-        self.dispatch_address = self.engine.get_function_address("adpasses_dispatch")
+        # Kept for the life of the process (module global _COMPILED).
+        self.code, _ = _machine_code(str(dispatch_module()), 3)
+        self.dispatch_address = self.code.address("adpasses_dispatch")
         self.signature_code, self._sig_def = _builtin(
-            "signature_code", self.engine.get_function_address("adpasses_signature_code"), None)
+            "signature_code", self.code.address("adpasses_signature_code"), None)
         self.arrays_overlap, self._ovl_def = _builtin(
-            "arrays_overlap", self.engine.get_function_address("adpasses_arrays_overlap"), None)
+            "arrays_overlap", self.code.address("adpasses_arrays_overlap"), None)
         # One method definition shared by every dispatch table.
         self.dispatch_def = _PyMethodDef(b"dispatch", self.dispatch_address,
                                          _METH_FASTCALL | _METH_KEYWORDS, None)
@@ -72,7 +70,9 @@ _COMPILED: _Compiled | None = None
 def _compiled() -> _Compiled:
     global _COMPILED
     if _COMPILED is None:
-        _COMPILED = _Compiled()
+        with locked("dispatch builtins"):  # one per process: tables point into its code forever
+            if _COMPILED is None:
+                _COMPILED = _Compiled()
     return _COMPILED
 
 
@@ -90,6 +90,14 @@ def fast_functions() -> tuple:
     return c.signature_code, c.arrays_overlap
 
 
+class _Table(np.ndarray):
+    """The dispatch builtin's `self`: [count, fallback, (code, target)...]
+    as int64 object addresses, and `targets`, the objects themselves, so
+    that whoever holds the builtin keeps every target it may call alive."""
+
+    targets: list[Callable]
+
+
 class DispatchTable:
     """`function(*args)`: `target(*args)` for the target added under the
     arguments' signature code, else `fallback(*args)`. Holds at most
@@ -99,16 +107,23 @@ class DispatchTable:
 
     def __init__(self, fallback: Callable) -> None:
         c = _compiled()
-        self.table = np.zeros(2 + 2 * self.CAPACITY, np.int64)
+        self.table = np.zeros(2 + 2 * self.CAPACITY, np.int64).view(_Table)
         self.table[1] = id(fallback)
-        self.targets: list[Callable] = [fallback]  # keeps every pointer in the table alive
+        self.table.targets = [fallback]
         self.function = _new_cfunction(ctypes.addressof(c.dispatch_def), self.table, None)
 
+    @property
+    def targets(self) -> list[Callable]:
+        return self.table.targets
+
     def add(self, code: int, target: Callable) -> None:
-        n = int(self.table[0])
-        if code == 0 or n >= self.CAPACITY or code in self.table[2 : 2 + 2 * n : 2]:
-            return
-        self.targets.append(target)
-        self.table[2 + 2 * n] = code
-        self.table[3 + 2 * n] = id(target)
-        self.table[0] = n + 1  # published last: the entry is complete when counted
+        # Threads adding the first fast paths of a function at once must
+        # not write the same slot: one entry at a time.
+        with locked(("dispatch table", id(self))):
+            n = int(self.table[0])
+            if code == 0 or n >= self.CAPACITY or code in self.table[2 : 2 + 2 * n : 2]:
+                return
+            self.table.targets.append(target)
+            self.table[2 + 2 * n] = code
+            self.table[3 + 2 * n] = id(target)
+            self.table[0] = n + 1  # published last: the entry is complete when counted

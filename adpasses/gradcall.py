@@ -217,11 +217,16 @@ def install_dispatch(obj, fallback: Callable):  # type: ignore[no-untyped-def]
     moves to a subclass of its own whose `__call__` is the table's builtin
     (a builtin is not a descriptor, so it is called without `self`)."""
     if obj._dispatch is None:
+        from adpasses.compile_locks import locked
         from adpasses.dispatch import DispatchTable
 
-        obj._dispatch = DispatchTable(fallback)
-        cls = type(obj)
-        obj.__class__ = type(cls.__name__, (cls,), {"__call__": obj._dispatch.function,
-                                                    "__module__": cls.__module__,
-                                                    "__qualname__": cls.__qualname__})
+        # One table per object, even when threads make first calls at once.
+        with locked(("install dispatch", id(obj))):
+            if obj._dispatch is None:
+                table = DispatchTable(fallback)
+                cls = type(obj)
+                obj.__class__ = type(cls.__name__, (cls,), {"__call__": table.function,
+                                                            "__module__": cls.__module__,
+                                                            "__qualname__": cls.__qualname__})
+                obj._dispatch = table
     return obj._dispatch

@@ -12,10 +12,12 @@ verifier (tests do; `ad-opt --debug` does).
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -25,6 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from adpasses import runtime
+from adpasses.compile_locks import LLVM_LOCK, load_compiler, locked, once
 from adpasses.compile_thread import compile_entry, current_stack_bytes, run_with_stack
 from adpasses.options import check_flag, check_module_input, check_opt_level
 from adpasses.context import parse_module
@@ -37,17 +40,18 @@ _initialized = False
 
 def _target_machine(opt_level: int = 3) -> llvm.TargetMachine:
     global _initialized
-    if not _initialized:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        _initialized = True
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
-        opt=opt_level,
-        jit=True,
-    )
+    with LLVM_LOCK:
+        if not _initialized:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            _initialized = True
+        target = llvm.Target.from_triple(llvm.get_process_triple())
+        return target.create_target_machine(
+            cpu=llvm.get_host_cpu_name(),
+            features=llvm.get_host_cpu_features().flatten(),
+            opt=opt_level,
+            jit=True,
+        )
 
 
 # LLVM's loop unswitching is left at its default threshold: limiting it
@@ -102,32 +106,37 @@ def on_llvm_stack(stage: Callable[[str, int], T], ir_text: str, opt_level: int,
 
 
 def optimized_module(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
-    """Parse LLVM IR and run LLVM's pipeline (loop + SLP vectorisation on),
-    on a stack large enough for it (`on_llvm_stack`)."""
+    """Parse LLVM IR (into LLVM's global context) and run LLVM's pipeline
+    (loop + SLP vectorisation on), on a stack large enough for it
+    (`on_llvm_stack`)."""
     return on_llvm_stack(_optimized_module, ir_text, opt_level)
 
 
-def _optimized_module(ir_text: str, opt_level: int) -> llvm.ModuleRef:
-    tm = _target_machine(opt_level)
-    mod = llvm.parse_assembly(ir_text)
-    mod.triple = llvm.get_process_triple()
-    mod.data_layout = str(tm.target_data)
-    if opt_level > 0:
-        pto = llvm.PipelineTuningOptions(speed_level=opt_level)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pb = llvm.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
-    return mod
+def _optimized_module(ir_text: str, opt_level: int, context: object = None) -> llvm.ModuleRef:
+    with LLVM_LOCK:
+        tm = _target_machine(opt_level)
+        mod = llvm.parse_assembly(ir_text, context)
+        mod.triple = llvm.get_process_triple()
+        mod.data_layout = str(tm.target_data)
+        if opt_level > 0:
+            pto = llvm.PipelineTuningOptions(speed_level=opt_level)
+            pto.loop_vectorization = True
+            pto.slp_vectorization = True
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+        return mod
 
 
-def _machine_code(ir_text: str, opt_level: int) -> tuple[object, float]:
-    """The MCJIT engine of optimised IR, and when optimisation ended."""
-    mod = _optimized_module(ir_text, opt_level)
-    optimized = time.perf_counter()
-    engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
-    engine.finalize_object()
-    return engine, optimized
+def _machine_code(ir_text: str, opt_level: int) -> tuple[MachineCode, float]:
+    """The machine code of optimised IR (in an LLVM context of its own),
+    and when optimisation ended."""
+    with LLVM_LOCK:
+        context = llvm.create_context()
+        mod = _optimized_module(ir_text, opt_level, context)
+        optimized = time.perf_counter()
+        engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
+        engine.finalize_object()
+        return MachineCode(engine, context), optimized
 
 
 @dataclass
@@ -142,12 +151,51 @@ class CompileTimes:
     codegen_s: float = 0.0
 
 
+class MachineCode:
+    """The MCJIT engine that owns one module's machine code, and the LLVM
+    context its IR lives in. Every Python object that can jump into that
+    code holds this object: each entry builtin (through its `self`,
+    `pyentry.CallErrors`), each ctypes caller, and so every cache, fast path
+    and dispatch table that holds one of them. When the last of them goes,
+    the engine (code, IR) and then the context are disposed; never before.
+
+    A context of its own per module: LLVM's global context keeps every
+    type and constant any module ever used (about 0.2 MB per compiled
+    function, measured), a private one goes with its module."""
+
+    __slots__ = ("engine", "context", "__weakref__")
+
+    def __init__(self, engine: object, context: object):
+        self.engine = engine
+        # Only this object disposes the context, after the engine: keep the
+        # raw pointer and detach llvmlite's object, whose own finaliser the
+        # garbage collector may run first (when a cycle holding this object
+        # dies, all of them are finalised in any order).
+        self.context = context._ptr  # type: ignore[attr-defined]
+        context.detach()  # type: ignore[attr-defined]
+
+    def __del__(self) -> None:
+        # The engine's module lives in the context: engine first (closing
+        # twice is harmless: the engine's own finaliser may have run).
+        engine, context = self.engine, self.context
+        self.engine = self.context = None
+        if engine is not None:
+            engine.close()  # type: ignore[attr-defined]
+        if context is not None:
+            llvm.ffi.lib.LLVMPY_ContextDispose(context)
+
+    def address(self, name: str) -> int:
+        with LLVM_LOCK:
+            return self.engine.get_function_address(name)  # type: ignore[attr-defined]
+
+
 @dataclass
 class CompiledModule:
-    """Python callables for the public functions of a compiled module."""
+    """Python callables for the public functions of a compiled module. Its
+    machine code lives as long as this object or any of the callables."""
 
     functions: dict[str, Callable]
-    engine: object
+    code: MachineCode
     llvm_ir: str
     times: CompileTimes = field(default_factory=CompileTimes)
 
@@ -164,12 +212,18 @@ class CompiledModule:
             return functions[name]
         raise AttributeError(name)
 
+    @property
+    def engine(self) -> object:
+        """The llvmlite ExecutionEngine."""
+        return self.code.engine
+
     def address(self, name: str) -> int:
         """Address of the compiled function `@name` (internal ABI; in LLVM
-        it is `u.name`: adpasses.lowering.names)."""
+        it is `u.name`: adpasses.lowering.names); valid while this module or
+        one of its callables is alive."""
         from adpasses.lowering.names import user_symbol
 
-        return self.engine.get_function_address(user_symbol(name))  # type: ignore[attr-defined]
+        return self.code.address(user_symbol(name))
 
 
 def _check_external_symbols(llmod) -> None:  # type: ignore[no-untyped-def]
@@ -205,9 +259,46 @@ def _binding(binding: str) -> str:
 
 _RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot"}
 
-_CACHE: dict[str, CompiledModule] = {}
-_TEXT_CACHE: dict[tuple[str, bool, bool, int, bool, str], CompiledModule] = {}
+# Compiled modules by key, held weakly: a module stays cached while
+# something uses it (a jitted function's caches, a caller), and its code is
+# freed once nothing does (issue 13, item 14).
+_CACHE: weakref.WeakValueDictionary[str, CompiledModule] = weakref.WeakValueDictionary()
+_TEXT_CACHE: weakref.WeakValueDictionary[tuple[str, bool, bool, int, bool, str], CompiledModule] = \
+    weakref.WeakValueDictionary()
+# The modules of the most recent MLIR texts are also held strongly, so
+# that `compile_module(text)["f"](...)` in a loop compiles once. A live
+# module costs about 0.9 MB (MCJIT's code generation state), so only a few.
+RECENT_TEXTS = 8
+_RECENT_TEXT: collections.OrderedDict[tuple, CompiledModule] = collections.OrderedDict()
 stats = {"compiled": 0, "cache_hits": 0}
+
+
+def _keep_recent(key: tuple, compiled: CompiledModule) -> None:
+    with locked("recent MLIR texts"):
+        _RECENT_TEXT[key] = compiled
+        _RECENT_TEXT.move_to_end(key)
+        while len(_RECENT_TEXT) > RECENT_TEXTS:
+            _RECENT_TEXT.popitem(last=False)
+
+
+def clear_caches() -> None:
+    """Forget every compiled module (its code lives on in the callables
+    still holding it)."""
+    with locked("recent MLIR texts"):
+        _RECENT_TEXT.clear()
+    _TEXT_CACHE.clear()
+    _CACHE.clear()
+
+
+def _cached(cache: weakref.WeakValueDictionary, key: object,
+            build: Callable[[], CompiledModule]) -> CompiledModule:
+    """`cache[key]`, else `build()` once per key: a thread asking for a
+    module another thread is compiling waits for it."""
+    hit = cache.get(key)
+    if hit is not None:
+        stats["cache_hits"] += 1
+        return hit
+    return once(cache, key, build)
 
 
 def compile_module(
@@ -225,7 +316,11 @@ def compile_module(
     (module globals), so a gradient that needs a tape allocates only when a
     call needs more tape than any before.
     `binding`: "auto" (CPython builtin shims reading numpy arrays directly,
-    unless numpy's layout is not the expected one), "shim" or "ctypes"."""
+    unless numpy's layout is not the expected one), "shim" or "ctypes".
+
+    Thread-safe: a module is compiled once per key even when several
+    threads ask for it at the same time (the others wait and share it)."""
+    load_compiler()  # before the first lazy import: see compile_locks (fork)
     # Options are checked here, on the caller's thread, so that a misuse is a
     # TypeError/ValueError raised from this call.
     check_module_input(module_or_text)
@@ -240,18 +335,19 @@ def compile_module(
 def _compile(module_or_text: ModuleOp | str, *, boundscheck: bool, fastmath: bool, opt_level: int,
              workspace: bool, binding: str) -> CompiledModule:
     if isinstance(module_or_text, str):
-        key = (module_or_text, boundscheck, fastmath, opt_level, workspace, binding)
-        hit = _TEXT_CACHE.get(key)
-        if hit is not None:
-            stats["cache_hits"] += 1
-            return hit
-        from adpasses.verify import verify_module
+        text = module_or_text
+        key = (text, boundscheck, fastmath, opt_level, workspace, binding)
 
-        module = parse_module(module_or_text, "<compile_module>")
-        verify_module(module)
-        compiled = _compile(module, boundscheck=boundscheck, fastmath=fastmath,
+        def from_text() -> CompiledModule:
+            from adpasses.verify import verify_module
+
+            module = parse_module(text, "<compile_module>")
+            verify_module(module)
+            return _compile(module, boundscheck=boundscheck, fastmath=fastmath,
                             opt_level=opt_level, workspace=workspace, binding=binding)
-        _TEXT_CACHE[key] = compiled
+
+        compiled = _cached(_TEXT_CACHE, key, from_text)
+        _keep_recent(key, compiled)
         return compiled
 
     from adpasses.lowering.core import ModuleTranslator, define_oob_handler
@@ -280,27 +376,24 @@ def _compile(module_or_text: ModuleOp | str, *, boundscheck: bool, fastmath: boo
     sites_text = "\n".join(translator.check_sites)
     key = hashlib.sha1(f"{boundscheck}{fastmath}{opt_level}{workspace}{binding}\n{ir_text}\n"
                        f"{sites_text}".encode()).hexdigest()
-    hit = _CACHE.get(key)
-    if hit is not None:
-        stats["cache_hits"] += 1
-        return hit
 
-    runtime.register_symbols()
-    _check_external_symbols(translator.llvm)
-    optimizing = time.perf_counter()
-    engine, optimized = on_llvm_stack(_machine_code, ir_text, opt_level)
-    generated = time.perf_counter()
-    sites = list(translator.check_sites)
-    make = make_caller if binding == "shim" else make_ctypes_caller
-    functions = {
-        name: make(name, f, engine.get_function_address(shims[name]),
-                   engine.get_function_address(user_symbol(name)), sites)
-        for f in public
-        for name in (f.sym_name.data,)
-    }
-    compiled = CompiledModule(functions, engine, ir_text,
+    def generate() -> CompiledModule:
+        runtime.register_symbols()
+        _check_external_symbols(translator.llvm)
+        optimizing = time.perf_counter()
+        code, optimized = on_llvm_stack(_machine_code, ir_text, opt_level)
+        generated = time.perf_counter()
+        with LLVM_LOCK:
+            addresses = {name: (code.engine.get_function_address(shims[name]),  # type: ignore[attr-defined]
+                                code.engine.get_function_address(user_symbol(name)))  # type: ignore[attr-defined]
+                         for f in public for name in (f.sym_name.data,)}
+        sites = list(translator.check_sites)
+        make = make_caller if binding == "shim" else make_ctypes_caller
+        functions = {name: make(name, f, *addresses[name], sites, code)
+                     for f in public for name in (f.sym_name.data,)}
+        stats["compiled"] += 1
+        return CompiledModule(functions, code, ir_text,
                               CompileTimes(lowered - start, time.perf_counter() - lowered,
                                            optimized - optimizing, generated - optimized))
-    _CACHE[key] = compiled
-    stats["compiled"] += 1
-    return compiled
+
+    return _cached(_CACHE, key, generate)

@@ -377,6 +377,17 @@ class _Shim:
         done = self.fn.append_basic_block("done")
         b.branch(done)
         b.position_at_end(with_args)
+        stopped = self.fn.append_basic_block("stopped")
+        bad_argument = self.fn.append_basic_block("bad_argument")
+        b.cbranch(b.icmp_signed("==", self.fail_code, const_i64(STATUS_STOPPED)), stopped, bad_argument)
+        # The compiled code stopped: pass the error slot's contents along.
+        # The slot is shared by every compiled function of the process, and
+        # another thread may call one (and stop) as soon as Python code runs.
+        b.position_at_end(stopped)
+        where = [b.load(self.slot_field(k), typ=I64) for k in range(1, 5)]
+        r3 = b.call(call, [self_obj, self.cstring("LLLLL"), self.fail_code, *where])
+        b.branch(done)
+        b.position_at_end(bad_argument)
         objs = [b.load(b.gep(args, [const_i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
                 for k in range(len(self.inputs))]
         r2 = b.call(call, [self_obj, self.cstring("L" + "O" * len(objs)), self.fail_code, *objs])
@@ -384,7 +395,8 @@ class _Shim:
         b.position_at_end(done)
         r = b.phi(PTR)
         r.add_incoming(r1, wrong_count)
-        r.add_incoming(r2, with_args)
+        r.add_incoming(r2, bad_argument)
+        r.add_incoming(r3, stopped)
         null = ir.Constant(PTR, None)
         with b.if_then(b.icmp_unsigned("!=", r, null), likely=False):
             # The handler always raises; never return a value from a failure.
@@ -472,6 +484,8 @@ class CallErrors:
 
     def __init__(self, fname: str, params: list[Parameter], check_sites: list[str]):
         self.fname, self.params, self.check_sites = fname, params, check_sites
+        self.keepalive: tuple = ()  # what the entry calling this object needs alive
+
 
     def __call__(self, code: int, *args: object) -> None:
         if code == STATUS_NARGS:
@@ -481,7 +495,7 @@ class CallErrors:
                             f"{count} {'was' if count == 1 else 'were'} given "
                             f"({', '.join(p.name for p in self.params) or 'none'})")
         if code == STATUS_STOPPED:
-            self.stopped()
+            self.stopped(*args)  # type: ignore[arg-type]
         k, problem = code >> 4, code & 15
         if problem == RAISED:
             self.conversion_raised(k, args[1 + k], args[0])  # type: ignore[arg-type]
@@ -547,12 +561,13 @@ class CallErrors:
         )
         raise ValueError(f"{self._param(k)} {text}")
 
-    def stopped(self) -> None:
+    def stopped(self, site: int, index: int, axis: int, size: int) -> None:
         """The compiled code stopped: an out-of-bounds access, a division by
         zero, a shadow whose shape is not its primal's (axis <= -2, see
         adpasses.lowering.core.FunctionTranslator.fail), or one of the
-        adpasses.stop_codes (allocation sizes, float-to-int conversions)."""
-        site, index, axis, size = (int(ERROR_SLOT[i]) for i in range(1, 5))
+        adpasses.stop_codes (allocation sizes, float-to-int conversions).
+        The entry passes what the error slot held when the call returned
+        (`ERROR_SLOT[1:5]`): another thread's call may have changed it since."""
         ERROR_SLOT[0] = 0
         where = self.check_sites[site] if 0 <= site < len(self.check_sites) else "?"
         if axis in stop_codes.CODES:  # sizes, allocations, float-to-int conversions
@@ -604,16 +619,22 @@ def builtin_function(name: str, address: int, self: object = None):  # type: ign
 
 
 def make_caller(name: str, f: func.FuncOp, shim_address: int, function_address: int,
-                check_sites: list[str]) -> Callable:
+                check_sites: list[str], code: object = None) -> Callable:
     """The Python callable for compiled `f`: a two-line Python function with
     `f`'s parameter names calling the builtin shim, which checks everything.
+    `code` owns the machine code (`llvm_jit.MachineCode`).
 
     Attributes: `raw` (the builtin: positional arguments only, same checks,
     about 100 ns less per call), `address` (the compiled function, internal
-    ABI: see docs/calling_convention.md), `parameters`."""
+    ABI: see docs/calling_convention.md; valid while the callable lives),
+    `parameters`."""
     params = parameters(f)
     errors = CallErrors(name, params, check_sites)
     entry, method = builtin_function(name, shim_address, errors)
+    # The builtin holds `errors` as its `self`: through it, the method
+    # definition it points to and the code it jumps into live as long as
+    # the builtin does, whoever holds it (`raw`, a fast path, a cache).
+    errors.keepalive = (method, code)
     names = [p.name for p in params]
     plain = name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
     pyname = name if plain else "compiled"

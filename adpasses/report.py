@@ -283,6 +283,8 @@ def source_snippet(location: str | None, op_name: str = "", limit: int = 40) -> 
     import ast
     import linecache
 
+    from adpasses.compile_locks import parse_python
+
     if not location or not location.count(":") >= 2:
         return None
     path, line_s, col_s = location.rsplit(":", 2)
@@ -297,7 +299,7 @@ def source_snippet(location: str | None, op_name: str = "", limit: int = 40) -> 
     if code.endswith(":"):
         code += " pass"
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)  # ast.parse, safe when threads compile at once
     except SyntaxError:
         return None
     col = int(col_s) - 1 - indent

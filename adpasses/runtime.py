@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import ctypes
 
+from adpasses.compile_locks import LLVM_LOCK
+
 _STATS = (ctypes.c_int64 * 2)()
 ERROR_SLOT = (ctypes.c_int64 * 5)()
 _registered = False
@@ -33,9 +35,15 @@ _half_engine: object = None  # keeps the compiled half conversions alive
 def register_symbols() -> None:
     """Make the buffers, and the half-precision conversions LLVM may call
     (adpasses.lowering.half), visible to the JIT linker (once per process)."""
-    global _registered, _half_engine
     if _registered:
         return
+    with LLVM_LOCK:  # once, even when several threads make their first call at once
+        if not _registered:
+            _register_symbols()
+
+
+def _register_symbols() -> None:
+    global _registered, _half_engine
     import llvmlite.binding as llvm
 
     from adpasses.lowering.half import SYMBOLS, half_runtime_module

@@ -37,6 +37,7 @@ from xdsl.dialects.arith import ConstantOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from adpasses.compile_locks import parse_python
 from adpasses.compile_thread import too_deep_error
 from adpasses.diagnostics import CompileError
 from adpasses.frontend import unsupported
@@ -131,7 +132,7 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]
     source = textwrap.dedent("".join(lines))
     shift = _indent(lines[0]) - _indent(source)
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)  # ast.parse, safe when threads compile at once
     except RecursionError:  # Python's parser: an expression nested too deeply
         raise too_deep_error(f"{filename}:{first}:1") from None
     except SyntaxError as err:  # source lines that do not parse alone

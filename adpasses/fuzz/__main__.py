@@ -5,6 +5,7 @@
     python -m adpasses.fuzz --show SEED      # the program of one seed
     python -m adpasses.fuzz --case SEED      # check one seed in this process
     python -m adpasses.fuzz --aliased ...    # the aliased-arguments mode (fuzz/aliased.py)
+    python -m adpasses.fuzz --threads N ...  # N threads call each gradient at once (fuzz/threads.py)
 
 Prints how many programs were checked, the failures by kind with their
 seeds, and with --shrink a minimal lit test per distinct failure (also
@@ -19,7 +20,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from adpasses.fuzz.check import ALIASED_KINDS, KINDS
+from adpasses.fuzz.check import ALIASED_KINDS, KINDS, THREAD_KINDS
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -41,7 +42,16 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                    help="call generated Python functions through jit/grad/value_and_grad/autodiff with "
                         "arguments that share memory; each call must match a reference or raise "
                         "ValueError (docs/fuzzing.md)")
+    p.add_argument("--threads", type=int, default=0, metavar="N",
+                   help="compile and call each program's primal and gradient from N threads at once "
+                        "(first call included); every call must equal the single-threaded one "
+                        "(docs/fuzzing.md)")
     args = p.parse_args(argv)
+    if args.threads and args.threads < 2:
+        p.error("--threads needs at least 2 threads")
+    if args.threads and (args.aliased or args.shrink):
+        p.error("--threads does not combine with --aliased or --shrink (a failing seed is "
+                "re-run with --case SEED --threads N)")
     if args.aliased and args.shrink:
         p.error("--shrink does not apply to --aliased (its programs are Python functions; "
                 "--show SEED --aliased prints one)")
@@ -74,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.aliased:
             from adpasses.fuzz.aliased import run_aliased_case as run_case  # noqa: F811
+        if args.threads:
+            from adpasses.fuzz.threads import threads_case
+
+            run_case = threads_case(args.threads)  # noqa: F811
 
         outcome = run_case(args.case)
         print(f"seed {args.case}: {outcome.kind} {outcome.detail}".rstrip())
@@ -102,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         from adpasses.fuzz.aliased import run_aliased_case
 
         case = {"case": run_aliased_case}
+    if args.threads:
+        from adpasses.fuzz.threads import threads_case
+
+        case = {"case": threads_case(args.threads)}
     run_seeds(seeds, jobs=args.jobs, timeout=args.timeout, batch=args.batch, on_result=progress, **case)
     elapsed = time.monotonic() - start
     total = sum(len(v) for v in by_kind.values())
@@ -109,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
           f"in {elapsed:.0f} s: {len(by_kind['ok'])} ok, {len(by_kind['discard'])} discarded "
           "(no usable input point)")
     failed = False
-    for kind in (*KINDS, *(ALIASED_KINDS if args.aliased else ()), "fuzzer error"):
+    for kind in (*KINDS, *(ALIASED_KINDS if args.aliased else ()),
+                 *(THREAD_KINDS if args.threads else ()), "fuzzer error"):
         seeds_of_kind = sorted(by_kind.get(kind, []))
         failed |= bool(seeds_of_kind)
         print(f"{kind}: {len(seeds_of_kind)}" + (f"  seeds {' '.join(map(str, seeds_of_kind))}"

@@ -44,6 +44,8 @@ from adpasses.fuzz.to_python import Oracle
 KINDS = ("wrong primal", "wrong gradient", "compiler error", "crash")
 ALIASED_KINDS = ("missed error", "needless error", "wrong error", "changed argument")
 """Failure kinds of the aliased-arguments mode only (adpasses/fuzz/aliased.py)."""
+THREAD_KINDS = ("thread mismatch", "thread error")
+"""Failure kinds of the threads mode only (adpasses/fuzz/threads.py)."""
 """Failure kinds; an outcome is one of these, `ok` or `discard`."""
 
 ATTEMPTS = 5
@@ -78,7 +80,7 @@ class Outcome:
 
     @property
     def failed(self) -> bool:
-        return self.kind in KINDS or self.kind in ALIASED_KINDS
+        return self.kind in KINDS or self.kind in ALIASED_KINDS or self.kind in THREAD_KINDS
 
 
 class _Failure(Exception):

@@ -56,12 +56,11 @@ def run_case(item: int | Program) -> Outcome:
 
 
 def forget_compiled() -> None:
-    """Drop the JIT's in-memory cache of compiled modules: every program is
-    new, so the cache would only grow (each entry holds an MCJIT engine)."""
+    """Drop the JIT's in-memory caches of compiled modules: every program is
+    new (each entry holds an MCJIT engine until nothing uses it)."""
     from adpasses import llvm_jit
 
-    llvm_jit._CACHE.clear()
-    llvm_jit._TEXT_CACHE.clear()
+    llvm_jit.clear_caches()
 
 
 def _worker(conn: Connection, case: Callable[[int | Program], Outcome]) -> None:

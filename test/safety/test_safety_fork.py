@@ -1,0 +1,159 @@
+"""Fork (issue 13, item 1): a child forked while another thread compiles
+must be able to compile and run by itself. Before the fix the child waited
+forever for llvmlite's lock, held by a thread the child does not have
+(reproducer r14). adpasses.compile_locks registers at-fork handlers: the fork
+waits for a running LLVM step to finish, and the child starts with every
+lock free.
+
+Each case runs in a fresh process; every child arms a faulthandler timer
+(a hang is reported with its stack and exit code 1, never a stuck suite),
+computes a gradient, compares it with the hand-derived one and reports
+through its exit status.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from isolate import run_isolated
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+PRELUDE = """
+import faulthandler, os, sys, threading, time, numpy as np
+import adpasses, fresh_kernels as F
+
+def child_checks(k, n=8):
+    '''In the child: compile a new function (primal and gradient), check it.'''
+    faulthandler.dump_traceback_later(30, exit=True)
+    f = F.fresh(k)
+    x = np.linspace(-1, 1, n)
+    ok = abs(f(x) - F.value(k, x)) <= 1e-12 and np.allclose(
+        adpasses.grad(f)(x), F.gradient(k, x), rtol=1e-12, atol=1e-14)
+    os._exit(0 if ok else 3)
+
+def fork_and_wait(k):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            child_checks(k)
+        finally:
+            os._exit(4)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+"""
+
+
+def run(body: str, timeout: float = 300) -> str:
+    result = run_isolated(PRELUDE + body, timeout=timeout)
+    assert result.returncode == 0, str(result)
+    return result.stdout
+
+
+def test_fork_while_another_thread_compiles():
+    """r14, repeated: forks at several moments while a thread compiles
+    primals and gradients in a loop."""
+    out = run("""
+F.fresh(999)(np.ones(4))
+stop = threading.Event()
+def compiler():
+    k = 100
+    while not stop.is_set():
+        f = F.fresh(k)
+        f(np.ones(8)); adpasses.grad(f)(np.ones(8)); k += 1
+th = threading.Thread(target=compiler); th.start()
+codes = []
+for j in range(6):
+    time.sleep(0.15 + 0.1 * j)
+    codes.append(fork_and_wait(500 + j))
+stop.set(); th.join()
+print(codes)
+""")
+    assert out.strip() == str([0] * 6)
+
+
+def test_fork_while_a_thread_holds_the_signature_lock():
+    """The child calls the very function whose gradient another thread is
+    compiling at the moment of the fork (that thread holds its per-key
+    lock): the child compiles it itself."""
+    out = run("""
+from adpasses import api
+inside = threading.Event()
+compile_gradient = api.JitFunction._compile_gradient
+def slow_compile(self, *args, **kwargs):
+    inside.set()
+    time.sleep(1.0)
+    return compile_gradient(self, *args, **kwargs)
+api.JitFunction._compile_gradient = slow_compile
+f = F.fresh(7)
+x = np.linspace(-1, 1, 8)
+th = threading.Thread(target=lambda: adpasses.grad(f)(x)); th.start()
+assert inside.wait(60)
+pid = os.fork()
+if pid == 0:
+    faulthandler.dump_traceback_later(30, exit=True)
+    ok = np.allclose(adpasses.grad(f)(x), F.gradient(7, x), rtol=1e-12, atol=1e-14)
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+th.join()
+print(os.waitstatus_to_exitcode(status), np.allclose(adpasses.grad(f)(x), F.gradient(7, x)))
+""")
+    assert out.strip() == "0 True"
+
+
+def test_fork_waits_for_a_running_llvm_step():
+    """A thread inside an LLVM step (holding the global compile lock) when
+    the fork is asked for: the fork happens after the step, and both parent
+    and child compile afterwards."""
+    out = run("""
+from adpasses import llvm_jit
+from adpasses.compile_locks import LLVM_LOCK
+F.fresh(999)(np.ones(4))
+inside = threading.Event()
+optimized_module = llvm_jit._optimized_module     # the LLVM step of every compilation
+def slow_optimize(*args, **kwargs):
+    with LLVM_LOCK:
+        inside.set()
+        time.sleep(0.5)
+        return optimized_module(*args, **kwargs)
+llvm_jit._optimized_module = slow_optimize
+th = threading.Thread(target=lambda: F.fresh(3)(np.ones(4))); th.start()
+assert inside.wait(60)
+start = time.perf_counter()
+code = fork_and_wait(8)
+waited = time.perf_counter() - start
+th.join()
+llvm_jit._optimized_module = optimized_module
+print(code, waited > 0.2, abs(F.fresh(9)(np.ones(4)) - F.value(9, np.ones(4))) <= 1e-12)
+""")
+    assert out.strip() == "0 True True"
+
+
+def test_multiprocessing_fork_pool_while_compiling():
+    """multiprocessing's fork start method (a Pool's workers are forked
+    while a thread of the parent compiles): every worker compiles and
+    returns the right gradient."""
+    out = run("""
+import multiprocessing as mp
+F.fresh(999)(np.ones(4))
+
+def task(k):
+    f = F.fresh(k)
+    x = np.linspace(-1, 1, 6)
+    return bool(np.allclose(adpasses.grad(f)(x), F.gradient(k, x), rtol=1e-12, atol=1e-14))
+
+stop = threading.Event()
+def compiler():
+    k = 200
+    while not stop.is_set():
+        adpasses.grad(F.fresh(k))(np.ones(8)); k += 1
+th = threading.Thread(target=compiler); th.start()
+time.sleep(0.3)
+with mp.get_context("fork").Pool(2) as pool:
+    results = pool.map_async(task, range(300, 304)).get(timeout=120)
+stop.set(); th.join()
+print(results)
+""", timeout=180)
+    assert out.strip() == str([True] * 4)
