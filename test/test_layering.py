@@ -166,6 +166,7 @@ BASE = (
     "adpasses.ir_facts", "adpasses.index_arith", "adpasses.stop_codes", "adpasses.literals",
     "adpasses.verify", "adpasses.compile_thread", "adpasses.effects", "adpasses.ir_walk",
     "adpasses.type_errors", "adpasses.options", "adpasses.transforms.lower_affine",
+    "adpasses.transforms.gradient_marks",
 )
 ANALYSES = (
     "adpasses.memref_views", "adpasses.affine_index",

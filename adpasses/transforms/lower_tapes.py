@@ -30,6 +30,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from adpasses.dialects.ad import UNCHECKED_ATTR, WORKSPACE_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.transforms.gradient_marks import marked_functions
 from adpasses.types import byte_size
 
 """On a tape's memref.alloc/dealloc: the lowering may keep the buffer across
@@ -122,6 +123,13 @@ class LowerTapesPass(ModulePass):
     name = "ad-lower-tapes"
 
     stack_limit: int = STACK_LIMIT
+    marked_only: bool = False
+    """Lower only the tapes of the gradients the reverse pipeline is
+    building (functions marked `ad.gradient_of`), as its step does."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_tapes(op, self.stack_limit)
+        if not self.marked_only:
+            lower_tapes(op, self.stack_limit)
+            return
+        for function in marked_functions(op):
+            lower_tapes(function, self.stack_limit)
