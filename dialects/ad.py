@@ -62,7 +62,7 @@ from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from adpasses.types import is_float_type, is_memref_type
+from adpasses.core.types import is_float_type, is_memref_type
 
 # ---------------------------------------------------------------------------
 # Activities
@@ -280,7 +280,7 @@ _UNSUPPORTED_FLOAT = "derivatives are computed in f16, f32 or f64 only; convert 
 
 def _other_float(ty: Attribute) -> bool:
     """A float type adpasses does not differentiate (bf16, f80, f128, ...)."""
-    from adpasses.type_errors import type_kind
+    from adpasses.core.type_errors import type_kind
 
     return not is_memref_type(ty) and type_kind(str(ty)) == "float"
 

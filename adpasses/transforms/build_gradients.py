@@ -5,7 +5,7 @@ For each function marked `ad.gradient_of` (the reverse pipeline's prepared
 copy of a primal: callees inlined, affine lowered, scf.while counted): run
 the activity analysis, check what it cannot differentiate, collect the
 primal values the reverse rules read, plan the cache, and build the
-gradient (`gradient.ReverseSweep`). The gradient takes the copy's place
+gradient (`gradient.GradientBuilder`). The gradient takes the copy's place
 and mark; every `ad.autodiff` becomes a call to its gradient.
 
 The gradient leaves here with its tapes as `ad.tape` ops, every access
@@ -31,17 +31,17 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from adpasses.activity import ActivityAnalysis
-from adpasses.diagnostics import CompileError, error_at
+from adpasses.analysis.activity import ActivityAnalysis
+from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp
-from adpasses.rules import RULES, rule_for
+from adpasses.reverse.rules import RULES, rule_for
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
 CACHE_POLICIES = ("minimal", "tape-all")
 
 
 @dataclass
-class GradientFunction:
+class GeneratedGradient:
     """What the reverse pipeline generated for one request: the new
     function's name and the reports of the decisions behind it."""
 
@@ -68,7 +68,7 @@ def check_cache_policy(policy: str) -> None:
 def check_const_memory(function: func.FuncOp, activity: ActivityAnalysis) -> None:
     """A `const` memref argument must not receive values that carry
     derivatives: they would have no shadow to flow through."""
-    from adpasses.memref_views import memory_object
+    from adpasses.analysis.memref_views import memory_object
 
     for arg, act in zip(function.body.block.args, activity.arg_activity):
         if act != "const" or not activity.is_active_memory(arg):
@@ -105,13 +105,13 @@ def collect_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list[SSA
 
 
 def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: str,
-                   use_activity: bool) -> GradientFunction:
+                   use_activity: bool) -> GeneratedGradient:
     """Build the gradient of the prepared copy `work` and put it in
     `work`'s place (the copy is detached, intact: the activity analysis
     returned refers to its ops)."""
-    from adpasses.gradient import ReverseSweep
-    from adpasses.planner import plan_cache
-    from adpasses.report import CacheReport
+    from adpasses.reverse.gradient import GradientBuilder
+    from adpasses.cache.planner import plan_cache
+    from adpasses.cache.report import CacheReport
 
     analysis = ActivityAnalysis(work, list(request.activity), list(request.ret_activity),
                                 enabled=use_activity)
@@ -120,7 +120,7 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
     needed = collect_needs(work, analysis)
     plan = plan_cache(work, needed, analysis, cache_policy)
     name = work.sym_name.data
-    sweep = ReverseSweep(work, analysis, plan, name, request.with_primal, RULES)
+    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES)
     gradient = sweep.build()
     gradient.attributes[GRADIENT_OF_ATTR] = work.attributes[GRADIENT_OF_ATTR]
     block = work.parent_block()
@@ -129,7 +129,7 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
     block.detach_op(work)
     report = CacheReport.from_plan(plan, gradient_name=name, primal_name=request.primal,
                                    policy=cache_policy)
-    return GradientFunction(name, gradient, analysis, report, request.primal,
+    return GeneratedGradient(name, gradient, analysis, report, request.primal,
                             list(request.activity), list(request.ret_activity))
 
 
@@ -141,7 +141,7 @@ class BuildGradientsPass(ModulePass):
     activity: bool = True
     report: str = ""
 
-    def build(self, op: ModuleOp) -> list[GradientFunction]:
+    def build(self, op: ModuleOp) -> list[GeneratedGradient]:
         """The pass, returning what it built (`differentiate` reports it)."""
         check_cache_policy(self.cache_policy)
         work: dict[GradientRequest, func.FuncOp] = {}
@@ -154,7 +154,7 @@ class BuildGradientsPass(ModulePass):
         # marked function no ad.autodiff asks for (`differentiate`'s).
         order = dict.fromkeys(GradientRequest.of_autodiff(a) for a in autodiffs)
         order.update(dict.fromkeys(work))
-        built: dict[GradientRequest, GradientFunction] = {}
+        built: dict[GradientRequest, GeneratedGradient] = {}
         for request in order:
             if request in work:
                 built[request] = build_gradient(work[request], request, self.cache_policy,

@@ -24,10 +24,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from adpasses.diagnostics import CompileError, error_at
+from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp, check_activity_signature
 from adpasses.transforms.gradient_marks import GradientRequest
-from adpasses.verify import verify_all
+from adpasses.core.verify import verify_all
 
 
 def check_structured(function: func.FuncOp) -> None:

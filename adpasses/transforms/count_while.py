@@ -6,7 +6,7 @@ did, and nothing else in the IR says how many: this step adds a
 loop-carried index to each scf.while of the reverse pipeline's copies of
 the primals (functions marked `ad.gradient_of`), returned as the loop's
 last result, and marks the loop `ad.counted`; the scf.while rule
-(adpasses/rules/scf.py, `iteration_count`) reads it. First it checks that
+(adpasses/reverse/rules/scf.py, `iteration_count`) reads it. First it checks that
 what inlining and affine lowering produced is still structured code (a
 callee may bring what the primal did not have).
 """

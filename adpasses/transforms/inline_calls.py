@@ -21,7 +21,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
-from adpasses.diagnostics import error_at
+from adpasses.core.diagnostics import error_at
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
 

@@ -45,7 +45,7 @@ from xdsl.ir.affine import (
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from adpasses.diagnostics import error_at
+from adpasses.core.diagnostics import error_at
 from adpasses.transforms.gradient_marks import marked_functions
 
 

@@ -26,14 +26,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from adpasses.compile_thread import compile_entry
-from adpasses.context import shared_context
-from adpasses.transforms.build_gradients import BuildGradientsPass, GradientFunction, check_cache_policy
+from adpasses.core.compile_thread import compile_entry
+from adpasses.core.context import shared_context
+from adpasses.transforms.build_gradients import BuildGradientsPass, GeneratedGradient, check_cache_policy
 from adpasses.transforms.clone_primals import ClonePrimalsPass, clone_primal
 from adpasses.transforms.gradient_marks import GradientRequest
 from adpasses.transforms.reverse_pipeline import ReverseOptions, reverse_steps
 
-__all__ = ["GradientFunction", "ReverseOptions", "ReversePass", "differentiate"]
+__all__ = ["GeneratedGradient", "ReverseOptions", "ReversePass", "differentiate"]
 
 
 @compile_entry
@@ -46,7 +46,7 @@ def differentiate(
     with_primal: bool = False,
     options: ReverseOptions | None = None,
     location_op: Operation | None = None,
-) -> GradientFunction:
+) -> GeneratedGradient:
     """Add to `module` the reverse-mode derivative of `@func_name` for these
     activities (see `ad.autodiff`); return its name and reports. The steps
     are the reverse pipeline's; the first, for this one request, is
@@ -56,7 +56,7 @@ def differentiate(
     check_cache_policy(options.cache_policy)
     request = GradientRequest(func_name, tuple(activity), tuple(ret_activity), with_primal)
     ctx = shared_context()
-    built: list[GradientFunction] = []
+    built: list[GeneratedGradient] = []
     for step in reverse_steps(options):
         if isinstance(step, ClonePrimalsPass):
             clone_primal(module, request, location_op)

@@ -36,9 +36,9 @@ def simplify_pinned(function: func.FuncOp) -> None:
     from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
     from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
-    from adpasses.context import shared_context
+    from adpasses.core.context import shared_context
     # xDSL's, without their O(depth^2) effect queries
-    from adpasses.effects import cse, region_dce
+    from adpasses.core.effects import cse, region_dce
     from adpasses.transforms.dead_forward import pin_checks, unpin
 
     pins = pin_checks(function)
