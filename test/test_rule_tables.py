@@ -20,8 +20,8 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 from xdsl.ir import Block, Operation
 from xdsl.rewriter import InsertPoint
 
-from adpasses.rules import ZERO_DERIVATIVE, ScalarRule, rule_table
-from adpasses.reverse_context import ReverseContext
+from adpasses.reverse.rules import ZERO_DERIVATIVE, ScalarRule, rule_table
+from adpasses.reverse.reverse_context import ReverseContext
 
 F64, F32, I1, I32 = Float64Type(), Float32Type(), IntegerType(1), IntegerType(32)
 
