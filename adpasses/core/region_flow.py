@@ -2,11 +2,14 @@
 
 Every pass that follows values across region boundaries reads this table
 instead of matching op classes itself: the activity analysis (both
-directions), the reverse rules of the region ops (`rules/scf.py`), the cache
-planner and its report, the alias analysis (how often a region runs) and
-`ir_facts.is_induction_variable`. Supporting a new region op is one entry
-here plus its reverse rule (docs/CONVENTIONS.md, "Adding a region op");
-`test/test_region_flow.py` fails while either is missing.
+directions), the reverse rules of the region ops (`reverse/rules/scf.py`)
+and the reverse engine (which terminators a parent's rule reverses), the
+cache planner (induction variables, why a block argument is taped), the
+tape capacities (`trip_bounds`), the alias analysis (how often and in which
+order regions run) and the write effects (`analysis/memory_writes.py`).
+Supporting a new region op is one entry here plus its reverse rule
+(docs/CONVENTIONS.md, "Adding a region op"); `test/test_region_flow.py`
+fails while either is missing.
 
 An entry names the op's values by position (`Values`: a slice of its
 operands, its results, a region's block arguments or a region's terminator
