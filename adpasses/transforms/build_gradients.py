@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
@@ -33,6 +33,7 @@ from xdsl.rewriter import Rewriter
 
 from adpasses.analysis.activity import ActivityAnalysis
 from adpasses.core.diagnostics import CompileError, error_at
+from adpasses.core.region_flow import is_region_terminator
 from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp
 from adpasses.reverse.rules import RULES, rule_for
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
@@ -91,8 +92,8 @@ def collect_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list[SSA
     for op in function.walk():
         if op is function or not activity.is_active_op(op):
             continue
-        if isinstance(op, (scf.YieldOp, scf.ConditionOp)):
-            continue
+        if is_region_terminator(op):
+            continue  # its parent's rule reverses it
         rule = rule_for(op)
         if rule is None:
             raise error_at(
