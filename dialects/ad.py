@@ -29,7 +29,6 @@ no other argument's memory overlaps this one's, like `llvm.noalias`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
