@@ -38,6 +38,7 @@ from adpasses.analysis.activity import ActivityAnalysis
 from adpasses.core.compile_thread import compile_entry
 from adpasses.core.context import shared_context
 from adpasses.core.diagnostics import CompileError, error_at
+from adpasses.core.region_flow import is_region_terminator
 from adpasses.dialects.ad import AutodiffOp, check_activity_signature
 from adpasses.reverse.rules import RULES, rule_for
 from adpasses.core.verify import verify_all
@@ -180,8 +181,8 @@ def collect_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list[SSA
     for op in function.walk():
         if op is function or not activity.is_active_op(op):
             continue
-        if isinstance(op, (scf.YieldOp, scf.ConditionOp)):
-            continue
+        if is_region_terminator(op):
+            continue  # its parent's rule reverses it
         rule = rule_for(op)
         if rule is None:
             raise error_at(

@@ -26,6 +26,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from adpasses.dialects.ad import COUNTED_ATTR
 from adpasses.core.index_arith import trip_count
 from adpasses.core.ir_walk import nested_ops
+from adpasses.core.region_flow import FOR, IF, REGION_FLOWS, WHILE
 from adpasses.reverse.reverse_context import ReverseContext
 
 
@@ -62,23 +63,39 @@ def _float_positions(values: Sequence[SSAValue], rc: ReverseContext, *related) -
     ]
 
 
+def _results_to_yields(rc: ReverseContext, child: ReverseContext, exits) -> None:  # type: ignore[no-untyped-def]
+    """The adjoint of each result flows back, in the reverse of the region
+    that produced it, to what its terminator yielded (the exit edges)."""
+    for yielded, result in exits:
+        g = rc.adjoint(result)
+        if g is not None:
+            child.add_adjoint(yielded, g)
+
+
 class ForRule:
+    """Values by the table's names (`region_flow.FOR`): `inits` flow to
+    `iter_args` and `results`, `yielded` to the next `iter_args` and to
+    `results`; the adjoints flow back along the same edges."""
+
     def needs(self, op: scf.ForOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
-        return [op.lb, op.ub, op.step]
+        return FOR.control_values(op)
 
     def reverse(self, rc: ReverseContext, op: scf.ForOp) -> None:
         body = op.body.block
-        iter_block_args = list(body.args[1:])
-        yielded = list(body.last_op.operands)
-        carried = _float_positions(iter_block_args, rc, list(op.results))
+        inits_fwd = FOR.values(op, "inits")
+        iter_block_args = FOR.values(op, "iter_args")
+        yielded = FOR.values(op, "yielded")
+        results = FOR.values(op, "results")
+        (iv,) = FOR.induction_values(op)
+        carried = _float_positions(iter_block_args, rc, results)
         outer = outer_active_values(op, rc)
 
-        lb, ub, step = rc.primal(op.lb), rc.primal(op.ub), rc.primal(op.step)
+        lb, ub, step = (rc.primal(v) for v in FOR.values(op, "bounds"))
         n = trip_count(rc.builder, lb, ub, step)
-        inits = [rc.adjoint_or_zero(op.results[i]) for i in carried]
+        inits = [rc.adjoint_or_zero(results[i]) for i in carried]
         inits += [rc.adjoint_or_zero(v) for v in outer]
         # The reverse loop counts in the forward loop's type (index or iN).
-        iv_type = body.args[0].type
+        iv_type = iv.type
         block = Block(arg_types=[iv_type, *(v.type for v in inits)])
         k, carried_adj = block.args[0], block.args[1 : 1 + len(carried)]
         outer_adj = block.args[1 + len(carried) :]
@@ -88,7 +105,7 @@ class ForRule:
         # i = lb + (n - 1 - k) * step: iterations in reverse order.
         last = inner.insert(arith.SubiOp(inner.insert(arith.SubiOp(n, inner.const(1, iv_type))).results[0], k))
         offset = inner.insert(arith.MuliOp(last.results[0], step)).results[0]
-        inner.values[body.args[0]] = inner.insert(arith.AddiOp(lb, offset)).results[0]
+        inner.values[iv] = inner.insert(arith.AddiOp(lb, offset)).results[0]
         inner.materialize_block_values()
         for v, a in zip(outer, outer_adj):
             inner.set_adjoint(v, a)
@@ -105,25 +122,22 @@ class ForRule:
         for j, v in enumerate(outer):
             rc.set_adjoint(v, loop.results[len(carried) + j])
         for j, i in enumerate(carried):
-            rc.add_adjoint(op.iter_args[i], loop.results[j])
+            rc.add_adjoint(inits_fwd[i], loop.results[j])
 
 
 class IfRule:
     def needs(self, op: scf.IfOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
-        return [op.cond]
+        return IF.control_values(op)
 
     def reverse(self, rc: ReverseContext, op: scf.IfOp) -> None:
         outer = outer_active_values(op, rc)
-        result_adj = [rc.adjoint(r) for r in op.output]
         branches: list[tuple[Block, ReverseContext]] = []
-        for region in (op.true_region, op.false_region):
+        for k, region in enumerate(op.regions):  # then, else
             block = Block()
             if region.blocks:
                 forward = region.block
                 child = rc.child(forward, InsertPoint.at_end(block))
-                for y, g in zip(forward.last_op.operands, result_adj):
-                    if g is not None:
-                        child.add_adjoint(y, g)
+                _results_to_yields(rc, child, IF.exits(op, k))
                 child.reverse_ops(forward)
             else:
                 child = ReverseContext(rc.sweep, rc.block, InsertPoint.at_end(block), rc)
@@ -147,19 +161,17 @@ class OnceRegionRule:
     alloca_scope frees the shadows of the allocas its forward scope frees."""
 
     def needs(self, op: Operation, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
-        return [op.arg] if isinstance(op, scf.IndexSwitchOp) else []
+        return REGION_FLOWS[type(op)].control_values(op)
 
     def reverse(self, rc: ReverseContext, op: Operation) -> None:
+        flow = REGION_FLOWS[type(op)]
         outer = outer_active_values(op, rc)
-        result_adj = [rc.adjoint(r) for r in op.results]
         branches: list[tuple[Block, ReverseContext]] = []
-        for region in op.regions:
+        for k, region in enumerate(op.regions):
             forward = region.block
             block = Block()
             child = rc.child(forward, InsertPoint.at_end(block))
-            for y, g in zip(forward.last_op.operands, result_adj):
-                if g is not None:
-                    child.add_adjoint(y, g)
+            _results_to_yields(rc, child, flow.exits(op, k))
             child.reverse_ops(forward)
             branches.append((block, child))
         changed = [v for v in outer if any(v in child.adjoints for _, child in branches)]
@@ -187,15 +199,16 @@ class WhileRule:
         return [iteration_count(op)]
 
     def reverse(self, rc: ReverseContext, op: scf.WhileOp) -> None:
+        """Values by the table's names (`region_flow.WHILE`), less the
+        iteration counter each part ends with."""
         before, after = op.before_region.block, op.after_region.block
-        condition = before.last_op
-        assert isinstance(condition, scf.ConditionOp)
-        cond_args = list(condition.args)[:-1]  # the last one is the counter
-        after_yield = list(after.last_op.operands)[:-1]
-        results = list(op.results)[:-1]
-        before_args = list(before.args)[:-1]
-        after_args = list(after.args)[:-1]
-        b_pos = _float_positions(before_args, rc, list(op.arguments), after_yield)
+        inits_fwd = WHILE.values(op, "inits")[:-1]
+        cond_args = WHILE.values(op, "forwarded")[:-1]
+        after_yield = WHILE.values(op, "yielded")[:-1]
+        results = WHILE.values(op, "results")[:-1]
+        before_args = WHILE.values(op, "before_args")[:-1]
+        after_args = WHILE.values(op, "after_args")[:-1]
+        b_pos = _float_positions(before_args, rc, inits_fwd, after_yield)
         c_pos = _float_positions(cond_args, rc, after_args, results)
         outer = outer_active_values(op, rc)
 
@@ -239,7 +252,7 @@ class WhileRule:
         for j, v in enumerate(outer):
             rc.set_adjoint(v, loop.results[len(b_pos) + j])
         for j, i in enumerate(b_pos):
-            rc.add_adjoint(op.arguments[i], loop.results[j])
+            rc.add_adjoint(inits_fwd[i], loop.results[j])
 
 
 def iteration_count(op: scf.WhileOp) -> SSAValue:
