@@ -556,8 +556,16 @@ check of such an access reports `i`, not `i + size`
 
 COUNTED_ATTR = "ad.counted"
 """Unit attribute on an scf.while whose forward loop counts its iterations
-(`count_while_iterations` in adpasses/reverse/rules/scf.py, run by `differentiate`
-before the reverse sweep; the reverse rule reads the count)."""
+(`ad-count-while`, adpasses/transforms/count_while.py, a step of the reverse
+pipeline before the reverse sweep; the reverse rule reads the count)."""
+
+GRADIENT_OF_ATTR = "ad.gradient_of"
+"""Dictionary on a `func.func` that the reverse pipeline is turning into a
+gradient (`{primal = @f, activity = [...], ret_activity = [...]}`, plus
+`with_primal`): first a copy of the primal named as the gradient will be,
+then the gradient itself. The pipeline's steps act only on functions
+carrying it; `ad-drop-gradient-marks` removes it
+(adpasses/transforms/gradient_marks.py)."""
 
 WORKSPACE_ATTR = "ad.workspace"
 """Unit attribute on a tape buffer's memref.alloc/dealloc: the JIT may keep

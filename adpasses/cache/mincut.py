@@ -38,11 +38,10 @@ class FlowGraph:
 
     def cut_edges(self, side: set[Hashable]) -> dict[tuple[Hashable, Hashable], float]:
         """The edges from `side` to the other nodes, with their capacities,
-        in the order they were added (not the order of the set `side`, whose
-        values hash by identity: reports built from it must not change from
-        run to run)."""
-        return {(u, v): cap for u, vs in self.capacity.items() if u in side
-                for v, cap in vs.items() if cap > 0 and v not in side}
+        in the order the edges were added (not the set's, which follows
+        object ids: the cache report lists them in this order)."""
+        return {(u, v): cap for u, vs in self.capacity.items() if u in side for v, cap in vs.items()
+                if cap > 0 and v not in side}
 
     def _augment(self, residual: dict, s: Hashable, t: Hashable) -> set[Hashable]:
         """Push flow along shortest augmenting paths until none is left;

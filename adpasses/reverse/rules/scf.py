@@ -9,7 +9,7 @@
 - scf.index_switch, scf.execute_region, memref.alloca_scope: like scf.if,
   the same op in reverse, each region undoing its own block.
 - scf.while: the forward loop counts its iterations (`ad.counted`, added by
-  `count_while_iterations` before analysis); the reverse first undoes the
+  `ad-count-while`, transforms/count_while.py, before analysis); the reverse first undoes the
   last `before` region (the one whose condition was false), then runs an
   scf.for over the count, each iteration undoing `after` then `before`.
 """
@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from adpasses.dialects.ad import COUNTED_ATTR
 from adpasses.core.index_arith import trip_count
@@ -260,42 +260,6 @@ def iteration_count(op: scf.WhileOp) -> SSAValue:
     if COUNTED_ATTR not in op.attributes:
         raise AssertionError("scf.while reached the reverse pass without an iteration counter")
     return op.results[-1]
-
-
-def count_while_iterations(op: scf.WhileOp) -> scf.WhileOp:
-    """Rebuild `op` with one more loop-carried index counting the iterations
-    of its `after` region; returns the new op (marked `ad.counted`)."""
-    index = IndexType()
-    rewriter = Rewriter()
-    zero = arith.ConstantOp(IntegerAttr(0, index))
-    rewriter.insert_op(zero, InsertPoint.before(op))
-    before_region, after_region = op.detach_region(0), op.detach_region(0)
-    before, after = before_region.block, after_region.block
-    count_before = before.insert_arg(index, len(before.args))
-    count_after = after.insert_arg(index, len(after.args))
-    condition = before.last_op
-    assert isinstance(condition, scf.ConditionOp)
-    condition.operands = [*condition.operands, count_before]
-    yield_op = after.last_op
-    assert isinstance(yield_op, scf.YieldOp)
-    one = arith.ConstantOp(IntegerAttr(1, index))
-    incremented = arith.AddiOp(count_after, one)
-    after.insert_ops_before([one, incremented], yield_op)
-    yield_op.operands = [*yield_op.operands, incremented.result]
-    new = scf.WhileOp(
-        [*op.arguments, zero.result],
-        [*op.result_types, index],
-        before_region,
-        after_region,
-    )
-    new.attributes.update(op.attributes)
-    new.attributes[COUNTED_ATTR] = UnitAttr()
-    new.location = op.location
-    for opv in (zero, one, incremented):
-        opv.location = op.location
-    new.results[-1].name_hint = "trips"
-    rewriter.replace_op(op, new, new.results[:-1])
-    return new
 
 
 RULES = {
