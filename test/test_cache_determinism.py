@@ -14,7 +14,7 @@ from adpasses.cache.mincut import FlowGraph
 from adpasses.cache.planner import MinCutPlanner
 from adpasses.cache.cost_model import CostModel
 from adpasses.core.context import make_context
-from adpasses.transforms.reverse_pass import collect_needs
+from adpasses.transforms.build_gradients import collect_needs
 
 TEXT = """
 func.func @g(%x: memref<?xf64>, %w: f64) -> f64 {
