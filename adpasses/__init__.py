@@ -16,22 +16,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from adpasses.diagnostics import CompileError
+from adpasses.core.diagnostics import CompileError
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "jit": "adpasses.api",
-    "grad": "adpasses.api",
-    "value_and_grad": "adpasses.api",
-    "autodiff": "adpasses.api",
-    "inspect": "adpasses.api",
-    "cache_report": "adpasses.api",
-    "Active": "adpasses.api",
-    "Const": "adpasses.api",
-    "Duplicated": "adpasses.api",
-    "DuplicatedNoNeed": "adpasses.api",
-    "compile_module": "adpasses.llvm_jit",
+    "jit": "adpasses.api.functions",
+    "grad": "adpasses.api.functions",
+    "value_and_grad": "adpasses.api.functions",
+    "autodiff": "adpasses.api.functions",
+    "inspect": "adpasses.api.functions",
+    "cache_report": "adpasses.api.functions",
+    "Active": "adpasses.api.functions",
+    "Const": "adpasses.api.functions",
+    "Duplicated": "adpasses.api.functions",
+    "DuplicatedNoNeed": "adpasses.api.functions",
+    "compile_module": "adpasses.native.llvm_jit",
 }
 
 
@@ -43,7 +43,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value  # later lookups do not come back here
         return value
     if name == "runtime":
-        return importlib.import_module("adpasses.runtime")
+        return importlib.import_module("adpasses.native.runtime")
     raise AttributeError(f"module 'adpasses' has no attribute {name!r}")
 
 

@@ -33,8 +33,8 @@ import timeit
 
 import numpy as np
 
-from adpasses.context import parse_module
-from adpasses.llvm_jit import compile_module
+from adpasses.core.context import parse_module
+from adpasses.native.llvm_jit import compile_module
 
 TIMER = time.thread_time
 

@@ -8,7 +8,7 @@ Two paths are timed side by side:
 - raw: the module built by `adpasses.frontend.build_module`, arrays marked
   `ad.noalias` (what the API compiles when no arrays overlap),
   differentiated by `adpasses.transforms.reverse_pass.differentiate`,
-  compiled by `adpasses.llvm_jit.compile_module`; the callables of the
+  compiled by `adpasses.native.llvm_jit.compile_module`; the callables of the
   compiled module are called directly with preallocated shadows. This is
   the compiled code plus one CPython builtin call (the entry shim).
 Only these documented entry points are used, so the suite does not depend
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import adpasses
-from adpasses import runtime
+from adpasses.native import runtime
 from benchmarks import harness
 from benchmarks.harness import Row
 
@@ -71,7 +71,7 @@ def build(pyfunc: types.FunctionType, args: Sequence[object], noalias: bool = Tr
 def written(f) -> set[int]:  # type: ignore[no-untyped-def]
     """Positions of the array parameters the function may write."""
     try:
-        from adpasses.pyentry import written_parameters
+        from adpasses.native.pyentry import written_parameters
     except ImportError:
         return set()
     return set(written_parameters(f))
@@ -147,7 +147,7 @@ def build_variant(pyfunc: types.FunctionType, args: Sequence[object], argnums: S
                   acts: Sequence[str] | None = None) -> Variant:
     """differentiate(build_module(f), ...) with these ReverseOptions, noalias
     arguments, compiled by compile_module."""
-    from adpasses.llvm_jit import compile_module
+    from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
     module, name, f = build(pyfunc, args)
@@ -167,7 +167,7 @@ def build_variant(pyfunc: types.FunctionType, args: Sequence[object], argnums: S
 
 
 def raw_primal(pyfunc: types.FunctionType, args: Sequence[object], boundscheck: bool = True) -> Callable:
-    from adpasses.llvm_jit import compile_module
+    from adpasses.native.llvm_jit import compile_module
 
     module, name, _ = build(pyfunc, args)
     return compile_module(module, boundscheck=boundscheck)[name]

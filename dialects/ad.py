@@ -62,7 +62,7 @@ from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from adpasses.types import is_float_type, is_memref_type
+from adpasses.core.types import is_float_type, is_memref_type
 
 # ---------------------------------------------------------------------------
 # Activities
@@ -280,7 +280,7 @@ _UNSUPPORTED_FLOAT = "derivatives are computed in f16, f32 or f64 only; convert 
 
 def _other_float(ty: Attribute) -> bool:
     """A float type adpasses does not differentiate (bf16, f80, f128, ...)."""
-    from adpasses.type_errors import type_kind
+    from adpasses.core.type_errors import type_kind
 
     return not is_memref_type(ty) and type_kind(str(ty)) == "float"
 
@@ -460,7 +460,7 @@ check of such an access reports `i`, not `i + size`
 
 COUNTED_ATTR = "ad.counted"
 """Unit attribute on an scf.while whose forward loop counts its iterations
-(`count_while_iterations` in adpasses/rules/scf.py, run by `differentiate`
+(`count_while_iterations` in adpasses/reverse/rules/scf.py, run by `differentiate`
 before the reverse sweep; the reverse rule reads the count)."""
 
 WORKSPACE_ATTR = "ad.workspace"

@@ -12,7 +12,7 @@ import types
 
 from xdsl.dialects.builtin import ModuleOp
 
-from adpasses.compile_thread import compile_entry
+from adpasses.core.compile_thread import compile_entry
 from adpasses.frontend.signature import ArgType, ArrayArg, ScalarArg, arg_type, signature_key
 
 
@@ -20,7 +20,7 @@ from adpasses.frontend.signature import ArgType, ArrayArg, ScalarArg, arg_type, 
 def build_module(pyfunc: types.FunctionType, arg_types: list[ArgType]) -> tuple[ModuleOp, str]:
     """Compile `pyfunc` (and the functions it calls) for these argument
     types; the public function is named like the Python function."""
-    from adpasses.effects import cse  # xDSL's, linear on long expressions and deep nests
+    from adpasses.core.effects import cse  # xDSL's, linear on long expressions and deep nests
     from adpasses.frontend.compiler import ModuleBuilder
 
     builder = ModuleBuilder()

@@ -37,9 +37,9 @@ from xdsl.dialects.arith import ConstantOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from adpasses.compile_locks import parse_python
-from adpasses.compile_thread import too_deep_error
-from adpasses.diagnostics import CompileError
+from adpasses.core.compile_locks import parse_python
+from adpasses.core.compile_thread import too_deep_error
+from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.arithmetic import ArithmeticMixin
@@ -55,7 +55,7 @@ from adpasses.frontend.values import Array, PyObject, Scalar
 
 def jitted_python_function(obj: object) -> types.FunctionType | None:
     """The Python function behind a value: a plain function, or the
-    function an `adpasses.jit` wrapper holds."""
+    function an `adpasses.native` wrapper holds."""
     inner = getattr(obj, "__adpasses_function__", None)
     if isinstance(inner, types.FunctionType):
         return inner

@@ -11,7 +11,7 @@ from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import f64
 from xdsl.ir import Block, SSAValue
 
-from adpasses.diagnostics import CompileError
+from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
 from adpasses.ops import int_calls, python_calls

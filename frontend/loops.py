@@ -24,7 +24,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, f64, i1
 from xdsl.ir import Attribute, Block, SSAValue
 
-from adpasses.index_arith import INDEX_MAX, trip_count
+from adpasses.core.index_arith import INDEX_MAX, trip_count
 from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, loop_exits
 from adpasses.frontend.values import Array, Scalar
 
@@ -149,7 +149,7 @@ class LoopMixin:
 
     def trip_count(self, start: SSAValue, stop: SSAValue, step: SSAValue, step_const: int | None) -> SSAValue:
         """Iterations of range(start, stop, step) for any nonzero step, exact
-        (no wrap-around for spans beyond 2**63; adpasses.index_arith)."""
+        (no wrap-around for spans beyond 2**63; adpasses.core.index_arith)."""
         # range(start, stop, -s) runs as often as range(stop, start, s) does.
         # (0 - step wraps for step = -2**63, to the unsigned 2**63 that
         # trip_count divides by: still right.)

@@ -70,8 +70,8 @@ def check_gradient(
 ) -> GradCheckResult:
     """Differentiate `@func_name` of `module` (text or ModuleOp), run it, and
     assert it matches finite differences."""
-    from adpasses.context import parse_module
-    from adpasses.llvm_jit import compile_module
+    from adpasses.core.context import parse_module
+    from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
     rng = rng or np.random.default_rng(0)

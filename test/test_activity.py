@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 
-from adpasses.activity import ActivityAnalysis
-from adpasses.context import parse_module
+from adpasses.analysis.activity import ActivityAnalysis
+from adpasses.core.context import parse_module
 from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 from gradcheck import check_gradient
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adpasses import passes
+from adpasses.transforms import registry as passes
 from adpasses.tools import ad_run
 
 PROGRAM = """func.func private @twice(%a: f64) -> f64 {

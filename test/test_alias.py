@@ -15,10 +15,10 @@ from xdsl.dialects import func, memref
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
-from adpasses.affine_index import Affine, Fresh, affine_form, can_be_zero
-from adpasses.alias import AliasAnalysis, AliasKind, printed_names
-from adpasses.context import parse_module
-from adpasses.memref_access import ObjectKind, is_injective
+from adpasses.analysis.affine_index import Affine, Fresh, affine_form, can_be_zero
+from adpasses.analysis.alias import AliasAnalysis, AliasKind, printed_names
+from adpasses.core.context import parse_module
+from adpasses.analysis.memref_access import ObjectKind, is_injective
 
 PRELUDE = """
   %c0 = arith.constant 0 : index

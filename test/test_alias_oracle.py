@@ -21,8 +21,8 @@ from itertools import count
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.ir import Block, Operation, SSAValue
 
-from adpasses.alias import AliasAnalysis
-from adpasses.context import parse_module
+from adpasses.analysis.alias import AliasAnalysis
+from adpasses.core.context import parse_module
 
 # -- generator ---------------------------------------------------------------------------------
 

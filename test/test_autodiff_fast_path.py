@@ -1,4 +1,4 @@
-"""autodiff's generated fast path (adpasses/autodiff_call.py) must give what
+"""autodiff's generated fast path (adpasses/api/autodiff_call.py) must give what
 the general path gives, and hand every call it cannot check cheaply back to
 it: shadows of another shape or layout, overlapping arrays, changed dtypes
 or kinds, read-only shadows. Gradients against central finite differences

@@ -1,6 +1,6 @@
 """Cache decisions for local arrays (docs/benchmarks.md, "Compiler problems
 found", item 2): the gradient frees a local array of the function body only
-after the reverse sweep (`gradient.ReverseSweep` defers the top block's
+after the reverse sweep (`gradient.GradientBuilder` defers the top block's
 deallocations), so that dealloc does not stop the reverse sweep from
 reloading the array; a buffer allocated and freed in each iteration is gone
 before the reverse sweep, and what is read from it is taped. Each case checks

@@ -252,7 +252,7 @@ def test_ir_is_well_formed_with_python_locations(name):
 
     from xdsl.dialects.builtin import FileLineColLoc
 
-    from adpasses.context import parse_module
+    from adpasses.core.context import parse_module
     from adpasses.frontend import arg_type, build_module
 
     f, make, _ = CASES[name]

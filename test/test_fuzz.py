@@ -1,4 +1,4 @@
-"""Differential testing (adpasses.fuzz, docs/fuzzing.md): the fast set of
+"""Differential testing (adpasses.tools.fuzz, docs/fuzzing.md): the fast set of
 seeds, and tests of the generator, the oracle, the runner and the shrinker.
 """
 
@@ -12,11 +12,11 @@ from collections import Counter
 import pytest
 from xdsl.dialects import math
 
-import adpasses.rules
-from adpasses.fuzz.check import KINDS, Outcome, check_program
-from adpasses.fuzz.generate import generate
-from adpasses.fuzz.ops import OPS
-from adpasses.fuzz.program import (
+import adpasses.reverse.rules
+from adpasses.tools.fuzz.check import KINDS, Outcome, check_program
+from adpasses.tools.fuzz.generate import generate
+from adpasses.tools.fuzz.ops import OPS
+from adpasses.tools.fuzz.program import (
     Alloc,
     Copy,
     Dim,
@@ -40,10 +40,10 @@ from adpasses.fuzz.program import (
     validate,
     walk_stmts,
 )
-from adpasses.fuzz.runner import forget_compiled, run_seeds
-from adpasses.fuzz.shrink import shrink
-from adpasses.fuzz.to_mlir import mlir_function
-from adpasses.fuzz.to_python import Oracle
+from adpasses.tools.fuzz.runner import forget_compiled, run_seeds
+from adpasses.tools.fuzz.shrink import shrink
+from adpasses.tools.fuzz.to_mlir import mlir_function
+from adpasses.tools.fuzz.to_python import Oracle
 
 FAST_SEEDS = range(200)
 
@@ -80,9 +80,9 @@ def test_generation_is_deterministic():
 def test_generated_programs_verify_and_differentiate():
     """The MLIR parses and passes xDSL's verifier and the dominance check,
     before and after adding the gradient."""
-    from adpasses.context import parse_module
+    from adpasses.core.context import parse_module
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
-    from adpasses.verify import verify_all
+    from adpasses.core.verify import verify_all
 
     for seed in range(40):
         p = generate(seed)
@@ -187,8 +187,8 @@ def test_oracle_powi_is_the_compiled_fpowi_bit_for_bit():
     chaotic recurrence) into a "wrong primal" the compiler did not make."""
     import numpy as np
 
-    from adpasses.context import parse_module
-    from adpasses.llvm_jit import compile_module
+    from adpasses.core.context import parse_module
+    from adpasses.native.llvm_jit import compile_module
 
     powi = Oracle(generate(3))._helpers()["_powi"]
     exponents = list(range(-5, 9))
@@ -219,8 +219,8 @@ def test_f32_finite_differences_replay_the_roundings():
     of the long run). The frozen oracle equals the real one at the point."""
     import numpy as np
 
-    from adpasses.fuzz.check import choose_point
-    from adpasses.fuzz.inputs import evaluate
+    from adpasses.tools.fuzz.check import choose_point
+    from adpasses.tools.fuzz.inputs import evaluate
 
     for seed in (525, 1345):
         p = generate(seed)
@@ -246,9 +246,9 @@ def test_exploding_intermediates_are_not_checked():
 
 def _wrong_sin_rule(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Plant a bug: differentiate sin as cos (d sin = -sin instead of cos)."""
-    table = dict(adpasses.rules.rule_table())
+    table = dict(adpasses.reverse.rules.rule_table())
     table[math.SinOp] = table[math.CosOp]
-    monkeypatch.setattr(adpasses.rules, "_TABLE", table)
+    monkeypatch.setattr(adpasses.reverse.rules, "_TABLE", table)
 
 
 def _uses_sin(p) -> bool:  # type: ignore[no-untyped-def]
@@ -285,7 +285,7 @@ def test_planted_wrong_rule_is_found_and_shrunk(monkeypatch, tmp_path, capfd):
     assert _uses_sin(small)
 
     # The reproducer is a lit test that fails with the bug and passes without.
-    from adpasses.fuzz.reproducer import lit_test
+    from adpasses.tools.fuzz.reproducer import lit_test
     from adpasses.tools.ad_run import main as ad_run
 
     path = tmp_path / "repro.mlir"

@@ -1,4 +1,4 @@
-"""The fuzzer's threads mode (adpasses/fuzz/threads.py, docs/fuzzing.md):
+"""The fuzzer's threads mode (tools/fuzz/threads.py, docs/fuzzing.md):
 a few seeds compiled and called from several threads at once, a planted
 bug that only threads see, and the command line.
 """
@@ -12,14 +12,14 @@ from collections import Counter
 import pytest
 from xdsl.dialects import math
 
-import adpasses.rules
-from adpasses.fuzz import threads as fuzz_threads
-from adpasses.fuzz.__main__ import main
-from adpasses.fuzz.check import THREAD_KINDS, Outcome
-from adpasses.fuzz.generate import generate
-from adpasses.fuzz.program import Op, program_size, stmt_exprs, sub_exprs, walk_stmts
-from adpasses.fuzz.runner import forget_compiled, run_seeds
-from adpasses.fuzz.threads import check_threads, threads_case
+import adpasses.reverse.rules
+from adpasses.tools.fuzz import threads as fuzz_threads
+from adpasses.tools.fuzz.__main__ import main
+from adpasses.tools.fuzz.check import THREAD_KINDS, Outcome
+from adpasses.tools.fuzz.generate import generate
+from adpasses.tools.fuzz.program import Op, program_size, stmt_exprs, sub_exprs, walk_stmts
+from adpasses.tools.fuzz.runner import forget_compiled, run_seeds
+from adpasses.tools.fuzz.threads import check_threads, threads_case
 
 THREAD_SEEDS = range(16)
 
@@ -77,7 +77,7 @@ def test_a_bug_only_threads_see_is_found(monkeypatch):
                    if _uses_sin(p) and program_size(p) <= 60 and "dup" in p.activity)
     assert check_threads(program, 3).kind == "ok"
     forget_compiled()
-    monkeypatch.setattr(adpasses.rules, "_TABLE", _SinIsCosInThreads(adpasses.rules.rule_table()))
+    monkeypatch.setattr(adpasses.reverse.rules, "_TABLE", _SinIsCosInThreads(adpasses.reverse.rules.rule_table()))
     monkeypatch.setattr(fuzz_threads, "compile_case", marked_compile_case)
     outcome = check_threads(program, 3)
     forget_compiled()

@@ -1,5 +1,5 @@
-"""The Python calling convention of compiled modules (adpasses.pyentry and
-the ctypes fallback adpasses.ctypes_entry): both bindings accept the same
+"""The Python calling convention of compiled modules (adpasses.native.pyentry and
+the ctypes fallback adpasses.native.ctypes_entry): both bindings accept the same
 arguments and raise the same errors; strided views are passed without
 copies; `.raw`, `.address` and the module cache; allocation counters."""
 
@@ -13,9 +13,11 @@ import time
 import numpy as np
 import pytest
 
-from adpasses import llvm_jit, runtime
-from adpasses.llvm_jit import compile_module
-from adpasses.pyentry import FAST_PATH, numpy_layout_ok
+from adpasses.native import llvm_jit
+
+from adpasses.native import runtime
+from adpasses.native.llvm_jit import compile_module
+from adpasses.native.pyentry import FAST_PATH, numpy_layout_ok
 
 S2 = "memref<?x?xf64, strided<[?, ?], offset: ?>>"
 
@@ -185,7 +187,7 @@ def test_binding_option_is_checked():
 
 
 def test_module_cache_and_key_cost():
-    from adpasses.context import parse_module
+    from adpasses.core.context import parse_module
 
     text = TEXT.replace("@nothing", "@nothing_cached")
     before = dict(llvm_jit.stats)
@@ -245,7 +247,7 @@ def _message(call) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_auto_binding_falls_back_to_ctypes_when_numpy_layout_differs(monkeypatch):
-    from adpasses import pyentry
+    from adpasses.native import pyentry
 
     monkeypatch.setattr(pyentry, "FAST_PATH", False)
     m = compile_module(TEXT.replace("@nothing", "@nothing_fallback"))

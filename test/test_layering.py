@@ -161,29 +161,13 @@ def _in(*names: str):  # type: ignore[no-untyped-def]
     return lambda m: any(m == n or m.startswith(n + ".") for n in names)
 
 
-BASE = (
-    "adpasses.diagnostics", "adpasses.types", "adpasses.dialects", "adpasses.context",
-    "adpasses.ir_facts", "adpasses.index_arith", "adpasses.stop_codes", "adpasses.literals",
-    "adpasses.verify", "adpasses.compile_thread", "adpasses.effects", "adpasses.ir_walk",
-    "adpasses.type_errors", "adpasses.options", "adpasses.transforms.lower_affine",
-    "adpasses.ops",
-)
-ANALYSES = (
-    "adpasses.memref_views", "adpasses.affine_index",
-    "adpasses.memref_access", "adpasses.memory_writes", "adpasses.activity",
-    "adpasses.alias", "adpasses.cache", "adpasses.cache_model", "adpasses.mincut",
-    "adpasses.planner", "adpasses.report",
-)
-REVERSE_BUILDER = (
-    "adpasses.reverse_context", "adpasses.gradient", "adpasses.rules",
-    "adpasses.transforms", "adpasses.passes",
-)
+# Each stage is a package (docs/CONVENTIONS.md, "Layout").
+BASE = ("adpasses.core", "adpasses.dialects", "adpasses.ops", "adpasses.transforms.lower_affine")
+ANALYSES = ("adpasses.analysis", "adpasses.cache")
+REVERSE_BUILDER = ("adpasses.reverse", "adpasses.transforms")
 LOWERING = ("adpasses.lowering",)
-JIT = ("adpasses.llvm_jit", "adpasses.pyentry", "adpasses.ctypes_entry", "adpasses.runtime",
-       "adpasses.dispatch", "adpasses.dispatch_ir", "adpasses.arguments")
-API = ("adpasses.api", "adpasses.autodiff_call", "adpasses.gradcall", "adpasses.markers",
-       "adpasses.shadows", "adpasses.aliasing",
-       "adpasses.frontend", "adpasses.tools", "adpasses.fuzz")
+JIT = ("adpasses.native",)
+API = ("adpasses.api", "adpasses.frontend", "adpasses.tools")
 
 LAYERS = [
     ("base", _in(*BASE)),
@@ -206,12 +190,12 @@ def layer_of(module: str) -> int | None:
 
 def test_graph_sees_the_package() -> None:
     nodes, imports = import_graph()
-    assert {"adpasses.activity", "adpasses.dialects.ad", "adpasses.frontend",
-            "adpasses.tools.ad_opt", "adpasses.rules.scf"} <= nodes
+    assert {"adpasses.analysis.activity", "adpasses.dialects.ad", "adpasses.frontend",
+            "adpasses.tools.ad_opt", "adpasses.reverse.rules.scf"} <= nodes
     pairs = {(i.importer, i.imported, i.lazy) for i in imports}
-    assert ("adpasses.rules", "adpasses.ops", False) in pairs  # from adpasses.ops import (...)
-    assert ("adpasses.api", "adpasses.frontend", True) in pairs  # inside a function
-    assert layer_of("adpasses.rules.scf") == 2 and layer_of("adpasses.lowering.core") == 3
+    assert ("adpasses.reverse.rules", "adpasses.ops", False) in pairs  # from adpasses.ops import (...)
+    assert ("adpasses.api.functions", "adpasses.frontend", True) in pairs  # inside a function
+    assert layer_of("adpasses.reverse.rules.scf") == 2 and layer_of("adpasses.lowering.core") == 3
 
 
 def test_no_import_cycles() -> None:
@@ -266,3 +250,45 @@ def test_no_cycles_through_lazy_imports() -> None:
             inside = [str(i) for i in imports if i.importer in component and i.imported in component]
             hidden.append("{" + ", ".join(component) + "}:\n    " + "\n    ".join(sorted(set(inside))))
     assert not hidden, "import cycles (lazy imports included):\n" + "\n".join(hidden)
+
+
+def test_every_module_is_in_a_stage_package() -> None:
+    """The tree reads in the order the data flows: no module sits loose in
+    `adpasses/` beside the stage packages (only the package's `__init__`)."""
+    loose = [name for name, (_, is_package) in package_modules().items()
+             if name.count(".") == 1 and name.startswith("adpasses.") and not is_package
+             and not any(name.startswith(p) for p in ("adpasses.dialects", "adpasses.frontend",
+                                                       "adpasses.tools"))]
+    assert not loose, f"modules outside a stage package: {loose}"
+    unplaced = [name for name in package_modules()
+                if name != "adpasses" and not any(member(name) for _, member in LAYERS)]
+    assert not unplaced, f"modules in no layer: {unplaced}"
+
+
+def test_the_fuzzer_is_not_on_the_runtime_import_path() -> None:
+    """The fuzzer is a tool: nothing the API, the JIT or ad-opt/ad-run import
+    reaches it, even lazily."""
+    _, imports = import_graph()
+    edges: dict[str, set[str]] = {}
+    for imp in imports:
+        edges.setdefault(imp.importer, set()).add(imp.imported)
+    seen, todo = set(), ["adpasses", "adpasses.api.functions", "adpasses.tools.ad_opt",
+                         "adpasses.tools.ad_run"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(edges.get(module, ()))
+    assert not any(m.startswith("adpasses.tools.fuzz") for m in seen), \
+        sorted(m for m in seen if m.startswith("adpasses.tools.fuzz"))
+
+
+def test_no_stage_package_hides_a_public_name() -> None:
+    """`adpasses.jit` is the decorator: a subpackage of the same name would
+    replace it as an attribute of `adpasses` once anything imported it."""
+    import adpasses
+
+    public = set(adpasses.__all__)
+    packages = {name.split(".")[1] for name, (_, is_package) in package_modules().items()
+                if is_package and name.count(".") == 1}
+    assert not public & packages, public & packages

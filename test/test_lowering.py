@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adpasses.diagnostics import CompileError
-from adpasses.llvm_jit import compile_module
+from adpasses.core.diagnostics import CompileError
+from adpasses.native.llvm_jit import compile_module
 
 rng = np.random.default_rng(7)
 
@@ -194,7 +194,7 @@ def test_fpowi_and_fma():
 
 
 def test_module_cache_hit():
-    from adpasses import llvm_jit
+    from adpasses.native import llvm_jit
 
     before = dict(llvm_jit.stats)
     text = "func.func @c(%a: f64) -> f64 {\n  func.return %a : f64\n}"
@@ -276,7 +276,7 @@ def test_dominance_checker_catches_use_before_def():
     from xdsl.dialects import arith, func
     from xdsl.dialects.builtin import ModuleOp, f64
 
-    from adpasses.verify import check_dominance
+    from adpasses.core.verify import check_dominance
 
     f = func.FuncOp("bad", ([f64], [f64]))
     with ImplicitBuilder(f.body) as (a,):

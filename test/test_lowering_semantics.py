@@ -11,10 +11,10 @@ import math
 import numpy as np
 import pytest
 
-from adpasses import runtime
-from adpasses.context import parse_module
-from adpasses.diagnostics import CompileError
-from adpasses.llvm_jit import compile_module
+from adpasses.native import runtime
+from adpasses.core.context import parse_module
+from adpasses.core.diagnostics import CompileError
+from adpasses.native.llvm_jit import compile_module
 from adpasses.lowering import emit_llvm_ir, translate_module
 
 rng = np.random.default_rng(11)

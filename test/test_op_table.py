@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from xdsl.dialects import arith, math
 
-from adpasses.cache_model import OTHER_COSTS, RECOMPUTE_COST
+from adpasses.cache.cost_model import OTHER_COSTS, RECOMPUTE_COST
 from adpasses.frontend import arithmetic as frontend_arithmetic
 from adpasses.frontend import expressions as frontend_expressions
-from adpasses.fuzz.ops import OPS
+from adpasses.tools.fuzz.ops import OPS
 from adpasses.lowering import math as lowering_math
 from adpasses.lowering import scalar_ops
 from adpasses.lowering.core import op_table as lowering_table
 from adpasses.ops import OP_TABLE, ScalarOp
 from adpasses.ops.entry import TRANSCENDENTAL, Custom, Intrinsic, ToInt
-from adpasses.rules import ScalarRule, rule_table
+from adpasses.reverse.rules import ScalarRule, rule_table
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = sorted(OP_TABLE.values(), key=lambda e: e.op.name)
@@ -96,7 +96,7 @@ def test_a_missing_field_fails_when_the_table_loads() -> None:
                  cost=TRANSCENDENTAL, domains=("positive",), oracle=None)
 
 
-ENGINE = ("adpasses/reverse_context.py", "adpasses/gradient.py", "adpasses/rules")
+ENGINE = ("adpasses/reverse/reverse_context.py", "adpasses/reverse/gradient.py", "adpasses/reverse/rules")
 ALLOWED = {
     "AddfOp": "adjoints are accumulated",
     "SelectOp": "the shadow of a select between memrefs (rules/arith.py) and its engine helper",

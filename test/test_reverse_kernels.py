@@ -280,8 +280,8 @@ def test_gradient_matches_finite_differences(case, policy):
 
 def test_newton_primal_and_derivative_of_sqrt():
     """Hand derivation: the iteration converges to sqrt(a); d sqrt(a)/da = 1/(2 sqrt(a))."""
-    from adpasses.context import parse_module
-    from adpasses.llvm_jit import compile_module
+    from adpasses.core.context import parse_module
+    from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import differentiate
 
     m = parse_module(NEWTON)

@@ -23,8 +23,8 @@ from xdsl.ir import Block, Operation
 from xdsl.rewriter import InsertPoint
 
 from adpasses.ops.partials import trace
-from adpasses.rules import ScalarRule, rule_table
-from adpasses.reverse_context import ReverseContext
+from adpasses.reverse.rules import ScalarRule, rule_table
+from adpasses.reverse.reverse_context import ReverseContext
 
 F64, F32, I1, I32 = Float64Type(), Float32Type(), IntegerType(1), IntegerType(32)
 

@@ -86,8 +86,8 @@ def test_partials_match_finite_differences(cls):
 
 
 def _check_f32(cls, text: str, a: float) -> None:  # type: ignore[no-untyped-def]
-    from adpasses.context import parse_module
-    from adpasses.llvm_jit import compile_module
+    from adpasses.core.context import parse_module
+    from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import differentiate
 
     m = parse_module(text)
@@ -104,8 +104,8 @@ def test_fpowi_derivative_at_zero(n: int, expected: float, constant: bool) -> No
     """d a^n / da at a = 0: 0 for n = 0 (not 0 * 0^-1 = 0 * inf = NaN;
     fuzzer seeds 2604, 3319, 7520, 7744, 8579, 9373, 9915), with the
     exponent a constant and a runtime value."""
-    from adpasses.context import parse_module
-    from adpasses.llvm_jit import compile_module
+    from adpasses.core.context import parse_module
+    from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import differentiate
 
     if constant:
@@ -132,8 +132,8 @@ def test_fpowi_derivative_at_zero(n: int, expected: float, constant: bool) -> No
 ])
 def test_powf_derivatives_at_the_edges(a: float, b: float, da: float, db: float) -> None:
     """d a^b at a = 0 or b = 0 (hand-derived): finite, never 0 * inf = NaN."""
-    from adpasses.context import parse_module
-    from adpasses.llvm_jit import compile_module
+    from adpasses.core.context import parse_module
+    from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import differentiate
 
     m = parse_module("""func.func @f(%a: f64, %b: f64) -> f64 {

@@ -1,5 +1,5 @@
 """Heap allocations made by generated code, counted by the runtime
-(adpasses.runtime.stats). Gradients that need no tape allocate nothing;
+(adpasses.native.runtime.stats). Gradients that need no tape allocate nothing;
 a tape is one allocation, and with the workspace (the default) none after
 the first call."""
 
@@ -9,7 +9,7 @@ import numpy as np
 
 import adpasses
 import frontend_kernels as k
-from adpasses import runtime
+from adpasses.native import runtime
 
 
 def allocations_of(call) -> dict:  # type: ignore[no-untyped-def]
@@ -19,7 +19,7 @@ def allocations_of(call) -> dict:  # type: ignore[no-untyped-def]
 
 
 def test_counters_count_generated_allocations():
-    from adpasses.llvm_jit import compile_module
+    from adpasses.native.llvm_jit import compile_module
 
     text = """
 func.func @f(%n: index) -> f64 {
@@ -49,7 +49,7 @@ def test_no_heap_allocation_for_gradients_without_tape():
 
 def test_in_place_square_tapes_once_then_reuses_its_workspace():
     from adpasses.frontend import arg_type, build_module
-    from adpasses.llvm_jit import compile_module
+    from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import differentiate
 
     x = np.random.rand(100)
@@ -71,8 +71,8 @@ def test_in_place_square_tapes_once_then_reuses_its_workspace():
 
 
 def test_static_small_tape_goes_on_the_stack():
-    from adpasses.context import parse_module
-    from adpasses.llvm_jit import compile_module
+    from adpasses.core.context import parse_module
+    from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import differentiate
 
     text = """

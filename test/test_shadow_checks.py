@@ -12,11 +12,11 @@ import pytest
 from xdsl.dialects import func, memref
 
 import adpasses
-from adpasses import stop_codes
-from adpasses.context import parse_module
+from adpasses.core import stop_codes
+from adpasses.core.context import parse_module
 from adpasses.dialects.ad import ShadowCheckOp
-from adpasses.llvm_jit import compile_module
-from adpasses.memref_views import memory_object
+from adpasses.native.llvm_jit import compile_module
+from adpasses.analysis.memref_views import memory_object
 from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 from frontend_kernels import inplace_square
 from test_reverse_kernels import INPLACE_SQUARE
@@ -243,7 +243,7 @@ def _psum_gradient(simplify: bool, unchecked_primal: bool = False,
         from xdsl.passes import PassPipeline
         from xdsl.transforms import get_all_passes
 
-        from adpasses.context import shared_context
+        from adpasses.core.context import shared_context
         from adpasses.transforms.elide_shadow_checks import elide_shadow_checks
 
         PassPipeline.parse_spec(get_all_passes(), between).apply(shared_context(), module)

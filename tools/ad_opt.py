@@ -22,10 +22,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from adpasses.compile_thread import run_with_stack, too_deep_error
-from adpasses.context import decode_mlir, make_context, parse_error_message, parse_module
-from adpasses.diagnostics import CompileError
-from adpasses.passes import AD_PASSES
+from adpasses.core.compile_thread import run_with_stack, too_deep_error
+from adpasses.core.context import decode_mlir, make_context, parse_error_message, parse_module
+from adpasses.core.diagnostics import CompileError
+from adpasses.transforms.registry import AD_PASSES
 
 
 class ADOptMain(xDSLOptMain):
@@ -33,7 +33,7 @@ class ADOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description="adpasses optimizer: reverse-mode AD on MLIR", args=args)
-        # The registry ad-run and compile_module use too (adpasses.context).
+        # The registry ad-run and compile_module use too (adpasses.core.context).
         self.ctx = make_context(self.args.allow_unregistered_dialect)
 
     # -- registration --------------------------------------------------------
@@ -142,7 +142,7 @@ class ADOptMain(xDSLOptMain):
         dominance = a.verify_dominance
 
         def checking_callback(prev, module, nxt):  # type: ignore[no-untyped-def]
-            from adpasses.verify import check_dominance, verify_module
+            from adpasses.core.verify import check_dominance, verify_module
 
             if verify:
                 verify_module(module)
@@ -173,7 +173,7 @@ class ADOptMain(xDSLOptMain):
             text = emit_llvm_ir(prog, boundscheck=not self.args.no_boundscheck)
             if not self.args.opt:
                 return text
-            from adpasses.llvm_jit import optimized_module
+            from adpasses.native.llvm_jit import optimized_module
 
             return str(optimized_module(text))
         return super().output_resulting_program(prog)

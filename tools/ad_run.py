@@ -18,7 +18,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from adpasses.diagnostics import CompileError
+from adpasses.core.diagnostics import CompileError
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -37,10 +37,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> int:
     from xdsl.dialects import func
 
-    from adpasses.context import decode_mlir, make_context, parse_module
+    from adpasses.core.context import decode_mlir, make_context, parse_module
     from adpasses.dialects.ad import AutodiffOp
-    from adpasses.llvm_jit import compile_module
-    from adpasses.verify import verify_module
+    from adpasses.native.llvm_jit import compile_module
+    from adpasses.core.verify import verify_module
 
     name = args.input_file or "<stdin>"
     if args.input_file:
@@ -77,7 +77,7 @@ def ad_pass(name: str, request: object) -> type:
     """The pass class `name` of the reverse-mode pipeline; a clear error if
     it cannot be loaded (the module asks for derivatives, so it cannot run
     without)."""
-    from adpasses.passes import AD_PASSES
+    from adpasses.transforms.registry import AD_PASSES
 
     try:
         return AD_PASSES[name]()
@@ -91,7 +91,7 @@ def ad_pass(name: str, request: object) -> type:
 
 def _one_line(err: Exception) -> str:
     """The error as ad-run prints it: a stop of the compiled code that knows
-    its source location (adpasses.stop_codes) as `file:line:col: error:
+    its source location (adpasses.core.stop_codes) as `file:line:col: error:
     Kind: message`, like a compile error."""
     if isinstance(err, CompileError):
         return str(err)
@@ -104,7 +104,7 @@ def _one_line(err: Exception) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from adpasses.compile_thread import run_with_stack
+    from adpasses.core.compile_thread import run_with_stack
 
     args = _arguments(argv)
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
-from adpasses.compile_thread import compile_entry
+from adpasses.core.compile_thread import compile_entry
 from adpasses.lowering.core import ModuleTranslator, define_oob_handler
 
 

@@ -12,8 +12,8 @@ from xdsl.dialects import arith, ub
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Operation
 
-from adpasses import stop_codes
-from adpasses.diagnostics import error_at
+from adpasses.core import stop_codes
+from adpasses.core.diagnostics import error_at
 from adpasses.lowering.core import FunctionTranslator, UnsupportedType, scalar_type
 
 

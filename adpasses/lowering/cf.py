@@ -5,7 +5,7 @@ from __future__ import annotations
 from xdsl.dialects import cf
 from xdsl.ir import Block, SSAValue
 
-from adpasses.diagnostics import error_at
+from adpasses.core.diagnostics import error_at
 from adpasses.lowering.core import FunctionTranslator
 
 

@@ -34,10 +34,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from adpasses.diagnostics import CompileError, error_at, op_location
+from adpasses.core.diagnostics import CompileError, error_at, op_location
 from adpasses.dialects.ad import NOALIAS_ATTRS, UNCHECKED_ATTR
 from adpasses.lowering.names import reserved, user_symbol
-from adpasses.types import memref_strides
+from adpasses.core.types import memref_strides
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F64 = ir.DoubleType()
@@ -48,7 +48,7 @@ SHADOW_AXIS = -2
 PY_INDEX_AXIS = 1 << 32
 """Added to the axis of a failed check of a `PY_INDEX_ATTR` access: the error
 then reports the index the user wrote (a negative one as `i - size`) and
-the valid range `-size..size-1` (adpasses.pyentry.CallErrors.stopped)."""
+the valid range `-size..size-1` (adpasses.native.pyentry.CallErrors.stopped)."""
 
 
 class UnsupportedType(TypeError):
@@ -342,7 +342,7 @@ class ModuleTranslator:
 
     def check_site(self, op: Operation, text: str | None = None) -> int:
         """A new error site: its text (by default the op's location) is
-        what the Python error names (adpasses.pyentry.CallErrors.stopped)."""
+        what the Python error names (adpasses.native.pyentry.CallErrors.stopped)."""
         self.check_sites.append(text if text is not None else (op_location(op) or op.name))
         return len(self.check_sites) - 1
 

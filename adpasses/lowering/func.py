@@ -11,7 +11,7 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.dialects import func
 
-from adpasses.diagnostics import error_at
+from adpasses.core.diagnostics import error_at
 from adpasses.lowering.core import I64, FunctionTranslator, const_i64, flat_types, packs_results
 
 

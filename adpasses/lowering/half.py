@@ -5,7 +5,7 @@ f16 <-> f32 conversion) to calls of `__truncdfhf2`, `__truncsfhf2` and
 `__extendhfsf2`, which live in compiler-rt, not in a Python process: MCJIT
 would jump to address 0. `half_runtime_module()` defines them with integer
 operations only (so their own code needs no such call), rounding to nearest
-even exactly like IEEE 754; `adpasses.runtime` compiles it once per process
+even exactly like IEEE 754; `adpasses.native.runtime` compiles it once per process
 and hands the addresses to the JIT linker.
 """
 

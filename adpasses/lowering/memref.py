@@ -18,10 +18,10 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from adpasses import stop_codes
-from adpasses.diagnostics import error_at, op_location
+from adpasses.core import stop_codes
+from adpasses.core.diagnostics import error_at, op_location
 from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, KeepOp, ShadowCheckOp
-from adpasses.types import has_identity_layout
+from adpasses.core.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
     SHADOW_AXIS,
@@ -267,7 +267,7 @@ def _keep(ft: FunctionTranslator, op: KeepOp) -> None:
 
 def _shadow_site_text(ft: FunctionTranslator, op: ShadowCheckOp) -> str:
     """The error message, with `{index}`, `{dim}` and `{size}` left for
-    adpasses.pyentry.CallErrors.stopped to fill in."""
+    adpasses.native.pyentry.CallErrors.stopped to fill in."""
     args = list(ft.func.body.blocks[0].args)
 
     def name(v: SSAValue) -> str:

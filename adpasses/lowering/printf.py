@@ -9,7 +9,7 @@ from xdsl.dialects import printf
 from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, IntegerType
 from xdsl.ir import Attribute
 
-from adpasses.diagnostics import error_at
+from adpasses.core.diagnostics import error_at
 from adpasses.lowering.core import I32, I64, PTR, FunctionTranslator, const_i64
 
 

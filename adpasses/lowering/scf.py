@@ -10,8 +10,8 @@ from llvmlite import ir
 from xdsl.dialects import scf
 from xdsl.ir import Block
 
-from adpasses import stop_codes
-from adpasses.diagnostics import error_at
+from adpasses.core import stop_codes
+from adpasses.core.diagnostics import error_at
 from adpasses.lowering.core import FunctionTranslator, flat_types
 
 

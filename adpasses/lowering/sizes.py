@@ -15,7 +15,7 @@ un-wrapped size), and a negative size becomes a huge unsigned one. Here:
   stack in total (a loop of allocas cannot overflow the stack).
 
 Each stop names the source location of the allocating op through the error
-slot (codes in adpasses.stop_codes). These checks are always on: they cost
+slot (codes in adpasses.core.stop_codes). These checks are always on: they cost
 a compare per size per allocation, and `boundscheck=False` does not remove
 them (an allocation is never in a hot loop the way an access is).
 """
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from adpasses import stop_codes
+from adpasses.core import stop_codes
 from adpasses.lowering.core import I1, I64, PTR, FunctionTranslator, const_i64, runtime_realloc
 
 MAX_BYTES = (1 << 63) - 1
@@ -117,7 +117,7 @@ def heap_grow(ft: FunctionTranslator, site: int, old: ir.Value, nbytes: ir.Value
 
 
 def check_static_alloca(op: Operation, nbytes: int) -> None:
-    from adpasses.diagnostics import error_at
+    from adpasses.core.diagnostics import error_at
 
     if nbytes > STACK_LIMIT:
         raise error_at(op, f"allocates {nbytes} bytes on the stack, more than the limit of "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from adpasses import stop_codes
+from adpasses.core import stop_codes
 from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
 from adpasses.lowering.core import I64, PTR, FunctionTranslator, const_i64, scalar_type
 from adpasses.lowering.memref import _element_bytes

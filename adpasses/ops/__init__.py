@@ -8,11 +8,11 @@ a view of this table:
 - the frontend's maps from Python functions and operators to ops
   (`python_calls`, `python_operators`, `int_calls`; frontend/expressions.py,
   frontend/arithmetic.py);
-- the reverse rules (`adpasses/rules/__init__.py`: `ScalarRule` over an
+- the reverse rules (`adpasses/reverse/rules/__init__.py`: `ScalarRule` over an
   entry; what a rule needs cached is traced from its partials);
 - the LLVM lowering (`adpasses/lowering/scalar_ops.py`);
-- the cache planner's recompute costs (`adpasses/cache_model.py`);
-- the fuzzer's op list (`adpasses/fuzz/ops.py`).
+- the cache planner's recompute costs (`adpasses/cache/cost_model.py`);
+- the fuzzer's op list (`tools/fuzz/ops.py`).
 
 Adding an op is one entry here (docs/CONVENTIONS.md, "Adding an op");
 `test/test_op_table.py` fails if a view lacks it.

@@ -2,7 +2,7 @@
 
 Integer, index and comparison ops are never active and are not here;
 `arith.bitcast` (a round trip through integer bits) has a rule of its own
-(`adpasses/rules/arith.py`). sitofp/uitofp take an integer, so their float
+(`adpasses/reverse/rules/arith.py`). sitofp/uitofp take an integer, so their float
 result never depends on an active value.
 """
 

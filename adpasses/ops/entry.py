@@ -14,7 +14,7 @@ from xdsl.ir import Operation
 
 from adpasses.ops.partials import Partials
 
-# -- recompute costs (bytes per loop iteration; see adpasses/cache_model.py) --
+# -- recompute costs (bytes per loop iteration; see adpasses/cache/cost_model.py) --
 
 CHEAP = 0.01
 """add, mul, compare, select, casts: recompute whenever that saves any tape."""
@@ -86,7 +86,7 @@ Spelling = Callable[..., object] | type[ast.AST] | ToInt
 
 DOMAINS = {
     # name: (lo, hi) sampled by the finite-difference check of every entry;
-    # the fuzzer (adpasses/fuzz/generate.py) guards an operand into its domain.
+    # the fuzzer (tools/fuzz/generate.py) guards an operand into its domain.
     "any": (-1.5, 1.5),      # no restriction
     "pos": (0.2, 3.0),       # strictly positive, away from 0 (log, sqrt, powf's base)
     "nonzero": (0.5, 2.0),   # away from 0 (a divisor); sampled with either sign
@@ -112,8 +112,8 @@ class ScalarOp:
     - `domains`: per operand, where it is defined and smooth (`DOMAINS`):
       the fuzzer's guards and the finite-difference check's samples;
     - `oracle`: the fuzzer's Python for it (`{0}`, `{1}`: the operands;
-      `_`-helpers are in `adpasses/fuzz/to_python.py`), or None where the
-      fuzzer builds it with a node of its own (`adpasses/fuzz/program.py`).
+      `_`-helpers are in `tools/fuzz/to_python.py`), or None where the
+      fuzzer builds it with a node of its own (`tools/fuzz/program.py`).
     """
 
     op: type[Operation]

@@ -40,7 +40,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
-from adpasses.types import is_float_type
+from adpasses.core.types import is_float_type
 
 _SEQ = itertools.count()
 

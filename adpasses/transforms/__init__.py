@@ -1,1 +1,1 @@
-"""adpasses' passes, one module per pass (see adpasses.passes for the names)."""
+"""adpasses' passes, one module per pass; `registry` names them for `ad-opt -p`."""

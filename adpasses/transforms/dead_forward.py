@@ -47,10 +47,10 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 from xdsl.transforms.dead_code_elimination import LiveSet
 
-from adpasses.affine_index import Affine, affine_form
+from adpasses.analysis.affine_index import Affine, affine_form
 from adpasses.dialects.ad import TWIN_END_ATTR, TWIN_ID_ATTR, UNCHECKED_ATTR, KeepOp
-from adpasses.effects import EffectCache
-from adpasses.ir_walk import nested_ops
+from adpasses.core.effects import EffectCache
+from adpasses.core.ir_walk import nested_ops
 from adpasses.transforms.elide_shadow_checks import Twins, keep_alive
 
 # Ops whose lowering may stop the call (adpasses/lowering: `check_site`),

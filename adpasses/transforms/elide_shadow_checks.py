@@ -61,7 +61,7 @@ from adpasses.dialects.ad import (
     KeepOp,
     ShadowCheckOp,
 )
-from adpasses.memref_views import is_allocation, memory_object
+from adpasses.analysis.memref_views import is_allocation, memory_object
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
-from adpasses.diagnostics import error_at
+from adpasses.core.diagnostics import error_at
 
 
 def _callee(module: Operation, call: func.CallOp) -> func.FuncOp | None:

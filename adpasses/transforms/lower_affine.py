@@ -44,7 +44,7 @@ from xdsl.ir.affine import (
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from adpasses.diagnostics import error_at
+from adpasses.core.diagnostics import error_at
 
 
 def has_affine_ops(root: Operation) -> bool:

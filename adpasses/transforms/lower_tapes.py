@@ -30,7 +30,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from adpasses.dialects.ad import UNCHECKED_ATTR, WORKSPACE_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
-from adpasses.types import byte_size
+from adpasses.core.types import byte_size
 
 """On a tape's memref.alloc/dealloc: the lowering may keep the buffer across
 calls (a per-function workspace), so repeated gradients allocate nothing."""

@@ -25,10 +25,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from adpasses.activity import ActivityAnalysis
-from adpasses.diagnostics import op_location
+from adpasses.analysis.activity import ActivityAnalysis
+from adpasses.core.diagnostics import op_location
 from adpasses.dialects.ad import AutodiffOp
-from adpasses.types import is_float_type, is_memref_type
+from adpasses.core.types import is_float_type, is_memref_type
 
 
 def default_activities(f: func.FuncOp) -> tuple[list[str], list[str]]:

@@ -35,8 +35,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from adpasses.alias import AliasAnalysis, MemoryObject
-from adpasses.diagnostics import op_location
+from adpasses.analysis.alias import AliasAnalysis, MemoryObject
+from adpasses.core.diagnostics import op_location
 
 
 def _defined_by(value: SSAValue) -> str:

@@ -34,14 +34,14 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from adpasses.activity import ActivityAnalysis
-from adpasses.compile_thread import compile_entry
-from adpasses.context import shared_context
-from adpasses.diagnostics import CompileError, error_at
+from adpasses.analysis.activity import ActivityAnalysis
+from adpasses.core.compile_thread import compile_entry
+from adpasses.core.context import shared_context
+from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.dialects.ad import AutodiffOp, check_activity_signature
-from adpasses.rules import RULES, rule_for
-from adpasses.verify import verify_all
-from adpasses.rules.scf import count_while_iterations
+from adpasses.reverse.rules import RULES, rule_for
+from adpasses.core.verify import verify_all
+from adpasses.reverse.rules.scf import count_while_iterations
 from adpasses.transforms.inline_calls import inline_calls
 from adpasses.transforms.lower_affine import lower_affine
 
@@ -82,7 +82,7 @@ def simplify_function(function: func.FuncOp) -> None:
     from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
     # xDSL's, without their O(depth^2) effect queries
-    from adpasses.effects import cse, region_dce
+    from adpasses.core.effects import cse, region_dce
 
     from adpasses.transforms.dead_forward import pin_checks, remove_dead_code, unpin
 
@@ -101,7 +101,7 @@ def simplify_function(function: func.FuncOp) -> None:
 
 
 @dataclass
-class GradientFunction:
+class GeneratedGradient:
     """What `differentiate` generated: the new function's name and the
     reports of the decisions behind it."""
 
@@ -157,7 +157,7 @@ def check_const_memory(function: func.FuncOp, activity: ActivityAnalysis) -> Non
     derivatives: they would have no shadow to flow through."""
     from xdsl.dialects import memref
 
-    from adpasses.memref_views import memory_object
+    from adpasses.analysis.memref_views import memory_object
 
     for arg, act in zip(function.body.block.args, activity.arg_activity):
         if act != "const" or not activity.is_active_memory(arg):
@@ -203,12 +203,12 @@ def differentiate(
     with_primal: bool = False,
     options: ReverseOptions | None = None,
     location_op: Operation | None = None,
-) -> GradientFunction:
+) -> GeneratedGradient:
     """Add to `module` the reverse-mode derivative of `@func_name` for these
     activities (see `ad.autodiff`); return its name and reports."""
-    from adpasses.report import CacheReport
-    from adpasses.gradient import ReverseSweep
-    from adpasses.planner import plan_cache
+    from adpasses.cache.report import CacheReport
+    from adpasses.reverse.gradient import GradientBuilder
+    from adpasses.cache.planner import plan_cache
 
     options = options or ReverseOptions()
     primal = SymbolTable.lookup_symbol(module, func_name)
@@ -234,7 +234,7 @@ def differentiate(
     needed = collect_needs(work, analysis)
     plan = plan_cache(work, needed, analysis, options.cache_policy)
     name = gradient_name(module, func_name, activity, ret_activity, with_primal)
-    sweep = ReverseSweep(work, analysis, plan, name, with_primal, RULES)
+    sweep = GradientBuilder(work, analysis, plan, name, with_primal, RULES)
     gradient = sweep.build()
     Rewriter.insert_op(gradient, InsertPoint.after(primal))
     if options.lower_tapes:
@@ -254,7 +254,7 @@ def differentiate(
         elide_shadow_checks(gradient)
     report = CacheReport.from_plan(plan, gradient_name=name, primal_name=func_name,
                                    policy=options.cache_policy)
-    return GradientFunction(name, gradient, analysis, report, func_name,
+    return GeneratedGradient(name, gradient, analysis, report, func_name,
                             list(activity), list(ret_activity))
 
 
@@ -278,7 +278,7 @@ class ReversePass(ModulePass):
         # Differentiating invalid IR gives wrong code, not an error: verify
         # the ops and SSA dominance first (xDSL's verifier skips dominance).
         verify_all(op)
-        generated: dict[tuple, GradientFunction] = {}
+        generated: dict[tuple, GeneratedGradient] = {}
         for autodiff in [o for o in op.walk() if isinstance(o, AutodiffOp)]:
             key = (
                 autodiff.callee.root_reference.data,

@@ -1,5 +1,5 @@
 """Issue 2 rows: hand-written `.mlir` loops compiled by
-`adpasses.llvm_jit.compile_module` (identity-layout memref<?xf64> arguments
+`adpasses.native.llvm_jit.compile_module` (identity-layout memref<?xf64> arguments
 marked ad.noalias), against numpy and a numba @njit loop:
 
 - dot product sum_i x_i y_i and sum_i exp(-3 (x_i + 1)), n = 10^3 and 10^6,
@@ -73,7 +73,7 @@ def module_text(kind: str) -> tuple[str, str]:
 
 
 def compiled(kind: str, boundscheck: bool = True):  # type: ignore[no-untyped-def]
-    from adpasses.llvm_jit import compile_module
+    from adpasses.native.llvm_jit import compile_module
 
     text, name = module_text(kind)
     start = time.perf_counter()

@@ -156,10 +156,10 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
     t_first_primal, _ = first_call(lambda: jb(V, W))
     dV, dW = np.zeros_like(V), np.zeros_like(W)
     Dup = adpasses.Duplicated
-    adpasses.runtime.reset_stats()
+    adpasses.native.runtime.reset_stats()
     t_first_grad, _ = first_call(
         lambda: adpasses.autodiff(jb, Dup(V, dV), Dup(W, dW)))
-    first_alloc = adpasses.runtime.stats()
+    first_alloc = adpasses.native.runtime.stats()
     bref = [dV.copy(), dW.copy()]
     sv, sw = np.zeros_like(V), np.zeros_like(W)
 

@@ -47,7 +47,7 @@ def plain(k: int):  # type: ignore[no-untyped-def]
     return getattr(module, f"fresh{k}")
 
 
-def fresh(k: int) -> adpasses.api.JitFunction:
+def fresh(k: int) -> adpasses.api.functions.JitFunction:
     return adpasses.jit(plain(k))
 
 

@@ -19,7 +19,7 @@ import pytest
 from isolate import run_isolated, run_tool
 
 import gencode_kernels as K
-from adpasses.llvm_jit import compile_module
+from adpasses.native.llvm_jit import compile_module
 
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gencode_kernels.py")
 
@@ -153,7 +153,7 @@ def test_workspace_survives_a_failed_growth() -> None:
     """A refused tape keeps the workspace of earlier calls: later calls
     allocate nothing and give the same gradient."""
     import adpasses
-    from adpasses import runtime
+    from adpasses.native import runtime
 
     x = np.linspace(-0.3, 0.3, 16)
     g = adpasses.grad(K.loop_n)
@@ -263,7 +263,7 @@ def test_dynamic_allocas_share_one_stack_budget_per_call() -> None:
 
 
 def test_static_alloca_beyond_the_limit_is_a_compile_error() -> None:
-    from adpasses.diagnostics import CompileError
+    from adpasses.core.diagnostics import CompileError
 
     text = """func.func @f() -> f64 {
   %c0 = arith.constant 0 : index
@@ -329,7 +329,7 @@ def test_arrays_overlap_with_a_million_arguments_in_a_thread() -> None:
     arguments moved a thread's stack pointer 32 MB past its guard page."""
     out = _isolated_ok("""
         import threading, numpy as np
-        from adpasses.dispatch import arrays_overlap
+        from adpasses.native.dispatch import arrays_overlap
         a, base = np.zeros(3), np.zeros(1000)
         result = []
         args = [np.float64(1.0)] * 2_000_000 + [a, a[1:]]

@@ -415,10 +415,10 @@ def test_autodiff_of_a_written_array_whose_elements_share_memory():
 
 
 def test_fuzzer_aliased_mode_seeds():
-    """`python -m adpasses.fuzz --aliased` on a few seeds, in worker
+    """`python -m adpasses.tools.fuzz --aliased` on a few seeds, in worker
     processes: every call matches its reference or raises ValueError."""
-    from adpasses.fuzz.aliased import run_aliased_case
-    from adpasses.fuzz.runner import run_seeds
+    from adpasses.tools.fuzz.aliased import run_aliased_case
+    from adpasses.tools.fuzz.runner import run_seeds
 
     results = run_seeds(range(12), jobs=2, timeout=300, case=run_aliased_case)
     assert len(results) == 12
@@ -432,10 +432,10 @@ def test_fuzzer_aliased_mode_finds_planted_bugs(monkeypatch):
     errors; with the copies of written arrays removed, changed arguments;
     without the written group's extra differentiated members, wrong
     gradients (the reference decides validity from the construction)."""
-    import adpasses.api
-    import adpasses.gradcall
-    from adpasses import aliasing
-    from adpasses.fuzz.aliased import autodiff_validity, generate_aliased, run_aliased_case, written_groups
+    import adpasses.api.functions
+    import adpasses.api.gradcall
+    from adpasses.api import aliasing
+    from adpasses.tools.fuzz.aliased import autodiff_validity, generate_aliased, run_aliased_case, written_groups
 
     def first(predicate):
         return next(s for s in range(200) if predicate(generate_aliased(s)))
@@ -449,7 +449,7 @@ def test_fuzzer_aliased_mode_finds_planted_bugs(monkeypatch):
                     and any(k in c.argnums for k in c.written))
     assert run_aliased_case(invalid).kind == "ok"
     with monkeypatch.context() as m:
-        m.setattr(adpasses.api, "check_autodiff_aliasing", lambda *a, **k: None)
+        m.setattr(adpasses.api.functions, "check_autodiff_aliasing", lambda *a, **k: None)
         assert run_aliased_case(invalid).kind == "missed error"
 
     original = aliasing.grad_call
@@ -461,7 +461,7 @@ def test_fuzzer_aliased_mode_finds_planted_bugs(monkeypatch):
         return call
 
     with monkeypatch.context() as m:
-        m.setattr(adpasses.gradcall, "grad_call", no_copies)
+        m.setattr(adpasses.api.gradcall, "grad_call", no_copies)
         assert run_aliased_case(copied).kind == "changed argument"
 
     def plan_activity_only(fname, params, args, activity, written):  # type: ignore[no-untyped-def]
@@ -474,7 +474,7 @@ def test_fuzzer_aliased_mode_finds_planted_bugs(monkeypatch):
         return call
 
     with monkeypatch.context() as m:
-        m.setattr(adpasses.gradcall, "grad_call", plan_activity_only)
+        m.setattr(adpasses.api.gradcall, "grad_call", plan_activity_only)
         assert run_aliased_case(grouped).kind == "wrong gradient"
 
 

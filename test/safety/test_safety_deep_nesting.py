@@ -1,7 +1,7 @@
 """Deep nesting and long code (issue 13, items 3 and 12): what Python or
 MLIR accepts compiles, with the right values and gradients; nothing
 overflows a stack. Compilation runs on a thread with a large stack and a
-raised recursion limit (`adpasses.compile_thread`); LLVM gets a stack sized
+raised recursion limit (`adpasses.core.compile_thread`); LLVM gets a stack sized
 to its IR, or compiles at O0 when none can be had.
 
 Before: a 400-term expression raised RecursionError inside the frontend, 300
@@ -183,7 +183,7 @@ def test_beyond_the_recursion_limit_is_a_diagnostic(tmp_path) -> None:
     src = _write(tmp_path / "longexpr.py", _sum_module(1500))
     out = _ok(f"""
         import sys
-        import adpasses.compile_thread as ct
+        import adpasses.core.compile_thread as ct
         ct.RECURSION_LIMIT = 1500
         from adpasses.tools import ad_opt
         print("exit", ad_opt.main([{path!r}]))
@@ -198,7 +198,7 @@ def test_beyond_the_recursion_limit_is_a_diagnostic(tmp_path) -> None:
     assert lines[1].startswith(f"python: {src}:2:"), out
     assert "nested too deeply to compile" in lines[1] and "split long expressions" in lines[1], out
     r = run_isolated(f"""
-        import adpasses.compile_thread as ct
+        import adpasses.core.compile_thread as ct
         ct.RECURSION_LIMIT = 1500
         from adpasses.tools import ad_opt
         ad_opt.main([{path!r}])
@@ -228,7 +228,7 @@ def test_llvm_optimiser_on_a_long_chain(tmp_path) -> None:
     stack in the optimiser (50,000 the 8 MB main stack)."""
     _write(tmp_path / "chain.ll", _chain_ir(100_000))
     out = _ok("""
-        from adpasses.llvm_jit import optimized_module
+        from adpasses.native.llvm_jit import optimized_module
         mod = optimized_module(open("chain.ll").read())
         fn = mod.get_function("main")
         print("ok", sum(1 for b in fn.blocks for i in b.instructions))
@@ -264,7 +264,7 @@ def test_llvm_falls_back_to_O0_without_a_large_enough_stack(tmp_path) -> None:
     kill the process); the code still computes the right value."""
     out = _ok("""
         import warnings
-        import adpasses.llvm_jit as J
+        import adpasses.native.llvm_jit as J
         J.LLVM_STACK_PER_LINE = 1 << 40  # every module "needs" more than any stack
         text = '''
         func.func @f(%x: f64) -> f64 {
@@ -293,7 +293,7 @@ def test_compile_thread_keeps_the_users_recursion_limit_and_errors(tmp_path) -> 
     out = _ok("""
         import sys, threading
         import numpy as np, adpasses
-        from adpasses.llvm_jit import compile_module
+        from adpasses.native.llvm_jit import compile_module
 
         def source(k):
             return f"func.func @f(%x: f64) -> f64 {{\\n  %c = arith.constant {k}.0 : f64\\n" \\
@@ -328,7 +328,7 @@ def test_fork_while_another_thread_compiles(tmp_path) -> None:
     are new in the child; the other thread's compilation did not survive)."""
     out = _ok("""
         import os, sys, threading
-        import adpasses.compile_thread as ct
+        import adpasses.core.compile_thread as ct
         started, release = threading.Event(), threading.Event()
         def compiling():
             started.set()
@@ -339,7 +339,7 @@ def test_fork_while_another_thread_compiles(tmp_path) -> None:
         print("during", sys.getrecursionlimit())
         pid = os.fork()
         if pid == 0:
-            from adpasses.llvm_jit import compile_module
+            from adpasses.native.llvm_jit import compile_module
             before = sys.getrecursionlimit()
             f = compile_module("func.func @f(%x: f64) -> f64 {\\n  %y = arith.mulf %x, %x : f64\\n"
                                "  func.return %y : f64\\n}\\n")["f"]

@@ -1,7 +1,7 @@
 """Fork (issue 13, item 1): a child forked while another thread compiles
 must be able to compile and run by itself. Before the fix the child waited
 forever for llvmlite's lock, held by a thread the child does not have
-(reproducer r14). adpasses.compile_locks registers at-fork handlers: the fork
+(reproducer r14). adpasses.core.compile_locks registers at-fork handlers: the fork
 waits for a running LLVM step to finish, and the child starts with every
 lock free.
 
@@ -79,7 +79,7 @@ def test_fork_while_a_thread_holds_the_signature_lock():
     compiling at the moment of the fork (that thread holds its per-key
     lock): the child compiles it itself."""
     out = run("""
-from adpasses import api
+from adpasses.api import functions as api
 inside = threading.Event()
 compile_gradient = api.JitFunction._compile_gradient
 def slow_compile(self, *args, **kwargs):
@@ -108,8 +108,8 @@ def test_fork_waits_for_a_running_llvm_step():
     the fork is asked for: the fork happens after the step, and both parent
     and child compile afterwards."""
     out = run("""
-from adpasses import llvm_jit
-from adpasses.compile_locks import LLVM_LOCK
+from adpasses.native import llvm_jit
+from adpasses.core.compile_locks import LLVM_LOCK
 F.fresh(999)(np.ones(4))
 inside = threading.Event()
 optimized_module = llvm_jit._optimized_module     # the LLVM step of every compilation

@@ -21,8 +21,8 @@ from isolate import run_tool
 
 import adpasses
 import gencode_kernels as K
-from adpasses.diagnostics import CompileError
-from adpasses.llvm_jit import compile_module
+from adpasses.core.diagnostics import CompileError
+from adpasses.native.llvm_jit import compile_module
 from finite_diff import assert_matches, finite_differences
 
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gencode_kernels.py")
@@ -247,7 +247,7 @@ def test_compile_module_and_verify_check_index_literals() -> None:
     from xdsl.dialects import arith, func
     from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 
-    from adpasses.verify import verify_module
+    from adpasses.core.verify import verify_module
 
     with pytest.raises(CompileError, match=r"<compile_module>:2:3: error: 'arith.constant': integer "
                                            r"literal 18446744073709551616"):

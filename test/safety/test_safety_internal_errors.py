@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import adpasses
-from adpasses.llvm_jit import compile_module
+from adpasses.native.llvm_jit import compile_module
 from isolate import run_tool
 
 
@@ -159,7 +159,7 @@ def test_compile_module_input_types(value, message: str) -> None:
 
 
 def test_compile_module_of_a_function_op_says_to_wrap_it() -> None:
-    from adpasses.context import parse_module
+    from adpasses.core.context import parse_module
 
     f = parse_module(SMALL).ops.first
     with pytest.raises(TypeError, match=r"got FuncOp \(a 'func.func' op: wrap it in a builtin.module\)$"):

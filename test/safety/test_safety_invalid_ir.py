@@ -7,7 +7,7 @@
 - `scf.for` with an integer (non-index) induction variable is
   differentiated (the reverse loop counts in the same type).
 - `ad-opt`, `ad-run` and `compile_module` parse with one registry
-  (`adpasses.context.make_context`): the same inputs are accepted by all
+  (`adpasses.core.context.make_context`): the same inputs are accepted by all
   three, and affine code is lowered to scf where it runs.
 """
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adpasses.context import make_context, parse_module
-from adpasses.diagnostics import CompileError
-from adpasses.llvm_jit import compile_module
-from adpasses.verify import check_dominance
+from adpasses.core.context import make_context, parse_module
+from adpasses.core.diagnostics import CompileError
+from adpasses.native.llvm_jit import compile_module
+from adpasses.core.verify import check_dominance
 from isolate import run_tool
 
 WRAPPER = """
@@ -219,14 +219,14 @@ def test_the_registry_is_one_function():
     `make_context` (ad-opt adds --allow-unregistered-dialect to it)."""
     import inspect
 
-    import adpasses.llvm_jit
+    import adpasses.native.llvm_jit
     import adpasses.tools.ad_opt
     import adpasses.tools.ad_run
-    from adpasses import context
+    from adpasses.core import context
 
     assert "make_context(" in inspect.getsource(adpasses.tools.ad_opt.ADOptMain.__init__)
     assert "make_context()" in inspect.getsource(adpasses.tools.ad_run.run)
-    assert "parse_module(" in inspect.getsource(adpasses.llvm_jit._compile)
+    assert "parse_module(" in inspect.getsource(adpasses.native.llvm_jit._compile)
     assert "make_context()" in inspect.getsource(context.parse_module)
     names = set(make_context().registered_dialect_names)
     assert {"affine", "ub", "vector", "ad", "printf", "scf"} <= names

@@ -21,7 +21,8 @@ from isolate import run_isolated
 PRELUDE = """
 import gc, os, weakref, numpy as np
 import adpasses, fresh_kernels as F
-from adpasses import llvm_jit, Duplicated
+from adpasses import Duplicated
+from adpasses.native import llvm_jit
 
 def rss_mb():
     with open("/proc/self/statm") as f:
@@ -126,6 +127,6 @@ print(f"{marks[300]:.1f} {marks[600]:.1f} {len(llvm_jit._TEXT_CACHE)} {len(llvm_
     assert float(at600) - float(at300) < 10, (at300, at600)
     # Only the most recent texts are kept (compile_module(text) in a loop
     # compiles once); every other module was freed.
-    from adpasses.llvm_jit import RECENT_TEXTS
+    from adpasses.native.llvm_jit import RECENT_TEXTS
 
     assert int(text_cached) == int(cached) == RECENT_TEXTS

@@ -376,9 +376,9 @@ def test_carried_add_is_taped_for_the_reason_the_report_gives():
 def test_every_cost_model_reason_adds_up_and_exceeds_the_tape(seeds):
     """On generated programs: each "cost model" reason's items sum to the
     stated cost, and that cost is at least the tape's bytes (a tie is said)."""
-    from adpasses.context import parse_module
-    from adpasses.fuzz.generate import generate
-    from adpasses.fuzz.to_mlir import mlir_function
+    from adpasses.core.context import parse_module
+    from adpasses.tools.fuzz.generate import generate
+    from adpasses.tools.fuzz.to_mlir import mlir_function
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
     checked = 0

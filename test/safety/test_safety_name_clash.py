@@ -19,8 +19,8 @@ import pytest
 from isolate import run_isolated, run_tool
 
 import adpasses
-from adpasses.diagnostics import CompileError
-from adpasses.llvm_jit import compile_module
+from adpasses.core.diagnostics import CompileError
+from adpasses.native.llvm_jit import compile_module
 from finite_diff import assert_matches, finite_differences
 
 # Names the generated code (or the process) uses: libm (directly and for

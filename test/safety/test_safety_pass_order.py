@@ -33,8 +33,8 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerTy
 from xdsl.passes import PassPipeline
 
 import adpasses
-from adpasses.context import parse_module, shared_context
-from adpasses.llvm_jit import compile_module
+from adpasses.core.context import parse_module, shared_context
+from adpasses.native.llvm_jit import compile_module
 from isolate import INPUTS, run_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -56,7 +56,7 @@ def pipelines(simplify: bool) -> list[str]:
 def _passes() -> dict:
     from xdsl.transforms import get_all_passes
 
-    from adpasses.passes import AD_PASSES
+    from adpasses.transforms.registry import AD_PASSES
 
     table = dict(get_all_passes())
     table.update(AD_PASSES)

@@ -149,7 +149,7 @@ def test_process_initialisation_happens_once():
     the first tables and symbols still point into."""
     out = run("""
 import llvmlite.binding as llvm
-from adpasses import dispatch
+from adpasses.native import dispatch
 made, symbols = [], []
 init = dispatch._Compiled.__init__
 def counting_init(self):
@@ -178,7 +178,7 @@ def test_each_signature_compiles_once():
     same compiled object for all (before the fix: up to one per thread, and
     the last one replaced the others in the caches)."""
     out = run("""
-from adpasses import llvm_jit
+from adpasses.native import llvm_jit
 F.fresh(99)(np.ones(3))                    # library initialised
 for k in range(5):
     f = F.fresh(k)
@@ -207,7 +207,7 @@ def test_callables_keep_their_code_alive():
     compilations before the calls)."""
     out = run("""
 import gc, weakref
-from adpasses import llvm_jit
+from adpasses.native import llvm_jit
 text = '''func.func @twice(%x: memref<?xf64>) -> f64 {
   %c0 = arith.constant 0 : index
   %v = memref.load %x[%c0] : memref<?xf64>
@@ -246,7 +246,7 @@ def test_bounds_errors_name_the_calling_threads_index(binding):
     may be lost or reported to another thread (threads alternate good and
     out-of-bounds calls)."""
     out = run(f"""
-from adpasses.llvm_jit import compile_module
+from adpasses.native.llvm_jit import compile_module
 m = compile_module('''func.func @read_at(%x: memref<?xf64>, %i: index) -> f64 {{
   %v = memref.load %x[%i] : memref<?xf64>
   func.return %v : f64
@@ -273,7 +273,7 @@ def test_ctypes_binding_results_under_threads():
     the GIL in compiled code (tape workspaces are module globals): results
     of concurrent calls are each thread's own."""
     out = run("""
-from adpasses.llvm_jit import compile_module
+from adpasses.native.llvm_jit import compile_module
 m = compile_module('''func.func @pair(%x: memref<?xf64>, %a: f64) -> (f64, f64) {
   %c0 = arith.constant 0 : index
   %v = memref.load %x[%c0] : memref<?xf64>

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adpasses.context import parse_module
-from adpasses.diagnostics import CompileError
+from adpasses.core.context import parse_module
+from adpasses.core.diagnostics import CompileError
 from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 from gradcheck import check_gradient
 
@@ -212,8 +212,8 @@ def test_alloca_scope_releases_its_allocas_in_a_long_loop():
 
     r = run_isolated(f"""
         import numpy as np
-        from adpasses.context import parse_module
-        from adpasses.llvm_jit import compile_module
+        from adpasses.core.context import parse_module
+        from adpasses.native.llvm_jit import compile_module
         from adpasses.transforms.reverse_pass import differentiate
         m = parse_module({ALLOCA_SCOPE_BIG!r}, "big.mlir")
         g = differentiate(m, "f", ["dup"], ["active"])
@@ -320,7 +320,7 @@ def test_select_result_aliases_both_operands_in_the_cache_plan():
 def test_select_alias_answers():
     from xdsl.dialects import func
 
-    from adpasses.alias import AliasAnalysis, AliasKind
+    from adpasses.analysis.alias import AliasAnalysis, AliasKind
 
     module = parse_module(SELECT_LOCAL, "t.mlir")
     f = next(op for op in module.ops if isinstance(op, func.FuncOp))
@@ -370,7 +370,7 @@ func.func @f(%h: f32) -> f32 {
 
 
 def test_bitcast_round_trip_in_f32():
-    from adpasses.llvm_jit import compile_module
+    from adpasses.native.llvm_jit import compile_module
 
     module = parse_module(BITCAST_F32, "f32.mlir")
     g = differentiate(module, "f", ["active"], ["active"])

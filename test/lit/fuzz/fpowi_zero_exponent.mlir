@@ -2,7 +2,7 @@
 // which is 0 * inf = NaN for n = 0 at a = 0 (x0[0] is 0 after the first
 // iteration). d a^0 = 0.
 // RUN: ad-run %s | filecheck %s
-// Found by python -m adpasses.fuzz (seed 2604), shrunk.
+// Found by python -m adpasses.tools.fuzz (seed 2604), shrunk.
 // Failure: wrong gradient: shadow of buffer 0 (%x0) element 0: ours nan, finite differences 0.0 (|FD(h)-FD(2h)| = 0.0e+00)
 // Activities ['dup'] -> []; options Options(policy='minimal', activity=True, with_primal=False, opt_level=3, boundscheck=True).
 // @main prints every primal value and derivative with `ok 1` when it matches the

@@ -4,7 +4,7 @@
 // taped, so the min cut had no finite cut (ValueError). Such a load must
 // be taped instead.
 // RUN: ad-opt %s --reverse --no-activity | ad-run | filecheck %s
-// Found by python -m adpasses.fuzz (seed 2485), shrunk.
+// Found by python -m adpasses.tools.fuzz (seed 2485), shrunk.
 // Failure: compiler error: ValueError: no finite cut separates the needed values from the source
 // Activities ['const'] -> []; options Options(policy='minimal', activity=False, with_primal=False, opt_level=3, boundscheck=True).
 // @main prints every primal value and derivative with `ok 1` when it matches the

@@ -2,7 +2,7 @@
 // with activity analysis on: a load of the alloca %m0 of an scf.if branch,
 // inside a loop, was planned as a reload (no finite cut).
 // RUN: ad-run %s | filecheck %s
-// Found by python -m adpasses.fuzz (seed 4907), shrunk.
+// Found by python -m adpasses.tools.fuzz (seed 4907), shrunk.
 // Failure: compiler error: ValueError: no finite cut separates the needed values from the source
 // Activities ['dup'] -> []; options Options(policy='minimal', activity=True, with_primal=False, opt_level=3, boundscheck=True).
 // @main prints every primal value and derivative with `ok 1` when it matches the

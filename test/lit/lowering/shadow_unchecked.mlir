@@ -6,7 +6,7 @@
 // shadow access compares an index against dx.size0, so LLVM vectorises the
 // reverse loops (docs/benchmarks.md, "Compiler problems found" 4). Without
 // bounds checks the entry check goes too. (The tape's allocation keeps its
-// size checks, axis codes below -2**40: adpasses.stop_codes.)
+// size checks, axis codes below -2**40: adpasses.core.stop_codes.)
 
 // CHECK-LABEL: define void @"u.sq_grad_d_a"(
 // CHECK:         icmp ne i64 %"dx.size0", %"x.size0"

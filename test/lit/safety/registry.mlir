@@ -1,4 +1,4 @@
-// One dialect registry (adpasses.context.make_context) for ad-opt, ad-run
+// One dialect registry (adpasses.core.context.make_context) for ad-opt, ad-run
 // and compile_module: ub.poison and affine parse in all of them (ad-run used
 // to reject both: "Operation ub.poison is not registered"), and run.
 // RUN: ad-opt %s | filecheck %s --check-prefix=OPT

@@ -1,0 +1,699 @@
+"""Alias analysis for memrefs, and which writes may overwrite what a load read.
+
+The reverse-mode cache planner asks `clobbers(load)`: when it is empty, no
+write that can run after the load touches the element it read, so the
+reverse sweep may issue the load again instead of taping its value. A wrong
+"no" makes gradients silently wrong, so every answer that is not proven is
+MAY. See docs/alias.md for the facts used and what stays conservative.
+
+Objects (`memref_access.object_of`): function arguments, allocations, and
+values of unknown origin. Distinct allocations never alias each other or an
+argument; arguments may alias each other unless one carries `ad.noalias` or
+`llvm.noalias`; an unknown-origin memref may alias any argument and any
+allocation that escapes (is passed to a call, yielded, stored, ...).
+
+Elements (`memref_access.Location`, `affine_index`): for two accesses to the
+same object, the indices are affine forms; a write cannot touch the loaded
+element when, in some dimension (or in the linear offset), the difference
+of the forms is never 0.
+
+Time: a write may run after a load (1) later in program order in the same
+iteration of every loop enclosing both, or (2) in a later iteration of a
+loop enclosing both. In case (2) every value defined inside that loop is a
+fresh unknown for the write, except the induction variable of an scf.for,
+which is `i + k*step` with `k >= 1`. An scf.while or any other op whose
+regions may run again, and a region with several blocks (cf branches),
+only give case (2) with fresh values. An allocation inside the loop is a
+new buffer in each iteration, so the write in (2) cannot touch the buffer
+the load read (freeing that buffer first is a dealloc after the load, which
+is itself reported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+
+from adpasses.analysis.affine_index import (
+    Affine,
+    Fresh,
+    Interval,
+    affine_form,
+    can_be_zero,
+    constant_of,
+    interval_of,
+)
+from adpasses.core.diagnostics import op_location
+from adpasses.analysis.memref_access import (
+    Location,
+    MemoryObject,
+    ObjectKind,
+    ViewMap,
+    element,
+    footprint,
+    is_injective,
+    object_of,
+    view_map,
+    whole_object,
+)
+from adpasses.analysis.memory_writes import READ_ONLY_USERS, Extent, WriteEffects, WriteTarget
+from adpasses.dialects.ad import NOALIAS_ATTRS
+from adpasses.core.ir_facts import is_function_parameter
+from adpasses.analysis.memref_views import chosen_sources, is_view_result
+
+
+__all__ = [
+    "AliasAnalysis",
+    "AliasKind",
+    "AliasResult",
+    "Clobber",
+    "MemoryObject",
+    "ObjectKind",
+    "NOALIAS_ATTRS",
+]
+
+
+class AliasKind(Enum):
+    NO_ALIAS = "no-alias"
+    MAY_ALIAS = "may-alias"
+    MUST_ALIAS = "must-alias"
+
+
+@dataclass(frozen=True)
+class AliasResult:
+    kind: AliasKind
+    reason: str
+
+
+@dataclass(frozen=True)
+class Clobber:
+    """A write that may overwrite what a load read, after the load."""
+
+    op: Operation
+    reason: str
+
+
+def _no(reason: str) -> AliasResult:
+    return AliasResult(AliasKind.NO_ALIAS, reason)
+
+
+def _may(reason: str) -> AliasResult:
+    return AliasResult(AliasKind.MAY_ALIAS, reason)
+
+
+def _must(reason: str) -> AliasResult:
+    return AliasResult(AliasKind.MUST_ALIAS, reason)
+
+
+# -- SSA names as the printer shows them ----------------------------------------------
+
+
+def printed_names(function: func.FuncOp) -> dict[SSAValue, str]:
+    """`%name` of every value in `function`, as xDSL's printer numbers them
+    (name hints deduplicated with `_1`, `_2`, ...; others `%0`, `%1`, ...
+    in printing order), so reports match the printed module."""
+    names: dict[SSAValue, str] = {}
+    used: dict[str, int] = {}
+    next_number = 0
+
+    def assign(value: SSAValue) -> None:
+        nonlocal next_number
+        hint = value.name_hint
+        if hint:
+            count = used.get(hint, 0)
+            used[hint] = count + 1
+            names[value] = f"%{hint}" if count == 0 else f"%{hint}_{count}"
+        else:
+            names[value] = f"%{next_number}"
+            next_number += 1
+
+    def visit(block: Block) -> None:
+        for arg in block.args:
+            assign(arg)
+        for op in block.ops:
+            for result in op.results:
+                assign(result)
+            for region in op.regions:
+                for inner in region.blocks:
+                    visit(inner)
+
+    for block in function.body.blocks:
+        visit(block)
+    return names
+
+
+# -- how a write can follow a load ------------------------------------------------------
+
+
+_BRANCHES = (scf.IfOp, scf.IndexSwitchOp)
+"""Ops that run exactly one of their regions, once."""
+
+_RUN_ONCE = _BRANCHES + (scf.ExecuteRegionOp, memref.AllocaScopeOp)
+"""Ops whose regions run at most once each time the op runs; any other op
+with regions (scf.for, scf.while, scf.parallel, unknown ops) may run them
+again, after a load inside."""
+
+
+@dataclass(frozen=True)
+class _Later:
+    """One way a write can run after a load. `scope`: values defined inside
+    it are other instances for the write (None: the same instance of all of
+    them); `loop`: an scf.for whose induction variable has advanced."""
+
+    scope: Operation | Region | None
+    loop: scf.ForOp | None
+    when: str
+
+
+# -- the analysis -----------------------------------------------------------------------
+
+
+class AliasAnalysis:
+    def __init__(self, function: func.FuncOp):
+        self.function = function
+        self.names = printed_names(function)
+        args = function.body.blocks.first.args if function.body.blocks else ()
+        attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+        self.noalias: dict[SSAValue, str] = {}
+        for arg, attr in zip(args, attrs):
+            for name in NOALIAS_ATTRS:
+                if name in attr.data:
+                    self.noalias[arg] = name
+                    break
+        self._order = {op: k for k, op in enumerate(function.walk())}
+        self._forms: dict[SSAValue, Affine] = {}
+        self._maps: dict[SSAValue, ViewMap] = {}
+        self._escapes: dict[SSAValue, Operation | None] = {}
+        self._inside: dict[tuple[SSAValue, int], bool] = {}
+        self._object_pairs: dict[tuple[SSAValue, SSAValue], AliasResult] = {}
+        self._chains: dict[Operation, list[Operation]] = {}
+        self._iv_ranges = self._induction_ranges()
+        effects = WriteEffects(function.parent_op())
+        self._targets = {op: t for op in function.body.walk() if (t := effects.targets(op))}
+
+    # -- objects ---------------------------------------------------------------------
+
+    def underlying(self, memref_value: SSAValue) -> MemoryObject:
+        """The memory object behind a memref value (views traced through)."""
+        return object_of(memref_value)
+
+    def name(self, value: SSAValue) -> str:
+        return self.names.get(value) or f"%{value.name_hint or '?'}"
+
+    def origin(self, obj: MemoryObject) -> str:
+        """Where an object comes from, e.g. `argument #0, ad.noalias`,
+        `memref.alloc at t.mlir:4:3`, `unknown origin: func.call at t.mlir:6:8`."""
+        owner = obj.value.owner
+        if obj.kind is ObjectKind.ARGUMENT:
+            assert isinstance(obj.value, BlockArgument)
+            noalias = f", {self.noalias[obj.value]}" if obj.value in self.noalias else ""
+            return f"argument #{obj.value.index}{noalias}"
+        if obj.kind is ObjectKind.ALLOCATION:
+            assert isinstance(owner, Operation)
+            site = self.escape(obj.value)
+            escapes = f", escapes through {site.name} at {_where(site)}" if site else ""
+            return f"{owner.name} at {_where(owner)}{escapes}"
+        if isinstance(owner, Operation):
+            return f"unknown origin: {owner.name} at {_where(owner)}"
+        parent = owner.parent_op() if isinstance(owner, Block) else None
+        where = f"{parent.name} at {_where(parent)}" if parent else "?"
+        return f"unknown origin: block argument of {where}"
+
+    def describe(self, obj: MemoryObject) -> str:
+        """`%name (origin)`."""
+        return f"{self.name(obj.value)} ({self.origin(obj)})"
+
+    def escape(self, alloc: SSAValue) -> Operation | None:
+        """The first op (program order) through which an allocation's address
+        leaves the memref ops we understand, or None if it never does."""
+        if alloc not in self._escapes:
+            sites: list[Operation] = []
+            work = [alloc]
+            while work:
+                value = work.pop()
+                for use in value.uses:
+                    user = use.operation
+                    if user.results and (is_view_result(user.results[0])
+                                         or _chosen_memref(user)):
+                        # A view, or a select between memrefs: its uses are
+                        # this allocation's uses.
+                        work.append(user.results[0])
+                    elif isinstance(user, READ_ONLY_USERS + (memref.DeallocOp, memref.CopyOp)):
+                        pass
+                    elif isinstance(user, memref.StoreOp) and user.value is not value:
+                        pass
+                    elif isinstance(user, func.ReturnOp):
+                        pass  # leaves the function only when it ends
+                    else:
+                        sites.append(user)
+            self._escapes[alloc] = min(sites, key=self._position, default=None)
+        return self._escapes[alloc]
+
+    def _reachable_from_outside(self, obj: MemoryObject) -> bool:
+        """Could code we cannot see (an unknown callee) address this object?"""
+        return obj.kind is not ObjectKind.ALLOCATION or self.escape(obj.value) is not None
+
+    def _object_alias(self, a: MemoryObject, b: MemoryObject) -> AliasResult:
+        key = (a.value, b.value)
+        if key not in self._object_pairs:
+            self._object_pairs[key] = self._object_pair(a, b)
+        return self._object_pairs[key]
+
+    def choices(self, obj: MemoryObject) -> list[MemoryObject] | None:
+        """The objects a memref chosen at run time may be (the result of an
+        arith.select between memrefs: either operand's object), or None."""
+        value = obj.value
+        if obj.kind is not ObjectKind.UNKNOWN or not isinstance(value, OpResult):
+            return None
+        op = value.op
+        sources = chosen_sources(op)
+        if sources is None:
+            return None
+        found: list[MemoryObject] = []
+        for source in sources:
+            inner = object_of(source)
+            for option in self.choices(inner) or [inner]:
+                if option not in found:
+                    found.append(option)
+        return found
+
+    def _object_pair(self, a: MemoryObject, b: MemoryObject) -> AliasResult:
+        if a == b:
+            return _must(f"both are {self.describe(a)}")
+        for chosen, other in ((a, b), (b, a)):
+            options = self.choices(chosen)
+            if options is None:
+                continue
+            # Either of its operands' objects (never MUST: the choice is
+            # made at run time).
+            what = (f"{self.name(chosen.value)} ({chosen.value.owner.name} at "  # type: ignore[union-attr]
+                    f"{_where(chosen.value.owner)}) is "  # type: ignore[arg-type]
+                    f"{' or '.join(self.name(o.value) for o in options)}")
+            results = [self._object_alias(o, other) for o in options]
+            for option, result in zip(options, results):
+                if result.kind is AliasKind.MUST_ALIAS:
+                    return _may(f"{what}: it may be {self.name(option.value)}")
+                if result.kind is AliasKind.MAY_ALIAS:
+                    return _may(f"{what}, and {result.reason}")
+            return _no(f"{what}: " + "; ".join(r.reason for r in results))
+        na, nb = self.name(a.value), self.name(b.value)
+        kinds = {a.kind, b.kind}
+        if kinds == {ObjectKind.ALLOCATION}:
+            return _no(f"distinct allocations {na} and {nb}")
+        if kinds == {ObjectKind.ALLOCATION, ObjectKind.ARGUMENT}:
+            alloc, arg = (na, nb) if a.kind is ObjectKind.ALLOCATION else (nb, na)
+            return _no(f"allocation {alloc} never overlaps argument {arg}")
+        if kinds == {ObjectKind.ARGUMENT}:
+            for value in (a.value, b.value):
+                if value in self.noalias:
+                    return _no(f"argument {self.name(value)} is {self.noalias[value]}")
+            return _may(f"arguments {na} and {nb} may alias (no noalias attribute)")
+        # At least one has unknown origin: it may be anything visible to the
+        # code that produced it.
+        unknown, other = (a, b) if a.kind is ObjectKind.UNKNOWN else (b, a)
+        if other.kind is ObjectKind.ALLOCATION:
+            site = self.escape(other.value)
+            if site is None:
+                return _no(f"allocation {self.name(other.value)} never escapes, so "
+                           f"{self.name(unknown.value)} (unknown origin) cannot address it")
+            return _may(
+                f"{self.describe(unknown)} may address allocation {self.name(other.value)}, "
+                f"which escapes through {site.name} at {_where(site)}"
+            )
+        return _may(f"{self.describe(unknown)} may address {self.name(other.value)}")
+
+    def _map(self, value: SSAValue) -> ViewMap:
+        return view_map(value, self._maps, self._forms)
+
+    def alias(self, a: SSAValue, b: SSAValue) -> AliasResult:
+        """Can the memory the two memref values address overlap?"""
+        result = self._object_alias(self.underlying(a), self.underlying(b))
+        if result.kind is not AliasKind.MUST_ALIAS:
+            return result
+        if a is b:
+            return _must(f"the same value {self.name(a)}")
+        base = self.name(self.underlying(a).value)
+        ma, mb = self._map(a), self._map(b)
+        if (ma.dims is not None and None not in ma.dims and ma.dims == mb.dims) or (
+            ma.linear is not None and ma.linear == mb.linear
+        ):
+            return _must(f"identical index maps into {base}")
+        fa, fb = footprint(ma, a.type), footprint(mb, b.type)
+        disjoint = self._disjoint(fa, fb, {**fa.ranges, **fb.ranges})
+        if disjoint is not None:
+            extents = _extents(fa), _extents(fb)
+            if extents[0] and extents[1]:
+                return _no(f"disjoint static subviews of {base} {extents[0]} and {extents[1]}")
+            return _no(f"views of {base} that cannot overlap ({disjoint})")
+        return _may(f"views of {base} that may overlap")
+
+    def classes(self) -> list[list[SSAValue]]:
+        """Memref values (program order) grouped so that values in different
+        classes never alias: objects that may alias share a class."""
+        values = self.memref_values()
+        objects: list[MemoryObject] = []
+        for v in values:
+            obj = self.underlying(v)
+            if obj not in objects:
+                objects.append(obj)
+        root = {obj: obj for obj in objects}
+
+        def find(o: MemoryObject) -> MemoryObject:
+            while root[o] != o:
+                o = root[o]
+            return o
+
+        for i, a in enumerate(objects):
+            for b in objects[i + 1:]:
+                if self._object_alias(a, b).kind is not AliasKind.NO_ALIAS:
+                    ra, rb = find(a), find(b)
+                    if ra != rb:
+                        root[rb] = ra
+        grouped: dict[MemoryObject, list[SSAValue]] = {}
+        for v in values:
+            grouped.setdefault(find(self.underlying(v)), []).append(v)
+        return list(grouped.values())
+
+    def memref_values(self) -> list[SSAValue]:
+        """Every memref-typed argument, block argument and result, in program order."""
+        values: list[SSAValue] = []
+
+        def visit(block: Block) -> None:
+            values.extend(a for a in block.args if isinstance(a.type, MemRefType))
+            for op in block.ops:
+                values.extend(r for r in op.results if isinstance(r.type, MemRefType))
+                for region in op.regions:
+                    for inner in region.blocks:
+                        visit(inner)
+
+        for block in self.function.body.blocks:
+            visit(block)
+        return values
+
+    # -- writes -------------------------------------------------------------------------
+
+    def writes(self) -> list[Operation]:
+        """Every op that may write memory, in program order."""
+        return list(self._targets)
+
+    # -- elements ---------------------------------------------------------------------------
+
+    def _element(self, memref_value: SSAValue, indices: tuple[SSAValue, ...]) -> Location:
+        forms = [affine_form(i, self._forms) for i in indices]
+        return element(self._map(memref_value), forms)
+
+    def _target_location(self, target: WriteTarget) -> Location:
+        assert target.memref is not None
+        if target.extent is Extent.ELEMENT:
+            return self._element(target.memref, target.indices)
+        if target.extent is Extent.VIEW:
+            return footprint(self._map(target.memref), target.memref.type)
+        return whole_object(self.underlying(target.memref))
+
+    def _disjoint(self, a: Location, b: Location, ranges: Mapping[object, Interval]) -> str | None:
+        """Why `a` and `b` (same object) share no element, or None if they may."""
+        if a.dims is not None and b.dims is not None and is_injective(a.obj.value.type):
+            for d, (x, y) in enumerate(zip(a.dims, b.dims)):
+                if x is not None and y is not None and not can_be_zero(x - y, ranges):
+                    return f"dimension {d} differs" if len(a.dims) > 1 else "indices differ"
+        if a.linear is not None and b.linear is not None:
+            if not can_be_zero(a.linear - b.linear, ranges):
+                return "element offsets differ"
+        return None
+
+    @staticmethod
+    def _same_element(a: Location, b: Location) -> bool:
+        if a.ranges or b.ranges:
+            return False
+        if a.dims is not None and b.dims is not None:
+            if all(x is not None and x == y for x, y in zip(a.dims, b.dims)):
+                return True
+        return a.linear is not None and a.linear == b.linear
+
+    def _render(self, loc: Location) -> str:
+        base = self.name(loc.obj.value)
+
+        def text(form: Affine | None) -> str:
+            return "?" if form is None else form.render(self.name)
+
+        if loc.dims is not None:
+            return f"{base}[{', '.join(text(d) for d in loc.dims)}]"
+        if loc.linear is not None:
+            return f"{base}[offset {text(loc.linear)}]"
+        return f"{base}[?]"  # an element the analysis cannot locate
+
+    def may_overlap(self, write: Operation, read: memref.LoadOp) -> AliasResult:
+        """Could `write` touch the element `read` reads? Program order is
+        ignored; values are taken in one instance (the same iteration of the
+        loops enclosing both). MUST_ALIAS: certainly the same element."""
+        loaded = self._element(read.memref, tuple(read.indices))
+        now = _Later(None, None, "")
+        answers = [self._overlap(t, loaded, now) for t in self._targets.get(write, [])]
+        for kind in (AliasKind.MUST_ALIAS, AliasKind.MAY_ALIAS):
+            for answer in answers:
+                if answer.kind is kind:
+                    return answer
+        if answers:
+            return _no("; ".join(a.reason for a in answers))
+        return _no(f"{write.name} writes no memory")
+
+    def _overlap(self, target: WriteTarget, loaded: Location, later: _Later) -> AliasResult:
+        """Can `target`, executed as described by `later`, write `loaded`?"""
+        obj = loaded.obj
+        if target.extent is Extent.OUTSIDE:
+            if self._reachable_from_outside(obj):
+                return _may(f"may write any memory reachable from outside the function, "
+                            f"such as {self.name(obj.value)}")
+            return _no(f"{self.name(obj.value)} is an allocation that never escapes")
+        assert target.memref is not None
+        written = self._target_location(target)
+        objects = self._object_alias(written.obj, obj)
+        if objects.kind is AliasKind.NO_ALIAS:
+            return objects
+        writes = self._written_text(target, written)
+        if objects.kind is AliasKind.MAY_ALIAS:
+            return _may(f"writes {writes}, and {objects.reason}")
+        if later.scope is not None and self._defined_inside(obj.value, later.scope):
+            # The write runs in another instance of the scope, where the
+            # object's value is another one: a new heap buffer, or unknown
+            # memory. (An alloca stays one buffer: the lowering hoists
+            # static allocas, so later iterations reuse it.)
+            if isinstance(obj.value.owner, memref.AllocOp):
+                return _no(f"{self.name(obj.value)} is a new allocation in each iteration")
+            if obj.kind is ObjectKind.UNKNOWN:
+                return _may(f"{self.name(obj.value)} may address other memory in each iteration")
+        if target.extent is Extent.OBJECT:
+            return _may(f"writes {writes}")
+        shifted, ranges = self._shift(written, later)
+        ranges = {**self._iv_ranges, **loaded.ranges, **written.ranges, **ranges}
+        why = self._disjoint(loaded, shifted, ranges)
+        if why is not None:
+            return _no(f"writes {writes}, never {self._render(loaded)}: {why}")
+        if self._same_element(loaded, shifted):
+            return _must(f"writes the same element {self._render(loaded)}")
+        return _may(f"writes {writes}, which may be {self._render(loaded)}")
+
+    def _written_text(self, target: WriteTarget, written: Location) -> str:
+        assert target.memref is not None
+        if target.extent is Extent.OBJECT:
+            return f"all of {self.name(written.obj.value)}"
+        if target.extent is Extent.VIEW:
+            return f"every element of {self.name(target.memref)} ({self._render(written)})"
+        return self._render(written)
+
+    # -- time ---------------------------------------------------------------------------------
+
+    def clobbers(self, load: memref.LoadOp) -> list[Clobber]:
+        """Every write that may run after `load` and overwrite the element it
+        read, in program order. Empty: issuing the load again at the end of
+        the function gives the value it read."""
+        loaded = self._element(load.memref, tuple(load.indices))
+        found: list[Clobber] = []
+        for write, targets in self._targets.items():
+            for later in self._later(write, load):
+                reason = self._first_overlap(targets, loaded, later)
+                if reason is not None:
+                    what = f"{_what(write)} at {_where(write)} ({later.when})"
+                    found.append(Clobber(write, f"{what}: {reason}"))
+                    break
+        return found
+
+    def _first_overlap(
+        self, targets: list[WriteTarget], loaded: Location, later: _Later
+    ) -> str | None:
+        for target in targets:
+            answer = self._overlap(target, loaded, later)
+            if answer.kind is not AliasKind.NO_ALIAS:
+                return answer.reason
+        return None
+
+    def _later(self, write: Operation, load: Operation) -> list[_Later]:
+        """The ways `write` can run after `load` (empty: it never does)."""
+        cw, cl = self._chain(write), self._chain(load)
+        p = 0
+        while p < min(len(cw), len(cl)) and cw[p] is cl[p]:
+            p += 1
+        loops: list[_Later] = []
+        for anc in reversed(cw[:p]):  # innermost first
+            again = f"in a later iteration of the {anc.name} at {_where(anc)}"
+            if isinstance(anc, scf.ForOp):
+                loops.append(_Later(anc, anc, again))
+            elif anc.regions and not isinstance(anc, _RUN_ONCE):
+                loops.append(_Later(anc, None, again))
+        for region in self._common_regions(cw, cl, p):
+            if len(region.blocks) > 1:
+                where = _where(region.parent_op())
+                again = f"possibly again: region with several blocks at {where}"
+                loops.append(_Later(region, None, again))
+        if not self._after_in_same_instance(cw, cl, p):
+            return loops
+        return [_Later(None, None, "later in the same iteration" if loops else "later"), *loops]
+
+    @staticmethod
+    def _common_regions(cw: list[Operation], cl: list[Operation], p: int) -> Iterator[Region]:
+        for k in range(min(p + 1, len(cw), len(cl))):
+            region = cw[k].parent_region()
+            if region is None or region is not cl[k].parent_region():
+                return
+            yield region
+
+    def _after_in_same_instance(self, cw: list[Operation], cl: list[Operation], p: int) -> bool:
+        if p == len(cw) or p == len(cl):
+            return True  # one op contains the other: order unknown
+        aw, al = cw[p], cl[p]
+        if aw.parent_block() is al.parent_block():
+            return self._order[aw] > self._order[al]
+        if aw.parent_region() is al.parent_region():
+            return False  # other blocks of one region: the region scenario covers it
+        parent = aw.parent_op()
+        if isinstance(parent, _BRANCHES):
+            return False  # two branches never both run in one instance
+        if isinstance(parent, scf.WhileOp):
+            return aw.parent_region() is parent.after_region
+        return True
+
+    def _shift(self, loc: Location, later: _Later) -> tuple[Location, dict[object, Interval]]:
+        """`loc` as computed in the instance `later` describes: symbols
+        defined inside its scope are fresh, the loop's iv advanced."""
+        if later.scope is None:
+            return loc, {}
+        scope = later.scope
+        ranges: dict[object, Interval] = {}
+        fresh: dict[SSAValue, Affine] = {}
+        iv = later.loop.body.block.args[0] if later.loop is not None else None
+
+        def replace(sym: object) -> Affine | None:
+            if not isinstance(sym, SSAValue) or not self._defined_inside(sym, scope):
+                return Affine.symbol(sym)
+            if sym not in fresh:
+                if sym is iv:
+                    # k >= 1 iterations later: iv + k*step. A dynamic step is
+                    # positive too (scf.for requires it), so iv + t, t >= 1.
+                    assert later.loop is not None
+                    step = constant_of(later.loop.step)
+                    k = Fresh("?k")
+                    if step is None or step > 0:
+                        ranges[k] = (1, None)
+                    fresh[sym] = Affine.symbol(sym) + Affine.symbol(k, step or 1)
+                else:
+                    other = Fresh(f"?{self.name(sym)[1:]}")
+                    if sym in self._iv_ranges:
+                        ranges[other] = self._iv_ranges[sym]
+                    fresh[sym] = Affine.symbol(other)
+            return fresh[sym]
+
+        def each(form: Affine | None) -> Affine | None:
+            return None if form is None else form.substitute(replace)
+
+        dims = None if loc.dims is None else tuple(each(d) for d in loc.dims)
+        return Location(loc.obj, dims, each(loc.linear), loc.ranges), ranges
+
+    def _defined_inside(self, value: SSAValue, scope: Operation | Region) -> bool:
+        key = (value, id(scope))
+        if key not in self._inside:
+            if is_function_parameter(value):
+                inside = False  # fixed for the whole call
+            else:
+                block = value.block if isinstance(value, BlockArgument) else value.op.parent_block()
+                inside = False
+                while block is not None:
+                    region = block.parent_region()
+                    parent = block.parent_op()
+                    if region is scope or parent is scope:
+                        inside = True
+                        break
+                    block = parent.parent_block() if parent is not None else None
+            self._inside[key] = inside
+        return self._inside[key]
+
+    def _induction_ranges(self) -> dict[SSAValue, Interval]:
+        """[lb, ub - 1] for the iv of each scf.for with constant bounds."""
+        ranges: dict[SSAValue, Interval] = {}
+        for op in self.function.walk():
+            if isinstance(op, scf.ForOp):
+                lb, ub = constant_of(op.lb), constant_of(op.ub)
+                if lb is not None or ub is not None:
+                    ranges[op.body.block.args[0]] = (lb, None if ub is None else ub - 1)
+        return ranges
+
+    def _chain(self, op: Operation) -> list[Operation]:
+        """The ops enclosing `op` inside the function, outermost first, then `op`."""
+        if op not in self._chains:
+            chain: list[Operation] = []
+            cur: Operation | None = op
+            while cur is not None and cur is not self.function:
+                chain.append(cur)
+                cur = cur.parent_op()
+            chain.reverse()
+            self._chains[op] = chain
+        return self._chains[op]
+
+    def _position(self, op: Operation) -> int:
+        return self._order.get(op, len(self._order))
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+def _chosen_memref(op: Operation) -> bool:
+    """An op whose memref result is one of its memref operands, chosen at
+    run time (`memref_views.chosen_sources`: arith.select between memrefs)."""
+    return chosen_sources(op) is not None
+
+
+def _where(op: Operation | None) -> str:
+    return (op_location(op) or op.name) if op is not None else "?"
+
+
+def _what(op: Operation) -> str:
+    if isinstance(op, memref.StoreOp):
+        return "store"
+    if isinstance(op, memref.CopyOp):
+        return "copy"
+    if isinstance(op, memref.DeallocOp):
+        return "dealloc"
+    if isinstance(op, func.CallOp):
+        return f"call @{op.callee.root_reference.data}"
+    if isinstance(op, memref.AllocaScopeOp):
+        return "end of memref.alloca_scope"
+    return op.name
+
+
+def _extents(loc: Location) -> str | None:
+    """`[lo,hi)` per dimension when a footprint's dims are static ranges."""
+    if loc.dims is None:
+        return None
+    parts = []
+    for d in loc.dims:
+        if d is None or any(not isinstance(s, Fresh) or s not in loc.ranges for s in d.terms):
+            return None
+        bounds = interval_of(d, loc.ranges)
+        if bounds is None or bounds[0] is None or bounds[1] is None:
+            return None
+        parts.append(f"[{bounds[0]},{bounds[1] + 1})")
+    return "x".join(parts)
+

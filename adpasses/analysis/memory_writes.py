@@ -1,0 +1,148 @@
+"""What memory each op may write, for the alias analysis.
+
+- memref.store: one element;
+- memref.copy: every element of the target view;
+- memref.dealloc: all of its object (the memory is gone);
+- memref.alloca_scope: all of the allocas it frees when it ends;
+- func.call: judged from the callee's body when the module has it
+  (`CalleeEffect`), else like an op with unknown effects;
+- an op with write/free effects: all of each memref operand's object; with
+  unknown effects (no effect trait), also any memory reachable from
+  outside the function;
+- nothing: ad.tape.*, printf.*, loads, views, terminators, pure ops, and
+  scf ops themselves (the ops in their bodies are visited on their own).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation, SSAValue
+from xdsl.traits import (
+    IsTerminator,
+    MemoryEffectKind,
+    RecursiveMemoryEffect,
+    SymbolTable,
+    get_effects,
+)
+
+from adpasses.analysis.memref_access import ObjectKind, object_of
+from adpasses.analysis.memref_views import is_view_result
+
+READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp)
+"""Memref ops that only read (or only look at the descriptor)."""
+
+MISSING_PURE_TRAIT = (arith.RemUIOp, arith.ExtSIOp)
+"""Upstream ops that are pure but carry no effect trait in xDSL 0.74 (so
+`get_effects` answers None, "unknown effects"): they write nothing."""
+
+
+class Extent(Enum):
+    ELEMENT = "element"  # memref.store: one element
+    VIEW = "view"  # memref.copy: every element of the target view
+    OBJECT = "object"  # dealloc, calls: anything in the memref's object
+    OUTSIDE = "outside"  # unknown code: any memory reachable from outside
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    extent: Extent
+    memref: SSAValue | None = None  # None for OUTSIDE
+    indices: tuple[SSAValue, ...] = ()  # for ELEMENT
+
+
+class CalleeEffect(Enum):
+    NONE = "writes no memory"
+    ARGUMENTS = "writes only memory reachable from its memref arguments"
+    UNKNOWN = "may write anything"
+
+
+class WriteEffects:
+    """`targets(op)`: what `op` may write. Callees found in `module` are
+    summarised once (`CalleeEffect`)."""
+
+    def __init__(self, module: Operation | None):
+        self.module = module
+        self._callees: dict[str, CalleeEffect] = {}
+
+    def targets(self, op: Operation) -> list[WriteTarget]:
+        if isinstance(op, memref.StoreOp):
+            return [WriteTarget(Extent.ELEMENT, op.memref, tuple(op.indices))]
+        if isinstance(op, memref.CopyOp):
+            return [WriteTarget(Extent.VIEW, op.destination)]
+        if isinstance(op, memref.DeallocOp):
+            return [WriteTarget(Extent.OBJECT, op.memref)]
+        if isinstance(op, READ_ONLY_USERS + MISSING_PURE_TRAIT) or (
+            op.results and is_view_result(op.results[0])
+        ):
+            return []
+        if op.name.startswith("ad.tape.") or op.name.startswith("printf."):
+            return []  # tapes and printing never touch memrefs
+        if isinstance(op, memref.AllocaScopeOp):
+            return [
+                WriteTarget(Extent.OBJECT, inner.memref)
+                for inner in op.walk()
+                if isinstance(inner, memref.AllocaOp) and alloca_scope_of(inner) is op
+            ]
+        if op.has_trait(IsTerminator) or op.has_trait(RecursiveMemoryEffect):
+            return []  # the ops inside a loop or a branch are visited themselves
+        if isinstance(op, scf.ExecuteRegionOp):
+            return []
+        operands = [
+            WriteTarget(Extent.OBJECT, v) for v in op.operands if isinstance(v.type, MemRefType)
+        ]
+        if isinstance(op, func.CallOp):
+            effect = self.callee_effect(op.callee.root_reference.data)
+            if effect is CalleeEffect.NONE:
+                return []
+            if effect is CalleeEffect.ARGUMENTS:
+                return operands
+            return operands + [WriteTarget(Extent.OUTSIDE)]
+        effects = get_effects(op)
+        if effects is not None and not any(
+            e.kind in (MemoryEffectKind.WRITE, MemoryEffectKind.FREE) for e in effects
+        ):
+            return []
+        if effects is not None and operands:
+            return operands  # a known write: the memrefs it is given
+        return operands + [WriteTarget(Extent.OUTSIDE)]
+
+    def callee_effect(self, name: str) -> CalleeEffect:
+        """NONE if the callee's body writes nothing; ARGUMENTS if every write
+        in it goes to its own arguments or allocations (no `get_global`, calls
+        only to such functions); UNKNOWN otherwise, for external functions
+        and for recursion."""
+        if name in self._callees:
+            return self._callees[name]
+        self._callees[name] = CalleeEffect.UNKNOWN  # while summarising: recursion
+        callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
+        effect = CalleeEffect.UNKNOWN
+        if isinstance(callee, func.FuncOp) and callee.body.blocks:
+            effect = CalleeEffect.NONE
+            for op in callee.body.walk():
+                if isinstance(op, memref.GetGlobalOp):
+                    effect = CalleeEffect.UNKNOWN
+                    break
+                for target in self.targets(op):
+                    if target.extent is Extent.OUTSIDE or (
+                        target.memref is not None
+                        and object_of(target.memref).kind is ObjectKind.UNKNOWN
+                    ):
+                        effect = CalleeEffect.UNKNOWN
+                        break
+                    effect = CalleeEffect.ARGUMENTS
+                if effect is CalleeEffect.UNKNOWN:
+                    break
+        self._callees[name] = effect
+        return effect
+
+
+def alloca_scope_of(alloca: memref.AllocaOp) -> memref.AllocaScopeOp | None:
+    """The alloca_scope that frees `alloca` when it ends, if any."""
+    parent = alloca.parent_op()
+    while parent is not None and not isinstance(parent, (memref.AllocaScopeOp, func.FuncOp)):
+        parent = parent.parent_op()
+    return parent if isinstance(parent, memref.AllocaScopeOp) else None

@@ -1,0 +1,76 @@
+"""Which memref ops make views, and how to find the memory behind a memref.
+
+A view op returns a memref that addresses (part of) its source's memory:
+subview, cast, reinterpret_cast, collapse/expand_shape, memory_space_cast and
+the base buffer of extract_strided_metadata. Activity analysis, alias
+analysis and the reverse pass's shadow construction all trace through them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, memref
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from adpasses.core.types import is_memref_type
+
+VIEW_SOURCE_OPERAND: dict[type[Operation], str] = {
+    memref.SubviewOp: "source",
+    memref.CastOp: "source",
+    memref.ReinterpretCastOp: "source",
+    memref.ExtractStridedMetaDataOp: "source",
+    memref.CollapseShapeOp: "src",
+    memref.ExpandShapeOp: "src",
+    memref.MemorySpaceCastOp: "source",
+}
+"""View op class -> name of the operand whose memory the view addresses."""
+
+ALLOCATION_OPS: tuple[type[Operation], ...] = (memref.AllocOp, memref.AllocaOp)
+
+
+CHOSEN_SOURCE_OPERANDS: dict[type[Operation], tuple[str, ...]] = {
+    arith.SelectOp: ("lhs", "rhs"),
+}
+"""Op class -> the memref operands one of which its memref result addresses,
+chosen at run time. Activity merges their memory; each has a shadow rule
+(`adpasses.reverse.rules.SHADOW_RULES`) that builds the same choice of shadows."""
+
+
+def chosen_sources(op: Operation) -> Sequence[SSAValue] | None:
+    """The operands whose memory `op`'s memref result may address, if `op`
+    chooses among several at run time (`arith.select` between memrefs)."""
+    names = CHOSEN_SOURCE_OPERANDS.get(type(op))
+    if names is None or len(op.results) != 1 or not is_memref_type(op.results[0].type):
+        return None
+    return [getattr(op, name) for name in names]
+
+
+def view_source(op: Operation) -> SSAValue | None:
+    """The source memref of a view op, or None if `op` is not a view."""
+    name = VIEW_SOURCE_OPERAND.get(type(op))
+    return getattr(op, name) if name is not None else None
+
+
+def is_view_result(value: SSAValue) -> bool:
+    """True for a memref-typed result of a view op (not metadata indices)."""
+    return (
+        isinstance(value, OpResult)
+        and type(value.op) in VIEW_SOURCE_OPERAND
+        and value.op.results[0] is value
+    )
+
+
+def memory_object(value: SSAValue) -> SSAValue:
+    """The value that owns the memory behind `value`: a function argument,
+    an allocation result, or (unknown origin) the first non-view value."""
+    while is_view_result(value):
+        assert isinstance(value, OpResult)
+        source = view_source(value.op)
+        assert source is not None
+        value = source
+    return value
+
+
+def is_allocation(value: SSAValue) -> bool:
+    return isinstance(value, OpResult) and isinstance(value.op, ALLOCATION_OPS)

@@ -1,0 +1,566 @@
+"""The Python API: `jit`, `grad`, `value_and_grad`, `autodiff` (with
+`Active`, `Const`, `Duplicated`, `DuplicatedNoNeed`), `inspect`,
+`cache_report`. See docs/api.md.
+
+Every compiled variant is cached per signature (argument kinds, dtypes,
+ranks, C-contiguity), per activity and per aliasing case: when no two arrays
+of a call overlap in memory, a version whose memref arguments carry
+`ad.noalias` is used (the reverse pass may reload instead of taping, LLVM
+vectorises); when some do, the conservative version.
+"""
+
+from __future__ import annotations
+
+import inspect as pyinspect
+import numbers
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from adpasses.api import shadows
+from adpasses.api.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap, grad_call
+from adpasses.native.arguments import array_subclass_problem, is_honoured_array, plain_arguments
+from adpasses.api.autodiff_call import MISS, fast_key, make_fast_path
+from adpasses.core.compile_locks import load_compiler, once
+from adpasses.core.compile_thread import compile_entry
+from adpasses.core.diagnostics import CompileError, for_user
+from adpasses.frontend.binding import binder, has_plain_parameters
+from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
+from adpasses.api.gradcall import LoadedGradient, GradCallable, grad_activity, install_dispatch, normalize_argnums
+from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed
+from adpasses.core.options import check_argnums, check_flag
+
+# -- jit ------------------------------------------------------------------------------
+
+
+class JitFunction:
+    """A Python function compiled on its first call with each signature."""
+
+    def __init__(self, fn: types.FunctionType, boundscheck: bool = True, fastmath: bool = False):
+        if isinstance(fn, JitFunction):
+            raise TypeError(f"adpasses.jit: {fn.__name__} is already an adpasses.jit function; "
+                            "use it as it is (or jit its .py_func with other options)")
+        if not isinstance(fn, types.FunctionType):
+            raise TypeError(f"adpasses.jit needs a Python function, got {type(fn).__name__}")
+        self.__adpasses_function__ = fn  # how the frontend recognises jitted callees
+        self.py_func = fn
+        self.boundscheck = boundscheck
+        self.fastmath = fastmath
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self._signature = pyinspect.signature(fn)
+        self._params = list(self._signature.parameters)
+        self._plain = has_plain_parameters(fn)
+        # Binds keywords and defaults with CPython's own rules and messages.
+        self._binder = binder(fn) if self._plain else None
+        # Compiled callables hold their machine code (llvm_jit.MachineCode):
+        # it is freed with the last cache, fast path or caller holding one.
+        self._primal: dict[tuple, Callable] = {}   # (signature_key, noalias) -> compiled primal
+        self._dispatch = None                       # DispatchTable: signature code -> compiled primal
+        self._gradients: dict[tuple, LoadedGradient] = {}
+        self._built: dict[tuple, tuple] = {}       # signature_key -> (written arrays, result types)
+        self._spare: dict[tuple, tuple] = {}       # signature_key -> a built, unused (module, name)
+        self._grad_functions: dict[tuple, GradCallable] = {}  # (argnums, with_value) -> grad(f)
+        self._autodiff: dict[tuple, LoadedGradient] = {}    # (code, activity, ...) -> gradient
+        self._autodiff_fast: dict[tuple, Callable] = {}       # fast_key -> autodiff fast path
+
+    def __repr__(self) -> str:
+        return f"<adpasses.jit {self.py_func.__module__}.{self.py_func.__qualname__}>"
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        # Replaced, once something is compiled, by a dispatch builtin that
+        # calls the compiled function of the arguments' signature directly
+        # (see install_dispatch); this method is its fallback, and the path
+        # of every call with keywords or omitted defaults.
+        try:
+            return self._slow_call(self.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+    def bind(self, args: tuple, kwargs: dict | None = None) -> tuple:
+        """All parameters, positionally: keywords placed, defaults filled in
+        (the compiled code takes every parameter)."""
+        if not self._plain:
+            self._reject_parameters()
+        if not kwargs and len(args) == len(self._params):
+            return args
+        # A bad call raises the TypeError calling the Python function would
+        # (unexpected keyword, missing or extra arguments, a duplicate).
+        return self._binder(*args, **(kwargs or {}))
+
+    def _slow_call(self, args: tuple) -> object:
+        # Numpy scalars converted and array classes checked before anything
+        # reads an array (adpasses.native.arguments).
+        args = plain_arguments(self.__name__, self._params, args)
+        key = signature_key(args)
+        # Arrays the function only reads may alias freely; written ones may
+        # use the `ad.noalias` version only when no two arrays overlap.
+        checks_overlap = sum(isinstance(a, np.ndarray) for a in args) > 1 and bool(self.written_arrays(args))
+        noalias = not checks_overlap or not shadows.arrays_overlap(*args)
+        call = self._primal.get((key, noalias))
+        if call is None:
+            # Compiled once per key: concurrent first calls wait for it.
+            call = once(self._primal, (key, noalias), lambda: self._compile_primal(args, noalias))
+        code = shadows.signature_code(*args)
+        if code and noalias:
+            target = _overlap_guard(call, args, self._slow_call) if checks_overlap else call
+            install_dispatch(self, self._slow_call_varargs).add(code, target)
+        return call(*args)
+
+    def _slow_call_varargs(self, *args: object, **kwargs: object) -> object:
+        try:
+            return self._slow_call(self.bind(args, kwargs))
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+    # -- compilation ----------------------------------------------------------
+
+    def _reject_parameters(self) -> None:
+        """The frontend's CompileError (at the `def` line) for *args,
+        **kwargs, keyword-only or positional-only parameters."""
+        from adpasses.frontend import build_module
+
+        build_module(self.py_func, [])
+        raise AssertionError("the frontend accepted a signature with special parameters")
+
+    def arg_types(self, args: Sequence[object]) -> list:
+        if not self._plain:
+            self._reject_parameters()
+        if len(args) != len(self._params):
+            n = len(self._params)
+            raise TypeError(f"{self.__name__}() takes {n} positional argument{'s' if n != 1 else ''} "
+                            f"but {len(args)} {'was' if len(args) == 1 else 'were'} given")
+        return [arg_type(a, k, self._params[k]) for k, a in enumerate(args)]
+
+    def build(self, args: Sequence[object], noalias: bool = False):  # type: ignore[no-untyped-def]
+        """(module, function name) of the primal for these arguments."""
+        load_compiler()  # before the first lazy import: see compile_locks (fork)
+        from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
+
+        from adpasses.dialects.ad import NOALIAS_ATTR
+        from adpasses.frontend import build_module
+
+        types_ = self.arg_types(args)
+        spare = self._spare.pop(signature_key(tuple(args)), None)
+        module, name = spare if spare is not None else build_module(self.py_func, types_)
+        f = function_named(module, name)
+        if noalias:
+            f.arg_attrs = ArrayAttr([
+                DictionaryAttr({NOALIAS_ATTR: UnitAttr()} if isinstance(t, ArrayArg) else {})
+                for t in types_
+            ])
+        self._remember(args, f)
+        return module, name
+
+    def _remember(self, args: Sequence[object], f) -> None:  # type: ignore[no-untyped-def]
+        from adpasses.native.pyentry import written_parameters
+
+        key = signature_key(tuple(args))
+        if key not in self._built:
+            self._built[key] = (written_parameters(f), list(f.function_type.outputs.data))
+
+    def _facts(self, args: Sequence[object]) -> tuple:
+        key = signature_key(tuple(args))
+        if key not in self._built:
+            # Keep the module for the compilation that usually follows.
+            self._spare[key] = self.build(args)
+        return self._built[key]
+
+    def written_arrays(self, args: Sequence[object]) -> set[int]:
+        """Positions of the array arguments the function may write."""
+        return self._facts(args)[0]
+
+    def return_activity(self, args: Sequence[object]) -> tuple[str, ...]:
+        """"active" for a float result, "const" for others; () if none."""
+        from xdsl.dialects.builtin import Float32Type, Float64Type
+
+        return tuple("active" if isinstance(t, (Float64Type, Float32Type)) else "const"
+                     for t in self._facts(args)[1])
+
+    def _compile_primal(self, args: Sequence[object], noalias: bool) -> Callable:
+        from adpasses.native.llvm_jit import compile_module
+
+        module, name = self.build(args, noalias)
+        compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
+        return compiled[name]
+
+    def gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
+                 noalias: bool, ret: tuple[str, ...] | None = None) -> LoadedGradient:
+        """The compiled gradient for these activities (cached). `ret=None`:
+        the function must return a float, which is active."""
+        key = (signature_key(tuple(args)), activity, with_primal, noalias, ret)
+        g = self._gradients.get(key)
+        if g is None:
+            # Compiled once per key: concurrent first calls wait for it.
+            g = once(self._gradients, key,
+                     lambda: self._compile_gradient(args, activity, with_primal, noalias, ret))
+        return g
+
+    def autodiff_gradient(self, values: Sequence[object], activity: tuple[str, ...], with_primal: bool,
+                          noalias: bool) -> LoadedGradient:
+        """The gradient for an autodiff call (every float result active),
+        found by the call's signature code when it has one."""
+        code = shadows.signature_code(*values)
+        key = (code, activity, with_primal, noalias)
+        g = self._autodiff.get(key) if code else None
+        if g is None:
+            g = self.gradient(values, activity, with_primal, noalias, self.return_activity(values))
+            if code:
+                self._autodiff[key] = g
+        return g
+
+    def _compile_gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
+                          noalias: bool, ret: tuple[str, ...] | None) -> LoadedGradient:
+        load_compiler()  # before the first lazy import: see compile_locks (fork)
+        from adpasses.native.llvm_jit import compile_module
+        from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
+
+        if ret is None:
+            ret = self.scalar_return(args)
+        module, name = self.build(args, noalias)
+        g = differentiate(module, name, list(activity), list(ret), with_primal=with_primal,
+                          options=ReverseOptions(simplify=False))
+        # Only the gradient is called: LLVM may drop the primal.
+        function_named(module, name).sym_visibility = _private()
+        compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
+        return LoadedGradient(compiled[g.name], activity, ret, with_primal, g.cache_report, g.name,
+                                module, g.activity_report, compiled)
+
+    def scalar_return(self, args: Sequence[object]) -> tuple[str, ...]:
+        """("active",) if the function returns a float; else a TypeError
+        pointing to autodiff."""
+        ret = self.return_activity(args)
+        if ret != ("active",):
+            what = "returns nothing" if not ret else "does not return a float"
+            raise TypeError(
+                f"{self.__name__}() {what}: grad needs a function returning a float; to "
+                "differentiate a function that writes an output array, use "
+                "adpasses.autodiff(f, ..., Duplicated(out, seed_array))"
+            )
+        return ret
+
+
+def _overlap_guard(call: Callable, args: tuple, slow: Callable) -> Callable:
+    """`call(*args)` when no two of the array arguments overlap, else
+    `slow(args)` (which picks the conservative version)."""
+    params = [f"a{k}" for k in range(len(args))]
+    arrays = [p for p, a in zip(params, args) if isinstance(a, np.ndarray)]
+    source = (f"def guarded({', '.join(params)}):\n"
+              f"    if overlap({', '.join(arrays)}):\n"
+              f"        return slow(({', '.join(params)},))\n"
+              f"    return call({', '.join(params)})\n")
+    env = {"call": call, "slow": slow, "overlap": shadows.arrays_overlap}
+    exec(compile(source, "<adpasses overlap guard>", "exec"), env)
+    return env["guarded"]  # type: ignore[return-value]
+
+
+def _private():  # type: ignore[no-untyped-def]
+    from xdsl.dialects.builtin import StringAttr
+
+    return StringAttr("private")
+
+
+def function_named(module, name: str):  # type: ignore[no-untyped-def]
+    from xdsl.dialects import func
+
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise KeyError(name)
+
+
+def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
+        fastmath: bool = False):  # type: ignore[no-untyped-def]
+    """`@jit` or `@jit(boundscheck=False, fastmath=True)`."""
+    boundscheck = check_flag(boundscheck, "boundscheck", "jit()")
+    fastmath = check_flag(fastmath, "fastmath", "jit()")
+    if fn is None:
+        return lambda f: JitFunction(f, boundscheck, fastmath)
+    return JitFunction(fn, boundscheck, fastmath)
+
+
+_AUTO_JIT = "__adpasses_jit__"  # attribute of a plain function passed to grad/autodiff: its JitFunction
+
+
+def as_jit(f: object) -> JitFunction:
+    """`f` itself if jitted; a plain Python function jitted (once)."""
+    if isinstance(f, JitFunction):
+        return f
+    if isinstance(f, types.FunctionType):
+        jf = f.__dict__.get(_AUTO_JIT)
+        if jf is None:
+            # Kept on the function itself, so that the compiled code goes
+            # when the function does (a global table would keep both alive).
+            jf = f.__dict__.setdefault(_AUTO_JIT, JitFunction(f))
+        return jf
+    raise TypeError(f"expected a Python function or an adpasses.jit function, got {type(f).__name__}")
+
+
+# -- grad -------------------------------------------------------------------------------
+
+
+def grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
+    """The gradient of a float-valued function, like jax.grad: a float for
+    a float argument, a new array (same shape and dtype) for an array; a
+    tuple of them when argnums is a tuple.
+
+    Differentiates f at the given values and leaves every argument unchanged
+    (arrays f writes are copied first). Arrays that share memory with one f
+    writes are differentiated through that memory: each gets the derivative
+    with respect to the memory it covers (docs/api.md, "Aliasing")."""
+    return _grad_function(as_jit(f), argnums, with_value=False)
+
+
+def value_and_grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
+    """`(f(*args), grad(f, argnums)(*args))` in one call; like grad, it
+    leaves every argument unchanged (the value is f's on copies)."""
+    return _grad_function(as_jit(f), argnums, with_value=True)
+
+
+def _grad_function(jf: JitFunction, argnums: int | Sequence[int], with_value: bool) -> GradCallable:
+    """One GradCallable per (function, argnums, with_value), so that
+    `adpasses.grad(f)(x)` in a loop reuses its plans and fast paths."""
+    # Plain ints seen before skip the checks (True == 1 is no plain int).
+    plain = type(argnums) is int or (type(argnums) is tuple and all(type(k) is int for k in argnums))
+    gf = jf._grad_functions.get((argnums, with_value)) if plain else None
+    if gf is None:
+        nums = _checked_argnums(jf, argnums, "value_and_grad" if with_value else "grad")
+        key = (nums, with_value)
+        gf = jf._grad_functions.get(key)
+        if gf is None:
+            # setdefault: threads asking at once all get the same one.
+            gf = jf._grad_functions.setdefault(key, GradCallable(jf, nums, with_value))
+    return gf
+
+
+def _checked_argnums(jf: JitFunction, argnums: object, api: str) -> int | tuple[int, ...]:
+    """argnums checked against jf's parameters (TypeError, ValueError)."""
+    code = jf.py_func.__code__
+    return check_argnums(argnums, f"{api}({jf.__name__}, argnums={argnums!r})", jf.__name__,
+                         jf._params, f"{code.co_filename}:{code.co_firstlineno}")
+
+
+# -- autodiff ---------------------------------------------------------------------------
+
+
+def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = False) -> object:
+    """Enzyme-style reverse mode. Arguments are wrapped: `Active(x)` for a
+    float whose derivative is returned, `Duplicated(x, dx)` for an array
+    whose derivative is added into `dx` (nothing is allocated for it),
+    `Const(x)` or a plain value otherwise.
+
+    Like Enzyme, this runs f on the arrays it is given: what f writes into
+    its arguments is written (use `grad` to differentiate without changing
+    them). Shadows must share memory exactly as their arrays do; calls that
+    break this rule, give an array as its own or another argument's shadow,
+    or pass a constant array sharing memory with a Duplicated one that f
+    writes, raise ValueError naming the arguments.
+
+    Returns a tuple with one entry per argument: the derivative for Active,
+    None otherwise. With `return_primal=True`: `(derivatives, value)`, value
+    being what f returns (None if it returns nothing). `seed` scales the
+    derivative of a float result."""
+    jf = as_jit(f)
+    if type(seed) is not float:  # checked before anything is compiled
+        seed = _seed_value(seed)
+    fast = jf._autodiff_fast.get(fast_key(args, return_primal))
+    if fast is not None:
+        got = fast(args, seed)
+        if got is not MISS:
+            return got
+    try:
+        return _autodiff(jf, args, seed, return_primal)
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) -> object:
+    """autodiff's general path: checks, compiles, installs a fast path."""
+    # Fast paths are keyed by return_primal: one for "yes" never exists.
+    return_primal = check_flag(return_primal, "return_primal", f"autodiff({jf.__name__})")
+    values, activity, user_shadows = _unwrap(jf, jf.bind(args))
+    arrays = [v for v in values if isinstance(v, np.ndarray)] + list(user_shadows.values())
+    overlapping = len(arrays) > 1 and shadows.arrays_overlap(*arrays)
+    if overlapping:  # byte ranges meet: the exact checks of Enzyme's aliasing rule
+        check_autodiff_aliasing(jf.__name__, jf._params, values, activity, user_shadows,
+                                jf.written_arrays(values))
+    if any(not values[k].flags.c_contiguous and dx.strides != values[k].strides  # type: ignore[union-attr]
+           for k, dx in user_shadows.items()):
+        check_written_self_overlap(jf.__name__, jf._params, user_shadows, values, jf.written_arrays(values))
+    # A C-contiguous array's compiled type is the identity layout, which its
+    # shadow must have too: another layout goes through a contiguous copy,
+    # written back after. Any other shadow is passed as it is (indices are
+    # logical; the shadow's own strides are used).
+    work = {}
+    for k, dx in user_shadows.items():
+        contiguous_copy = values[k].flags.c_contiguous and not dx.flags.c_contiguous  # type: ignore[union-attr]
+        work[k] = np.array(dx, order="C") if contiguous_copy else dx
+    noalias = not overlapping
+    g = jf.autodiff_gradient(values, tuple(activity), return_primal, noalias)
+    # Calls like this one (every parameter passed, shadows used as given,
+    # no overlap) go through a generated fast path next time.
+    if noalias and len(values) == len(args) and all(work[k] is dx for k, dx in user_shadows.items()):
+        key = fast_key(args, return_primal)
+        if key not in jf._autodiff_fast:
+            code = shadows.signature_code(*_with_shadows(values, work))
+            made = make_fast_path(args, activity, g, return_primal, code)
+            if made is not None:
+                jf._autodiff_fast[key] = made
+    ret = g.ret
+    call_args = _with_shadows(values, work) + [seed] * ret.count("active")
+    out = g.call(*call_args)
+    outs = list(out) if isinstance(out, tuple) else ([] if out is None else [out])
+    primal = outs.pop(0) if return_primal and ret else None
+    for k, dx in user_shadows.items():
+        if work[k] is not dx:
+            dx[...] = work[k]  # dx's elements are distinct (checked by _unwrap)
+    active = iter(outs)
+    # One entry per argument passed (parameters filled from defaults are Const).
+    derivs = tuple(next(active) if act == "active" else None for act in activity[:len(args)])
+    return (derivs, primal) if return_primal else derivs
+
+
+def _seed_value(seed: object) -> float:
+    """`seed` as a float: a real number (not a bool, a string or an array)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Real):
+        raise TypeError(f"autodiff(): seed must be a real number (the derivative of the function's "
+                        f"float result to propagate back, 1.0 by default), got {type(seed).__name__} "
+                        f"{seed!r}")
+    return float(seed)
+
+
+def _with_shadows(values: Sequence[object], work: dict[int, np.ndarray]) -> list[object]:
+    out: list[object] = []
+    for k, v in enumerate(values):
+        out.append(v)
+        if k in work:
+            out.append(work[k])
+    return out
+
+
+def _unwrap(jf: JitFunction, args: Sequence[object]) -> tuple[list, list[str], dict[int, np.ndarray]]:
+    """Values, activities and user shadows of autodiff's arguments. Every
+    scalar is converted (running its `__float__`, `__index__`) before any
+    array is examined."""
+    name = jf.__name__
+    raw, activity, given = [], [], {}
+    for k, a in enumerate(args):
+        if isinstance(a, Duplicated):
+            raw.append(a.value)
+            activity.append("dupnoneed" if isinstance(a, DuplicatedNoNeed) else "dup")
+            given[k] = a.shadow
+        elif isinstance(a, Active):
+            if not isinstance(a.value, (float, np.floating)):
+                raise TypeError(f"{name}(): Active argument {k} must be a float, got "
+                                f"{type(a.value).__name__}")
+            raw.append(float(a.value))
+            activity.append("active")
+        else:
+            raw.append(a.value if isinstance(a, Const) else a)
+            activity.append("const")
+    values = list(plain_arguments(name, jf._params, raw))
+    for k, dx in given.items():
+        x = values[k]
+        if not isinstance(x, np.ndarray) or not isinstance(dx, np.ndarray):
+            raise TypeError(f"{name}(): Duplicated argument {k} needs two numpy arrays")
+        if not is_honoured_array(dx):
+            raise TypeError(array_subclass_problem(dx, f"{name}(): the shadow of argument {k}"))
+        if dx.shape != x.shape or (dx.dtype is not x.dtype and dx.dtype != x.dtype):
+            raise ValueError(f"{name}(): the shadow of argument {k} has shape {dx.shape} and "
+                             f"dtype {dx.dtype}; it must match the array ({x.shape}, {x.dtype})")
+        if x.dtype.kind != "f":
+            raise TypeError(f"{name}(): argument {k} is an array of {x.dtype} and cannot be "
+                            "Duplicated: only float arrays have derivatives")
+        if not dx.flags.writeable:
+            raise ValueError(f"{name}(): the shadow of argument {k} is read-only")
+        check_shadow_layout(name, jf._params, k, x, dx)
+    return values, activity, given
+
+
+# -- inspection ------------------------------------------------------------------------------
+
+
+@dataclass
+class Inspection:
+    """What the compiler does for grad(f, argnums)(*args)."""
+
+    primal_mlir: str
+    gradient_mlir: str
+    llvm_ir: str
+    activity: str
+    cache_report: object
+    noalias: bool
+
+    def __str__(self) -> str:
+        return "\n\n".join([
+            "== primal MLIR ==", self.primal_mlir, "== gradient MLIR ==", self.gradient_mlir,
+            "== activity ==", self.activity, "== cache report ==", str(self.cache_report),
+        ])
+
+
+def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspection:
+    """The IR before and after differentiation, the LLVM IR, the activity
+    and the cache report of grad(f, argnums)(*args), with the same activities
+    and aliasing case as that call (locations point at the Python source)."""
+    jf = as_jit(f)
+    argnums = _checked_argnums(jf, argnums, "inspect")
+    try:
+        return _inspect(jf, jf.bind(args), argnums)
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+@compile_entry  # it prints and lowers the IR: recursion as deep as compiling
+def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Inspection:
+    from adpasses.lowering import emit_llvm_ir
+    from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
+
+    args = plain_arguments(jf.__name__, jf._params, args)
+    jf.arg_types(args)
+    nums = normalize_argnums(argnums, len(args), jf.__name__)
+    planned, written = grad_activity(jf, args, nums)
+    # What grad decides for these arguments (members of a written group
+    # differentiated, the aliasing version), without running anything.
+    call = grad_call(jf.__name__, jf._params, args, planned, written)
+    activity, noalias = call.activity, call.noalias
+    module, name = jf.build(args, noalias)
+    primal_text = _with_locations(module)
+    # The options of the compiled gradient (`_compile_gradient`), so that
+    # the IR shown is the IR that runs.
+    g = differentiate(module, name, list(activity), list(jf.return_activity(args)),
+                      options=ReverseOptions(simplify=False))
+    return Inspection(
+        primal_mlir=primal_text,
+        gradient_mlir=_with_locations(g.function),
+        llvm_ir=emit_llvm_ir(module, boundscheck=jf.boundscheck),
+        activity=g.activity_report,
+        cache_report=g.cache_report.bind(list(args)),
+        noalias=noalias,
+    )
+
+
+def _with_locations(op) -> str:  # type: ignore[no-untyped-def]
+    """MLIR text with each op's `loc("file.py":line:col)`."""
+    import io
+
+    from xdsl.printer import Printer
+
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=True).print_op(op)
+    return out.getvalue()
+
+
+def cache_report(f: object, *args: object, argnums: int | Sequence[int] = 0) -> object:
+    """The `CacheReport` of grad(f, argnums) for these arguments: per needed
+    value its decision, reason, location, dtype, count and bytes, and the
+    total `.taped_bytes`."""
+    jf = as_jit(f)
+    argnums = _checked_argnums(jf, argnums, "cache_report")
+    try:
+        return _inspect(jf, jf.bind(args), argnums).cache_report
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames

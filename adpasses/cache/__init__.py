@@ -1,0 +1,2 @@
+"""Cache planning: how each primal value the reverse sweep reads gets there
+(reused, recomputed, reloaded or taped), its cost model, and the report."""

@@ -1,0 +1,114 @@
+"""Cache planning: how each primal value the reverse sweep needs gets there.
+
+For every value the reverse sweep reads (what the rules' `needs` list, plus
+what recomputing those values reads in turn) one `CacheDecision`:
+
+- `reuse`: defined in the function's top block, or an induction variable
+  the reverse loop reconstructs: already available.
+- `recompute`: re-executed in the reverse sweep from available values.
+- `reload`: a load re-issued in the reverse sweep; legal only when no later
+  write may overwrite what it read (`AliasAnalysis.clobbers`).
+- `tape`: pushed in the forward sweep, popped in the reverse sweep.
+
+Policies: `tape-all` tapes every needed value defined inside a loop or
+branch (the simple baseline); `minimal` chooses, per block, the set of taped
+values of smallest cost as a minimum cut (`adpasses.cache.mincut`), with the cost
+model of `adpasses.cache.cost_model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func, memref
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+
+from adpasses.core.ir_facts import home_block, is_constant, is_induction_variable
+
+DECISION_KINDS = ("reuse", "recompute", "reload", "tape")
+
+
+@dataclass
+class CacheDecision:
+    value: SSAValue
+    kind: str
+    reason: str
+
+
+@dataclass
+class CachePlan:
+    top_block: Block
+    order: ProgramOrder
+    decisions: dict[SSAValue, CacheDecision] = field(default_factory=dict)
+    needed: list[SSAValue] = field(default_factory=list)
+    """The values rules asked for (before closing over recomputation)."""
+
+    def decide(self, value: SSAValue, kind: str, reason: str) -> None:
+        assert kind in DECISION_KINDS
+        self.decisions[value] = CacheDecision(value, kind, reason)
+
+    def kind(self, value: SSAValue) -> str | None:
+        d = self.decisions.get(value)
+        return d.kind if d else None
+
+    def taped(self) -> list[SSAValue]:
+        return self.order.sorted(v for v, d in self.decisions.items() if d.kind == "tape")
+
+    def taped_in(self, block: Block) -> list[SSAValue]:
+        return [v for v in self.taped() if home_block(v) is block]
+
+    def materialized_in(self, block: Block) -> list[SSAValue]:
+        """Recomputed and reloaded values of `block`, in forward order."""
+        return self.order.sorted(
+            v
+            for v, d in self.decisions.items()
+            if d.kind in ("recompute", "reload") and home_block(v) is block and not is_constant(v)
+        )
+
+
+class ProgramOrder:
+    """Pre-order positions of a function's ops; block arguments come right
+    after their parent op, so sorting by `key` gives forward program order
+    within any block."""
+
+    def __init__(self, root: Operation):
+        self.index = {op: i for i, op in enumerate(root.walk())}
+
+    def key(self, value: SSAValue) -> tuple[float, int]:
+        if isinstance(value, BlockArgument):
+            parent = value.block.parent_op()
+            return (self.index.get(parent, -1) + 0.5 if parent else -1.0, value.index)
+        assert isinstance(value, OpResult)
+        return (float(self.index[value.op]), value.index)
+
+    def sorted(self, values: Iterable[SSAValue]) -> list[SSAValue]:
+        return sorted(values, key=self.key)
+
+
+def is_recomputable_op(op: Operation) -> bool:
+    """Pure ops with no regions: re-executing them gives the same value."""
+    from xdsl.traits import is_side_effect_free
+
+    from adpasses.analysis.memory_writes import MISSING_PURE_TRAIT
+
+    if op.regions or isinstance(op, (memref.AllocOp, memref.AllocaOp)):
+        return False
+    return isinstance(op, MISSING_PURE_TRAIT) or is_side_effect_free(op)
+
+
+def plan_tape_all(function: func.FuncOp, needed: Iterable[SSAValue]) -> CachePlan:
+    """Tape every needed value defined inside a loop or a branch."""
+    top_block = function.body.block
+    plan = CachePlan(top_block, ProgramOrder(function))
+    plan.needed = plan.order.sorted(set(needed))
+    for value in plan.needed:
+        if home_block(value) is top_block:
+            plan.decide(value, "reuse", "defined before the reverse sweep, in the function body")
+        elif is_constant(value):
+            plan.decide(value, "recompute", "constant")
+        elif is_induction_variable(value):
+            plan.decide(value, "reuse", "induction variable, rebuilt by the reverse loop")
+        else:
+            plan.decide(value, "tape", "tape-all policy: needed value defined in a loop or branch")
+    return plan

@@ -1,0 +1,293 @@
+"""The `minimal` cache policy: per block, a minimum cut decides what to tape.
+
+Enzyme's formulation (DifferentialUseAnalysis::minCut): blocks are handled
+innermost first. For the values of one block B that the reverse sweep needs,
+build a flow network over the values of B that could produce them:
+
+- each value v is split `v_in -> v_out` with capacity = bytes to tape it
+  (infinite for memrefs, which cannot be taped);
+- a value that cannot be recomputed (a loop-carried block argument, a
+  result of a loop or if, a load that a later write may clobber, an
+  allocation) gets `S -> v_in` of infinite capacity: it must be taped if
+  needed;
+- a value that can be recomputed (pure op, or a load no later write can
+  clobber, re-issued as a reload) gets `S -> v_in` with its recompute cost
+  (`adpasses.cache.cost_model`) and `w_out -> v_in` (infinite) for each operand
+  w defined in B; operands defined outside B are available for free (and
+  become needs of their own block, handled later);
+- each needed value has `v_out -> T` (infinite).
+
+In a minimum cut, a value whose `v_out` is on the sink side is present in
+the reverse sweep: taped if its `v_in` is on the source side, recomputed
+otherwise. Splitting nodes makes taping a value cost its size once, however
+many uses it has (as in Enzyme-MLIR's min-cut cache planning).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+
+from adpasses.analysis.activity import ActivityAnalysis
+from adpasses.cache.plan import (
+    CachePlan,
+    ProgramOrder,
+    is_recomputable_op,
+    plan_tape_all,
+)
+from adpasses.cache.cost_model import CostModel
+from adpasses.core.diagnostics import op_location
+from adpasses.cache.mincut import INF, FlowGraph, MinCut
+from adpasses.core.ir_facts import home_block, is_constant, is_induction_variable
+
+
+def plan_cache(
+    function: func.FuncOp,
+    needed: Iterable[SSAValue],
+    activity: ActivityAnalysis,
+    policy: str = "minimal",
+    model: CostModel | None = None,
+) -> CachePlan:
+    if policy == "tape-all":
+        return plan_tape_all(function, needed)
+    return MinCutPlanner(function, model or CostModel()).plan(needed)
+
+
+def _depth(block: Block) -> int:
+    depth = 0
+    op = block.parent_op()
+    while op is not None:
+        depth += 1
+        parent = op.parent_block()
+        op = parent.parent_op() if parent is not None else None
+    return depth
+
+
+def _short_loc(op: Operation | None) -> str:
+    loc = op_location(op)
+    return loc if loc is not None else (op.name if op else "?")
+
+
+class MinCutPlanner:
+    def __init__(self, function: func.FuncOp, model: CostModel):
+        from adpasses.analysis.alias import AliasAnalysis
+
+        self.function = function
+        self.model = model
+        self.top = function.body.block
+        self.alias = AliasAnalysis(function)
+        self._clobbers: dict[Operation, list] = {}
+        self._freed_after: dict[Operation, list[Operation]] = {}
+
+    def clobbers(self, load: memref.LoadOp) -> list:
+        """The writes that may overwrite what `load` read before the reverse
+        sweep reloads it: `AliasAnalysis.clobbers`, less the deallocations
+        in the function's top block, which the gradient runs only after the
+        reverse sweep (`GradientBuilder._forward_sweep` defers them). A dealloc
+        nested in a loop or a branch still runs in the forward sweep and
+        still blocks the reload."""
+        if load not in self._clobbers:
+            found = list(self.alias.clobbers(load))
+            self._clobbers[load] = [c for c in found if not self._deferred_dealloc(c.op)]
+            self._freed_after[load] = [c.op for c in found if self._deferred_dealloc(c.op)]
+        return self._clobbers[load]
+
+    def _deferred_dealloc(self, op: Operation) -> bool:
+        return isinstance(op, memref.DeallocOp) and op.parent_block() is self.top
+
+    # -- classification of one value ------------------------------------------------
+
+    def _free(self, value: SSAValue, block: Block) -> bool:
+        """Available in the reverse of `block` without any cost here."""
+        return is_constant(value) or home_block(value) is not block or is_induction_variable(value)
+
+    def _why_not_recomputable(self, value: SSAValue) -> str | None:
+        """None if `value` can be recomputed (or reloaded), else why not."""
+        if isinstance(value, BlockArgument):
+            parent = value.block.parent_op()
+            if isinstance(parent, scf.WhileOp):
+                return "scf.while argument: changes every iteration"
+            return "loop-carried value (iter_arg of scf.for)"
+        assert isinstance(value, OpResult)
+        op = value.op
+        if isinstance(op, memref.LoadOp):
+            found = self.clobbers(op)
+            if found:
+                first = found[0]
+                return f"overwritten later: {first.reason}"
+            return self._reads_unavailable_memref(op)
+        if isinstance(op, (memref.AllocOp, memref.AllocaOp)):
+            return "allocation"
+        if op.regions:
+            return f"result of {op.name}: recomputing would run the region again"
+        if not is_recomputable_op(op):
+            return f"{op.name} has side effects"
+        return self._reads_unavailable_memref(op)
+
+    def _reads_unavailable_memref(self, op: Operation) -> str | None:
+        for operand in op.operands:
+            missing = self._unavailable_memref(operand)
+            if missing:
+                return f"reads {missing}, which the reverse sweep cannot see (a memref cannot be taped)"
+        return None
+
+    def _unavailable_memref(self, value: SSAValue) -> str | None:
+        """What makes the memref `value` impossible to have in the reverse
+        sweep, or None: an allocation (or any memref that is not a pure
+        view of available ones) inside a loop or a branch (e.g. a reload
+        from an alloca of an scf.if branch)."""
+        if not isinstance(value.type, MemRefType) or home_block(value) is self.top:
+            return None
+        if isinstance(value, OpResult) and is_recomputable_op(value.op):
+            for operand in value.op.operands:
+                found = self._unavailable_memref(operand)
+                if found:
+                    return found
+            return None
+        what = value.op.name if isinstance(value, OpResult) else "a block argument"
+        return f"a memref defined by {what} in a loop or branch"
+
+    # -- planning -------------------------------------------------------------------
+
+    def plan(self, needed: Iterable[SSAValue]) -> CachePlan:
+        plan = CachePlan(self.top, ProgramOrder(self.function))
+        plan.needed = plan.order.sorted(set(needed))
+        pending: dict[Block, set[SSAValue]] = {}
+        for v in plan.needed:
+            pending.setdefault(home_block(v), set()).add(v)
+        while pending:
+            block = max(pending, key=_depth)
+            values = pending.pop(block)
+            if block is self.top:
+                for v in values:
+                    if v not in plan.decisions:
+                        plan.decide(v, "reuse", "defined in the function body, before the reverse sweep")
+                continue
+            for outer in self._cut(block, values, plan):
+                if outer not in plan.decisions:
+                    pending.setdefault(home_block(outer), set()).add(outer)
+        return plan
+
+    def _cut(self, block: Block, needed: set[SSAValue], plan: CachePlan) -> set[SSAValue]:
+        """Decide the values of `block`; return values of outer blocks that
+        the chosen recomputations read."""
+        graph = FlowGraph()
+        s, t = ("S",), ("T",)
+        nodes: dict[SSAValue, str | None] = {}  # value -> why it cannot be recomputed
+        stack = [v for v in needed]
+        for v in needed:
+            if self._free(v, block):
+                continue
+            graph.add_edge(("out", v), t, INF)
+        while stack:
+            v = stack.pop()
+            if v in nodes or self._free(v, block):
+                continue
+            why = self._why_not_recomputable(v)
+            nodes[v] = why
+            graph.add_edge(("in", v), ("out", v), self.model.tape_cost(v.type))
+            if why is not None:
+                graph.add_edge(s, ("in", v), INF)
+                continue
+            op = v.owner
+            assert isinstance(op, Operation)
+            graph.add_edge(s, ("in", v), self.model.recompute_cost(op))
+            for operand in op.operands:
+                if not self._free(operand, block):
+                    graph.add_edge(("out", operand), ("in", v), INF)
+                    stack.append(operand)
+
+        cut = graph.min_cut(s, t)
+        source_side = cut.source_side
+        outer: set[SSAValue] = set()
+        for v in needed:
+            if is_constant(v):
+                plan.decide(v, "recompute", "constant")
+            elif is_induction_variable(v):
+                plan.decide(v, "reuse", "induction variable, rebuilt by the reverse loop")
+        for v, why in nodes.items():
+            if ("out", v) in source_side:
+                continue  # not needed in the reverse sweep
+            if ("in", v) in source_side:
+                plan.decide(v, "tape", why or self._why_tape(v, cut, nodes))
+                continue
+            op = v.owner
+            assert isinstance(op, Operation)
+            if isinstance(op, memref.LoadOp):
+                plan.decide(v, "reload", self._why_reload(op))
+            else:
+                plan.decide(v, "recompute", f"{op.name} of values available in the reverse sweep")
+            for operand in op.operands:
+                if is_constant(operand):
+                    plan.decisions.setdefault(operand, _constant_decision(operand))
+                elif home_block(operand) is not block:
+                    outer.add(operand)
+                elif is_induction_variable(operand):
+                    plan.decide(operand, "reuse", "induction variable, rebuilt by the reverse loop")
+        return outer
+
+    def _why_reload(self, load: memref.LoadOp) -> str:
+        why = "no later write may overwrite it (alias analysis)"
+        freed = self._freed_after.get(load)
+        if freed:
+            where = ", ".join(f"dealloc at {_short_loc(op)}" for op in freed)
+            why += f"; {where}: deferred until after the reverse sweep"
+        return why
+
+    def _why_tape(self, value: SSAValue, cut: MinCut, nodes: dict[SSAValue, str | None]) -> str:
+        """Why a value that could be recomputed is taped: what the best
+        plan of this block that recomputes it would cost instead (the cut
+        with `value`'s recomputation forced), item by item."""
+        size = self.model.tape_cost(value.type)
+        try:
+            alternative = cut.forcing_to_sink(("in", value))
+        except ValueError:
+            return ("recomputing it would need values that can be neither taped nor recomputed "
+                    "in the reverse sweep (memrefs defined in a loop or branch)")
+        chosen, other = cut.edges, alternative.edges
+        added = [(edge, cost) for edge, cost in other.items() if edge not in chosen]
+        dropped = [(edge, cost) for edge, cost in chosen.items()
+                   if edge not in other and edge != (("in", value), ("out", value))]
+        cost = sum(c for _, c in added) - sum(c for _, c in dropped)
+        items = _cost_items(added, nodes) + [f"no tape for {value_label(e[0][1])} (-{c:g} bytes)"
+                                             for e, c in dropped]
+        verdict = "as much (a tie: both are optimal)" if abs(cost - size) < 1e-9 else f"{cost:g}"
+        return (f"cost model: taping it costs {size:g} bytes per iteration; recomputing it instead would "
+                f"cost {verdict} per iteration: {', '.join(items)}")
+
+
+def _cost_items(edges: list[tuple[tuple, float]], nodes: dict[SSAValue, str | None]) -> list[str]:
+    """The cut edges of a plan, in words: `tape %s (8 bytes; why)`,
+    `reload x[i] (0.25)`, `recompute math.exp (16)`, grouped by op."""
+    tapes, reloads = [], []
+    recomputes: dict[str, list[float]] = {}
+    for (u, v), cost in edges:
+        if u == ("S",):  # S -> v_in: v is recomputed
+            value = v[1]
+            op = value.owner
+            if isinstance(op, memref.LoadOp):
+                reloads.append(f"reload {value_label(value)} ({cost:g})")
+            else:
+                recomputes.setdefault(op.name, []).append(cost)
+        else:  # v_in -> v_out: v is taped
+            value = u[1]
+            why = nodes.get(value)
+            tapes.append(f"tape {value_label(value)} ({cost:g} bytes" + (f"; {why})" if why else ")"))
+    ops = [f"recompute {name}" + (f" x{len(costs)}" if len(costs) > 1 else "") + f" ({sum(costs):g})"
+           for name, costs in recomputes.items()]
+    return tapes + reloads + ops
+
+
+def value_label(value: SSAValue) -> str:
+    from adpasses.cache.report import value_label as label
+
+    return label(value)
+
+
+def _constant_decision(value: SSAValue):  # type: ignore[no-untyped-def]
+    from adpasses.cache.plan import CacheDecision
+
+    return CacheDecision(value, "recompute", "constant")

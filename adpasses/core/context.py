@@ -1,0 +1,225 @@
+"""The xDSL context every tool of adpasses uses, and MLIR text parsing.
+
+`make_context()` is the one dialect registry of adpasses: `ad-opt`, `ad-run`,
+`compile_module` and `parse_module` all parse with it, so they accept the
+same inputs. It loads builtin, func, arith (plus our `arith.remf`), math,
+memref, scf, cf, llvm, printf and our `ad` dialect, and registers every other
+dialect xDSL knows (affine, ub, vector, ...; loaded the first time the
+parser meets one of its ops). What the passes and the LLVM lowering then
+accept is their business: an op they cannot handle is an error at its
+location, never a parse failure in one tool and not another. `parse_module()` gives
+every op that has no explicit `loc(...)` the `file:line:col` where its text
+starts, as mlir-opt does, so that diagnostics and cache reports can point
+at the source.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math as pymath
+import re
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, printf, scf
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from adpasses.core.diagnostics import CompileError
+from adpasses.core.literals import check_literals
+from adpasses.core.type_errors import parse_type_message
+
+
+_OTHER_DIALECTS: dict | None = None
+
+
+def _other_dialects() -> dict:
+    """Name -> factory of every dialect xDSL (and its plugins) provides;
+    computed once per process (about 0.1 s)."""
+    global _OTHER_DIALECTS
+    if _OTHER_DIALECTS is None:
+        from xdsl.universe import Universe
+
+        _OTHER_DIALECTS = dict(Universe.get_multiverse().all_dialects)
+    return _OTHER_DIALECTS
+
+
+def make_context(allow_unregistered: bool = False) -> Context:
+    """A fresh context with every dialect adpasses reads or writes loaded,
+    and every other xDSL dialect registered (the one registry of all tools)."""
+    from adpasses.dialects.ad import AD
+    from adpasses.dialects.arith_ext import RemFOp
+
+    ctx = Context(allow_unregistered=allow_unregistered)
+    for dialect in (
+        builtin.Builtin,
+        func.Func,
+        arith.Arith,
+        math.Math,
+        memref.MemRef,
+        scf.Scf,
+        cf.Cf,
+        llvm.LLVM,
+        printf.Printf,
+        AD,
+    ):
+        ctx.load_dialect(dialect)
+    ctx.load_op(RemFOp)
+    known = set(ctx.registered_dialect_names)
+    for name, factory in _other_dialects().items():
+        if name not in known:
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
+_SHARED: Context | None = None
+
+
+def shared_context() -> Context:
+    """One context per process for in-process work (folding, building IR);
+    creating a context loads every dialect, so it is made once."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = make_context()
+    return _SHARED
+
+
+class LocatingParser(Parser):
+    """An xDSL parser that records `file:line:col` on ops without `loc(...)`."""
+
+    def __init__(self, ctx: Context, text: str, name: str, line_offset: int = 0):
+        super().__init__(ctx, text, name)
+        self._file_name = StringAttr(name)
+        self._line_offset = line_offset
+        self._newlines = [i for i, c in enumerate(text) if c == "\n"]
+        self._text = text
+        self._op_names: list[str] = []  # names of the ops being parsed, outermost first
+
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        self._op_names.append(name)
+        return super()._get_op_by_name(name)
+
+    def parse_optional_builtin_int_or_float_attr(self):  # type: ignore[no-untyped-def]
+        """xDSL's, with float literals checked against their type (it raised
+        OverflowError for 1e50 : f32 and made 1e400 : f64 infinity)."""
+        start = self._current_token.span
+        try:
+            attr = super().parse_optional_builtin_int_or_float_attr()
+        except OverflowError:  # too large for the type: xDSL cannot even build it
+            literal = self._literal_at(start.start)
+            m = re.match(r"\s*:\s*(\w+)", self._text[start.start + len(literal):])
+            self.raise_error(float_literal_problem(literal, None, m.group(1) if m else None), start)
+        if isinstance(attr, FloatAttr):
+            problem = float_literal_problem(self._literal_at(start.start), attr)
+            if problem is not None:
+                self.raise_error(problem, start)
+        return attr
+
+    def _literal_at(self, pos: int) -> str:
+        m = re.match(r"-?\s*[0-9][0-9a-zA-Z.+\-]*", self._text[pos:])
+        return m.group(0).replace(" ", "") if m else self._text[pos:pos + 20].split()[0]
+
+    def _line_col(self, pos: int) -> tuple[int, int]:
+        line = bisect.bisect_left(self._newlines, pos)
+        start = self._newlines[line - 1] + 1 if line > 0 else 0
+        return line + 1 + self._line_offset, pos - start + 1
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        depth = len(self._op_names)
+        try:
+            op = super().parse_operation()
+        except (ParseError, CompileError, RecursionError):
+            raise
+        except Exception as err:  # noqa: BLE001 - raised by xDSL inside an op's parser
+            # A type or attribute that does not verify (addf on i32, an i8
+            # literal out of range, ...): xDSL raises it without a position.
+            name = self._op_names[depth] if len(self._op_names) > depth else None
+            line, col = self._line_col(start)
+            raise CompileError(_op_parse_problem(name, err),
+                               location=f"{self._file_name.data}:{line}:{col}") from None
+        finally:
+            del self._op_names[depth:]
+        if isinstance(op.location, UnknownLoc):
+            line, col = self._line_col(start)
+            op.location = FileLineColLoc(self._file_name, IntAttr(line), IntAttr(col))
+        check_literals(op)
+        return op
+
+
+def _op_parse_problem(name: str | None, err: Exception) -> str:
+    """One line for an exception xDSL raised while parsing the op `name`."""
+    text = str(err).strip()
+    first = text.splitlines()[0] if text else ""
+    if isinstance(err, VerifyException):
+        hint = parse_type_message(name, text)
+        if hint is not None:
+            return hint
+        return f"'{name}': {first}" if name and first else (first or "invalid attribute")
+    what = f"'{name}'" if name else "this op"
+    return (f"{what} cannot be parsed ({type(err).__name__}{': ' + first if first else ''}); "
+            "check its operands, attributes and types")
+
+
+# Largest finite value of each float type a literal may have.
+_FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
+              "f64": 1.7976931348623157e308}
+
+
+def float_literal_problem(literal: str, attr: FloatAttr | None,
+                          type_text: str | None = None) -> str | None:
+    """Why a float literal cannot be used (None: it can). `attr` is None
+    when xDSL could not even build it (too large for `type_text`)."""
+    if attr is not None:
+        type_text = str(attr.type)
+    if type_text in ("f80", "f128"):
+        return (f"{type_text} literals are not supported (xDSL 0.74 can neither print nor compile "
+                f"them); use f64")
+    if attr is not None and not pymath.isinf(attr.value.data):
+        return None
+    if attr is not None and literal.lstrip("-").lower().startswith("0x"):
+        return None  # a bit pattern: infinity written on purpose
+    if type_text is None:
+        return (f"float literal {literal} is out of range for its type; use a smaller value or f64")
+    largest = _FLOAT_MAX.get(type_text)
+    bound = f" (largest finite value {largest:.9g})" if largest else ""
+    wider = " or f64" if type_text != "f64" else ""
+    inf_bits = "0x7FF0000000000000" if type_text == "f64" else None
+    tail = f"; write {inf_bits} for infinity" if inf_bits else ""
+    return f"float literal {literal} is out of range for {type_text}{bound}; use a smaller value{wider}{tail}"
+
+
+def decode_mlir(data: bytes, name: str, line_offset: int = 0) -> str:
+    """MLIR input bytes as text; a `CompileError` at the first byte that is
+    not UTF-8 (a binary file gave a Python UnicodeDecodeError before)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1 + line_offset
+        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise CompileError(
+            f"the input is not UTF-8 text (byte 0x{data[err.start]:02x} cannot be decoded; is it a "
+            "binary file?): MLIR input must be UTF-8 text", location=f"{name}:{line}:{col}") from None
+
+
+def parse_module(
+    text: str,
+    name: str = "<input>",
+    ctx: Context | None = None,
+    line_offset: int = 0,
+) -> ModuleOp:
+    """Parse MLIR text; a syntax error becomes a `CompileError` at its place."""
+    ctx = ctx or make_context()
+    try:
+        return LocatingParser(ctx, text, name, line_offset).parse_module()
+    except ParseError as err:
+        loc = err.span.get_location()
+        raise CompileError(
+            parse_error_message(err), location=f"{loc.file}:{loc.line + line_offset}:{loc.col}"
+        ) from err
+
+
+def parse_error_message(err: ParseError) -> str:
+    """The first line of xDSL's message, without its source excerpt."""
+    return err.msg.strip().splitlines()[0] if err.msg.strip() else "syntax error"

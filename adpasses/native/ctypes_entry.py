@@ -1,0 +1,251 @@
+"""The portable, slower way to call compiled functions: ctypes.
+
+Used when numpy's object layout is not the one `adpasses.native.pyentry` reads
+(`pyentry.FAST_PATH` is False), or on request
+(`compile_module(..., binding="ctypes")`, which the benchmark uses to
+compare). Every check happens in Python with numpy's public attributes,
+with the same messages as the fast path (`pyentry.CallErrors`).
+
+For every public function `f` the module gets a C-ABI wrapper
+`void __c_entry_f(i64 *results, <f's expanded parameters>)` that stores
+each result into an 8-byte slot (floats as double, integers and bools as
+i64), so ctypes never has to pass LLVM aggregates by value.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import keyword
+from collections.abc import Callable
+
+import numpy as np
+from llvmlite import ir
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, MemRefType
+from xdsl.ir import Attribute
+
+from adpasses.native.arguments import is_honoured_array
+from adpasses.lowering.names import ascii_symbol
+from adpasses.lowering.core import I64, PTR, ModuleTranslator, const_i64, flat_types
+from adpasses.native.pyentry import (
+    BAD_OFFSET,
+    BAD_STRIDES,
+    DTYPE,
+    MISALIGNED,
+    NOT_ARRAY,
+    NOT_CONTIGUOUS,
+    RANK,
+    RAISED,
+    READ_ONLY,
+    SCALAR,
+    SHAPE,
+    STATUS_STOPPED,
+    CallErrors,
+    _is_bool_type,
+    _is_float_type,
+    numpy_dtype,
+    parameters,
+    written_parameters,
+)
+from adpasses.core.types import has_identity_layout, memref_strides
+
+F64 = ir.DoubleType()
+
+# The conversions the shim calls (PyDLL functions: a pending Python error is raised).
+_as_double = ctypes.pythonapi.PyFloat_AsDouble
+_as_double.argtypes, _as_double.restype = [ctypes.py_object], ctypes.c_double
+_as_long_long = ctypes.pythonapi.PyLong_AsLongLong
+_as_long_long.argtypes, _as_long_long.restype = [ctypes.py_object], ctypes.c_longlong
+
+
+def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
+    """Define `__c_entry_<f>`; return its name."""
+    name = f"__c_entry_{ascii_symbol(f.sym_name.data)}"
+    target = mt.functions[f.sym_name.data]
+    # ctypes has no half type: f16 scalars arrive as double.
+    params = [F64 if isinstance(t, ir.HalfType) else t for t in target.function_type.args]
+    fn = ir.Function(mt.llvm, ir.FunctionType(ir.VoidType(), [PTR, *params]), name)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    error_slot = mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
+    b.store(const_i64(0), b.gep(error_slot, [const_i64(0), const_i64(0)], inbounds=True))
+    args = [b.fptrunc(a, t) if a.type != t else a for a, t in zip(fn.args[1:], target.function_type.args)]
+    result = b.call(target, args)
+    outputs = list(f.function_type.outputs.data)
+    values = [result] if len(outputs) == 1 else [b.extract_value(result, k) for k in range(len(outputs))]
+    for k, (t, v) in enumerate(zip(outputs, values)):
+        slot = b.gep(fn.args[0], [const_i64(k)], inbounds=True, source_etype=I64)
+        if _is_float_type(t):
+            b.store(v if isinstance(t, Float64Type) else b.fpext(v, F64), slot)
+        else:
+            b.store(v if v.type.width == 64 else
+                    (b.zext(v, I64) if _is_bool_type(t) else b.sext(v, I64)), slot)
+    # After the results, the error slot as this call left it: the caller
+    # reads it from its own buffer, which no other thread's call touches.
+    for k in range(5):
+        value = b.load(b.gep(error_slot, [const_i64(0), const_i64(k)], inbounds=True), typ=I64)
+        b.store(value, b.gep(fn.args[0], [const_i64(len(outputs) + k)], inbounds=True, source_etype=I64))
+    b.ret_void()
+    return name
+
+
+def _ctype(t: ir.Type):  # type: ignore[no-untyped-def]
+    if isinstance(t, ir.DoubleType):
+        return ctypes.c_double
+    if isinstance(t, ir.FloatType):
+        return ctypes.c_float
+    if isinstance(t, ir.HalfType):
+        return ctypes.c_double  # see add_c_entry
+    if isinstance(t, ir.PointerType):
+        return ctypes.c_void_p
+    if isinstance(t, ir.IntType):
+        return {1: ctypes.c_bool, 8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32}.get(
+            t.width, ctypes.c_int64)
+    raise TypeError(f"no ctypes type for {t}")
+
+
+class _Arguments:
+    """Python-side checks and descriptor expansion for one function: one
+    converter per parameter, chosen once."""
+
+    def __init__(self, f: func.FuncOp, errors: CallErrors):
+        self.errors = errors
+        self.types = list(f.function_type.inputs.data)
+        written = written_parameters(f)
+        self.converters = [
+            self.array_converter(k, t, k in written) if isinstance(t, MemRefType)
+            else self.scalar_converter(k, t)
+            for k, t in enumerate(self.types)
+        ]
+        self.array_positions = [k for k, t in enumerate(self.types) if isinstance(t, MemRefType)]
+        self.scalar_positions = [k for k, t in enumerate(self.types) if not isinstance(t, MemRefType)]
+
+    def expand(self, args: tuple) -> list[object]:
+        # Scalars first: a conversion may run Python code (`__float__`,
+        # `__index__`) that resizes or frees an array, so no array's data
+        # pointer or shape is read before the last conversion (as the shim).
+        parts: list[list[object]] = [[]] * len(args)
+        for k in self.scalar_positions:
+            parts[k] = self.converters[k](args[k])
+        for k in self.array_positions:
+            parts[k] = self.converters[k](args[k])
+        return [v for part in parts for v in part]
+
+    def fail(self, k: int, problem: int, a: object) -> None:
+        """Raise through CallErrors, which reads only argument k."""
+        self.errors((k << 4) | problem, *[a if j == k else None for j in range(len(self.types))])
+
+    def scalar_converter(self, k: int, t: Attribute) -> Callable[[object], list[object]]:
+        # The C API conversions the shim calls, so both bindings accept the
+        # same objects; ctypes.pythonapi raises the pending Python error.
+        if _is_float_type(t):
+            def convert_float(a: object) -> list[object]:
+                if a.__class__ is float:
+                    return [a]
+                try:
+                    return [_as_double(a)]
+                except Exception as exc:  # noqa: BLE001 - CallErrors decides
+                    self.raised(k, a, exc)
+                    raise
+
+            return convert_float
+        if _is_bool_type(t):
+            def convert_bool(a: object) -> list[object]:
+                if a.__class__ is not bool and a.__class__ is not np.bool_:
+                    self.fail(k, SCALAR, a)
+                return [bool(a)]
+
+            return convert_bool
+        bits = flat_types(t)[0].width
+        low, high = -(1 << (bits - 1)), 1 << (bits - 1)
+
+        def convert_int(a: object) -> list[object]:
+            try:
+                value = a if a.__class__ is int else _as_long_long(a)
+            except Exception as exc:  # noqa: BLE001 - CallErrors decides
+                self.raised(k, a, exc)
+                raise
+            if not low <= value < high:  # type: ignore[operator]
+                self.fail(k, SCALAR, a)
+            return [value]
+
+        return convert_int
+
+    def raised(self, k: int, a: object, exc: BaseException) -> None:
+        """Raise what the shim raises when converting argument k raised."""
+        self.errors((k << 4) | RAISED, exc, *[a if j == k else None for j in range(len(self.types))])
+
+    def array_converter(self, k: int, t: MemRefType, written: bool) -> Callable[[object], list[object]]:
+        shape = list(t.get_shape())
+        dt = numpy_dtype(t.element_type)
+        identity = has_identity_layout(t)
+        fixed, offset = ([DYNAMIC_INDEX] * len(shape), 0) if identity else memref_strides(t)
+
+        def convert(a: object) -> list[object]:
+            if not is_honoured_array(a):
+                self.fail(k, NOT_ARRAY, a)
+            assert isinstance(a, np.ndarray)
+            flags = a.flags
+            problem = (RANK if a.ndim != len(shape) else DTYPE if a.dtype != dt
+                       else NOT_CONTIGUOUS if identity and not flags.c_contiguous
+                       else READ_ONLY if written and not flags.writeable
+                       else MISALIGNED if not flags.aligned
+                       else SHAPE if any(0 <= s != n for s, n in zip(shape, a.shape))
+                       else BAD_OFFSET if offset not in (0, DYNAMIC_INDEX) else None)
+            strides = [s // dt.itemsize for s in a.strides]
+            if problem is None and any(f != DYNAMIC_INDEX and f != s and n > 1
+                                       for f, s, n in zip(fixed, strides, a.shape)):
+                problem = BAD_STRIDES
+            if problem is not None:
+                self.fail(k, problem, a)
+            return [a.__array_interface__["data"][0], 0, *a.shape, *strides]
+
+        return convert
+
+
+def make_ctypes_caller(name: str, f: func.FuncOp, c_entry_address: int, function_address: int,
+                       check_sites: list[str], code: object = None) -> Callable:
+    """The Python callable for `f` through ctypes (same checks and errors).
+    `code` owns the machine code (`llvm_jit.MachineCode`): the callable
+    holds it.
+
+    The entry is called with the GIL held (`PYFUNCTYPE`), like the shims:
+    generated code keeps state in module globals (the tape workspace, the
+    error slot) that two threads must not use at once. Each call has its
+    own result buffer."""
+    params = parameters(f)
+    errors = CallErrors(name, params, check_sites)
+    checks = _Arguments(f, errors)
+    arg_types = [_ctype(t) for p in f.function_type.inputs.data for t in flat_types(p)]
+    c_function = ctypes.PYFUNCTYPE(None, ctypes.c_void_p, *arg_types)(c_entry_address)
+    n_results = len(f.function_type.outputs.data)
+    kinds = ["f" if _is_float_type(t) else "b" if _is_bool_type(t) else "i"
+             for t in f.function_type.outputs.data]
+    Buffer = ctypes.c_int64 * (n_results + 5)  # results, then the error slot
+    as_double = ctypes.c_double.from_buffer
+
+    def read(out, j: int, kind: str) -> object:  # type: ignore[no-untyped-def]
+        return as_double(out, 8 * j).value if kind == "f" else bool(out[j]) if kind == "b" else out[j]
+
+    def call(*args: object) -> object:
+        if len(args) != len(params):
+            errors(-1, len(args))
+        out = Buffer()
+        c_function(ctypes.addressof(out), *checks.expand(args))
+        if out[n_results]:
+            errors(STATUS_STOPPED, *out[n_results + 1:n_results + 5])
+        if n_results == 1:
+            return read(out, 0, kinds[0])
+        return tuple(read(out, j, kind) for j, kind in enumerate(kinds)) if n_results else None
+
+    plain = name.isidentifier() and not keyword.iskeyword(name)
+    call.__name__ = name if plain else "compiled"
+    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_ONLY) for p in params])
+    call.__doc__ = f"Compiled @{name}({', '.join(p.name for p in params)}) (ctypes binding)"
+    call.parameters = params  # type: ignore[attr-defined]
+    call.raw = call  # type: ignore[attr-defined]
+    call.address = function_address  # type: ignore[attr-defined]
+    call._keepalive = (c_function, code)  # type: ignore[attr-defined]
+    return call
+

@@ -1,0 +1,129 @@
+"""Per-call dispatch, compiled once per process as CPython builtins (the
+LLVM IR is in dispatch_ir.py).
+
+- `signature_code(*args)`: a small int naming the argument types (float,
+  int, bool, or array dtype, rank and C-contiguity), 10 bits per argument,
+  read from the objects directly; 0 when some argument needs the slow path
+  (more than 6 arguments, numpy scalars, other dtypes, non-native byte
+  order, ndarray subclasses). Reading `a.flags.c_contiguous` from Python
+  alone costs more than this whole call.
+- `arrays_overlap(*args)`: True if the memory ranges of two of the numpy
+  arrays among the arguments intersect (other arguments are ignored).
+- `DispatchTable(fallback)`: a builtin `table.function(*args)` that calls the
+  target registered for the arguments' signature code, or `fallback(*args)`.
+  `jit` and `grad` objects use it as their `__call__`, so that a call with a
+  known signature goes from Python into compiled code through two builtins
+  and no Python frame.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+
+import numpy as np
+
+from adpasses.core.compile_locks import locked
+from adpasses.native.dispatch_ir import check_layouts, dispatch_module
+
+check_layouts()
+
+
+class _PyMethodDef(ctypes.Structure):
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p),
+                ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
+
+
+_METH_FASTCALL = 0x80
+_METH_KEYWORDS = 0x2
+_new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
+_new_cfunction.restype = ctypes.py_object
+_new_cfunction.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.py_object]
+
+
+def _builtin(name: str, address: int, self: object) -> tuple[Callable, _PyMethodDef]:
+    """A builtin function object calling the FASTCALL function at `address`
+    with `self`; the returned PyMethodDef must outlive it."""
+    method = _PyMethodDef(name.encode(), address, _METH_FASTCALL, None)
+    return _new_cfunction(ctypes.addressof(method), self, None), method
+
+
+class _Compiled:
+    def __init__(self) -> None:
+        from adpasses.native.llvm_jit import _machine_code
+
+        # Kept for the life of the process (module global _COMPILED).
+        self.code, _ = _machine_code(str(dispatch_module()), 3)
+        self.dispatch_address = self.code.address("adpasses_dispatch")
+        self.signature_code, self._sig_def = _builtin(
+            "signature_code", self.code.address("adpasses_signature_code"), None)
+        self.arrays_overlap, self._ovl_def = _builtin(
+            "arrays_overlap", self.code.address("adpasses_arrays_overlap"), None)
+        # One method definition shared by every dispatch table.
+        self.dispatch_def = _PyMethodDef(b"dispatch", self.dispatch_address,
+                                         _METH_FASTCALL | _METH_KEYWORDS, None)
+
+
+_COMPILED: _Compiled | None = None
+
+
+def _compiled() -> _Compiled:
+    global _COMPILED
+    if _COMPILED is None:
+        with locked("dispatch builtins"):  # one per process: tables point into its code forever
+            if _COMPILED is None:
+                _COMPILED = _Compiled()
+    return _COMPILED
+
+
+def signature_code(*args: object) -> int:
+    return _compiled().signature_code(*args)
+
+
+def arrays_overlap(*args: object) -> bool:
+    return _compiled().arrays_overlap(*args)
+
+
+def fast_functions() -> tuple:
+    """(signature_code, arrays_overlap) as builtins, for hot paths."""
+    c = _compiled()
+    return c.signature_code, c.arrays_overlap
+
+
+class _Table(np.ndarray):
+    """The dispatch builtin's `self`: [count, fallback, (code, target)...]
+    as int64 object addresses, and `targets`, the objects themselves, so
+    that whoever holds the builtin keeps every target it may call alive."""
+
+    targets: list[Callable]
+
+
+class DispatchTable:
+    """`function(*args)`: `target(*args)` for the target added under the
+    arguments' signature code, else `fallback(*args)`. Holds at most
+    CAPACITY targets; later signatures go to the fallback."""
+
+    CAPACITY = 16
+
+    def __init__(self, fallback: Callable) -> None:
+        c = _compiled()
+        self.table = np.zeros(2 + 2 * self.CAPACITY, np.int64).view(_Table)
+        self.table[1] = id(fallback)
+        self.table.targets = [fallback]
+        self.function = _new_cfunction(ctypes.addressof(c.dispatch_def), self.table, None)
+
+    @property
+    def targets(self) -> list[Callable]:
+        return self.table.targets
+
+    def add(self, code: int, target: Callable) -> None:
+        # Threads adding the first fast paths of a function at once must
+        # not write the same slot: one entry at a time.
+        with locked(("dispatch table", id(self))):
+            n = int(self.table[0])
+            if code == 0 or n >= self.CAPACITY or code in self.table[2 : 2 + 2 * n : 2]:
+                return
+            self.table.targets.append(target)
+            self.table[2 + 2 * n] = code
+            self.table[3 + 2 * n] = id(target)
+            self.table[0] = n + 1  # published last: the entry is complete when counted

@@ -1,0 +1,71 @@
+"""The runtime generated code talks to: allocation counters and an error slot.
+
+Both are plain memory owned by this module (ctypes buffers) whose addresses
+are given to LLVM under fixed symbol names, so generated code updates them
+directly with loads and stores: no Python callback on any path.
+
+- `adpasses_alloc_stats` [2 x i64]: heap allocations and bytes requested by
+  generated code (memref.alloc, tapes, tape growth) since `reset_stats()`.
+- `adpasses_error_slot` [5 x i64]: flag, check site, index, axis, size of the
+  first out-of-bounds access of the current call (see adpasses.native.pyentry);
+  axis -1 is an integer division by zero, axis -2 - d a shadow argument
+  whose size `index` in dimension d is not its primal's `size`
+  (`ad.shadow_check`); the codes of `adpasses.core.stop_codes` (below -2**40)
+  are allocation sizes, float-to-int conversions and loop steps.
+
+`register_symbols()` also compiles, once, the half-precision conversions
+that LLVM's code generator may call (`__truncdfhf2`, ...: compiler-rt
+functions a Python process does not have; adpasses.lowering.half).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from adpasses.core.compile_locks import LLVM_LOCK
+
+_STATS = (ctypes.c_int64 * 2)()
+ERROR_SLOT = (ctypes.c_int64 * 5)()
+_registered = False
+
+
+_half_engine: object = None  # keeps the compiled half conversions alive
+
+
+def register_symbols() -> None:
+    """Make the buffers, and the half-precision conversions LLVM may call
+    (adpasses.lowering.half), visible to the JIT linker (once per process)."""
+    if _registered:
+        return
+    with LLVM_LOCK:  # once, even when several threads make their first call at once
+        if not _registered:
+            _register_symbols()
+
+
+def _register_symbols() -> None:
+    global _registered, _half_engine
+    import llvmlite.binding as llvm
+
+    from adpasses.lowering.half import SYMBOLS, half_runtime_module
+
+    llvm.add_symbol("adpasses_alloc_stats", ctypes.addressof(_STATS))
+    llvm.add_symbol("adpasses_error_slot", ctypes.addressof(ERROR_SLOT))
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    module = llvm.parse_assembly(str(half_runtime_module()))
+    _half_engine = llvm.create_mcjit_compiler(module, target.create_target_machine(opt=2, jit=True))
+    _half_engine.finalize_object()  # type: ignore[attr-defined]
+    for name in SYMBOLS:
+        llvm.add_symbol(name, _half_engine.get_function_address(name))  # type: ignore[attr-defined]
+    _registered = True
+
+
+def stats() -> dict[str, int]:
+    """Heap allocations and bytes made by generated code since the last reset."""
+    return {"allocations": int(_STATS[0]), "bytes": int(_STATS[1])}
+
+
+def reset_stats() -> None:
+    _STATS[0] = 0
+    _STATS[1] = 0

@@ -1,0 +1,295 @@
+"""Reverse rules of the scf dialect: the reverse sweep mirrors the loops.
+
+- scf.for: a reverse scf.for over the same trip count N, iteration k
+  revisiting i = lb + (N-1-k)*step. Loop-carried adjoints (of iter_args, and
+  of active values from outside the loop that the body uses) are the
+  reverse loop's iter_args.
+- scf.if: an scf.if on the same condition; each branch reverses its own
+  block and yields the updated adjoints of outer values.
+- scf.index_switch, scf.execute_region, memref.alloca_scope: like scf.if,
+  the same op in reverse, each region undoing its own block.
+- scf.while: the forward loop counts its iterations (`ad.counted`, added by
+  `count_while_iterations` before analysis); the reverse first undoes the
+  last `before` region (the one whose condition was false), then runs an
+  scf.for over the count, each iteration undoing `after` then `before`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from adpasses.dialects.ad import COUNTED_ATTR
+from adpasses.core.index_arith import trip_count
+from adpasses.core.ir_walk import nested_ops
+from adpasses.reverse.reverse_context import ReverseContext
+
+
+def outer_active_values(op: Operation, rc: ReverseContext) -> list[SSAValue]:
+    """Active values defined outside `op` that ops inside it use, in order of
+    first use: their adjoints may change inside, so they are threaded
+    through the reverse region."""
+    # The values defined inside, collected once: asking `is_ancestor` per
+    # operand cost O(depth) each, O(d^3) over a nest of d loops.
+    inner_ops = nested_ops(op)
+    inside: set[SSAValue] = set()
+    for inner in inner_ops:
+        if inner is not op:
+            inside.update(inner.results)
+        for region in inner.regions:
+            for block in region.blocks:
+                inside.update(block.args)
+    seen: dict[SSAValue, None] = {}
+    for inner in inner_ops:
+        if inner is op:
+            continue
+        for operand in inner.operands:
+            if operand not in seen and operand not in inside and rc.activity.is_active(operand):
+                seen[operand] = None
+    return list(seen)
+
+
+def _float_positions(values: Sequence[SSAValue], rc: ReverseContext, *related) -> list[int]:  # type: ignore[no-untyped-def]
+    """Positions whose value (or a related value at the same position) is active."""
+    return [
+        i
+        for i, v in enumerate(values)
+        if rc.activity.is_active(v) or any(rc.activity.is_active(r[i]) for r in related)
+    ]
+
+
+class ForRule:
+    def needs(self, op: scf.ForOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        return [op.lb, op.ub, op.step]
+
+    def reverse(self, rc: ReverseContext, op: scf.ForOp) -> None:
+        body = op.body.block
+        iter_block_args = list(body.args[1:])
+        yielded = list(body.last_op.operands)
+        carried = _float_positions(iter_block_args, rc, list(op.results))
+        outer = outer_active_values(op, rc)
+
+        lb, ub, step = rc.primal(op.lb), rc.primal(op.ub), rc.primal(op.step)
+        n = trip_count(rc.builder, lb, ub, step)
+        inits = [rc.adjoint_or_zero(op.results[i]) for i in carried]
+        inits += [rc.adjoint_or_zero(v) for v in outer]
+        # The reverse loop counts in the forward loop's type (index or iN).
+        iv_type = body.args[0].type
+        block = Block(arg_types=[iv_type, *(v.type for v in inits)])
+        k, carried_adj = block.args[0], block.args[1 : 1 + len(carried)]
+        outer_adj = block.args[1 + len(carried) :]
+
+        inner = ReverseContext(rc.sweep, body, InsertPoint.at_end(block), rc)
+        inner.loc = rc.loc
+        # i = lb + (n - 1 - k) * step: iterations in reverse order.
+        last = inner.insert(arith.SubiOp(inner.insert(arith.SubiOp(n, inner.const(1, iv_type))).results[0], k))
+        offset = inner.insert(arith.MuliOp(last.results[0], step)).results[0]
+        inner.values[body.args[0]] = inner.insert(arith.AddiOp(lb, offset)).results[0]
+        inner.materialize_block_values()
+        for v, a in zip(outer, outer_adj):
+            inner.set_adjoint(v, a)
+        for i, a in zip(carried, carried_adj):
+            inner.add_adjoint(yielded[i], a)
+        inner.reverse_ops(body)
+        outs = [inner.adjoint_or_zero(iter_block_args[i]) for i in carried]
+        outs += [inner.adjoint_or_zero(v) for v in outer]
+        inner.builder.insert(scf.YieldOp(*outs))
+
+        loop = rc.insert(scf.ForOp(rc.const(0, iv_type), n, rc.const(1, iv_type), inits, block))
+        # Outer adjoints first (they carry the totals), then the init operands'
+        # contributions, which may be outer values themselves.
+        for j, v in enumerate(outer):
+            rc.set_adjoint(v, loop.results[len(carried) + j])
+        for j, i in enumerate(carried):
+            rc.add_adjoint(op.iter_args[i], loop.results[j])
+
+
+class IfRule:
+    def needs(self, op: scf.IfOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        return [op.cond]
+
+    def reverse(self, rc: ReverseContext, op: scf.IfOp) -> None:
+        outer = outer_active_values(op, rc)
+        result_adj = [rc.adjoint(r) for r in op.output]
+        branches: list[tuple[Block, ReverseContext]] = []
+        for region in (op.true_region, op.false_region):
+            block = Block()
+            if region.blocks:
+                forward = region.block
+                child = rc.child(forward, InsertPoint.at_end(block))
+                for y, g in zip(forward.last_op.operands, result_adj):
+                    if g is not None:
+                        child.add_adjoint(y, g)
+                child.reverse_ops(forward)
+            else:
+                child = ReverseContext(rc.sweep, rc.block, InsertPoint.at_end(block), rc)
+                child.loc = rc.loc
+            branches.append((block, child))
+        changed = [v for v in outer if any(v in child.adjoints for _, child in branches)]
+        for block, child in branches:
+            child.builder.insert(scf.YieldOp(*(child.adjoint_or_zero(v) for v in changed)))
+        new_if = rc.insert(
+            scf.IfOp(rc.primal(op.cond), [v.type for v in changed], [branches[0][0]], [branches[1][0]])
+        )
+        for v, r in zip(changed, new_if.results):
+            rc.set_adjoint(v, r)
+
+
+class OnceRegionRule:
+    """scf.index_switch, scf.execute_region, memref.alloca_scope: ops that
+    run one of their regions once (like scf.if). The reverse is the same op
+    (on the same switch value): each region reverses its own block and
+    yields the updated adjoints of the outer values it changed. A reverse
+    alloca_scope frees the shadows of the allocas its forward scope frees."""
+
+    def needs(self, op: Operation, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        return [op.arg] if isinstance(op, scf.IndexSwitchOp) else []
+
+    def reverse(self, rc: ReverseContext, op: Operation) -> None:
+        outer = outer_active_values(op, rc)
+        result_adj = [rc.adjoint(r) for r in op.results]
+        branches: list[tuple[Block, ReverseContext]] = []
+        for region in op.regions:
+            forward = region.block
+            block = Block()
+            child = rc.child(forward, InsertPoint.at_end(block))
+            for y, g in zip(forward.last_op.operands, result_adj):
+                if g is not None:
+                    child.add_adjoint(y, g)
+            child.reverse_ops(forward)
+            branches.append((block, child))
+        changed = [v for v in outer if any(v in child.adjoints for _, child in branches)]
+        types = [v.type for v in changed]
+        for block, child in branches:
+            values = [child.adjoint_or_zero(v) for v in changed]
+            if isinstance(op, memref.AllocaScopeOp):
+                child.builder.insert(memref.AllocaScopeReturnOp.create(operands=values))
+            else:
+                child.builder.insert(scf.YieldOp(*values))
+        regions = [Region(block) for block, _ in branches]
+        if isinstance(op, scf.IndexSwitchOp):
+            new: Operation = scf.IndexSwitchOp(rc.primal(op.arg), op.cases, regions[0], regions[1:], types)
+        elif isinstance(op, scf.ExecuteRegionOp):
+            new = scf.ExecuteRegionOp(types, regions[0])
+        else:
+            new = memref.AllocaScopeOp.create(result_types=types, regions=regions)
+        rc.insert(new)
+        for v, r in zip(changed, new.results):
+            rc.set_adjoint(v, r)
+
+
+class WhileRule:
+    def needs(self, op: scf.WhileOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        return [iteration_count(op)]
+
+    def reverse(self, rc: ReverseContext, op: scf.WhileOp) -> None:
+        before, after = op.before_region.block, op.after_region.block
+        condition = before.last_op
+        assert isinstance(condition, scf.ConditionOp)
+        cond_args = list(condition.args)[:-1]  # the last one is the counter
+        after_yield = list(after.last_op.operands)[:-1]
+        results = list(op.results)[:-1]
+        before_args = list(before.args)[:-1]
+        after_args = list(after.args)[:-1]
+        b_pos = _float_positions(before_args, rc, list(op.arguments), after_yield)
+        c_pos = _float_positions(cond_args, rc, after_args, results)
+        outer = outer_active_values(op, rc)
+
+        # The last `before` ran once more than `after` and decided to exit.
+        last = rc.child(before, rc.builder.insertion_point)
+        for j in c_pos:
+            g = rc.adjoint(results[j])
+            if g is not None:
+                last.add_adjoint(cond_args[j], g)
+        last.reverse_ops(before)
+        for v in outer:
+            if v in last.adjoints:
+                rc.set_adjoint(v, last.adjoints[v])
+        inits = [last.adjoint_or_zero(before_args[i]) for i in b_pos]
+        inits += [rc.adjoint_or_zero(v) for v in outer]
+
+        count = rc.primal(iteration_count(op))
+        block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
+        b_adj = block.args[1 : 1 + len(b_pos)]
+        outer_adj = block.args[1 + len(b_pos) :]
+        loop_rc = ReverseContext(rc.sweep, rc.block, InsertPoint.at_end(block), rc)
+        loop_rc.loc = rc.loc
+        for v, a in zip(outer, outer_adj):
+            loop_rc.set_adjoint(v, a)
+
+        undo_after = loop_rc.child(after, InsertPoint.at_end(block))
+        for i, a in zip(b_pos, b_adj):
+            undo_after.add_adjoint(after_yield[i], a)
+        undo_after.reverse_ops(after)
+        undo_before = loop_rc.child(before, InsertPoint.at_end(block))
+        for v in outer:
+            undo_before.set_adjoint(v, undo_after.adjoint_or_zero(v))
+        for j in c_pos:
+            undo_before.add_adjoint(cond_args[j], undo_after.adjoint_or_zero(after_args[j]))
+        undo_before.reverse_ops(before)
+        outs = [undo_before.adjoint_or_zero(before_args[i]) for i in b_pos]
+        outs += [undo_before.adjoint_or_zero(v) for v in outer]
+        undo_before.builder.insert(scf.YieldOp(*outs))
+
+        loop = rc.insert(scf.ForOp(rc.index(0), count, rc.index(1), inits, block))
+        for j, v in enumerate(outer):
+            rc.set_adjoint(v, loop.results[len(b_pos) + j])
+        for j, i in enumerate(b_pos):
+            rc.add_adjoint(op.arguments[i], loop.results[j])
+
+
+def iteration_count(op: scf.WhileOp) -> SSAValue:
+    """The result counting how often the `after` region ran (see below)."""
+    if COUNTED_ATTR not in op.attributes:
+        raise AssertionError("scf.while reached the reverse pass without an iteration counter")
+    return op.results[-1]
+
+
+def count_while_iterations(op: scf.WhileOp) -> scf.WhileOp:
+    """Rebuild `op` with one more loop-carried index counting the iterations
+    of its `after` region; returns the new op (marked `ad.counted`)."""
+    index = IndexType()
+    rewriter = Rewriter()
+    zero = arith.ConstantOp(IntegerAttr(0, index))
+    rewriter.insert_op(zero, InsertPoint.before(op))
+    before_region, after_region = op.detach_region(0), op.detach_region(0)
+    before, after = before_region.block, after_region.block
+    count_before = before.insert_arg(index, len(before.args))
+    count_after = after.insert_arg(index, len(after.args))
+    condition = before.last_op
+    assert isinstance(condition, scf.ConditionOp)
+    condition.operands = [*condition.operands, count_before]
+    yield_op = after.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    one = arith.ConstantOp(IntegerAttr(1, index))
+    incremented = arith.AddiOp(count_after, one)
+    after.insert_ops_before([one, incremented], yield_op)
+    yield_op.operands = [*yield_op.operands, incremented.result]
+    new = scf.WhileOp(
+        [*op.arguments, zero.result],
+        [*op.result_types, index],
+        before_region,
+        after_region,
+    )
+    new.attributes.update(op.attributes)
+    new.attributes[COUNTED_ATTR] = UnitAttr()
+    new.location = op.location
+    for opv in (zero, one, incremented):
+        opv.location = op.location
+    new.results[-1].name_hint = "trips"
+    rewriter.replace_op(op, new, new.results[:-1])
+    return new
+
+
+RULES = {
+    scf.ForOp: ForRule(),
+    scf.IfOp: IfRule(),
+    scf.WhileOp: WhileRule(),
+    scf.IndexSwitchOp: OnceRegionRule(),
+    scf.ExecuteRegionOp: OnceRegionRule(),
+    memref.AllocaScopeOp: OnceRegionRule(),
+}
