@@ -17,6 +17,14 @@ Ops:
   `ad-elide-shadow-checks` on the accesses whose checks it relied on);
   lowered to nothing.
 
+Memory effects (xDSL traits, read by `adpasses.core.effects.effects_of`): the
+tape ops touch their tape (`ad.tape.push` writes it, `ad.tape.pop` reads and
+writes it, `ad.tape.free` frees it, `ad.tape.create` allocates), never a
+memref; `ad.shadow_check`, `ad.tape.create` and `ad.tape.push` may end the
+call with an error (a write of `STOP`); `ad.keep` writes `PINNED`, which
+nothing reads, so no pass erases it. `ad.autodiff` declares none: its
+effects are its callee's, unknown here (like `func.call`).
+
 Attributes on memref accesses (the `*_ATTR` names below): `ad.unchecked`
 (no bounds check), and the tags by which `ad-elide-shadow-checks` decides
 which reverse-sweep accesses may drop their checks: `ad.twin_id`,
@@ -29,6 +37,8 @@ no other argument's memory overlaps this one's, like `llvm.noalias`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -55,11 +65,19 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     var_operand_def,
+    traits_def,
     var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import SymbolTable
+from xdsl.traits import (
+    EffectInstance,
+    MemoryAllocEffect,
+    MemoryEffect,
+    MemoryEffectKind,
+    Resource,
+    SymbolTable,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from adpasses.core.types import is_float_type, is_memref_type
@@ -308,6 +326,73 @@ def autodiff_result_types(
 
 
 # ---------------------------------------------------------------------------
+# Memory effects
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StopResource(Resource):
+    """Whether the call goes on: an op that writes it may end the call with
+    an error (through the error slot). Writing it keeps the op in place:
+    dead-code elimination and CSE never remove or merge it."""
+
+    def name(self) -> str:
+        return "<stop>"
+
+
+@dataclass(frozen=True)
+class PinnedResource(Resource):
+    """Written by `ad.keep` and read by nothing: the write only keeps the op."""
+
+    def name(self) -> str:
+        return "<pinned>"
+
+
+STOP = StopResource()
+PINNED = PinnedResource()
+
+
+class MayStop(MemoryEffect):
+    """The op may end the call with an error."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        return frozenset((EffectInstance(MemoryEffectKind.WRITE, resource=STOP),))
+
+
+class Pinned(MemoryEffect):
+    """The op writes `PINNED` (so no pass erases it)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        return frozenset((EffectInstance(MemoryEffectKind.WRITE, resource=PINNED),))
+
+
+class OnTape(MemoryEffect):
+    """Effects of kinds `KINDS` on the op's `tape` operand, and on nothing
+    else (no memref): the analyses that ask what an op writes see nothing."""
+
+    KINDS: ClassVar[tuple[MemoryEffectKind, ...]] = ()
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> AbstractSet[EffectInstance]:
+        tape = op.tape  # type: ignore[attr-defined]
+        return frozenset(EffectInstance(kind, tape) for kind in cls.KINDS)
+
+
+class WritesTape(OnTape):
+    KINDS = (MemoryEffectKind.WRITE,)
+
+
+class ReadsWritesTape(OnTape):
+    KINDS = (MemoryEffectKind.READ, MemoryEffectKind.WRITE)
+
+
+class FreesTape(OnTape):
+    KINDS = (MemoryEffectKind.FREE,)
+
+
+# ---------------------------------------------------------------------------
 # Tapes
 # ---------------------------------------------------------------------------
 
@@ -320,6 +405,8 @@ class TapeCreateOp(IRDLOperation):
 
     capacity = opt_operand_def(IndexType)
     tape = result_def(TapeType)
+
+    traits = traits_def(MemoryAllocEffect(), MayStop())
 
     assembly_format = "($capacity^)? attr-dict `:` type($tape)"
 
@@ -338,6 +425,8 @@ class TapePushOp(IRDLOperation):
 
     value = operand_def()
     tape = operand_def(TapeType)
+
+    traits = traits_def(WritesTape(), MayStop())
 
     assembly_format = "$value `,` $tape attr-dict `:` type($value) `,` type($tape)"
 
@@ -361,6 +450,8 @@ class TapePopOp(IRDLOperation):
     tape = operand_def(TapeType)
     value = result_def()
 
+    traits = traits_def(ReadsWritesTape())
+
     assembly_format = "$tape attr-dict `:` type($tape) `->` type($value)"
 
     def __init__(self, tape: SSAValue):
@@ -383,6 +474,8 @@ class TapeFreeOp(IRDLOperation):
 
     tape = operand_def(TapeType)
 
+    traits = traits_def(FreesTape())
+
     assembly_format = "$tape attr-dict `:` type($tape)"
 
     def __init__(self, tape: SSAValue):
@@ -400,6 +493,8 @@ class ShadowCheckOp(IRDLOperation):
     primal = operand_def(MemRefType)
     shadow = operand_def(MemRefType)
 
+    traits = traits_def(MayStop())
+
     assembly_format = "$primal `,` $shadow attr-dict `:` type($primal) `,` type($shadow)"
 
     def __init__(self, primal: SSAValue, shadow: SSAValue):
@@ -416,13 +511,14 @@ class ShadowCheckOp(IRDLOperation):
 class KeepOp(IRDLOperation):
     """Uses its operands, so that dead-code elimination keeps the ops that
     define them: their bounds checks are what makes other accesses safe
-    without one. It declares no memory effects, which xDSL reads as unknown
-    effects, so canonicalize, cse and dce never erase it; the LLVM lowering
-    emits nothing for it."""
+    without one. It writes `PINNED` (`Pinned`), so canonicalize, cse and
+    dce never erase it; the LLVM lowering emits nothing for it."""
 
     name = "ad.keep"
 
     kept = var_operand_def()
+
+    traits = traits_def(Pinned())
 
     assembly_format = "$kept attr-dict `:` type($kept)"
 
@@ -460,8 +556,16 @@ check of such an access reports `i`, not `i + size`
 
 COUNTED_ATTR = "ad.counted"
 """Unit attribute on an scf.while whose forward loop counts its iterations
-(`count_while_iterations` in adpasses/reverse/rules/scf.py, run by `differentiate`
-before the reverse sweep; the reverse rule reads the count)."""
+(`ad-count-while`, adpasses/transforms/count_while.py, a step of the reverse
+pipeline before the reverse sweep; the reverse rule reads the count)."""
+
+GRADIENT_OF_ATTR = "ad.gradient_of"
+"""Dictionary on a `func.func` that the reverse pipeline is turning into a
+gradient (`{primal = @f, activity = [...], ret_activity = [...]}`, plus
+`with_primal`): first a copy of the primal named as the gradient will be,
+then the gradient itself. The pipeline's steps act only on functions
+carrying it; `ad-drop-gradient-marks` removes it
+(adpasses/transforms/gradient_marks.py)."""
 
 WORKSPACE_ATTR = "ad.workspace"
 """Unit attribute on a tape buffer's memref.alloc/dealloc: the JIT may keep

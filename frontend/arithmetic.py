@@ -260,6 +260,6 @@ class ArithmeticMixin:
             if type_.width.data == 1:
                 return self.to_bool(s)
             if s.is_float:
-                self.error(node, f"cannot store a float into an integer array; use int(...)")
+                self.error(node, "cannot store a float into an integer array; use int(...)")
             return self.emit(arith.IndexCastOp(self.to_index(s, node), type_)).results[0]
         self.error(node, f"cannot convert {s.type} to {type_}")

@@ -13,7 +13,7 @@ import pytest
 
 import adpasses
 import frontend_kernels as k
-from finite_diff import assert_matches, copy_args, finite_differences
+from finite_diff import copy_args, finite_differences
 
 rng = np.random.default_rng(7)
 

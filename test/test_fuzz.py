@@ -9,7 +9,6 @@ import signal
 import time
 from collections import Counter
 
-import pytest
 from xdsl.dialects import math
 
 import adpasses.reverse.rules
@@ -18,19 +17,12 @@ from adpasses.tools.fuzz.generate import generate
 from adpasses.tools.fuzz.ops import OPS
 from adpasses.tools.fuzz.program import (
     Alloc,
-    Copy,
     Dim,
-    F32,
-    FCmp,
     For,
-    ICmp,
     If,
     IndexArg,
-    IndexToFloat,
-    Load,
     MemArg,
     Op,
-    PowI,
     Select,
     View,
     While,

@@ -162,7 +162,8 @@ def _in(*names: str):  # type: ignore[no-untyped-def]
 
 
 # Each stage is a package (docs/CONVENTIONS.md, "Layout").
-BASE = ("adpasses.core", "adpasses.dialects", "adpasses.ops", "adpasses.transforms.lower_affine")
+BASE = ("adpasses.core", "adpasses.dialects", "adpasses.ops", "adpasses.transforms.lower_affine",
+        "adpasses.transforms.gradient_marks")
 ANALYSES = ("adpasses.analysis", "adpasses.cache")
 REVERSE_BUILDER = ("adpasses.reverse", "adpasses.transforms")
 LOWERING = ("adpasses.lowering",)

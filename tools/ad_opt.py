@@ -1,12 +1,15 @@
 """`ad-opt`: xDSL's opt driver with adpasses' dialects, passes and outputs.
 
     ad-opt [-p PASSES] [--reverse] [--print-cache-report] [--print-activity]
-           [--print-alias] [--emit=mlir|llvm-ir] [--opt] [file.mlir]
+           [--print-alias] [--emit=mlir|llvm-ir] [--emit-after=STEP] [--opt] [file.mlir]
 
 Reads MLIR from a file or stdin, applies the passes given with `-p` and the
 named flags (in the order activity/alias printing, then `-p`, then
 `--reverse`), and prints MLIR or, with `--emit=llvm-ir`, the LLVM IR that the
-JIT compiles (`--opt`: after LLVM's O3). Every error is one line
+JIT compiles (`--opt`: after LLVM's O3). `ad-reverse` runs as the steps of
+the reverse pipeline (adpasses/transforms/reverse_pipeline.py);
+`--emit-after=STEP` stops after the first run of a step (or of any pass)
+and emits the IR there. Every error is one line
 `file:line:col: error: ...` on stderr and exit status 1; `--debug` shows the
 Python traceback as well.
 """
@@ -19,6 +22,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -95,6 +99,13 @@ class ADOptMain(xDSLOptMain):
             help="output MLIR (default) or the LLVM IR that the JIT compiles",
         )
         arg_parser.add_argument(
+            "--emit-after",
+            metavar="STEP",
+            default=None,
+            help="stop after the first run of this pass (a step of the reverse pipeline, e.g. "
+                 "ad-count-while, or any pass of -p) and emit the IR as it is there",
+        )
+        arg_parser.add_argument(
             "--opt", action="store_true", help="with --emit=llvm-ir: print the IR after LLVM's O3"
         )
         arg_parser.add_argument(
@@ -135,6 +146,9 @@ class ADOptMain(xDSLOptMain):
             print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)
         a.passes = ",".join(passes)
         super().setup_pipeline()
+        steps = _expand_reverse(self.pipeline.passes)
+        if a.emit_after is not None:
+            steps = _until(steps, a.emit_after)
         # Verify between passes with our one-line diagnostics (xDSL's own
         # verifier dumps the whole module), then run xDSL's callback.
         callback = self.pipeline.callback
@@ -151,7 +165,7 @@ class ADOptMain(xDSLOptMain):
             if callback is not None:
                 callback(prev, module, nxt)
 
-        self.pipeline = type(self.pipeline)(self.pipeline.passes, checking_callback)
+        self.pipeline = type(self.pipeline)(steps, checking_callback)
 
     # -- input and output ----------------------------------------------------
 
@@ -177,6 +191,25 @@ class ADOptMain(xDSLOptMain):
 
             return str(optimized_module(text))
         return super().output_resulting_program(prog)
+
+
+def _expand_reverse(passes: Sequence[ModulePass]) -> tuple[ModulePass, ...]:
+    """`ad-reverse` as the steps of the reverse pipeline it runs
+    (adpasses/transforms/reverse_pipeline.py), so that the driver verifies
+    between them and can stop after any."""
+    out: list[ModulePass] = []
+    for p in passes:
+        out.extend(p.steps() if p.name == "ad-reverse" else [p])  # type: ignore[attr-defined]
+    return tuple(out)
+
+
+def _until(passes: Sequence[ModulePass], step: str) -> tuple[ModulePass, ...]:
+    """The passes up to and including the first named `step`."""
+    names = [p.name for p in passes]
+    if step not in names:
+        listed = ", ".join(dict.fromkeys(names)) or "none"
+        raise CompileError(f"--emit-after={step}: no pass of that name runs (the passes: {listed})")
+    return tuple(passes[: names.index(step) + 1])
 
 
 def _diagnostic(err: BaseException) -> str:

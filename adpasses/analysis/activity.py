@@ -13,12 +13,14 @@ the operands and result of an `arith.select` between memrefs
 (`memref_views.chosen_sources`), the memrefs carried through a loop or an if, and
 all memrefs an op the analysis does not understand touches.
 
-Both directions are plain fixpoints over the whole function; region ops
-are handled through their terminators (scf.for iter_args, scf.if /
-scf.index_switch / scf.execute_region / memref.alloca_scope results,
-scf.while arguments), so a loop-carried value that starts constant but is
-updated with an active value becomes active. Calls must have been inlined
-(the reverse pass does).
+Both directions are plain fixpoints over the whole function; values cross
+region boundaries along the edges of the region-flow table
+(`adpasses.core.region_flow`: operands to block arguments, terminator operands
+to results and to the next iteration's block arguments), forward for
+`varied` and backward for `useful`, so a loop-carried value that starts
+constant but is updated with an active value becomes active. Control
+operands (conditions, switch values, loop bounds) are not data. Calls must
+have been inlined (the reverse pass does).
 
 The analysis is total: every op is either understood (the ops above,
 loads, stores, copies, allocations, views, `memref.dim`, and pure ops
@@ -44,12 +46,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 
 from adpasses.core.diagnostics import CompileError, error_at
+from adpasses.core.effects import is_pure, only_prints
 from adpasses.core.ir_walk import nested_ops
+from adpasses.core.region_flow import REGION_FLOWS, region_flow
 from adpasses.analysis.memref_views import (
     ALLOCATION_OPS,
     chosen_sources,
@@ -57,10 +61,6 @@ from adpasses.analysis.memref_views import (
     memory_object,
 )
 from adpasses.core.types import is_float_type, is_int_like, is_memref_type
-
-ONCE_REGION_OPS = (scf.IfOp, scf.IndexSwitchOp, scf.ExecuteRegionOp, memref.AllocaScopeOp)
-"""Region ops that run one of their regions once; each region's terminator
-gives the op's results (precise, like scf.if)."""
 
 MEMREF_OPS_UNDERSTOOD = (
     memref.LoadOp,
@@ -75,7 +75,7 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
-_MODELED = frozenset((scf.ForOp, scf.WhileOp) + ONCE_REGION_OPS + MEMREF_OPS_UNDERSTOOD)
+_MODELED = frozenset((*REGION_FLOWS, *MEMREF_OPS_UNDERSTOOD))
 
 ZERO_DERIVATIVE_CONVERSIONS = (arith.SIToFPOp, arith.UIToFPOp)
 """Integer -> float conversions: piecewise constant in any float the
@@ -85,7 +85,7 @@ integer was computed from, so float bits do not make their result varied."""
 # What the propagation does with an op, decided once per op (`_classify`).
 _INERT = 0  # moves no float data: views, allocations, dim, terminators, ...
 _PURE = 1  # no regions, no memrefs: float results depend on operands
-_REGION = 2  # a region op the analysis models: values flow along `_links`
+_REGION = 2  # a region op of the table: values flow along its edges
 _LOAD, _STORE, _COPY, _BITCAST, _UNKNOWN = 3, 4, 5, 6, 7
 
 
@@ -95,12 +95,6 @@ def _floats(values: Iterable[SSAValue]) -> list[SSAValue]:
 
 def _memrefs(values: Iterable[SSAValue]) -> list[SSAValue]:
     return [v for v in values if is_memref_type(v.type)]
-
-
-def _yield_of(block) -> Operation:  # type: ignore[no-untyped-def]
-    terminator = block.last_op
-    assert terminator is not None
-    return terminator
 
 
 def round_trip_source(op: Operation) -> SSAValue | None:
@@ -120,15 +114,14 @@ _PURE_CLASS: dict[type[Operation], bool] = {}
 
 
 def _is_pure_op(op: Operation) -> bool:
-    """No memory effects (for an op without regions: a property of its class)."""
-    from adpasses.analysis.memory_writes import MISSING_PURE_TRAIT
-
+    """No memory effects, or only printing (for an op without regions: a
+    property of its class)."""
     if op.regions:
         return is_side_effect_free(op)
     cls = type(op)
     pure = _PURE_CLASS.get(cls)
     if pure is None:
-        pure = _PURE_CLASS[cls] = isinstance(op, MISSING_PURE_TRAIT) or is_side_effect_free(op)
+        pure = _PURE_CLASS[cls] = is_pure(op) or only_prints(op)
     return pure
 
 
@@ -270,7 +263,7 @@ class ActivityAnalysis:
             return False
         if cls is func.CallOp:
             return False
-        return _is_pure_op(op) or op.name.startswith("printf.")
+        return _is_pure_op(op)
 
     def _classify(self) -> None:
         """Unknown ops; memory classes (what one memref may address)."""
@@ -289,7 +282,8 @@ class ActivityAnalysis:
                 continue
             if sources is not None:
                 classes.union([op.results[0], *sources])
-            links = self._links(op)
+            flow = region_flow(op)
+            links = flow.links(op) if flow is not None else []
             for a, b in links:
                 if is_memref_type(a.type) and is_memref_type(b.type):
                     classes.union([a, b])
@@ -312,29 +306,6 @@ class ActivityAnalysis:
         self._has_bits = any(
             isinstance(op, arith.BitcastOp) and is_float_type(op.input.type) for op in self._ops
         )
-
-    def _links(self, op: Operation) -> list[tuple[SSAValue, SSAValue]]:
-        """(source, target) pairs: `target` takes the value of `source` when
-        control passes through `op`'s region boundaries."""
-        links: list[tuple[SSAValue, SSAValue]] = []
-        if isinstance(op, scf.ForOp):
-            body = op.body.block
-            ys = _yield_of(body).operands
-            for init, arg, y, res in zip(op.iter_args, body.args[1:], ys, op.results):
-                links += [(init, arg), (y, arg), (init, res), (y, res)]
-        elif isinstance(op, ONCE_REGION_OPS):
-            for region in op.regions:
-                if region.blocks:
-                    for y, res in zip(_yield_of(region.block).operands, op.results):
-                        links.append((y, res))
-        elif isinstance(op, scf.WhileOp):
-            before, after = op.before_region.block, op.after_region.block
-            cond_args = _yield_of(before).operands[1:]
-            for init, arg, y in zip(op.operands, before.args, _yield_of(after).operands):
-                links += [(init, arg), (y, arg)]
-            for c, arg, res in zip(cond_args, after.args, op.results):
-                links += [(c, arg), (c, res)]
-        return links
 
     # -- seeds -----------------------------------------------------------------
 

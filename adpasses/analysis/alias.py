@@ -65,6 +65,7 @@ from adpasses.analysis.memory_writes import READ_ONLY_USERS, Extent, WriteEffect
 from adpasses.dialects.ad import NOALIAS_ATTRS
 from adpasses.core.ir_facts import is_function_parameter
 from adpasses.analysis.memref_views import chosen_sources, is_view_result
+from adpasses.core.region_flow import Runs, region_flow, runs_at_most_once
 
 
 __all__ = [
@@ -148,15 +149,6 @@ def printed_names(function: func.FuncOp) -> dict[SSAValue, str]:
 
 
 # -- how a write can follow a load ------------------------------------------------------
-
-
-_BRANCHES = (scf.IfOp, scf.IndexSwitchOp)
-"""Ops that run exactly one of their regions, once."""
-
-_RUN_ONCE = _BRANCHES + (scf.ExecuteRegionOp, memref.AllocaScopeOp)
-"""Ops whose regions run at most once each time the op runs; any other op
-with regions (scf.for, scf.while, scf.parallel, unknown ops) may run them
-again, after a load inside."""
 
 
 @dataclass(frozen=True)
@@ -543,7 +535,7 @@ class AliasAnalysis:
             again = f"in a later iteration of the {anc.name} at {_where(anc)}"
             if isinstance(anc, scf.ForOp):
                 loops.append(_Later(anc, anc, again))
-            elif anc.regions and not isinstance(anc, _RUN_ONCE):
+            elif anc.regions and not runs_at_most_once(anc):  # may run again after a load inside
                 loops.append(_Later(anc, None, again))
         for region in self._common_regions(cw, cl, p):
             if len(region.blocks) > 1:
@@ -571,11 +563,14 @@ class AliasAnalysis:
         if aw.parent_region() is al.parent_region():
             return False  # other blocks of one region: the region scenario covers it
         parent = aw.parent_op()
-        if isinstance(parent, _BRANCHES):
+        flow = region_flow(parent)
+        if flow is None:
+            return True  # regions of an op the table does not know: any order
+        if flow.runs is Runs.ONE_OF:
             return False  # two branches never both run in one instance
-        if isinstance(parent, scf.WhileOp):
-            return aw.parent_region() is parent.after_region
-        return True
+        # Regions run in order within one instance (scf.while: before, then after).
+        regions = list(parent.regions)  # type: ignore[union-attr]
+        return regions.index(aw.parent_region()) > regions.index(al.parent_region())
 
     def _shift(self, loc: Location, later: _Later) -> tuple[Location, dict[object, Interval]]:
         """`loc` as computed in the instance `later` describes: symbols

@@ -9,8 +9,11 @@
 - an op with write/free effects: all of each memref operand's object; with
   unknown effects (no effect trait), also any memory reachable from
   outside the function;
-- nothing: ad.tape.*, printf.*, loads, views, terminators, pure ops, and
-  scf ops themselves (the ops in their bodies are visited on their own).
+- the memrefs its effects name (`effects.effects_of`): nothing for
+  ad.tape.* (their tape) and printf.* (the output);
+- nothing: loads, views, terminators, pure ops, and the region ops of
+  `region_flow` themselves (the ops in their bodies are visited on their
+  own).
 """
 
 from __future__ import annotations
@@ -18,26 +21,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
-from xdsl.traits import (
-    IsTerminator,
-    MemoryEffectKind,
-    RecursiveMemoryEffect,
-    SymbolTable,
-    get_effects,
-)
+from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, SymbolTable
 
+from adpasses.core.effects import effects_of, touches_memory
 from adpasses.analysis.memref_access import ObjectKind, object_of
 from adpasses.analysis.memref_views import is_view_result
+from adpasses.core.region_flow import region_flow
 
 READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp)
 """Memref ops that only read (or only look at the descriptor)."""
-
-MISSING_PURE_TRAIT = (arith.RemUIOp, arith.ExtSIOp)
-"""Upstream ops that are pure but carry no effect trait in xDSL 0.74 (so
-`get_effects` answers None, "unknown effects"): they write nothing."""
 
 
 class Extent(Enum):
@@ -75,22 +70,16 @@ class WriteEffects:
             return [WriteTarget(Extent.VIEW, op.destination)]
         if isinstance(op, memref.DeallocOp):
             return [WriteTarget(Extent.OBJECT, op.memref)]
-        if isinstance(op, READ_ONLY_USERS + MISSING_PURE_TRAIT) or (
-            op.results and is_view_result(op.results[0])
-        ):
+        if isinstance(op, READ_ONLY_USERS) or (op.results and is_view_result(op.results[0])):
             return []
-        if op.name.startswith("ad.tape.") or op.name.startswith("printf."):
-            return []  # tapes and printing never touch memrefs
         if isinstance(op, memref.AllocaScopeOp):
             return [
                 WriteTarget(Extent.OBJECT, inner.memref)
                 for inner in op.walk()
                 if isinstance(inner, memref.AllocaOp) and alloca_scope_of(inner) is op
             ]
-        if op.has_trait(IsTerminator) or op.has_trait(RecursiveMemoryEffect):
+        if op.has_trait(IsTerminator) or op.has_trait(RecursiveMemoryEffect) or region_flow(op):
             return []  # the ops inside a loop or a branch are visited themselves
-        if isinstance(op, scf.ExecuteRegionOp):
-            return []
         operands = [
             WriteTarget(Extent.OBJECT, v) for v in op.operands if isinstance(v.type, MemRefType)
         ]
@@ -101,12 +90,16 @@ class WriteEffects:
             if effect is CalleeEffect.ARGUMENTS:
                 return operands
             return operands + [WriteTarget(Extent.OUTSIDE)]
-        effects = get_effects(op)
-        if effects is not None and not any(
-            e.kind in (MemoryEffectKind.WRITE, MemoryEffectKind.FREE) for e in effects
-        ):
-            return []
-        if effects is not None and operands:
+        effects = effects_of(op)
+        if effects is None:
+            return operands + [WriteTarget(Extent.OUTSIDE)]
+        writes = [e for e in effects if e.kind in (MemoryEffectKind.WRITE, MemoryEffectKind.FREE)
+                  and touches_memory(e)]
+        if not writes:
+            return []  # reads, or writes to a tape or the output
+        if all(isinstance(e.value, SSAValue) for e in writes):
+            return [WriteTarget(Extent.OBJECT, e.value) for e in writes]  # the memrefs it names
+        if operands:
             return operands  # a known write: the memrefs it is given
         return operands + [WriteTarget(Extent.OUTSIDE)]
 

@@ -36,7 +36,7 @@ def make_fast_path(args: Sequence[object], activity: Sequence[str], g, return_pr
     when a call of this shape cannot be checked cheaply (no signature code)."""
     if not code:
         return None
-    lines = [f"def fast(args, seed):", f"    {''.join(f'a{k}, ' for k in range(len(args)))}= args"]
+    lines = ["def fast(args, seed):", f"    {''.join(f'a{k}, ' for k in range(len(args)))}= args"]
     values: list[str] = []
     checks: list[str] = []
     arrays = 0

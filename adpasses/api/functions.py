@@ -367,7 +367,10 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
     jf = as_jit(f)
     if type(seed) is not float:  # checked before anything is compiled
         seed = _seed_value(seed)
-    fast = jf._autodiff_fast.get(fast_key(args, return_primal))
+    try:
+        fast = jf._autodiff_fast.get(fast_key(args, return_primal))
+    except TypeError:  # an unhashable flag: the general path's `check_flag` names it
+        fast = None
     if fast is not None:
         got = fast(args, seed)
         if got is not MISS:

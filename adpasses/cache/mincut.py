@@ -37,8 +37,10 @@ class FlowGraph:
         return MinCut(self, s, t, self._augment(residual, s, t), residual)
 
     def cut_edges(self, side: set[Hashable]) -> dict[tuple[Hashable, Hashable], float]:
-        """The edges from `side` to the other nodes, with their capacities."""
-        return {(u, v): cap for u in side for v, cap in self.capacity.get(u, {}).items()
+        """The edges from `side` to the other nodes, with their capacities,
+        in the order the edges were added (not the set's, which follows
+        object ids: the cache report lists them in this order)."""
+        return {(u, v): cap for u, vs in self.capacity.items() if u in side for v, cap in vs.items()
                 if cap > 0 and v not in side}
 
     def _augment(self, residual: dict, s: Hashable, t: Hashable) -> set[Hashable]:

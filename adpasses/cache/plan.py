@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func, memref
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
-from adpasses.core.ir_facts import home_block, is_constant, is_induction_variable
+from adpasses.core.effects import is_pure
+from adpasses.core.ir_facts import home_block, is_constant
+from adpasses.core.region_flow import is_induction_variable
 
 DECISION_KINDS = ("reuse", "recompute", "reload", "tape")
 
@@ -88,13 +90,9 @@ class ProgramOrder:
 
 def is_recomputable_op(op: Operation) -> bool:
     """Pure ops with no regions: re-executing them gives the same value."""
-    from xdsl.traits import is_side_effect_free
-
-    from adpasses.analysis.memory_writes import MISSING_PURE_TRAIT
-
     if op.regions or isinstance(op, (memref.AllocOp, memref.AllocaOp)):
         return False
-    return isinstance(op, MISSING_PURE_TRAIT) or is_side_effect_free(op)
+    return is_pure(op)
 
 
 def plan_tape_all(function: func.FuncOp, needed: Iterable[SSAValue]) -> CachePlan:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
@@ -41,7 +41,8 @@ from adpasses.cache.plan import (
 from adpasses.cache.cost_model import CostModel
 from adpasses.core.diagnostics import op_location
 from adpasses.cache.mincut import INF, FlowGraph, MinCut
-from adpasses.core.ir_facts import home_block, is_constant, is_induction_variable
+from adpasses.core.ir_facts import home_block, is_constant
+from adpasses.core.region_flow import is_induction_variable, region_flow
 
 
 def plan_cache(
@@ -108,9 +109,10 @@ class MinCutPlanner:
         """None if `value` can be recomputed (or reloaded), else why not."""
         if isinstance(value, BlockArgument):
             parent = value.block.parent_op()
-            if isinstance(parent, scf.WhileOp):
-                return "scf.while argument: changes every iteration"
-            return "loop-carried value (iter_arg of scf.for)"
+            flow = region_flow(parent)
+            if flow is not None and flow.arg_note is not None:
+                return flow.arg_note
+            return f"argument of {parent.name if parent else 'a block'}: changes as control passes"
         assert isinstance(value, OpResult)
         op = value.op
         if isinstance(op, memref.LoadOp):

@@ -23,6 +23,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from adpasses.cache.plan import CachePlan
 from adpasses.core.diagnostics import location_text, op_location
 from adpasses.core.ir_facts import home_block, is_constant
+from adpasses.core.region_flow import region_flow, runs_at_most_once, trip_bounds
 from adpasses.core.types import byte_size
 
 
@@ -331,9 +332,11 @@ def _loop_factors(value: SSAValue) -> tuple[LoopFactor, ...]:
     factors: list[LoopFactor] = []
     op = home_block(value).parent_op()
     while op is not None and not isinstance(op, func.FuncOp):
-        if isinstance(op, scf.ForOp):
-            factors.append(LoopFactor("for", SizeExpr(op.lb), SizeExpr(op.ub), SizeExpr(op.step)))
-        elif isinstance(op, scf.WhileOp):
+        bounds = trip_bounds(op)
+        if bounds is not None:  # a counted loop: ceil((ub - lb) / step) runs
+            lb, ub, step = bounds
+            factors.append(LoopFactor("for", SizeExpr(lb), SizeExpr(ub), SizeExpr(step)))
+        elif not runs_at_most_once(op) and region_flow(op) is not None:  # runs it knows not how often
             factors.append(LoopFactor("while", location=op_location(op)))
         parent = op.parent_block()
         op = parent.parent_op() if parent is not None else None

@@ -209,8 +209,12 @@ def parse_module(
     ctx: Context | None = None,
     line_offset: int = 0,
 ) -> ModuleOp:
-    """Parse MLIR text; a syntax error becomes a `CompileError` at its place."""
+    """Parse MLIR text; a syntax error becomes a `CompileError` at its place.
+    Input with nothing but comments and blanks is an empty module, as for
+    mlir-opt (xDSL reports "Could not parse entire input!" at its end)."""
     ctx = ctx or make_context()
+    if not re.sub(r"//[^\n]*", "", text).strip():
+        return ModuleOp([])
     try:
         return LocatingParser(ctx, text, name, line_offset).parse_module()
     except ParseError as err:
@@ -222,4 +226,8 @@ def parse_module(
 
 def parse_error_message(err: ParseError) -> str:
     """The first line of xDSL's message, without its source excerpt."""
-    return err.msg.strip().splitlines()[0] if err.msg.strip() else "syntax error"
+    first = err.msg.strip().splitlines()[0] if err.msg.strip() else "syntax error"
+    if first == "Could not parse entire input!":  # xDSL: a top-level token that starts no op
+        return ("expected an operation here (such as `func.func` or `module {...}`); "
+                "the input cannot be parsed from this point on")
+    return first

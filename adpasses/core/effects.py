@@ -8,24 +8,91 @@ answers the same questions from a memo filled bottom-up, so each op's
 effects are computed once while the IR does not change; make a new cache
 after changing the IR. `region_dce` is xDSL's dead-code elimination with
 such a cache, `cse` xDSL's common subexpression elimination.
+
+`effects_of(op)` is `get_effects` with the effects of the upstream ops that
+declare none in xDSL 0.74 (`UNDECLARED_EFFECTS`), for the analyses that ask
+what an op touches (activity, alias, cache planning). Effects our own ops
+declare name what they touch: an effect with a `value` touches that value's
+memory only (`ad.tape.*` on their tape), one on a resource other than the
+default touches no memref (`OUTPUT`: printing; `dialects.ad.STOP`: ending
+the call with an error). Dead-code elimination and CSE keep xDSL's view
+(no trait: unknown effects), so they transform exactly as xDSL's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Set
 
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, printf
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriterListener
 from xdsl.traits import (
+    DefaultResource,
     EffectInstance,
     IsTerminator,
     MemoryEffect,
     MemoryEffectKind,
     RecursiveMemoryEffect,
+    Resource,
     SymbolOpInterface,
+    get_effects,
 )
 from xdsl.transforms.common_subexpression_elimination import CSEDriver
 from xdsl.transforms.dead_code_elimination import LiveSet
+
+
+@dataclass(frozen=True)
+class OutputResource(Resource):
+    """The program's output stream (printing): no memref is in it."""
+
+    def name(self) -> str:
+        return "<output>"
+
+
+OUTPUT = OutputResource()
+
+_PRINTS = frozenset((EffectInstance(MemoryEffectKind.WRITE, resource=OUTPUT),))
+
+UNDECLARED_EFFECTS: dict[type[Operation], frozenset[EffectInstance]] = {
+    # Pure, but without an effect trait in xDSL 0.74.
+    arith.RemUIOp: frozenset(),
+    arith.ExtSIOp: frozenset(),
+    # Printing writes the output, never memory.
+    **{cls: _PRINTS for cls in printf.Printf.operations},
+}
+"""Effects of upstream ops that declare none (for which `get_effects`
+answers None, "unknown"), as the analyses should see them."""
+
+
+def effects_of(op: Operation) -> frozenset[EffectInstance] | set[EffectInstance] | None:
+    """`xdsl.traits.get_effects(op)`, or the effects `UNDECLARED_EFFECTS`
+    gives an upstream op without a trait (None: unknown effects)."""
+    declared = UNDECLARED_EFFECTS.get(type(op))
+    return declared if declared is not None else get_effects(op)  # type: ignore[return-value]
+
+
+def is_pure(op: Operation) -> bool:
+    """An op without regions that has no effects at all (`effects_of`)."""
+    effects = effects_of(op)
+    return effects is not None and not effects
+
+
+def only_prints(op: Operation) -> bool:
+    """Its only effects are on the output (printf.*)."""
+    effects = effects_of(op)
+    return bool(effects) and all(e.resource is OUTPUT for e in effects)  # type: ignore[union-attr]
+
+
+def touches_memory(effect: EffectInstance) -> bool:
+    """Whether `effect` may touch memref memory: it is on the default
+    resource (the memory) and names no value, or names a memref."""
+    if not isinstance(effect.resource, DefaultResource):
+        return False
+    value = effect.value
+    return not isinstance(value, SSAValue) or isinstance(value.type, MemRefType)
 
 
 class EffectCache:

@@ -1,15 +1,16 @@
 """Facts about xDSL IR that several layers ask, in one place.
 
-Where a value lives (`home_block`), whether it is a constant, an `scf.for`
-induction variable or a function argument. (Loop trip counts, which must
-not wrap, are built by `adpasses.core.index_arith`.)
+Where a value lives (`home_block`), whether it is a constant or a function
+argument. (Loop trip counts, which must not wrap, are built by
+`adpasses.core.index_arith`; what flows where through region ops, induction
+variables included, is `adpasses.core.region_flow`.)
 The analyses, the cache planner and the reverse builder all read these, so
 they live below all of them: this module imports nothing from adpasses.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import func, scf
+from xdsl.dialects import func
 from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
 from xdsl.traits import ConstantLike
 
@@ -27,15 +28,6 @@ def home_block(value: SSAValue) -> Block:
 def is_constant(value: SSAValue) -> bool:
     """The result of a `ConstantLike` op (arith.constant, ...)."""
     return isinstance(value, OpResult) and value.op.has_trait(ConstantLike)
-
-
-def is_induction_variable(value: SSAValue) -> bool:
-    """The induction variable of an `scf.for` (its body's first argument)."""
-    return (
-        isinstance(value, BlockArgument)
-        and value.index == 0
-        and isinstance(value.block.parent_op(), scf.ForOp)
-    )
 
 
 def is_function_parameter(value: SSAValue) -> bool:

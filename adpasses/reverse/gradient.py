@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from adpasses.analysis.activity import ONCE_REGION_OPS, ActivityAnalysis
+from adpasses.analysis.activity import ActivityAnalysis
 from adpasses.cache.plan import CachePlan, is_recomputable_op
 from adpasses.dialects.ad import (
     BOUNDS_CHECKED_OPS,
@@ -44,6 +44,7 @@ from adpasses.dialects.ad import (
 )
 from adpasses.core.index_arith import saturate, saturating_mul, trip_count
 from adpasses.core.ir_facts import home_block, is_constant
+from adpasses.core.region_flow import runs_at_most_once, trip_bounds
 from adpasses.reverse.reverse_context import ReverseContext
 
 if TYPE_CHECKING:
@@ -233,9 +234,10 @@ class GradientBuilder:
         bounds: list[tuple[SSAValue, SSAValue, SSAValue]] = []
         op = home_block(value).parent_op()
         while op is not None and op is not self.primal:
-            if isinstance(op, scf.ForOp):
-                bounds.append((op.lb, op.ub, op.step))
-            elif not isinstance(op, ONCE_REGION_OPS):  # regions that run at most once
+            loop = trip_bounds(op)
+            if loop is not None:
+                bounds.append(loop)
+            elif not runs_at_most_once(op):
                 return None
             op = op.parent_op()
         static = 1

@@ -36,6 +36,7 @@ from xdsl.rewriter import InsertPoint
 from adpasses.core.diagnostics import CompileError, error_at, location_text
 from adpasses.dialects.ad import OWN_SIZES_ATTR, PY_INDEX_ATTR
 from adpasses.core.ir_facts import is_constant, is_function_block_argument
+from adpasses.core.region_flow import is_region_terminator
 from adpasses.analysis.memref_views import is_allocation, is_view_result, view_source
 from adpasses.core.types import is_float_type
 
@@ -208,9 +209,10 @@ class ReverseContext:
 
     def reverse_ops(self, block: Block) -> None:
         """Emit the reverse of every active op of `block`, last op first.
-        Terminators of nested blocks belong to their parent op's rule."""
+        Terminators of nested blocks belong to their parent op's rule (the
+        region op's edges say where their values go)."""
         for op in reversed(list(block.ops)):
-            if isinstance(op, (scf.YieldOp, scf.ConditionOp)):
+            if is_region_terminator(op):
                 continue
             if not self.activity.is_active_op(op):
                 continue

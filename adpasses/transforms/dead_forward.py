@@ -1,4 +1,5 @@
-"""Dead code of a gradient function, removed without losing a bounds check.
+"""`ad-dead-forward`: dead code of a gradient function, removed without
+losing a bounds check.
 
 The JIT path does not run xDSL's canonicalisation on gradients (LLVM does
 that work at O3, faster). But a forward-sweep loop whose loads are dead
@@ -38,11 +39,14 @@ repeats of the load as present only while both are.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.builder import Builder
+from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 from xdsl.transforms.dead_code_elimination import LiveSet
@@ -52,6 +56,7 @@ from adpasses.dialects.ad import TWIN_END_ATTR, TWIN_ID_ATTR, UNCHECKED_ATTR, Ke
 from adpasses.core.effects import EffectCache
 from adpasses.core.ir_walk import nested_ops
 from adpasses.transforms.elide_shadow_checks import Twins, keep_alive
+from adpasses.transforms.gradient_marks import marked_functions
 
 # Ops whose lowering may stop the call (adpasses/lowering: `check_site`),
 # besides loads and ops with write effects (which are never dead).
@@ -277,4 +282,18 @@ def _materialize(b: Builder, form: Affine, iv: BlockArgument, iv_value: SSAValue
     return total
 
 
-__all__: Sequence[str] = ["CheckPreservingLiveness", "pin_checks", "remove_dead_code", "unpin"]
+@dataclass(frozen=True)
+class DeadForwardPass(ModulePass):
+    """`ad-dead-forward`: `remove_dead_code` on each gradient being built
+    (functions marked `ad.gradient_of`; the user's functions stay as
+    written)."""
+
+    name = "ad-dead-forward"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in marked_functions(op):
+            remove_dead_code(function)
+
+
+__all__: Sequence[str] = ["CheckPreservingLiveness", "DeadForwardPass", "pin_checks", "remove_dead_code",
+                          "unpin"]

@@ -1,7 +1,10 @@
-"""`ad-inline-calls`: inline every call to a function defined in the module.
+"""`ad-inline-calls`: inline, into each function being differentiated, every
+call to a function defined in the module.
 
 Reverse mode differentiates one self-contained body, so the gradient of a
 function that calls others is built from a copy with its callees inlined
+(the reverse pipeline's copy, marked `ad.gradient_of`; the pass inlines
+into marked functions only)
 (locations of inlined ops stay those of the callee's source). Recursion
 cannot be inlined and is reported at the call.
 """
@@ -19,6 +22,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
+from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
 
 def _callee(module: Operation, call: func.CallOp) -> func.FuncOp | None:
@@ -28,13 +32,14 @@ def _callee(module: Operation, call: func.CallOp) -> func.FuncOp | None:
     return None
 
 
-def check_no_recursion(module: Operation, root: func.FuncOp) -> None:
-    """Raise at the first call that closes a cycle reachable from `root`."""
+def check_no_recursion(module: Operation, root: func.FuncOp, root_name: str | None = None) -> None:
+    """Raise at the first call that closes a cycle reachable from `root`
+    (named `root_name`: a copy of a primal stands for its primal)."""
     on_path: list[str] = []
     done: set[str] = set()
 
     def visit(f: func.FuncOp) -> None:
-        name = f.sym_name.data
+        name = root_name if f is root and root_name is not None else f.sym_name.data
         on_path.append(name)
         for op in f.walk():
             if isinstance(op, func.CallOp):
@@ -78,9 +83,10 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
     Rewriter.replace_op(call, [], results)
 
 
-def inline_calls(function: func.FuncOp, module: Operation) -> None:
-    """Inline, transitively, every call in `function` to a defined function."""
-    check_no_recursion(module, function)
+def inline_calls(function: func.FuncOp, module: Operation, name: str | None = None) -> None:
+    """Inline, transitively, every call in `function` (a copy of `@name`)
+    to a defined function."""
+    check_no_recursion(module, function, name)
     while True:
         calls = [
             (op, callee)
@@ -95,8 +101,14 @@ def inline_calls(function: func.FuncOp, module: Operation) -> None:
 
 @dataclass(frozen=True)
 class InlineCallsPass(ModulePass):
+    """A step of the reverse pipeline: inlines into the functions it is
+    working on (marked `ad.gradient_of`: its copies of the primals), never
+    into the user's functions."""
+
     name = "ad-inline-calls"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in [o for o in op.ops if isinstance(o, func.FuncOp) and o.body.blocks]:
-            inline_calls(f, op)
+        for f in marked_functions(op):
+            request = GradientRequest.of_function(f)
+            assert request is not None
+            inline_calls(f, op, request.primal)

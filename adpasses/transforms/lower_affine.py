@@ -1,8 +1,9 @@
 """`ad-lower-affine`: the affine dialect rewritten as scf + arith + memref.
 
 The reverse pass and the LLVM lowering understand scf/arith/memref; affine
-code is lowered first (`differentiate` on its working copy, `compile_module`
-and `ad-run` on the module), so affine loops are differentiated and run like
+code is lowered first (by the reverse pipeline on its copies of the primals,
+`ad-lower-affine{marked-only=true}`; by `compile_module` and `ad-run` on the
+module), so affine loops are differentiated and run like
 the scf loops they mean, instead of being opaque to the analyses.
 
 xDSL 0.74's own `lower-affine` ignores bound and map operands (it fails
@@ -45,6 +46,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from adpasses.core.diagnostics import error_at
+from adpasses.transforms.gradient_marks import marked_functions
 
 
 def has_affine_ops(root: Operation) -> bool:
@@ -222,8 +224,17 @@ _LOWERED = {
 }
 
 
+@dataclass(frozen=True)
 class LowerAffinePass(ModulePass):
     name = "ad-lower-affine"
 
+    marked_only: bool = False
+    """Lower only the functions the reverse pipeline is working on (marked
+    `ad.gradient_of`: its copies of the primals), as its step does."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_affine(op)
+        if not self.marked_only:
+            lower_affine(op)
+            return
+        for function in marked_functions(op):
+            lower_affine(function)

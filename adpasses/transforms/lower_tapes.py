@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -30,6 +30,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from adpasses.dialects.ad import UNCHECKED_ATTR, WORKSPACE_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.transforms.gradient_marks import marked_functions
 from adpasses.core.types import byte_size
 
 """On a tape's memref.alloc/dealloc: the lowering may keep the buffer across
@@ -122,6 +123,13 @@ class LowerTapesPass(ModulePass):
     name = "ad-lower-tapes"
 
     stack_limit: int = STACK_LIMIT
+    marked_only: bool = False
+    """Lower only the tapes of the gradients the reverse pipeline is
+    building (functions marked `ad.gradient_of`), as its step does."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_tapes(op, self.stack_limit)
+        if not self.marked_only:
+            lower_tapes(op, self.stack_limit)
+            return
+        for function in marked_functions(op):
+            lower_tapes(function, self.stack_limit)

@@ -53,10 +53,53 @@ def _print_alias() -> type[ModulePass]:
     return PrintAliasPass
 
 
+def _clone_primals() -> type[ModulePass]:
+    from adpasses.transforms.clone_primals import ClonePrimalsPass
+
+    return ClonePrimalsPass
+
+
+def _count_while() -> type[ModulePass]:
+    from adpasses.transforms.count_while import CountWhilePass
+
+    return CountWhilePass
+
+
+def _build_gradients() -> type[ModulePass]:
+    from adpasses.transforms.build_gradients import BuildGradientsPass
+
+    return BuildGradientsPass
+
+
+def _dead_forward() -> type[ModulePass]:
+    from adpasses.transforms.dead_forward import DeadForwardPass
+
+    return DeadForwardPass
+
+
+def _simplify() -> type[ModulePass]:
+    from adpasses.transforms.simplify import SimplifyPass
+
+    return SimplifyPass
+
+
+def _drop_gradient_marks() -> type[ModulePass]:
+    from adpasses.transforms.gradient_marks import DropGradientMarksPass
+
+    return DropGradientMarksPass
+
+
 AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-reverse": _reverse,
+    # the steps of ad-reverse, in order (adpasses/transforms/reverse_pipeline.py)
+    "ad-clone-primals": _clone_primals,
     "ad-inline-calls": _inline,
+    "ad-count-while": _count_while,
+    "ad-build-gradients": _build_gradients,
     "ad-lower-tapes": _lower_tapes,
+    "ad-dead-forward": _dead_forward,
+    "ad-simplify": _simplify,
+    "ad-drop-gradient-marks": _drop_gradient_marks,
     "ad-elide-shadow-checks": _elide_shadow_checks,
     "ad-print-activity": _print_activity,
     "ad-print-alias": _print_alias,

@@ -1,7 +1,6 @@
 """A module that messages_kernels.py imports, to check the messages about
 calls into other modules (`import messages_helpers; messages_helpers.f(x)`)."""
 
-import numpy as np
 
 import adpasses
 

@@ -12,7 +12,6 @@ runs in a fresh process: a regression is a crash.
 
 from __future__ import annotations
 
-import os
 import textwrap
 
 import pytest

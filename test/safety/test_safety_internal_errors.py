@@ -127,6 +127,18 @@ def test_autodiff_return_primal_must_be_a_bool() -> None:
                                         r"got str 'yes'$"):
         adpasses.autodiff(dot, adpasses.Duplicated(x, dx), x, return_primal="yes")
     assert not dx.any()  # nothing ran
+    # Unhashable values too (they cannot key the fast paths), before and
+    # after a fast path for the same arguments exists.
+    for warm in (False, True):
+        if warm:
+            adpasses.autodiff(dot, adpasses.Duplicated(x, dx), x)
+            adpasses.autodiff(dot, adpasses.Duplicated(x, dx), x)
+            dx[:] = 0.0
+        for flag in ([True], {"a": 1}):
+            with pytest.raises(TypeError, match=r"^autodiff\(dot\): return_primal must be True or "
+                                                rf"False, got {type(flag).__name__} "):
+                adpasses.autodiff(dot, adpasses.Duplicated(x, dx), x, return_primal=flag)
+            assert not dx.any()
 
 
 def test_functions_the_api_cannot_take() -> None:

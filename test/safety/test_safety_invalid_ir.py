@@ -253,3 +253,18 @@ def test_affine_runs_through_compile_module(n):
 }"""
     x = np.arange(1.0, n + 1.0)
     assert compile_module(text)["f"](x, n) == pytest.approx(float(np.sum(x)))
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t\n", "// only a comment\n// and another\n"])
+def test_input_with_no_ops_is_an_empty_module(text):
+    """As for mlir-opt: nothing to compile is no error (xDSL reported "Could
+    not parse entire input!" at the end of the input)."""
+    assert list(parse_module(text).ops) == []
+    assert compile_module(text).functions == {}
+
+
+@pytest.mark.parametrize("text, col", [("module {} }", 11), ("42", 1), ("func.func @f() { }\n)", 1)])
+def test_a_token_that_starts_no_op_says_what_was_expected(text, col):
+    with pytest.raises(CompileError, match=r"expected an operation here \(such as `func.func`") as err:
+        parse_module(text, "in.mlir")
+    assert f":{col}: error:" in str(err.value) and "Could not parse" not in str(err.value)

@@ -32,7 +32,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.passes import PassPipeline
 
-import adpasses
 from adpasses.core.context import parse_module, shared_context
 from adpasses.native.llvm_jit import compile_module
 from isolate import INPUTS, run_tool

@@ -15,7 +15,7 @@ import pytest
 
 from adpasses.core.context import parse_module
 from adpasses.core.diagnostics import CompileError
-from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
+from adpasses.transforms.reverse_pass import differentiate
 from gradcheck import check_gradient
 
 POLICIES = [("minimal", True), ("tape-all", True), ("minimal", False)]

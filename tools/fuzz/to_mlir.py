@@ -68,7 +68,7 @@ def function_signature(p: Program) -> str:
         attrs = " {ad.noalias}" if isinstance(a, MemArg) and a.noalias else ""
         params.append(f"%{a.name}: {arg_type(a)}{attrs}")
     results = ", ".join("f64" for _ in p.results)
-    ret = "" if not p.results else f" -> f64" if len(p.results) == 1 else f" -> ({results})"
+    ret = "" if not p.results else " -> f64" if len(p.results) == 1 else f" -> ({results})"
     return f"func.func @{p.name}({', '.join(params)}){ret}"
 
 

@@ -34,7 +34,6 @@ from adpasses.tools.fuzz.program import (
     F32,
     FCmp,
     For,
-    ICmp,
     Idx,
     If,
     IndexToFloat,

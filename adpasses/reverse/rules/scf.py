@@ -9,7 +9,7 @@
 - scf.index_switch, scf.execute_region, memref.alloca_scope: like scf.if,
   the same op in reverse, each region undoing its own block.
 - scf.while: the forward loop counts its iterations (`ad.counted`, added by
-  `count_while_iterations` before analysis); the reverse first undoes the
+  `ad-count-while`, transforms/count_while.py, before analysis); the reverse first undoes the
   last `before` region (the one whose condition was false), then runs an
   scf.for over the count, each iteration undoing `after` then `before`.
 """
@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, UnitAttr
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from adpasses.dialects.ad import COUNTED_ATTR
 from adpasses.core.index_arith import trip_count
 from adpasses.core.ir_walk import nested_ops
+from adpasses.core.region_flow import FOR, IF, REGION_FLOWS, WHILE
 from adpasses.reverse.reverse_context import ReverseContext
 
 
@@ -62,23 +63,39 @@ def _float_positions(values: Sequence[SSAValue], rc: ReverseContext, *related) -
     ]
 
 
+def _results_to_yields(rc: ReverseContext, child: ReverseContext, exits) -> None:  # type: ignore[no-untyped-def]
+    """The adjoint of each result flows back, in the reverse of the region
+    that produced it, to what its terminator yielded (the exit edges)."""
+    for yielded, result in exits:
+        g = rc.adjoint(result)
+        if g is not None:
+            child.add_adjoint(yielded, g)
+
+
 class ForRule:
+    """Values by the table's names (`region_flow.FOR`): `inits` flow to
+    `iter_args` and `results`, `yielded` to the next `iter_args` and to
+    `results`; the adjoints flow back along the same edges."""
+
     def needs(self, op: scf.ForOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
-        return [op.lb, op.ub, op.step]
+        return FOR.control_values(op)
 
     def reverse(self, rc: ReverseContext, op: scf.ForOp) -> None:
         body = op.body.block
-        iter_block_args = list(body.args[1:])
-        yielded = list(body.last_op.operands)
-        carried = _float_positions(iter_block_args, rc, list(op.results))
+        inits_fwd = FOR.values(op, "inits")
+        iter_block_args = FOR.values(op, "iter_args")
+        yielded = FOR.values(op, "yielded")
+        results = FOR.values(op, "results")
+        (iv,) = FOR.induction_values(op)
+        carried = _float_positions(iter_block_args, rc, results)
         outer = outer_active_values(op, rc)
 
-        lb, ub, step = rc.primal(op.lb), rc.primal(op.ub), rc.primal(op.step)
+        lb, ub, step = (rc.primal(v) for v in FOR.values(op, "bounds"))
         n = trip_count(rc.builder, lb, ub, step)
-        inits = [rc.adjoint_or_zero(op.results[i]) for i in carried]
+        inits = [rc.adjoint_or_zero(results[i]) for i in carried]
         inits += [rc.adjoint_or_zero(v) for v in outer]
         # The reverse loop counts in the forward loop's type (index or iN).
-        iv_type = body.args[0].type
+        iv_type = iv.type
         block = Block(arg_types=[iv_type, *(v.type for v in inits)])
         k, carried_adj = block.args[0], block.args[1 : 1 + len(carried)]
         outer_adj = block.args[1 + len(carried) :]
@@ -88,7 +105,7 @@ class ForRule:
         # i = lb + (n - 1 - k) * step: iterations in reverse order.
         last = inner.insert(arith.SubiOp(inner.insert(arith.SubiOp(n, inner.const(1, iv_type))).results[0], k))
         offset = inner.insert(arith.MuliOp(last.results[0], step)).results[0]
-        inner.values[body.args[0]] = inner.insert(arith.AddiOp(lb, offset)).results[0]
+        inner.values[iv] = inner.insert(arith.AddiOp(lb, offset)).results[0]
         inner.materialize_block_values()
         for v, a in zip(outer, outer_adj):
             inner.set_adjoint(v, a)
@@ -105,25 +122,22 @@ class ForRule:
         for j, v in enumerate(outer):
             rc.set_adjoint(v, loop.results[len(carried) + j])
         for j, i in enumerate(carried):
-            rc.add_adjoint(op.iter_args[i], loop.results[j])
+            rc.add_adjoint(inits_fwd[i], loop.results[j])
 
 
 class IfRule:
     def needs(self, op: scf.IfOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
-        return [op.cond]
+        return IF.control_values(op)
 
     def reverse(self, rc: ReverseContext, op: scf.IfOp) -> None:
         outer = outer_active_values(op, rc)
-        result_adj = [rc.adjoint(r) for r in op.output]
         branches: list[tuple[Block, ReverseContext]] = []
-        for region in (op.true_region, op.false_region):
+        for k, region in enumerate(op.regions):  # then, else
             block = Block()
             if region.blocks:
                 forward = region.block
                 child = rc.child(forward, InsertPoint.at_end(block))
-                for y, g in zip(forward.last_op.operands, result_adj):
-                    if g is not None:
-                        child.add_adjoint(y, g)
+                _results_to_yields(rc, child, IF.exits(op, k))
                 child.reverse_ops(forward)
             else:
                 child = ReverseContext(rc.sweep, rc.block, InsertPoint.at_end(block), rc)
@@ -147,19 +161,17 @@ class OnceRegionRule:
     alloca_scope frees the shadows of the allocas its forward scope frees."""
 
     def needs(self, op: Operation, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
-        return [op.arg] if isinstance(op, scf.IndexSwitchOp) else []
+        return REGION_FLOWS[type(op)].control_values(op)
 
     def reverse(self, rc: ReverseContext, op: Operation) -> None:
+        flow = REGION_FLOWS[type(op)]
         outer = outer_active_values(op, rc)
-        result_adj = [rc.adjoint(r) for r in op.results]
         branches: list[tuple[Block, ReverseContext]] = []
-        for region in op.regions:
+        for k, region in enumerate(op.regions):
             forward = region.block
             block = Block()
             child = rc.child(forward, InsertPoint.at_end(block))
-            for y, g in zip(forward.last_op.operands, result_adj):
-                if g is not None:
-                    child.add_adjoint(y, g)
+            _results_to_yields(rc, child, flow.exits(op, k))
             child.reverse_ops(forward)
             branches.append((block, child))
         changed = [v for v in outer if any(v in child.adjoints for _, child in branches)]
@@ -187,15 +199,16 @@ class WhileRule:
         return [iteration_count(op)]
 
     def reverse(self, rc: ReverseContext, op: scf.WhileOp) -> None:
+        """Values by the table's names (`region_flow.WHILE`), less the
+        iteration counter each part ends with."""
         before, after = op.before_region.block, op.after_region.block
-        condition = before.last_op
-        assert isinstance(condition, scf.ConditionOp)
-        cond_args = list(condition.args)[:-1]  # the last one is the counter
-        after_yield = list(after.last_op.operands)[:-1]
-        results = list(op.results)[:-1]
-        before_args = list(before.args)[:-1]
-        after_args = list(after.args)[:-1]
-        b_pos = _float_positions(before_args, rc, list(op.arguments), after_yield)
+        inits_fwd = WHILE.values(op, "inits")[:-1]
+        cond_args = WHILE.values(op, "forwarded")[:-1]
+        after_yield = WHILE.values(op, "yielded")[:-1]
+        results = WHILE.values(op, "results")[:-1]
+        before_args = WHILE.values(op, "before_args")[:-1]
+        after_args = WHILE.values(op, "after_args")[:-1]
+        b_pos = _float_positions(before_args, rc, inits_fwd, after_yield)
         c_pos = _float_positions(cond_args, rc, after_args, results)
         outer = outer_active_values(op, rc)
 
@@ -239,7 +252,7 @@ class WhileRule:
         for j, v in enumerate(outer):
             rc.set_adjoint(v, loop.results[len(b_pos) + j])
         for j, i in enumerate(b_pos):
-            rc.add_adjoint(op.arguments[i], loop.results[j])
+            rc.add_adjoint(inits_fwd[i], loop.results[j])
 
 
 def iteration_count(op: scf.WhileOp) -> SSAValue:
@@ -247,42 +260,6 @@ def iteration_count(op: scf.WhileOp) -> SSAValue:
     if COUNTED_ATTR not in op.attributes:
         raise AssertionError("scf.while reached the reverse pass without an iteration counter")
     return op.results[-1]
-
-
-def count_while_iterations(op: scf.WhileOp) -> scf.WhileOp:
-    """Rebuild `op` with one more loop-carried index counting the iterations
-    of its `after` region; returns the new op (marked `ad.counted`)."""
-    index = IndexType()
-    rewriter = Rewriter()
-    zero = arith.ConstantOp(IntegerAttr(0, index))
-    rewriter.insert_op(zero, InsertPoint.before(op))
-    before_region, after_region = op.detach_region(0), op.detach_region(0)
-    before, after = before_region.block, after_region.block
-    count_before = before.insert_arg(index, len(before.args))
-    count_after = after.insert_arg(index, len(after.args))
-    condition = before.last_op
-    assert isinstance(condition, scf.ConditionOp)
-    condition.operands = [*condition.operands, count_before]
-    yield_op = after.last_op
-    assert isinstance(yield_op, scf.YieldOp)
-    one = arith.ConstantOp(IntegerAttr(1, index))
-    incremented = arith.AddiOp(count_after, one)
-    after.insert_ops_before([one, incremented], yield_op)
-    yield_op.operands = [*yield_op.operands, incremented.result]
-    new = scf.WhileOp(
-        [*op.arguments, zero.result],
-        [*op.result_types, index],
-        before_region,
-        after_region,
-    )
-    new.attributes.update(op.attributes)
-    new.attributes[COUNTED_ATTR] = UnitAttr()
-    new.location = op.location
-    for opv in (zero, one, incremented):
-        opv.location = op.location
-    new.results[-1].name_hint = "trips"
-    rewriter.replace_op(op, new, new.results[:-1])
-    return new
 
 
 RULES = {

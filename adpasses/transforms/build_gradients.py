@@ -1,0 +1,178 @@
+"""`ad-build-gradients`: the reverse sweep proper, on each function being
+differentiated.
+
+For each function marked `ad.gradient_of` (the reverse pipeline's prepared
+copy of a primal: callees inlined, affine lowered, scf.while counted): run
+the activity analysis, check what it cannot differentiate, collect the
+primal values the reverse rules read, plan the cache, and build the
+gradient (`gradient.GradientBuilder`). The gradient takes the copy's place
+and mark; every `ad.autodiff` becomes a call to its gradient.
+
+The gradient leaves here with its tapes as `ad.tape` ops, every access
+bounds-checked, and the reverse sweep's repeats of forward accesses tagged
+with their twins; the later steps lower tapes, remove dead code and decide
+which checks the final IR proves redundant.
+
+Options: `cache-policy` (`minimal`: min-cut cache minimisation, default;
+`tape-all`: tape every needed in-loop value), `activity` (false: treat every
+float as active, for comparison), `report` (`text` or `json`: print the
+cache report of every generated function on stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from adpasses.analysis.activity import ActivityAnalysis
+from adpasses.core.diagnostics import CompileError, error_at
+from adpasses.core.region_flow import is_region_terminator
+from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp
+from adpasses.reverse.rules import RULES, rule_for
+from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
+
+CACHE_POLICIES = ("minimal", "tape-all")
+
+
+@dataclass
+class GeneratedGradient:
+    """What the reverse pipeline generated for one request: the new
+    function's name and the reports of the decisions behind it."""
+
+    name: str
+    function: func.FuncOp
+    activity: ActivityAnalysis
+    cache_report: object
+    primal_name: str
+    arg_activity: list[str] = field(default_factory=list)
+    ret_activity: list[str] = field(default_factory=list)
+
+    @property
+    def activity_report(self) -> str:
+        from adpasses.transforms.print_activity import format_activity
+
+        return format_activity(self.activity, self.primal_name)
+
+
+def check_cache_policy(policy: str) -> None:
+    if policy not in CACHE_POLICIES:
+        raise CompileError(f"unknown cache-policy '{policy}' (minimal or tape-all)")
+
+
+def check_const_memory(function: func.FuncOp, activity: ActivityAnalysis) -> None:
+    """A `const` memref argument must not receive values that carry
+    derivatives: they would have no shadow to flow through."""
+    from adpasses.analysis.memref_views import memory_object
+
+    for arg, act in zip(function.body.block.args, activity.arg_activity):
+        if act != "const" or not activity.is_active_memory(arg):
+            continue
+        for op in function.walk():
+            target = getattr(op, "memref", None) if isinstance(op, memref.StoreOp) else (
+                op.destination if isinstance(op, memref.CopyOp) else None)
+            if target is not None and memory_object(target) is arg:
+                raise error_at(
+                    op,
+                    f"writes values that carry derivatives into argument %{arg.name_hint or arg.index}, "
+                    "which is const; declare it dup (adpasses.Duplicated) so that their derivatives "
+                    "have a shadow to flow through",
+                )
+
+
+def collect_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list[SSAValue]:
+    """Every primal value some active op's reverse rule reads."""
+    needs: list[SSAValue] = []
+    for op in function.walk():
+        if op is function or not activity.is_active_op(op):
+            continue
+        if is_region_terminator(op):
+            continue  # its parent's rule reverses it
+        rule = rule_for(op)
+        if rule is None:
+            raise error_at(
+                op,
+                "has no reverse-mode rule, but it computes an active value; "
+                "rewrite it with supported ops or mark its inputs const",
+            )
+        needs.extend(rule.needs(op, activity))
+    return needs
+
+
+def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: str,
+                   use_activity: bool) -> GeneratedGradient:
+    """Build the gradient of the prepared copy `work` and put it in
+    `work`'s place (the copy is detached, intact: the activity analysis
+    returned refers to its ops)."""
+    from adpasses.reverse.gradient import GradientBuilder
+    from adpasses.cache.planner import plan_cache
+    from adpasses.cache.report import CacheReport
+
+    analysis = ActivityAnalysis(work, list(request.activity), list(request.ret_activity),
+                                enabled=use_activity)
+    analysis.check_understood()  # an op it cannot see through touches active data
+    check_const_memory(work, analysis)
+    needed = collect_needs(work, analysis)
+    plan = plan_cache(work, needed, analysis, cache_policy)
+    name = work.sym_name.data
+    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES)
+    gradient = sweep.build()
+    gradient.attributes[GRADIENT_OF_ATTR] = work.attributes[GRADIENT_OF_ATTR]
+    block = work.parent_block()
+    assert block is not None
+    block.insert_op_before(gradient, work)
+    block.detach_op(work)
+    report = CacheReport.from_plan(plan, gradient_name=name, primal_name=request.primal,
+                                   policy=cache_policy)
+    return GeneratedGradient(name, gradient, analysis, report, request.primal,
+                            list(request.activity), list(request.ret_activity))
+
+
+@dataclass(frozen=True)
+class BuildGradientsPass(ModulePass):
+    name = "ad-build-gradients"
+
+    cache_policy: str = "minimal"
+    activity: bool = True
+    report: str = ""
+
+    def build(self, op: ModuleOp) -> list[GeneratedGradient]:
+        """The pass, returning what it built (`differentiate` reports it)."""
+        check_cache_policy(self.cache_policy)
+        work: dict[GradientRequest, func.FuncOp] = {}
+        for function in marked_functions(op):
+            request = GradientRequest.of_function(function)
+            assert request is not None
+            work[request] = function
+        autodiffs = [o for o in op.walk() if isinstance(o, AutodiffOp)]
+        # In the order of the requests (that of the reports), then any
+        # marked function no ad.autodiff asks for (`differentiate`'s).
+        order = dict.fromkeys(GradientRequest.of_autodiff(a) for a in autodiffs)
+        order.update(dict.fromkeys(work))
+        built: dict[GradientRequest, GeneratedGradient] = {}
+        for request in order:
+            if request in work:
+                built[request] = build_gradient(work[request], request, self.cache_policy,
+                                                self.activity)
+        for autodiff in autodiffs:
+            g = built.get(GradientRequest.of_autodiff(autodiff))
+            if g is None:
+                raise error_at(autodiff, "has no copy of its primal to build a gradient from: "
+                                         "run ad-clone-primals before ad-build-gradients (or ad-reverse)")
+            call = func.CallOp(g.name, list(autodiff.args), list(autodiff.result_types))
+            call.location = autodiff.location
+            Rewriter.replace_op(autodiff, call)
+        if self.report:
+            for g in built.values():
+                text = g.cache_report.to_json() if self.report == "json" else str(g.cache_report)
+                print(text, file=sys.stderr)
+        return list(built.values())
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        self.build(op)

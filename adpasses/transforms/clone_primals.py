@@ -1,0 +1,85 @@
+"""`ad-clone-primals`: the first step of the reverse pipeline.
+
+Verifies the module (ops and SSA dominance: differentiating invalid IR
+gives wrong code, not an error), then, for each distinct request of an
+`ad.autodiff` (callee, activities, with_primal; in walk order), checks it
+and inserts after its primal a copy named as the gradient will be
+(`GradientRequest.gradient_name`), marked `ad.gradient_of`. The later
+steps change the copy, never the user's function; `ad-build-gradients`
+replaces it by the gradient and each `ad.autodiff` by a call.
+`differentiate` (the Python API) clones its one request with
+`clone_primal`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+from adpasses.core.diagnostics import CompileError, error_at
+from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp, check_activity_signature
+from adpasses.transforms.gradient_marks import GradientRequest
+from adpasses.core.verify import verify_all
+
+
+def check_structured(function: func.FuncOp) -> None:
+    """Reverse mode differentiates structured control flow only."""
+    ops = list(function.walk())
+    for op in ops:
+        if op.dialect_name() == "cf":
+            raise error_at(
+                op,
+                "unstructured control flow cannot be differentiated: express it with "
+                "scf.for / scf.while / scf.if",
+            )
+        if isinstance(op, AutodiffOp):
+            raise error_at(op, "nested ad.autodiff (higher-order derivatives) is not supported")
+    for op in ops:
+        for region in op.regions:
+            if len(region.blocks) > 1:
+                raise error_at(
+                    op, "has a region with several blocks; only structured (scf) code is supported"
+                )
+
+
+def clone_primal(module: ModuleOp, request: GradientRequest,
+                 location_op: Operation | None = None) -> func.FuncOp:
+    """Insert after the primal of `request` its marked copy, named as its
+    gradient will be; errors point at `location_op` (the `ad.autodiff`)."""
+    name = request.primal
+    primal = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(primal, func.FuncOp) or not primal.body.blocks:
+        raise CompileError(f"no function '@{name}' with a body to differentiate", op=location_op)
+    try:
+        check_activity_signature(primal.function_type, request.activity, request.ret_activity)
+    except VerifyException as err:
+        raise CompileError(f"'@{name}': {err}", op=location_op or primal) from None
+    check_structured(primal)  # before inlining, so errors point at the user's function
+    copy = primal.clone()
+    copy.sym_name = StringAttr(request.gradient_name(module))
+    copy.attributes[GRADIENT_OF_ATTR] = request.mark()
+    Rewriter.insert_op(copy, InsertPoint.after(primal))
+    return copy
+
+
+@dataclass(frozen=True)
+class ClonePrimalsPass(ModulePass):
+    name = "ad-clone-primals"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # The ops and SSA dominance (xDSL's verifier skips dominance).
+        verify_all(op)
+        seen: set[GradientRequest] = set()
+        for autodiff in [o for o in op.walk() if isinstance(o, AutodiffOp)]:
+            request = GradientRequest.of_autodiff(autodiff)
+            if request not in seen:
+                seen.add(request)
+                clone_primal(op, request, location_op=autodiff)

@@ -1,0 +1,102 @@
+"""The mark of a function the reverse pipeline is working on, and
+`ad-drop-gradient-marks`, the step that removes it.
+
+The reverse pipeline (adpasses/transforms/reverse_pipeline.py) is a list of
+module passes; what one step hands the next is in the IR. `ad-clone-primals`
+copies each primal that an `ad.autodiff` asks for, names the copy as its
+gradient will be, and marks it with `ad.gradient_of` (the request: primal,
+activities, with_primal). The following steps act only on marked functions,
+so the user's functions stay as written: inlining, affine lowering and
+while-counting change the copy, `ad-build-gradients` replaces the copy by
+the gradient (still marked), and the cleanup steps work on the gradient.
+`ad-drop-gradient-marks` ends the pipeline's work on a gradient: from then
+on it is a plain function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
+from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
+
+from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp
+
+ACTIVITY_CODES = {"const": "c", "active": "a", "dup": "d", "dupnoneed": "n"}
+
+
+@dataclass(frozen=True)
+class GradientRequest:
+    """One gradient to generate: what an `ad.autodiff` (or `differentiate`)
+    asks for. Requests that are equal share one gradient function."""
+
+    primal: str
+    activity: tuple[str, ...]
+    ret_activity: tuple[str, ...]
+    with_primal: bool
+
+    @staticmethod
+    def of_autodiff(op: AutodiffOp) -> GradientRequest:
+        return GradientRequest(op.callee.root_reference.data, tuple(op.arg_activities),
+                               tuple(op.ret_activities), op.with_primal is not None)
+
+    @staticmethod
+    def of_function(function: func.FuncOp) -> GradientRequest | None:
+        """The request a marked function carries; None if it is unmarked."""
+        attr = function.attributes.get(GRADIENT_OF_ATTR)
+        if not isinstance(attr, DictionaryAttr):
+            return None
+        d = attr.data
+        primal = d["primal"]
+        assert isinstance(primal, SymbolRefAttr)
+        acts, rets = d["activity"], d["ret_activity"]
+        assert isinstance(acts, ArrayAttr) and isinstance(rets, ArrayAttr)
+        return GradientRequest(primal.root_reference.data,
+                               tuple(a.data for a in acts.data),  # type: ignore[attr-defined]
+                               tuple(a.data for a in rets.data),  # type: ignore[attr-defined]
+                               "with_primal" in d)
+
+    def mark(self) -> DictionaryAttr:
+        entries = {
+            "primal": SymbolRefAttr(self.primal),
+            "activity": ArrayAttr([StringAttr(a) for a in self.activity]),
+            "ret_activity": ArrayAttr([StringAttr(a) for a in self.ret_activity]),
+        }
+        if self.with_primal:
+            entries["with_primal"] = UnitAttr()
+        return DictionaryAttr(entries)
+
+    def gradient_name(self, module: ModuleOp) -> str:
+        """`f_grad_<argument codes>_<result codes>[_p]`, made unique in `module`."""
+        base = (f"{self.primal}_grad_{_codes(self.activity)}_{_codes(self.ret_activity)}"
+                f"{'_p' if self.with_primal else ''}")
+        name, k = base, 1
+        while SymbolTable.lookup_symbol(module, name) is not None:
+            name, k = f"{base}_{k}", k + 1
+        return name
+
+
+def _codes(activities: Sequence[str]) -> str:
+    return "".join(ACTIVITY_CODES[a] for a in activities)
+
+
+def marked_functions(module: ModuleOp) -> list[func.FuncOp]:
+    """The functions the reverse pipeline is working on, in module order."""
+    return [op for op in module.ops
+            if isinstance(op, func.FuncOp) and GRADIENT_OF_ATTR in op.attributes and op.body.blocks]
+
+
+@dataclass(frozen=True)
+class DropGradientMarksPass(ModulePass):
+    """`ad-drop-gradient-marks`: the last step of `ad-reverse`; every
+    generated gradient becomes a plain function."""
+
+    name = "ad-drop-gradient-marks"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in marked_functions(op):
+            del function.attributes[GRADIENT_OF_ATTR]

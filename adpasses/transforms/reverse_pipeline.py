@@ -1,0 +1,91 @@
+"""The reverse pipeline: the one list of steps that turns `ad.autodiff`
+requests into gradient functions.
+
+`ad-reverse` (`ad-opt --reverse`, `ad-opt -p ad-reverse`) and
+`differentiate` (the Python API: jit, grad, autodiff, inspect) run exactly
+these steps, each a module pass that `ad-opt -p` can also run alone:
+
+    ad-clone-primals                  verify; a marked copy of each requested primal
+    ad-inline-calls                   callees inlined into the copies
+    ad-lower-affine{marked-only=true} affine ops of the copies as scf/memref
+    ad-count-while                    every scf.while counts its iterations
+    ad-build-gradients{...}           activity, cache plan, the gradient in the copy's place
+    ad-lower-tapes{marked-only=true}  tapes of known capacity as memrefs   (lower-tapes)
+    ad-dead-forward                   dead code, checks kept
+    ad-simplify, ad-dead-forward      canonicalize + cse, checks pinned    (simplify)
+    ad-drop-gradient-marks            the gradients are plain functions
+    ad-elide-shadow-checks            checks the final IR proves redundant (elide-checks)
+
+The functions being differentiated carry `ad.gradient_of` between the
+first step and `ad-drop-gradient-marks` (transforms/gradient_marks.py):
+the steps act on them only. Check elision is last, and not part of the
+pass `ad-reverse`: no pass after it may remove a check it relied on
+(`ad-opt --reverse` is `ad-reverse,ad-elide-shadow-checks`).
+`ad-opt --emit-after=STEP` prints the IR after a step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec
+
+
+@dataclass(frozen=True)
+class ReverseOptions:
+    cache_policy: str = "minimal"
+    activity: bool = True
+    lower_tapes: bool = True
+    """Lower tapes of known capacity to memrefs (`ad-lower-tapes`)."""
+    simplify: bool = True
+    """Run canonicalize + cse on the generated function (readable IR; LLVM
+    would do the same work at -O3, so the JIT path may skip it)."""
+    elide_checks: bool = True
+    """End with `ad-elide-shadow-checks`. The pass `ad-reverse` does not
+    (`ad-opt --reverse` is `ad-reverse,ad-elide-shadow-checks`)."""
+    report: str = ""
+    """`text` or `json`: print the cache report of each gradient on stderr."""
+
+
+def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
+    """The steps of the reverse pipeline for `options`, in order."""
+    from adpasses.transforms.build_gradients import BuildGradientsPass
+    from adpasses.transforms.clone_primals import ClonePrimalsPass
+    from adpasses.transforms.count_while import CountWhilePass
+    from adpasses.transforms.dead_forward import DeadForwardPass
+    from adpasses.transforms.elide_shadow_checks import ElideShadowChecksPass
+    from adpasses.transforms.gradient_marks import DropGradientMarksPass
+    from adpasses.transforms.inline_calls import InlineCallsPass
+    from adpasses.transforms.lower_affine import LowerAffinePass
+    from adpasses.transforms.lower_tapes import LowerTapesPass
+    from adpasses.transforms.simplify import SimplifyPass
+
+    steps: list[ModulePass] = [
+        ClonePrimalsPass(),
+        InlineCallsPass(),
+        LowerAffinePass(marked_only=True),
+        CountWhilePass(),
+        BuildGradientsPass(options.cache_policy, options.activity, options.report),
+    ]
+    if options.lower_tapes:
+        steps.append(LowerTapesPass(marked_only=True))
+    steps.append(DeadForwardPass())
+    if options.simplify:
+        steps += [SimplifyPass(), DeadForwardPass()]
+    steps.append(DropGradientMarksPass())
+    if options.elide_checks:
+        # Last: which shadow accesses need no check is read off the final IR.
+        steps.append(ElideShadowChecksPass())
+    return tuple(steps)
+
+
+def step_spec(step: ModulePass) -> str:
+    """`step` as `ad-opt -p` spells it (options with dashes, as documented)."""
+    spec = step.pipeline_pass_spec()
+    return str(ArgSpec(spec.name, {k.replace("_", "-"): v for k, v in spec.parameters.items()}))
+
+
+def reverse_spec(options: ReverseOptions) -> str:
+    """The steps as an `ad-opt -p` pipeline."""
+    return ",".join(step_spec(step) for step in reverse_steps(options))
