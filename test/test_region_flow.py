@@ -336,3 +336,14 @@ func.func @f(%x: f64, %n: f64) -> f64 {
 
 def test_module_builtin_is_not_a_region_op() -> None:
     assert region_flow(builtin.ModuleOp([])) is None
+
+
+def test_counted_loops() -> None:
+    from adpasses.core.region_flow import counted_loop
+
+    _, loop = _sample(scf.ForOp)
+    iv, lb, ub, step = counted_loop(loop)
+    assert iv is loop.body.block.args[0] and [_name(v) for v in (lb, ub, step)] == ["lb", "ub", "st"]
+    for cls in SAMPLES:
+        if cls is not scf.ForOp:
+            assert counted_loop(_sample(cls)[1]) is None, cls.name

@@ -259,6 +259,17 @@ def trip_bounds(op: Operation) -> tuple[SSAValue, SSAValue, SSAValue] | None:
     return lb, ub, step
 
 
+def counted_loop(op: Operation) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue] | None:
+    """(iv, lb, ub, step) of a counted loop of the table, whose induction
+    variable takes lb, lb + step, ... while below ub (scf.for); else None."""
+    flow = REGION_FLOWS.get(type(op))
+    if flow is None or flow.trip_count is None or flow.induction is None:
+        return None
+    (iv,) = flow.induction_values(op)
+    lb, ub, step = flow.values(op, flow.trip_count)
+    return iv, lb, ub, step
+
+
 def is_induction_variable(value: SSAValue) -> bool:
     """A block argument computed from its region op's control alone (the
     induction variable of an scf.for)."""
