@@ -119,8 +119,6 @@ def to_float(n: Expr) -> Expr:
     return Expr("to_float", None, (n,))
 
 
-ZERO_CONST, ONE, MINUS_ONE = 0, 1, -1
-
 
 def _is_const(e: Expr, value: float) -> bool:
     return e.kind == "const" and e.data == value
