@@ -26,6 +26,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from adpasses.frontend.values import Scalar
+from adpasses.ops import python_operators
+
+FLOAT_OPERATORS = python_operators(2)
+"""`a + b`, `a - b`, `a * b`, `a / b` on floats (a view of the op table)."""
+FLOAT_UNARY_OPERATORS = python_operators(1)
+"""`-a` on a float."""
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -126,9 +132,8 @@ class ArithmeticMixin:
         ftype = self.float_type_of(a, b)
         x, y = self.to_float(a, ftype), self.to_float(b, ftype)
         weak = a.weak and b.weak
-        simple = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
-        if type(op) in simple:
-            return Scalar(self.emit(simple[type(op)](x, y)).results[0], weak)
+        if type(op) in FLOAT_OPERATORS:
+            return Scalar(self.emit(FLOAT_OPERATORS[type(op)](x, y)).results[0], weak)
         if isinstance(op, ast.FloorDiv):
             q = self.emit(arith.DivfOp(x, y)).results[0]
             return Scalar(self.emit(math.FloorOp(q)).results[0], weak)
@@ -216,7 +221,7 @@ class ArithmeticMixin:
 
     def negate(self, a: Scalar, node: ast.AST) -> Scalar:
         if a.is_float:
-            return Scalar(self.emit(arith.NegfOp(a.value)).results[0], a.weak)
+            return Scalar(self.emit(FLOAT_UNARY_OPERATORS[ast.USub](a.value)).results[0], a.weak)
         x = self.to_index(a, node)
         return Scalar(self.emit(arith.SubiOp(self.const_index(0), x)).results[0])
 

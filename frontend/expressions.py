@@ -14,39 +14,13 @@ from xdsl.ir import Block, SSAValue
 from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
+from adpasses.ops import int_calls, python_calls
 
-# math./np. functions of one float -> the math op.
-UNARY_MATH = {
-    pymath.exp: math.ExpOp, np.exp: math.ExpOp,
-    pymath.log: math.LogOp, np.log: math.LogOp,
-    pymath.log2: math.Log2Op, np.log2: math.Log2Op,
-    pymath.log10: math.Log10Op, np.log10: math.Log10Op,
-    pymath.log1p: math.Log1pOp, np.log1p: math.Log1pOp,
-    pymath.expm1: math.ExpM1Op, np.expm1: math.ExpM1Op,
-    pymath.exp2: math.Exp2Op, np.exp2: math.Exp2Op,
-    pymath.sin: math.SinOp, np.sin: math.SinOp,
-    pymath.cos: math.CosOp, np.cos: math.CosOp,
-    pymath.tan: math.TanOp, np.tan: math.TanOp,
-    pymath.tanh: math.TanhOp, np.tanh: math.TanhOp,
-    pymath.sinh: math.SinhOp, np.sinh: math.SinhOp,
-    pymath.cosh: math.CoshOp, np.cosh: math.CoshOp,
-    pymath.asin: math.AsinOp, np.arcsin: math.AsinOp,
-    pymath.acos: math.AcosOp, np.arccos: math.AcosOp,
-    pymath.atan: math.AtanOp, np.arctan: math.AtanOp,
-    pymath.sqrt: math.SqrtOp, np.sqrt: math.SqrtOp,
-    pymath.erf: math.ErfOp,
-    pymath.fabs: math.AbsFOp, np.fabs: math.AbsFOp,
-    np.floor: math.FloorOp, np.ceil: math.CeilOp, np.trunc: math.TruncOp,
-    pymath.cbrt: math.CbrtOp, np.cbrt: math.CbrtOp,
-}
-BINARY_MATH = {
-    pymath.atan2: math.Atan2Op, np.arctan2: math.Atan2Op,
-    pymath.pow: math.PowFOp, np.power: math.PowFOp,
-    pymath.copysign: math.CopySignOp, np.copysign: math.CopySignOp,
-    np.minimum: arith.MinimumfOp, np.maximum: arith.MaximumfOp,
-}
+# Views of the op table (adpasses/ops/): math./np. functions -> the op.
+UNARY_MATH = python_calls(1)
+BINARY_MATH = python_calls(2)
 # Python's math.floor/ceil/trunc return ints.
-TO_INT_MATH = {pymath.floor: math.FloorOp, pymath.ceil: math.CeilOp, pymath.trunc: math.TruncOp}
+TO_INT_MATH = int_calls()
 ALLOCATORS = {np.zeros: "zeros", np.ones: "ones", np.empty: "empty",
               np.zeros_like: "zeros_like", np.ones_like: "ones_like", np.empty_like: "empty_like"}
 CONSTANTS = {"pi": pymath.pi, "e": pymath.e, "inf": pymath.inf, "nan": pymath.nan, "tau": pymath.tau}

@@ -1,10 +1,12 @@
-"""Generic checks over every scalar rule table entry (like JAX's rule tests).
+"""Generic checks over every scalar rule (like JAX's rule tests).
 
-1. Each rule reads, through `rc.primal`, exactly the values its `needs`
-   declares, for every combination of active operands: the cache planner
-   relies on `needs` to decide what the reverse sweep can see.
-2. Each rule returns an adjoint for every wanted float operand (except the
-   piecewise-constant ops, whose derivative is zero).
+Scalar rules are derived from the op table's partials (`adpasses/ops/`).
+1. Each rule reads, through `rc.primal`, exactly the values its traced
+   `needs` lists, for every combination of active operands: the cache
+   planner relies on `needs` to decide what the reverse sweep can see.
+2. Each rule returns an adjoint of the operand's type for every wanted
+   operand with a partial (None only where the entry's partial is None:
+   piecewise-constant ops, integer and condition operands).
 
 Numerical correctness of every rule against finite differences is checked
 in test_rules_numeric.py.
@@ -20,7 +22,8 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 from xdsl.ir import Block, Operation
 from xdsl.rewriter import InsertPoint
 
-from adpasses.reverse.rules import ZERO_DERIVATIVE, ScalarRule, rule_table
+from adpasses.ops.partials import trace
+from adpasses.reverse.rules import ScalarRule, rule_table
 from adpasses.reverse.reverse_context import ReverseContext
 
 F64, F32, I1, I32 = Float64Type(), Float32Type(), IntegerType(1), IntegerType(32)
@@ -81,14 +84,30 @@ def test_rule_reads_exactly_what_it_needs(cls, rule):
             g = scratch.args[0]
             adjoints = list(rule.adjoint(rc, op, g, want))
             assert len(adjoints) == len(op.operands), cls.name
-            declared = set(rule.needs_fn(op, want))
+            declared = set(rule.needs_for(op, want))
             assert set(rc.requested) == declared, (
                 f"{cls.name} with active operands {subset}: reads {rc.requested}, declares {declared}"
             )
-            if rule is not ZERO_DERIVATIVE:
-                for i in subset:
-                    assert adjoints[i] is not None, f"{cls.name}: no adjoint for operand {i}"
-                    assert adjoints[i].type == op.operands[i].type
+            partials, _ = trace(rule.entry.partials, op, len(op.operands))
+            for i in subset:
+                if partials[i] is None:
+                    assert adjoints[i] is None
+                    continue
+                assert adjoints[i] is not None, f"{cls.name}: no adjoint for operand {i}"
+                assert adjoints[i].type == op.operands[i].type
+            assert all(adjoints[i] is None for i in range(len(adjoints)) if i not in subset)
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_constant_exponent_needs_only_what_it_reads(n):
+    """fpowi with a constant exponent 0 has derivative 0 and reads nothing;
+    with another constant it reads the base (traced needs, not declared)."""
+    block = Block(arg_types=[F64])
+    k = arith.ConstantOp.from_int_and_width(n, 32)
+    op = math.FPowIOp(block.args[0], k.result)
+    block.add_ops([k, op])
+    rule = rule_table()[math.FPowIOp]
+    assert set(rule.needs_for(op, (True, False))) == (set() if n == 0 else {block.args[0], k.result})
 
 
 def test_every_float_op_of_arith_and_math_has_a_rule():

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
@@ -65,7 +65,7 @@ from adpasses.analysis.memory_writes import READ_ONLY_USERS, Extent, WriteEffect
 from adpasses.dialects.ad import NOALIAS_ATTRS
 from adpasses.core.ir_facts import is_function_parameter
 from adpasses.analysis.memref_views import chosen_sources, is_view_result
-from adpasses.core.region_flow import Runs, region_flow, runs_at_most_once
+from adpasses.core.region_flow import Runs, counted_loop, region_flow, runs_at_most_once
 
 
 __all__ = [
@@ -155,10 +155,11 @@ def printed_names(function: func.FuncOp) -> dict[SSAValue, str]:
 class _Later:
     """One way a write can run after a load. `scope`: values defined inside
     it are other instances for the write (None: the same instance of all of
-    them); `loop`: an scf.for whose induction variable has advanced."""
+    them); `loop`: a counted loop (`region_flow.counted_loop`: scf.for)
+    whose induction variable has advanced."""
 
     scope: Operation | Region | None
-    loop: scf.ForOp | None
+    loop: Operation | None
     when: str
 
 
@@ -533,7 +534,7 @@ class AliasAnalysis:
         loops: list[_Later] = []
         for anc in reversed(cw[:p]):  # innermost first
             again = f"in a later iteration of the {anc.name} at {_where(anc)}"
-            if isinstance(anc, scf.ForOp):
+            if counted_loop(anc) is not None:
                 loops.append(_Later(anc, anc, again))
             elif anc.regions and not runs_at_most_once(anc):  # may run again after a load inside
                 loops.append(_Later(anc, None, again))
@@ -580,7 +581,8 @@ class AliasAnalysis:
         scope = later.scope
         ranges: dict[object, Interval] = {}
         fresh: dict[SSAValue, Affine] = {}
-        iv = later.loop.body.block.args[0] if later.loop is not None else None
+        counted = counted_loop(later.loop) if later.loop is not None else None
+        iv = counted[0] if counted is not None else None
 
         def replace(sym: object) -> Affine | None:
             if not isinstance(sym, SSAValue) or not self._defined_inside(sym, scope):
@@ -589,8 +591,8 @@ class AliasAnalysis:
                 if sym is iv:
                     # k >= 1 iterations later: iv + k*step. A dynamic step is
                     # positive too (scf.for requires it), so iv + t, t >= 1.
-                    assert later.loop is not None
-                    step = constant_of(later.loop.step)
+                    assert counted is not None
+                    step = constant_of(counted[3])
                     k = Fresh("?k")
                     if step is None or step > 0:
                         ranges[k] = (1, None)
@@ -627,13 +629,15 @@ class AliasAnalysis:
         return self._inside[key]
 
     def _induction_ranges(self) -> dict[SSAValue, Interval]:
-        """[lb, ub - 1] for the iv of each scf.for with constant bounds."""
+        """[lb, ub - 1] for the iv of each counted loop (scf.for) with constant bounds."""
         ranges: dict[SSAValue, Interval] = {}
         for op in self.function.walk():
-            if isinstance(op, scf.ForOp):
-                lb, ub = constant_of(op.lb), constant_of(op.ub)
+            counted = counted_loop(op)
+            if counted is not None:
+                iv, lb_value, ub_value, _ = counted
+                lb, ub = constant_of(lb_value), constant_of(ub_value)
                 if lb is not None or ub is not None:
-                    ranges[op.body.block.args[0]] = (lb, None if ub is None else ub - 1)
+                    ranges[iv] = (lb, None if ub is None else ub - 1)
         return ranges
 
     def _chain(self, op: Operation) -> list[Operation]:

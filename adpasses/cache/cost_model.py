@@ -1,8 +1,10 @@
 """The cost model of cache planning, in bytes per loop iteration.
 
 Taping a value costs its size in bytes (f64 and index 8, f32 4, i1 1): the
-tape's memory, written once and read once. Recomputing an op costs what is
-listed here, in the same unit, so the min-cut trades memory against work:
+tape's memory, written once and read once. Recomputing a scalar op costs
+the `cost` of its entry in the op table (`adpasses/ops/`; the values are
+defined in `adpasses/ops/entry.py`), other ops what is listed here, in the
+same unit, so the min-cut trades memory against work:
 
 - cheap ops (add, mul, compare, select, casts, index arithmetic, memref.dim,
   constants): 0.01, i.e. recompute them whenever that saves any tape, and
@@ -24,51 +26,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, math, memref
+from xdsl.dialects import arith, memref
 from xdsl.ir import Attribute, Operation
 
-from adpasses.dialects.arith_ext import RemFOp
+from adpasses.ops import OP_TABLE
+from adpasses.ops.entry import CHEAP, DIVISION, RELOAD, TRANSCENDENTAL
 from adpasses.core.types import byte_size, is_memref_type
 
-CHEAP = 0.01
-RELOAD = 0.25
-DIVISION = 4.0
-TRANSCENDENTAL = 16.0
+__all__ = ["CHEAP", "DIVISION", "RELOAD", "TRANSCENDENTAL", "RECOMPUTE_COST", "CostModel"]
 
-RECOMPUTE_COST: dict[type[Operation], float] = {
-    arith.DivfOp: DIVISION,
-    RemFOp: DIVISION,
+OTHER_COSTS: dict[type[Operation], float] = {
+    # Ops without derivatives, so not in the op table: integer divisions,
+    # and the reload of a load.
     arith.DivSIOp: DIVISION,
     arith.DivUIOp: DIVISION,
     arith.FloorDivSIOp: DIVISION,
     arith.CeilDivSIOp: DIVISION,
     arith.RemSIOp: DIVISION,
     arith.RemUIOp: DIVISION,
-    math.SqrtOp: DIVISION,
-    math.RsqrtOp: DIVISION,
-    math.ExpOp: TRANSCENDENTAL,
-    math.Exp2Op: TRANSCENDENTAL,
-    math.ExpM1Op: TRANSCENDENTAL,
-    math.LogOp: TRANSCENDENTAL,
-    math.Log2Op: TRANSCENDENTAL,
-    math.Log10Op: TRANSCENDENTAL,
-    math.Log1pOp: TRANSCENDENTAL,
-    math.SinOp: TRANSCENDENTAL,
-    math.CosOp: TRANSCENDENTAL,
-    math.TanOp: TRANSCENDENTAL,
-    math.TanhOp: TRANSCENDENTAL,
-    math.SinhOp: TRANSCENDENTAL,
-    math.CoshOp: TRANSCENDENTAL,
-    math.AsinOp: TRANSCENDENTAL,
-    math.AcosOp: TRANSCENDENTAL,
-    math.AtanOp: TRANSCENDENTAL,
-    math.Atan2Op: TRANSCENDENTAL,
-    math.PowFOp: TRANSCENDENTAL,
-    math.FPowIOp: TRANSCENDENTAL,
-    math.CbrtOp: TRANSCENDENTAL,
-    math.ErfOp: TRANSCENDENTAL,
     memref.LoadOp: RELOAD,
 }
+
+RECOMPUTE_COST: dict[type[Operation], float] = {
+    **{cls: e.cost for cls, e in OP_TABLE.items()},
+    **OTHER_COSTS,
+}
+"""Every op's recompute cost: each scalar op's from its entry (a required
+field, so no float op is CHEAP by omission), others listed here; any op in
+neither (integer add, index casts, memref.dim, constants) is CHEAP."""
 
 
 @dataclass(frozen=True)

@@ -173,13 +173,16 @@ class MinCutPlanner:
                     pending.setdefault(home_block(outer), set()).add(outer)
         return plan
 
-    def _cut(self, block: Block, needed: set[SSAValue], plan: CachePlan) -> set[SSAValue]:
+    def _cut(self, block: Block, values: set[SSAValue], plan: CachePlan) -> set[SSAValue]:
         """Decide the values of `block`; return values of outer blocks that
         the chosen recomputations read."""
         graph = FlowGraph()
         s, t = ("S",), ("T",)
         nodes: dict[SSAValue, str | None] = {}  # value -> why it cannot be recomputed
-        stack = [v for v in needed]
+        # In program order: a set of values iterates by identity hashes, and
+        # the graph's order decides ties between cuts and the report's order.
+        needed = plan.order.sorted(values)
+        stack = list(needed)
         for v in needed:
             if self._free(v, block):
                 continue

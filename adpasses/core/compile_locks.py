@@ -99,7 +99,7 @@ def once(cache: Any, key: object, build: Callable[[], T]) -> T:
 # Packages whose modules compilation imports (many lazily, inside
 # functions), and the other modules those functions import.
 _COMPILER_PACKAGES = ("adpasses", "adpasses.dialects", "adpasses.frontend", "adpasses.lowering",
-                      "adpasses.reverse.rules", "adpasses.transforms")
+                      "adpasses.ops", "adpasses.reverse.rules", "adpasses.transforms")
 _NOT_COMPILER = ("adpasses.tools.fuzz", "adpasses.tools", "adpasses.__main__")
 _LAZY_IMPORTS = ("llvmlite.binding", "xdsl.printer", "xdsl.universe", "xdsl.pattern_rewriter",
                  "xdsl.traits", "xdsl.transforms.canonicalize",

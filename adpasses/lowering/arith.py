@@ -1,4 +1,9 @@
-"""arith -> LLVM: one small function per op kind."""
+"""arith -> LLVM: one small function per op kind.
+
+The float ops of the op table (addf, ..., extf) are lowered from their
+entries (`lowering/scalar_ops.py`); `CUSTOM` holds the entries' lowerings
+that are more than one instruction (select).
+"""
 
 from __future__ import annotations
 
@@ -8,28 +13,13 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefTyp
 from xdsl.ir import Operation
 
 from adpasses.core import stop_codes
-from adpasses.dialects.arith_ext import RemFOp
 from adpasses.core.diagnostics import error_at
 from adpasses.lowering.core import FunctionTranslator, UnsupportedType, scalar_type
 
 
-def _binary(method: str, float_op: bool = False):  # type: ignore[no-untyped-def]
+def _binary(method: str):  # type: ignore[no-untyped-def]
     def lower(ft: FunctionTranslator, op: Operation) -> None:
-        lhs, rhs = ft.get(op.lhs), ft.get(op.rhs)
-        fn = getattr(ft.b, method)
-        if float_op and ft.mt.fastmath:
-            ft.set(op.results[0], fn(lhs, rhs, flags=ft.mt.fastmath))
-        else:
-            ft.set(op.results[0], fn(lhs, rhs))
-
-    return lower
-
-
-def _float_intrinsic(name: str):  # type: ignore[no-untyped-def]
-    def lower(ft: FunctionTranslator, op: Operation) -> None:
-        lhs = ft.get(op.lhs)
-        fn = ft.mt.intrinsic(name, lhs.type, 2)
-        ft.set(op.results[0], ft.b.call(fn, [lhs, ft.get(op.rhs)], fastmath=ft.mt.fastmath))
+        ft.set(op.results[0], getattr(ft.b, method)(ft.get(op.lhs), ft.get(op.rhs)))
 
     return lower
 
@@ -74,14 +64,6 @@ def _constant(ft: FunctionTranslator, op: arith.ConstantOp) -> None:
         ft.set(op.result, ir.Constant(ty, attr.value.data))
     else:
         raise error_at(op, "vector and tensor constants are not supported by the LLVM lowering")
-
-
-def _negf(ft: FunctionTranslator, op: Operation) -> None:
-    ft.set(op.results[0], ft.b.fneg(ft.get(op.operand), flags=ft.mt.fastmath))
-
-
-def _remf(ft: FunctionTranslator, op: Operation) -> None:
-    ft.set(op.results[0], ft.b.frem(ft.get(op.lhs), ft.get(op.rhs), flags=ft.mt.fastmath))
 
 
 def _floordivsi(ft: FunctionTranslator, op: Operation) -> None:
@@ -219,19 +201,13 @@ def _int_resize(ft: FunctionTranslator, op: Operation) -> None:
         ft.set(op.results[0], ft.b.sext(x, to))
 
 
+CUSTOM = {arith.SelectOp: _select}
+"""Lowerings of op-table entries with `llvm=Custom()` (lowering/scalar_ops.py):
+select also chooses between integers and memrefs."""
+
 LOWERINGS = {
     arith.ConstantOp: _constant,
     ub.PoisonOp: _poison,
-    arith.AddfOp: _binary("fadd", True),
-    arith.SubfOp: _binary("fsub", True),
-    arith.MulfOp: _binary("fmul", True),
-    arith.DivfOp: _binary("fdiv", True),
-    RemFOp: _remf,
-    arith.NegfOp: _negf,
-    arith.MaximumfOp: _float_intrinsic("llvm.maximum"),
-    arith.MinimumfOp: _float_intrinsic("llvm.minimum"),
-    arith.MaxnumfOp: _float_intrinsic("llvm.maxnum"),
-    arith.MinnumfOp: _float_intrinsic("llvm.minnum"),
     arith.AddiOp: _binary("add"),
     arith.SubiOp: _binary("sub"),
     arith.MuliOp: _binary("mul"),
@@ -253,13 +229,10 @@ LOWERINGS = {
     arith.ShRUIOp: _binary("lshr"),
     arith.CmpfOp: _cmpf,
     arith.CmpiOp: _cmpi,
-    arith.SelectOp: _select,
     arith.SIToFPOp: _cast("sitofp"),
     arith.UIToFPOp: _cast("uitofp"),
     arith.FPToSIOp: _float_to_int(signed=True),
     arith.FPToUIOp: _float_to_int(signed=False),
-    arith.ExtFOp: _cast("fpext"),
-    arith.TruncFOp: _cast("fptrunc"),
     arith.BitcastOp: _cast("bitcast"),
     arith.IndexCastOp: _int_resize,
     arith.ExtSIOp: _int_resize,

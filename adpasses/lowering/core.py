@@ -196,10 +196,12 @@ Translation = Callable[["FunctionTranslator", Operation], None]
 
 
 def op_table() -> dict[type[Operation], Translation]:
-    from adpasses.lowering import arith, cf, func as func_rules, math, memref, printf, scf, tape
+    from adpasses.lowering import arith, cf, func as func_rules, math, memref, printf, scalar_ops, scf, tape
 
     table: dict[type[Operation], Translation] = {}
-    for part in (arith, math, memref, scf, cf, func_rules, printf, tape):
+    for part in (scalar_ops, arith, math, memref, scf, cf, func_rules, printf, tape):
+        overlap = table.keys() & part.LOWERINGS.keys()
+        assert not overlap, f"lowered twice: {sorted(c.name for c in overlap)}"
         table.update(part.LOWERINGS)
     return table
 

@@ -1,7 +1,11 @@
-"""math -> LLVM: intrinsics where LLVM has them, libm calls otherwise.
+"""math -> LLVM beyond the op table's one-call lowerings.
 
-MCJIT resolves libm symbols (`tanh`, `erf`, ...) in the running process.
-Float32 ops call the `f`-suffixed libm functions.
+The math ops of the op table (`adpasses/ops/math.py`) are lowered from
+their entries (`lowering/scalar_ops.py`): intrinsics where LLVM has them,
+libm calls otherwise (MCJIT resolves libm symbols such as `tanh`, `erf` in
+the running process; float32 ops call the `f`-suffixed functions). Here:
+the entries that need more (`CUSTOM`: rsqrt, fpowi) and the ops lowered
+without an entry (`LIBM_ONLY`).
 """
 
 from __future__ import annotations
@@ -12,64 +16,22 @@ from xdsl.ir import Operation
 
 from adpasses.lowering.core import FunctionTranslator
 
-INTRINSICS = {
-    math.ExpOp: "llvm.exp",
-    math.Exp2Op: "llvm.exp2",
-    math.LogOp: "llvm.log",
-    math.Log2Op: "llvm.log2",
-    math.Log10Op: "llvm.log10",
-    math.SinOp: "llvm.sin",
-    math.CosOp: "llvm.cos",
-    math.SqrtOp: "llvm.sqrt",
-    math.AbsFOp: "llvm.fabs",
-    math.FloorOp: "llvm.floor",
-    math.CeilOp: "llvm.ceil",
-    math.RoundOp: "llvm.round",
-    math.RoundEvenOp: "llvm.roundeven",
-    math.TruncOp: "llvm.trunc",
-}
-BINARY_INTRINSICS = {math.PowFOp: "llvm.pow", math.CopySignOp: "llvm.copysign"}
-LIBM = {
-    math.TanOp: "tan",
-    math.TanhOp: "tanh",
-    math.SinhOp: "sinh",
-    math.CoshOp: "cosh",
-    math.AsinOp: "asin",
-    math.AcosOp: "acos",
-    math.AtanOp: "atan",
+LIBM_ONLY = {
+    # Lowered, but not in the op table (no derivative, no Python spelling):
+    # MLIR input may use them outside differentiated code.
     math.AsinhOp: "asinh",
     math.AcoshOp: "acosh",
     math.AtanhOp: "atanh",
-    math.ErfOp: "erf",
-    math.ExpM1Op: "expm1",
-    math.Log1pOp: "log1p",
-    math.CbrtOp: "cbrt",
 }
-BINARY_LIBM = {math.Atan2Op: "atan2"}
 
 
 def _libm_name(name: str, ty: ir.Type) -> str:
     return name + "f" if isinstance(ty, ir.FloatType) else name
 
 
-def _unary_intrinsic(name: str):  # type: ignore[no-untyped-def]
-    def lower(ft: FunctionTranslator, op: Operation) -> None:
-        x = ft.get(op.operand)
-        ft.set(op.result, ft.b.call(ft.mt.intrinsic(name, x.type), [x], fastmath=ft.mt.fastmath))
+def libm(name: str):  # type: ignore[no-untyped-def]
+    """A call of the C function `name` on the operands."""
 
-    return lower
-
-
-def _binary_intrinsic(name: str):  # type: ignore[no-untyped-def]
-    def lower(ft: FunctionTranslator, op: Operation) -> None:
-        a = ft.get(op.lhs)
-        fn = ft.mt.intrinsic(name, a.type, 2)
-        ft.set(op.result, ft.b.call(fn, [a, ft.get(op.rhs)], fastmath=ft.mt.fastmath))
-
-    return lower
-
-
-def _libm(name: str, arity: int):  # type: ignore[no-untyped-def]
     def lower(ft: FunctionTranslator, op: Operation) -> None:
         args = [ft.get(o) for o in op.operands]
         ty = args[0].type
@@ -77,7 +39,7 @@ def _libm(name: str, arity: int):  # type: ignore[no-untyped-def]
             # libm has no f16 functions: compute in f32 and round back.
             args = [ft.b.fpext(a, ir.FloatType()) for a in args]
         call_ty = args[0].type
-        fn = ft.mt.declare(_libm_name(name, call_ty), call_ty, [call_ty] * arity)
+        fn = ft.mt.declare(_libm_name(name, call_ty), call_ty, [call_ty] * len(args))
         result = ft.b.call(fn, args, fastmath=ft.mt.fastmath)
         ft.set(op.results[0], ft.b.fptrunc(result, ty) if call_ty != ty else result)
 
@@ -173,18 +135,7 @@ def _suffix(ty: ir.Type) -> str:
     return {ir.DoubleType: "f64", ir.FloatType: "f32", ir.HalfType: "f16"}.get(type(ty), "f")
 
 
-def _fma(ft: FunctionTranslator, op: math.FmaOp) -> None:
-    a = ft.get(op.a)
-    fn = ft.mt.intrinsic("llvm.fma", a.type, 3)
-    ft.set(op.result, ft.b.call(fn, [a, ft.get(op.b), ft.get(op.c)], fastmath=ft.mt.fastmath))
+CUSTOM = {math.RsqrtOp: _rsqrt, math.FPowIOp: _fpowi}
+"""Lowerings of op-table entries with `llvm=Custom()` (lowering/scalar_ops.py)."""
 
-
-LOWERINGS = {
-    **{cls: _unary_intrinsic(name) for cls, name in INTRINSICS.items()},
-    **{cls: _binary_intrinsic(name) for cls, name in BINARY_INTRINSICS.items()},
-    **{cls: _libm(name, 1) for cls, name in LIBM.items()},
-    **{cls: _libm(name, 2) for cls, name in BINARY_LIBM.items()},
-    math.RsqrtOp: _rsqrt,
-    math.FPowIOp: _fpowi,
-    math.FmaOp: _fma,
-}
+LOWERINGS = {cls: libm(name) for cls, name in LIBM_ONLY.items()}

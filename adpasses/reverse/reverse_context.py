@@ -27,7 +27,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
-    IntegerType,
     UnitAttr,
     UnknownLoc,
 )
@@ -259,33 +258,12 @@ class ReverseContext:
         return self.const(n, IndexType())
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Accumulation of adjoints (the only arithmetic the engine writes;
+        a scalar op's adjoint comes from its entry's partials, adpasses/ops/)."""
         return self.insert(arith.AddfOp(a, b)).results[0]
-
-    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.insert(arith.SubfOp(a, b)).results[0]
-
-    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.insert(arith.MulfOp(a, b)).results[0]
-
-    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.insert(arith.DivfOp(a, b)).results[0]
-
-    def neg(self, a: SSAValue) -> SSAValue:
-        return self.insert(arith.NegfOp(a)).results[0]
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.insert(arith.SelectOp(cond, a, b)).results[0]
-
-    def cmpf(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.insert(arith.CmpfOp(a, b, predicate)).results[0]
-
-    def sub_int(self, n: SSAValue, k: int) -> SSAValue:
-        return self.insert(arith.SubiOp(n, self.const(k, n.type))).results[0]
-
-    def int_to_float(self, n: SSAValue, type_: Attribute) -> SSAValue:
-        if isinstance(n.type, IndexType):
-            n = self.insert(arith.IndexCastOp(n, IntegerType(64))).results[0]
-        return self.insert(arith.SIToFPOp(n, type_)).results[0]
 
     # Shadow accesses need no bounds checks where that is safe. The
     # gradient function starts with an `ad.shadow_check` of every shadow

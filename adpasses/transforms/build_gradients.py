@@ -149,6 +149,10 @@ class BuildGradientsPass(ModulePass):
         for function in marked_functions(op):
             request = GradientRequest.of_function(function)
             assert request is not None
+            if request in work:
+                raise error_at(function, f"is marked as a second copy of '@{request.primal}' for the "
+                                         f"same request as '@{work[request].sym_name.data}'; "
+                                         "remove one of them")
             work[request] = function
         autodiffs = [o for o in op.walk() if isinstance(o, AutodiffOp)]
         # In the order of the requests (that of the reports), then any

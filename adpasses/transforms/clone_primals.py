@@ -26,7 +26,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp, check_activity_signature
-from adpasses.transforms.gradient_marks import GradientRequest
+from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 from adpasses.core.verify import verify_all
 
 
@@ -77,7 +77,9 @@ class ClonePrimalsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # The ops and SSA dominance (xDSL's verifier skips dominance).
         verify_all(op)
-        seen: set[GradientRequest] = set()
+        # A request whose copy is already here (a module part-way through
+        # the pipeline) keeps it: running this step twice changes nothing.
+        seen = {GradientRequest.of_function(f) for f in marked_functions(op)}
         for autodiff in [o for o in op.walk() if isinstance(o, AutodiffOp)]:
             request = GradientRequest.of_autodiff(autodiff)
             if request not in seen:

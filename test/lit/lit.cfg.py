@@ -35,3 +35,10 @@ try:
     lit_config.maxIndividualTestTime = 120
 except Exception:  # noqa: BLE001 - older lit without timeouts
     pass
+
+# The reverse pipeline's steps as one -p spec (adpasses/transforms/reverse_pipeline.py),
+# so that RUN lines that run them one by one follow its one definition.
+from adpasses.transforms.reverse_pipeline import ReverseOptions, reverse_spec  # noqa: E402
+
+config.substitutions.append(("%{reverse_steps_no_simplify}", reverse_spec(ReverseOptions(simplify=False))))
+config.substitutions.append(("%{reverse_steps}", reverse_spec(ReverseOptions())))

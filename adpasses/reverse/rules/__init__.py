@@ -9,10 +9,10 @@ op class to a rule. A rule answers two questions:
 - `reverse(rc, op)`: emit the adjoint code into the reverse context `rc`
   (see `adpasses.reverse.reverse_context.ReverseContext`).
 
-Float scalar ops use `ScalarRule`: a function from the result's adjoint to
-the operands' adjoints, plus the primal values it needs, so the engine never
-names an arithmetic op. Structured and memory ops implement the protocol
-directly.
+Scalar ops are not written here: each is an entry of the op table
+(`adpasses/ops/`), and its rule is a `ScalarRule` derived from the entry's
+partial derivatives, so neither the engine nor this package names an
+arithmetic op. Structured and memory ops implement the protocol directly.
 
 A second table, `SHADOW_RULES`, holds ops whose memref result addresses the
 memory of one of several memref operands chosen at run time (`arith.select`
@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from xdsl.ir import Operation, SSAValue
 
+from adpasses.ops import OP_TABLE, ScalarOp, partials
+
 if TYPE_CHECKING:
     from adpasses.analysis.activity import ActivityAnalysis
     from adpasses.reverse.reverse_context import ReverseContext
@@ -45,29 +47,27 @@ class ReverseRule(Protocol):
     def reverse(self, rc: ReverseContext, op: Operation) -> None: ...
 
 
-AdjointFn = Callable[["ReverseContext", Operation, SSAValue, Want], Sequence[SSAValue | None]]
-NeedsFn = Callable[[Operation, Want], Sequence[SSAValue]]
-
-
 @dataclass(frozen=True)
 class ScalarRule:
-    """Rule of a pure op with one float result.
+    """Rule of a scalar op of the op table (`adpasses/ops/`): derived from
+    the entry's partial derivatives. The adjoint of operand i is
+    `g * partial_i` (folded, `ops/partials.py`); what the rule needs cached
+    is the primal values the wanted partials read, traced, never declared."""
 
-    `adjoint(rc, op, g, want)` returns one adjoint per operand (None where
-    not wanted or zero); it reads primal values only through `rc.primal`, and
-    exactly the values `needs(op, want)` lists (a generic test checks this
-    for every table entry).
-    """
-
-    adjoint: AdjointFn
-    needs_fn: NeedsFn
+    entry: ScalarOp
 
     def want(self, op: Operation, activity: ActivityAnalysis) -> Want:
         return tuple(activity.is_active(o) for o in op.operands)
 
+    def needs_for(self, op: Operation, want: Want) -> Sequence[SSAValue]:
+        return partials.needs(self.entry.partials, op, want)
+
     def needs(self, op: Operation, activity: ActivityAnalysis) -> Sequence[SSAValue]:
         want = self.want(op, activity)
-        return self.needs_fn(op, want) if any(want) else ()
+        return self.needs_for(op, want) if any(want) else ()
+
+    def adjoint(self, rc: ReverseContext, op: Operation, g: SSAValue, want: Want) -> Sequence[SSAValue | None]:
+        return partials.emit_adjoints(self.entry.partials, rc, op, g, want)
 
     def reverse(self, rc: ReverseContext, op: Operation) -> None:
         g = rc.adjoint(op.results[0])
@@ -79,41 +79,6 @@ class ScalarRule:
         for operand, adj, wanted in zip(op.operands, self.adjoint(rc, op, g, want), want):
             if wanted and adj is not None:
                 rc.add_adjoint(operand, adj)
-
-
-def scalar(needs: NeedsFn) -> Callable[[AdjointFn], ScalarRule]:
-    """Decorator: `@scalar(needs=...)` over an adjoint function."""
-
-    def wrap(fn: AdjointFn) -> ScalarRule:
-        return ScalarRule(fn, needs)
-
-    return wrap
-
-
-def no_needs(op: Operation, want: Want) -> Sequence[SSAValue]:
-    return ()
-
-
-def needs_operands(*names: str) -> NeedsFn:
-    """Needs the named operands whenever any operand is wanted."""
-
-    def needs(op: Operation, want: Want) -> Sequence[SSAValue]:
-        return [getattr(op, n) for n in names]
-
-    return needs
-
-
-def needs_result_and(*names: str) -> NeedsFn:
-    """Needs the op's result (and the named operands)."""
-
-    def needs(op: Operation, want: Want) -> Sequence[SSAValue]:
-        return [op.results[0], *(getattr(op, n) for n in names)]
-
-    return needs
-
-
-ZERO_DERIVATIVE = ScalarRule(lambda rc, op, g, want: [None] * len(op.operands), no_needs)
-"""Piecewise-constant ops (floor, ceil, ...): the derivative is zero."""
 
 
 class ShadowRule(Protocol):
@@ -138,10 +103,10 @@ def rule_table() -> dict[type[Operation], ReverseRule]:
     """All rules of all dialects, by op class."""
     global _TABLE
     if _TABLE is None:
-        from adpasses.reverse.rules import arith, func, math, memref, scf
+        from adpasses.reverse.rules import arith, func, memref, scf
 
-        table: dict[type[Operation], ReverseRule] = {}
-        for dialect_rules in (arith.RULES, math.RULES, memref.RULES, scf.RULES, func.RULES):
+        table: dict[type[Operation], ReverseRule] = {cls: ScalarRule(e) for cls, e in OP_TABLE.items()}
+        for dialect_rules in (arith.RULES, memref.RULES, scf.RULES, func.RULES):
             overlap = table.keys() & dialect_rules.keys()
             assert not overlap, f"rules defined twice: {overlap}"
             table.update(dialect_rules)

@@ -1,0 +1,66 @@
+"""The scalar op table: one entry per op, the one place an op's facts live.
+
+Each entry (`ScalarOp`, `entry.py`) gives an op's Python spellings, its
+partial derivatives, its LLVM lowering, its recompute cost and its operand
+domains; one file per dialect (`arith.py`, `math.py`). Everything else is
+a view of this table:
+
+- the frontend's maps from Python functions and operators to ops
+  (`python_calls`, `python_operators`, `int_calls`; frontend/expressions.py,
+  frontend/arithmetic.py);
+- the reverse rules (`adpasses/reverse/rules/__init__.py`: `ScalarRule` over an
+  entry; what a rule needs cached is traced from its partials);
+- the LLVM lowering (`adpasses/lowering/scalar_ops.py`);
+- the cache planner's recompute costs (`adpasses/cache/cost_model.py`);
+- the fuzzer's op list (`tools/fuzz/ops.py`).
+
+Adding an op is one entry here (docs/CONVENTIONS.md, "Adding an op");
+`test/test_op_table.py` fails if a view lacks it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from xdsl.ir import Operation
+
+from adpasses.ops import arith as _arith
+from adpasses.ops import math as _math
+from adpasses.ops.entry import DOMAINS, ScalarOp, ToInt
+
+__all__ = ["DOMAINS", "OP_TABLE", "ScalarOp", "entry_for", "int_calls", "python_calls", "python_operators"]
+
+
+def _table() -> dict[type[Operation], ScalarOp]:
+    table: dict[type[Operation], ScalarOp] = {}
+    for entry in (*_arith.ENTRIES, *_math.ENTRIES):
+        if entry.op in table:
+            raise ValueError(f"{entry.op.name} has two entries in the op table")
+        table[entry.op] = entry
+    return table
+
+
+OP_TABLE: dict[type[Operation], ScalarOp] = _table()
+"""Every scalar op, by op class."""
+
+
+def entry_for(op: Operation) -> ScalarOp | None:
+    return OP_TABLE.get(type(op))
+
+
+def python_calls(arity: int) -> dict[Callable[..., object], type[Operation]]:
+    """Python functions of `arity` floats -> the op computing them."""
+    return {fn: e.op for e in OP_TABLE.values() if e.arity == arity for fn in e.python
+            if callable(fn) and not isinstance(fn, (type, ToInt))}
+
+
+def int_calls() -> dict[Callable[..., object], type[Operation]]:
+    """Python functions computing an op and returning an int (`math.floor`)."""
+    return {s.fn: e.op for e in OP_TABLE.values() for s in e.python if isinstance(s, ToInt)}
+
+
+def python_operators(arity: int) -> dict[type[ast.AST], type[Operation]]:
+    """Operator node classes (`ast.Add`, `ast.USub`) -> the float op."""
+    return {s: e.op for e in OP_TABLE.values() if e.arity == arity for s in e.python
+            if isinstance(s, type) and issubclass(s, ast.AST)}
