@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import inspect as pyinspect
 import numbers
+import time
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from adpasses.api import shadows
+from adpasses.api.compile_log import CompileRecord, emit, module_stages, signature_text
 from adpasses.api.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap, grad_call
 from adpasses.native.arguments import array_subclass_problem, is_honoured_array, plain_arguments
 from adpasses.api.autodiff_call import MISS, fast_key, make_fast_path
@@ -79,6 +81,8 @@ class JitFunction:
         self._grad_functions: dict[tuple, GradCallable] = {}  # (argnums, with_value) -> grad(f)
         self._autodiff: dict[tuple, LoadedGradient] = {}    # (code, activity, ...) -> gradient
         self._autodiff_fast: dict[tuple, Callable] = {}       # fast_key -> autodiff fast path
+        self._frontend_s: dict[tuple, float] = {}  # signature_key -> seconds of the last frontend run
+        self.compilations: list[CompileRecord] = []  # what each compilation cost (compile_log)
 
     def __repr__(self) -> str:
         return f"<adpasses.jit {self.py_func.__module__}.{self.py_func.__qualname__}>"
@@ -165,8 +169,14 @@ class JitFunction:
         from adpasses.frontend import build_module
 
         types_ = self.arg_types(args)
-        spare = self._spare.pop(signature_key(tuple(args)), None)
-        module, name = spare if spare is not None else build_module(self.py_func, types_)
+        key = signature_key(tuple(args))
+        spare = self._spare.pop(key, None)
+        if spare is not None:
+            module, name = spare
+        else:
+            start = time.perf_counter()
+            module, name = build_module(self.py_func, types_)
+            self._frontend_s[key] = time.perf_counter() - start
         f = function_named(module, name)
         if noalias:
             f.arg_attrs = ArrayAttr([
@@ -224,20 +234,45 @@ class JitFunction:
         return self._facts(args)[1]
 
     def _compile_primal(self, args: Sequence[object], noalias: bool) -> Callable:
+        record = self._record("primal", args, ())
         parts = (self._disk_signature(args), noalias) if self.cache else ()
         if self.cache:
             hit = self.disk.load("primal", parts)
             if hit is not None:
                 compiled, entry = hit
+                self._loaded(record, compiled)
                 return compiled[entry["name"]]
         load_compiler()  # before the first lazy import: see compile_locks (fork)
-        from adpasses.native.llvm_jit import compile_module
+        from adpasses.native.llvm_jit import compile_module, stats
 
         module, name = self.build(args, noalias)
+        record.stages["frontend"] = self._frontend_s.pop(signature_key(tuple(args)), 0.0)
+        before = stats["compiled"]
         compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
+        self._compiled(record, compiled, before)
         if self.cache:
             self.disk.store("primal", parts, compiled, name=name)
         return compiled[name]
+
+    # -- what compiling cost (adpasses.api.compile_log) ---------------------------
+
+    def _record(self, kind: str, args: Sequence[object], activity: tuple[str, ...]) -> CompileRecord:
+        return CompileRecord(self.__qualname__, kind, signature_text(self.arg_types(args)), activity,
+                             disk_cache="miss" if self.cache else "off")
+
+    def _loaded(self, record: CompileRecord, compiled) -> None:  # type: ignore[no-untyped-def]
+        record.source, record.disk_cache = "disk", "hit"
+        record.stages["load"] = compiled.times.codegen_s
+        self.compilations.append(record)
+        emit(record)
+
+    def _compiled(self, record: CompileRecord, compiled, before: int) -> None:  # type: ignore[no-untyped-def]
+        from adpasses.native.llvm_jit import stats
+
+        record.source, stages = module_stages(compiled, before, stats["compiled"])
+        record.stages.update(stages)
+        self.compilations.append(record)
+        emit(record)
 
     def gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
                  noalias: bool, ret: tuple[str, ...] | None = None) -> LoadedGradient:
@@ -268,25 +303,30 @@ class JitFunction:
                           noalias: bool, ret: tuple[str, ...] | None) -> LoadedGradient:
         if ret is None:
             ret = self.scalar_return(args)
+        record = self._record("gradient", args, activity)
         parts = (self._disk_signature(args), activity, with_primal, noalias, ret) if self.cache else ()
         if self.cache:
             hit = self.disk.load("gradient", parts)
             if hit is not None:
                 compiled, entry = hit
+                self._loaded(record, compiled)
                 # Loaded: no IR and no cache report object (inspect/cache_report
                 # rebuild them); the activity report's text is kept.
                 return LoadedGradient(compiled[entry["name"]], activity, ret, with_primal, None,
                                       entry["name"], None, entry["activity"], compiled)
         load_compiler()  # before the first lazy import: see compile_locks (fork)
-        from adpasses.native.llvm_jit import compile_module
+        from adpasses.native.llvm_jit import compile_module, stats
         from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
         module, name = self.build(args, noalias)
+        record.stages["frontend"] = self._frontend_s.pop(signature_key(tuple(args)), 0.0)
         g = differentiate(module, name, list(activity), list(ret), with_primal=with_primal,
-                          options=ReverseOptions(simplify=False))
+                          options=ReverseOptions(simplify=False), timings=record.stages)
         # Only the gradient is called: LLVM may drop the primal.
         function_named(module, name).sym_visibility = _private()
+        before = stats["compiled"]
         compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
+        self._compiled(record, compiled, before)
         if self.cache:
             self.disk.store("gradient", parts, compiled, name=g.name, activity=g.activity_report)
         return LoadedGradient(compiled[g.name], activity, ret, with_primal, g.cache_report, g.name,
@@ -620,11 +660,19 @@ class Inspection:
     activity: str
     cache_report: object
     noalias: bool
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per stage of what inspect ran: frontend, each reverse step
+    (ad-...), lower (to LLVM IR)."""
+    compilations: list = field(default_factory=list)
+    """The function's CompileRecords so far: what its calls compiled or
+    loaded, stage by stage, including LLVM (adpasses.api.compile_log)."""
 
     def __str__(self) -> str:
+        stages = ", ".join(f"{name} {1e3 * s:.1f} ms" for name, s in self.timings.items())
         return "\n\n".join([
             "== primal MLIR ==", self.primal_mlir, "== gradient MLIR ==", self.gradient_mlir,
             "== activity ==", self.activity, "== cache report ==", str(self.cache_report),
+            "== timings ==", stages + "".join(f"\n{r}" for r in self.compilations),
         ])
 
 
@@ -653,19 +701,27 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
     # differentiated, the aliasing version), without running anything.
     call = grad_call(jf.__name__, jf._params, args, planned, written)
     activity, noalias = call.activity, call.noalias
+    timings: dict[str, float] = {}
+    jf._spare.pop(signature_key(tuple(args)), None)  # built now, so that the frontend is timed
     module, name = jf.build(args, noalias)
+    timings["frontend"] = jf._frontend_s.pop(signature_key(tuple(args)), 0.0)
     primal_text = _with_locations(module)
     # The options of the compiled gradient (`_compile_gradient`), so that
     # the IR shown is the IR that runs.
     g = differentiate(module, name, list(activity), list(jf.return_activity(args)),
-                      options=ReverseOptions(simplify=False))
+                      options=ReverseOptions(simplify=False), timings=timings)
+    start = time.perf_counter()
+    llvm_ir = emit_llvm_ir(module, boundscheck=jf.boundscheck)
+    timings["lower"] = time.perf_counter() - start
     return Inspection(
         primal_mlir=primal_text,
         gradient_mlir=_with_locations(g.function),
-        llvm_ir=emit_llvm_ir(module, boundscheck=jf.boundscheck),
+        llvm_ir=llvm_ir,
         activity=g.activity_report,
         cache_report=g.cache_report.bind(list(args)),
         noalias=noalias,
+        timings=timings,
+        compilations=list(jf.compilations),
     )
 
 

@@ -18,6 +18,7 @@ their twins; `ad-elide-shadow-checks`, run after every other pass
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -46,24 +47,29 @@ def differentiate(
     with_primal: bool = False,
     options: ReverseOptions | None = None,
     location_op: Operation | None = None,
+    timings: dict[str, float] | None = None,
 ) -> GeneratedGradient:
     """Add to `module` the reverse-mode derivative of `@func_name` for these
     activities (see `ad.autodiff`); return its name and reports. The steps
     are the reverse pipeline's; the first, for this one request, is
     `clone_primal` (`ad-clone-primals` clones what `ad.autodiff`s ask for
-    and verifies the module, which the frontend built valid)."""
+    and verifies the module, which the frontend built valid). `timings`,
+    if given, gets the seconds of each step, by pass name."""
     options = options or ReverseOptions()
     check_cache_policy(options.cache_policy)
     request = GradientRequest(func_name, tuple(activity), tuple(ret_activity), with_primal)
     ctx = shared_context()
     built: list[GeneratedGradient] = []
     for step in reverse_steps(options):
+        start = time.perf_counter()
         if isinstance(step, ClonePrimalsPass):
             clone_primal(module, request, location_op)
         elif isinstance(step, BuildGradientsPass):
             built = step.build(module)
         else:
             step.apply(ctx, module)
+        if timings is not None:  # seconds per step, by pass name (ADPASSES_LOG, inspect)
+            timings[step.name] = timings.get(step.name, 0.0) + time.perf_counter() - start
     (gradient,) = built
     return gradient
 
