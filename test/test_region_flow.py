@@ -347,3 +347,27 @@ def test_counted_loops() -> None:
     for cls in SAMPLES:
         if cls is not scf.ForOp:
             assert counted_loop(_sample(cls)[1]) is None, cls.name
+
+
+def test_a_multi_block_region_op_is_unknown() -> None:
+    """The edges read one block per region: an scf.execute_region with
+    several blocks has no entry (the activity analysis treats it as
+    unknown), though it still runs its region once."""
+    text = """
+func.func @f(%x: f64, %c: i1) -> f64 {
+  %r = scf.execute_region -> (f64) {
+    cf.cond_br %c, ^bb1, ^bb2
+  ^bb1:
+    %a = arith.mulf %x, %x : f64
+    scf.yield %a : f64
+  ^bb2:
+    scf.yield %x : f64
+  }
+  func.return %r : f64
+}"""
+    module = Parser(make_context(), text).parse_module()
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    op = next(op for op in function.walk() if isinstance(op, scf.ExecuteRegionOp))
+    assert region_flow(op) is None and runs_at_most_once(op)
+    analysis = ActivityAnalysis(function, ["active", "const"], ["active"])
+    assert op in analysis.unknown and analysis.is_active(op.results[0])

@@ -53,7 +53,7 @@ from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.core.effects import is_pure, only_prints
 from adpasses.core.ir_walk import nested_ops
-from adpasses.core.region_flow import REGION_FLOWS, region_flow
+from adpasses.core.region_flow import region_flow
 from adpasses.analysis.memref_views import (
     ALLOCATION_OPS,
     chosen_sources,
@@ -75,7 +75,7 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
-_MODELED = frozenset((*REGION_FLOWS, *MEMREF_OPS_UNDERSTOOD))
+_MODELED = frozenset(MEMREF_OPS_UNDERSTOOD)
 
 ZERO_DERIVATIVE_CONVERSIONS = (arith.SIToFPOp, arith.UIToFPOp)
 """Integer -> float conversions: piecewise constant in any float the
@@ -255,7 +255,7 @@ class ActivityAnalysis:
 
     def _understood(self, op: Operation, chooses_memory: bool) -> bool:
         cls = type(op)
-        if cls in _MODELED or chooses_memory or is_view_result_op(op):
+        if cls in _MODELED or chooses_memory or is_view_result_op(op) or region_flow(op):
             return True
         if op.has_trait(IsTerminator):
             return True  # handled with its parent

@@ -29,7 +29,7 @@ from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, S
 from adpasses.core.effects import effects_of, touches_memory
 from adpasses.analysis.memref_access import ObjectKind, object_of
 from adpasses.analysis.memref_views import is_view_result
-from adpasses.core.region_flow import region_flow
+from adpasses.core.region_flow import REGION_FLOWS
 
 READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp)
 """Memref ops that only read (or only look at the descriptor)."""
@@ -78,7 +78,7 @@ class WriteEffects:
                 for inner in op.walk()
                 if isinstance(inner, memref.AllocaOp) and alloca_scope_of(inner) is op
             ]
-        if op.has_trait(IsTerminator) or op.has_trait(RecursiveMemoryEffect) or region_flow(op):
+        if op.has_trait(IsTerminator) or op.has_trait(RecursiveMemoryEffect) or type(op) in REGION_FLOWS:
             return []  # the ops inside a loop or a branch are visited themselves
         operands = [
             WriteTarget(Extent.OBJECT, v) for v in op.operands if isinstance(v.type, MemRefType)

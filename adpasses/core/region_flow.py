@@ -33,6 +33,10 @@ operands) and says:
   report's loop factors). A loop without one runs an unknown number of times.
 - `arg_note`: what its block arguments are, in the cache report's words.
 
+`func.call` is not in the table: it has no regions, and calls are inlined
+(`ad-inline-calls`) before the analyses run; what a call may write is the
+callee's summary (`analysis/memory_writes.py`, `CalleeEffect`).
+
 Terminator operands are read from the region's single block (`region.block`):
 the structured ops here have one block per region; an op with a
 multi-block region is not in the table (the analyses treat it as unknown).
@@ -235,24 +239,37 @@ ALLOCA_SCOPE = RegionFlow(
 REGION_FLOWS: dict[type[Operation], RegionFlow] = {
     flow.op: flow for flow in (FOR, WHILE, IF, INDEX_SWITCH, EXECUTE_REGION, ALLOCA_SCOPE)
 }
-"""The region ops the analyses see through and the reverse sweep mirrors
-(scf.parallel, a region op with a multi-block region, or an unregistered
-one is in none: the activity analysis treats it as unknown)."""
+"""The region ops the analyses see through and the reverse sweep mirrors,
+by class; look entries up with `region_flow(op)`, which also checks that
+the op's regions have one block each (scf.parallel, an unregistered region
+op or a multi-block scf.execute_region has none: the activity analysis
+treats it as unknown)."""
 
 
 def region_flow(op: Operation | None) -> RegionFlow | None:
-    return REGION_FLOWS.get(type(op)) if op is not None else None
+    """The entry of `op`, if it has one and each of its regions has at most
+    one block (the edges read a region's single block: an scf.execute_region
+    with several blocks is unknown to the analyses)."""
+    flow = REGION_FLOWS.get(type(op)) if op is not None else None
+    if flow is None:
+        return None
+    for region in op.regions:  # type: ignore[union-attr]
+        first = region.blocks.first
+        if first is not None and first.next_block is not None:
+            return None
+    return flow
 
 
 def runs_at_most_once(op: Operation) -> bool:
-    """Each region of `op` runs at most once each time `op` runs."""
+    """Each region of `op` runs at most once each time `op` runs (a fact of
+    its kind, whatever its blocks)."""
     flow = REGION_FLOWS.get(type(op))
     return flow is not None and flow.runs is not Runs.REPEATEDLY
 
 
 def trip_bounds(op: Operation) -> tuple[SSAValue, SSAValue, SSAValue] | None:
     """(lb, ub, step) of a counted loop of the table; None for any other op."""
-    flow = REGION_FLOWS.get(type(op))
+    flow = region_flow(op)
     if flow is None or flow.trip_count is None:
         return None
     lb, ub, step = flow.values(op, flow.trip_count)
@@ -262,7 +279,7 @@ def trip_bounds(op: Operation) -> tuple[SSAValue, SSAValue, SSAValue] | None:
 def counted_loop(op: Operation) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue] | None:
     """(iv, lb, ub, step) of a counted loop of the table, whose induction
     variable takes lb, lb + step, ... while below ub (scf.for); else None."""
-    flow = REGION_FLOWS.get(type(op))
+    flow = region_flow(op)
     if flow is None or flow.trip_count is None or flow.induction is None:
         return None
     (iv,) = flow.induction_values(op)
@@ -276,7 +293,7 @@ def is_induction_variable(value: SSAValue) -> bool:
     if not isinstance(value, BlockArgument):
         return False
     parent = value.block.parent_op()
-    flow = REGION_FLOWS.get(type(parent))
+    flow = region_flow(parent)
     if flow is None or flow.induction is None:
         return False
     part = flow.parts[flow.induction]
