@@ -9,15 +9,17 @@ See docs/frontend.md for the language accepted.
 from __future__ import annotations
 
 import types
-
-from xdsl.dialects.builtin import ModuleOp
+from typing import TYPE_CHECKING
 
 from adpasses.core.compile_thread import compile_entry
 from adpasses.frontend.signature import ArgType, ArrayArg, ScalarArg, arg_type, signature_key
 
+if TYPE_CHECKING:  # xDSL is imported by the compiler, not by importing the API
+    from xdsl.dialects.builtin import ModuleOp
+
 
 @compile_entry
-def build_module(pyfunc: types.FunctionType, arg_types: list[ArgType]) -> tuple[ModuleOp, str]:
+def build_module(pyfunc: types.FunctionType, arg_types: list[ArgType]) -> "tuple[ModuleOp, str]":
     """Compile `pyfunc` (and the functions it calls) for these argument
     types; the public function is named like the Python function."""
     from adpasses.core.effects import cse  # xDSL's, linear on long expressions and deep nests

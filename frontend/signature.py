@@ -11,36 +11,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    IndexType,
-    IntegerType,
-    MemRefType,
-    NoneAttr,
-    StridedLayoutAttr,
-    f32,
-    f64,
-    i1,
-)
-from xdsl.ir import Attribute
 
-DTYPES: dict[str, Attribute] = {
-    "float64": f64,
-    "float32": f32,
-    "int64": IntegerType(64),
-    "int32": IntegerType(32),
-    "bool": i1,
-}
+# The array dtypes compiled code takes (their MLIR types: `mlir_dtype`).
+DTYPE_NAMES = ("float64", "float32", "int64", "int32", "bool")
 
 
-_NATIVE_DTYPES = {np.dtype(name): name for name in DTYPES}
+def mlir_dtype(name: str):  # type: ignore[no-untyped-def]
+    """The MLIR element type of a dtype name (xDSL is imported here, when
+    something is compiled, not to read a signature)."""
+    from xdsl.dialects.builtin import IntegerType, f32, f64, i1
+
+    return {"float64": f64, "float32": f32, "int64": IntegerType(64), "int32": IntegerType(32),
+            "bool": i1}[name]
+
+
+_NATIVE_DTYPES = {np.dtype(name): name for name in DTYPE_NAMES}
 
 
 @dataclass(frozen=True)
 class ScalarArg:
     kind: str  # "float", "int" or "bool"
 
-    def mlir_type(self) -> Attribute:
+    def mlir_type(self):  # type: ignore[no-untyped-def]
+        from xdsl.dialects.builtin import IndexType, f64, i1
+
         return {"float": f64, "int": IndexType(), "bool": i1}[self.kind]
 
 
@@ -50,8 +44,10 @@ class ArrayArg:
     ndim: int
     contiguous: bool
 
-    def mlir_type(self) -> MemRefType:
-        element = DTYPES[self.dtype]
+    def mlir_type(self):  # type: ignore[no-untyped-def]
+        from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, NoneAttr, StridedLayoutAttr
+
+        element = mlir_dtype(self.dtype)
         shape = [DYNAMIC_INDEX] * self.ndim
         if self.contiguous:
             return MemRefType(element, shape)
@@ -69,10 +65,10 @@ def arg_type(value: object, position: int, name: str) -> ArgType:
         name_of_dtype = _NATIVE_DTYPES.get(dtype)
         if name_of_dtype is not None:
             return ArrayArg(name_of_dtype, value.ndim, bool(value.flags.c_contiguous))
-        if dtype.name not in DTYPES or not dtype.isnative:
+        if dtype.name not in DTYPE_NAMES or not dtype.isnative:
             raise TypeError(
                 f"argument {position} ('{name}'): arrays of dtype {dtype} are not supported; "
-                f"use one of {', '.join(DTYPES)}"
+                f"use one of {', '.join(DTYPE_NAMES)}"
             )
         return ArrayArg(dtype.name, value.ndim, bool(value.flags.c_contiguous))
     if isinstance(value, (bool, np.bool_)):

@@ -16,6 +16,7 @@ import numbers
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,13 +33,17 @@ from adpasses.api.gradcall import LoadedGradient, GradCallable, grad_activity, i
 from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed
 from adpasses.core.options import check_argnums, check_flag
 
+if TYPE_CHECKING:
+    from adpasses.api.disk_cache import DiskCache
+
 # -- jit ------------------------------------------------------------------------------
 
 
 class JitFunction:
     """A Python function compiled on its first call with each signature."""
 
-    def __init__(self, fn: types.FunctionType, boundscheck: bool = True, fastmath: bool = False):
+    def __init__(self, fn: types.FunctionType, boundscheck: bool = True, fastmath: bool = False,
+                 cache: bool = False):
         if isinstance(fn, JitFunction):
             raise TypeError(f"adpasses.jit: {fn.__name__} is already an adpasses.jit function; "
                             "use it as it is (or jit its .py_func with other options)")
@@ -48,6 +53,13 @@ class JitFunction:
         self.py_func = fn
         self.boundscheck = boundscheck
         self.fastmath = fastmath
+        self.cache = cache
+        # The disk cache (adpasses.api.disk_cache), made on first use.
+        self._disk: DiskCache | None = None
+        if cache:
+            from adpasses.native.object_cache import enable_runtime_cache
+
+            enable_runtime_cache()  # the process's dispatch code, too
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
         self.__doc__ = fn.__doc__
@@ -62,7 +74,7 @@ class JitFunction:
         self._primal: dict[tuple, Callable] = {}   # (signature_key, noalias) -> compiled primal
         self._dispatch = None                       # DispatchTable: signature code -> compiled primal
         self._gradients: dict[tuple, LoadedGradient] = {}
-        self._built: dict[tuple, tuple] = {}       # signature_key -> (written arrays, result types)
+        self._built: dict[tuple, tuple] = {}       # signature_key -> (written arrays, result activities)
         self._spare: dict[tuple, tuple] = {}       # signature_key -> a built, unused (module, name)
         self._grad_functions: dict[tuple, GradCallable] = {}  # (argnums, with_value) -> grad(f)
         self._autodiff: dict[tuple, LoadedGradient] = {}    # (code, activity, ...) -> gradient
@@ -157,18 +169,43 @@ class JitFunction:
         return module, name
 
     def _remember(self, args: Sequence[object], f) -> None:  # type: ignore[no-untyped-def]
+        from xdsl.dialects.builtin import Float32Type, Float64Type
+
         from adpasses.native.pyentry import written_parameters
 
         key = signature_key(tuple(args))
         if key not in self._built:
-            self._built[key] = (written_parameters(f), list(f.function_type.outputs.data))
+            returns = tuple("active" if isinstance(t, (Float64Type, Float32Type)) else "const"
+                            for t in f.function_type.outputs.data)
+            self._built[key] = (written_parameters(f), returns)
+            if self.cache:
+                self.disk.write("facts", self._disk_signature(args),
+                                {"written": sorted(self._built[key][0]), "returns": list(returns)})
 
     def _facts(self, args: Sequence[object]) -> tuple:
         key = signature_key(tuple(args))
         if key not in self._built:
-            # Keep the module for the compilation that usually follows.
-            self._spare[key] = self.build(args)
+            entry = self.disk.read("facts", self._disk_signature(args)) if self.cache else None
+            if entry is not None:
+                self._built[key] = (set(entry["written"]), tuple(entry["returns"]))
+            else:
+                # Keep the module for the compilation that usually follows.
+                self._spare[key] = self.build(args)
         return self._built[key]
+
+    # -- the disk cache (jit(cache=True)) ---------------------------------------
+
+    @property
+    def disk(self) -> DiskCache:
+        if self._disk is None:
+            from adpasses.api.disk_cache import DiskCache
+
+            self._disk = DiskCache(self.py_func, ("boundscheck", self.boundscheck,
+                                                  "fastmath", self.fastmath))
+        return self._disk
+
+    def _disk_signature(self, args: Sequence[object]) -> tuple:
+        return tuple(repr(t) for t in self.arg_types(args))
 
     def written_arrays(self, args: Sequence[object]) -> set[int]:
         """Positions of the array arguments the function may write."""
@@ -176,16 +213,22 @@ class JitFunction:
 
     def return_activity(self, args: Sequence[object]) -> tuple[str, ...]:
         """"active" for a float result, "const" for others; () if none."""
-        from xdsl.dialects.builtin import Float32Type, Float64Type
-
-        return tuple("active" if isinstance(t, (Float64Type, Float32Type)) else "const"
-                     for t in self._facts(args)[1])
+        return self._facts(args)[1]
 
     def _compile_primal(self, args: Sequence[object], noalias: bool) -> Callable:
+        parts = (self._disk_signature(args), noalias) if self.cache else ()
+        if self.cache:
+            hit = self.disk.load("primal", parts)
+            if hit is not None:
+                compiled, entry = hit
+                return compiled[entry["name"]]
+        load_compiler()  # before the first lazy import: see compile_locks (fork)
         from adpasses.native.llvm_jit import compile_module
 
         module, name = self.build(args, noalias)
         compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
+        if self.cache:
+            self.disk.store("primal", parts, compiled, name=name)
         return compiled[name]
 
     def gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
@@ -215,18 +258,29 @@ class JitFunction:
 
     def _compile_gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
                           noalias: bool, ret: tuple[str, ...] | None) -> LoadedGradient:
+        if ret is None:
+            ret = self.scalar_return(args)
+        parts = (self._disk_signature(args), activity, with_primal, noalias, ret) if self.cache else ()
+        if self.cache:
+            hit = self.disk.load("gradient", parts)
+            if hit is not None:
+                compiled, entry = hit
+                # Loaded: no IR and no cache report object (inspect/cache_report
+                # rebuild them); the activity report's text is kept.
+                return LoadedGradient(compiled[entry["name"]], activity, ret, with_primal, None,
+                                      entry["name"], None, entry["activity"], compiled)
         load_compiler()  # before the first lazy import: see compile_locks (fork)
         from adpasses.native.llvm_jit import compile_module
         from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
-        if ret is None:
-            ret = self.scalar_return(args)
         module, name = self.build(args, noalias)
         g = differentiate(module, name, list(activity), list(ret), with_primal=with_primal,
                           options=ReverseOptions(simplify=False))
         # Only the gradient is called: LLVM may drop the primal.
         function_named(module, name).sym_visibility = _private()
         compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
+        if self.cache:
+            self.disk.store("gradient", parts, compiled, name=g.name, activity=g.activity_report)
         return LoadedGradient(compiled[g.name], activity, ret, with_primal, g.cache_report, g.name,
                                 module, g.activity_report, compiled)
 
@@ -274,13 +328,38 @@ def function_named(module, name: str):  # type: ignore[no-untyped-def]
 
 
 def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
-        fastmath: bool = False):  # type: ignore[no-untyped-def]
-    """`@jit` or `@jit(boundscheck=False, fastmath=True)`."""
+        fastmath: bool = False, cache: bool = False):  # type: ignore[no-untyped-def]
+    """`@jit` or `@jit(boundscheck=False, fastmath=True, cache=True)`.
+    `cache=True`: compiled code is kept on disk and loaded by later
+    processes (docs/deployment.md)."""
     boundscheck = check_flag(boundscheck, "boundscheck", "jit()")
     fastmath = check_flag(fastmath, "fastmath", "jit()")
+    cache = check_flag(cache, "cache", "jit()")
     if fn is None:
-        return lambda f: JitFunction(f, boundscheck, fastmath)
-    return JitFunction(fn, boundscheck, fastmath)
+        return lambda f: _jit_of(f, boundscheck, fastmath, cache)
+    return _jit_of(fn, boundscheck, fastmath, cache)
+
+
+_JITS = "__adpasses_jits__"  # attribute of a Python function: its JitFunction per options
+
+
+def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool) -> JitFunction:
+    """One JitFunction per (function, options): `jit(f)` twice shares the
+    compiled code. Kept on the function itself, so that the compiled code
+    goes when the function does (a global table would keep both alive)."""
+    if not isinstance(fn, types.FunctionType):
+        return JitFunction(fn, boundscheck, fastmath, cache)  # type: ignore[arg-type]  # its TypeError
+    options = (boundscheck, fastmath, cache)
+    jits = fn.__dict__.get(_JITS)
+    if jits is None:
+        jits = fn.__dict__.setdefault(_JITS, {})
+    jf = jits.get(options)
+    if jf is None:
+        if options == (True, False, False) and _AUTO_JIT in fn.__dict__:
+            jf = fn.__dict__[_AUTO_JIT]  # what grad(f) of the plain function made
+        # setdefault: threads jitting at once all get the same one.
+        jf = jits.setdefault(options, jf or JitFunction(fn, boundscheck, fastmath, cache))
+    return jf
 
 
 _AUTO_JIT = "__adpasses_jit__"  # attribute of a plain function passed to grad/autodiff: its JitFunction
@@ -293,9 +372,8 @@ def as_jit(f: object) -> JitFunction:
     if isinstance(f, types.FunctionType):
         jf = f.__dict__.get(_AUTO_JIT)
         if jf is None:
-            # Kept on the function itself, so that the compiled code goes
-            # when the function does (a global table would keep both alive).
-            jf = f.__dict__.setdefault(_AUTO_JIT, JitFunction(f))
+            # The default options' JitFunction, shared with jit(f).
+            jf = f.__dict__.setdefault(_AUTO_JIT, _jit_of(f, True, False, False))
         return jf
     raise TypeError(f"expected a Python function or an adpasses.jit function, got {type(f).__name__}")
 

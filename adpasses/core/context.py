@@ -231,3 +231,9 @@ def parse_error_message(err: ParseError) -> str:
         return ("expected an operation here (such as `func.func` or `module {...}`); "
                 "the input cannot be parsed from this point on")
     return first
+
+
+def parse_type(text: str):  # type: ignore[no-untyped-def]
+    """The xDSL attribute of an MLIR type's text (`memref<?xf64>`), as
+    `str(attribute)` printed it."""
+    return Parser(shared_context(), text, "<type>").parse_type()

@@ -11,8 +11,9 @@ scalar's value. Two kinds of Python objects break that contract:
   (`ctypes_entry`), and the general paths of `jit`, `grad` and `autodiff`,
   which call `plain_arguments` first. An exception raised by the object's
   own conversion propagates unchanged. (Calls that reach a fast path have
-  a signature code, which only exact floats, ints, bools and arrays get: no
-  Python code can run during their conversion.)
+  a signature code, which only exact floats, ints, bools, arrays and
+  numpy's own float64/float32/int64/int32/bool scalars get: no Python code
+  can run during their conversion.)
 - ndarray subclasses whose elements do not mean what their memory holds:
   a `numpy.ma.MaskedArray` carries a mask the compiled code would ignore,
   other subclasses may redefine indexing or arithmetic. Only plain arrays

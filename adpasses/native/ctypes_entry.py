@@ -42,8 +42,8 @@ from adpasses.native.pyentry import (
     SHAPE,
     STATUS_STOPPED,
     CallErrors,
-    _is_bool_type,
-    _is_float_type,
+    is_bool_type,
+    is_float_type,
     numpy_dtype,
     parameters,
     written_parameters,
@@ -75,11 +75,11 @@ def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
     values = [result] if len(outputs) == 1 else [b.extract_value(result, k) for k in range(len(outputs))]
     for k, (t, v) in enumerate(zip(outputs, values)):
         slot = b.gep(fn.args[0], [const_i64(k)], inbounds=True, source_etype=I64)
-        if _is_float_type(t):
+        if is_float_type(t):
             b.store(v if isinstance(t, Float64Type) else b.fpext(v, F64), slot)
         else:
             b.store(v if v.type.width == 64 else
-                    (b.zext(v, I64) if _is_bool_type(t) else b.sext(v, I64)), slot)
+                    (b.zext(v, I64) if is_bool_type(t) else b.sext(v, I64)), slot)
     # After the results, the error slot as this call left it: the caller
     # reads it from its own buffer, which no other thread's call touches.
     for k in range(5):
@@ -138,7 +138,7 @@ class _Arguments:
     def scalar_converter(self, k: int, t: Attribute) -> Callable[[object], list[object]]:
         # The C API conversions the shim calls, so both bindings accept the
         # same objects; ctypes.pythonapi raises the pending Python error.
-        if _is_float_type(t):
+        if is_float_type(t):
             def convert_float(a: object) -> list[object]:
                 if a.__class__ is float:
                     return [a]
@@ -149,7 +149,7 @@ class _Arguments:
                     raise
 
             return convert_float
-        if _is_bool_type(t):
+        if is_bool_type(t):
             def convert_bool(a: object) -> list[object]:
                 if a.__class__ is not bool and a.__class__ is not np.bool_:
                     self.fail(k, SCALAR, a)
@@ -219,7 +219,7 @@ def make_ctypes_caller(name: str, f: func.FuncOp, c_entry_address: int, function
     arg_types = [_ctype(t) for p in f.function_type.inputs.data for t in flat_types(p)]
     c_function = ctypes.PYFUNCTYPE(None, ctypes.c_void_p, *arg_types)(c_entry_address)
     n_results = len(f.function_type.outputs.data)
-    kinds = ["f" if _is_float_type(t) else "b" if _is_bool_type(t) else "i"
+    kinds = ["f" if is_float_type(t) else "b" if is_bool_type(t) else "i"
              for t in f.function_type.outputs.data]
     Buffer = ctypes.c_int64 * (n_results + 5)  # results, then the error slot
     as_double = ctypes.c_double.from_buffer

@@ -3,9 +3,11 @@ LLVM IR is in dispatch_ir.py).
 
 - `signature_code(*args)`: a small int naming the argument types (float,
   int, bool, or array dtype, rank and C-contiguity), 10 bits per argument,
-  read from the objects directly; 0 when some argument needs the slow path
-  (more than 6 arguments, numpy scalars, other dtypes, non-native byte
-  order, ndarray subclasses). Reading `a.flags.c_contiguous` from Python
+  read from the objects directly; numpy's float64/float32, int64/int32 and
+  bool scalars (exactly these classes, whose conversion runs no Python
+  code: runtime.NUMPY_SCALARS) have the code of float, int and bool. 0
+  when some argument needs the slow path (more than 6 arguments, other
+  scalars, other dtypes, non-native byte order, ndarray subclasses). Reading `a.flags.c_contiguous` from Python
   alone costs more than this whole call.
 - `arrays_overlap(*args)`: True if the memory ranges of two of the numpy
   arrays among the arguments intersect (other arguments are ignored).
@@ -27,6 +29,9 @@ from adpasses.core.compile_locks import locked
 from adpasses.native.dispatch_ir import check_layouts, dispatch_module
 
 check_layouts()
+
+# What the dispatch code is made of: its key in the disk cache.
+_DISPATCH_SOURCES = ("adpasses.native.dispatch_ir", "adpasses.native.runtime")
 
 
 class _PyMethodDef(ctypes.Structure):
@@ -50,10 +55,12 @@ def _builtin(name: str, address: int, self: object) -> tuple[Callable, _PyMethod
 
 class _Compiled:
     def __init__(self) -> None:
-        from adpasses.native.llvm_jit import _machine_code
+        from adpasses.native import object_cache
 
-        # Kept for the life of the process (module global _COMPILED).
-        self.code, _ = _machine_code(str(dispatch_module()), 3)
+        # Kept for the life of the process (module global _COMPILED). From
+        # the disk cache when a function asked for it (jit(cache=True)).
+        self.code = object_cache.runtime_machine_code("dispatch", _DISPATCH_SOURCES,
+                                                      lambda: str(dispatch_module()))
         self.dispatch_address = self.code.address("adpasses_dispatch")
         self.signature_code, self._sig_def = _builtin(
             "signature_code", self.code.address("adpasses_signature_code"), None)

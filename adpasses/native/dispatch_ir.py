@@ -16,6 +16,8 @@ import ctypes
 import numpy as np
 from llvmlite import ir
 
+from adpasses.native.runtime import NUMPY_SCALARS, python_object_symbol
+
 I8, I32, I64, PTR = ir.IntType(8), ir.IntType(32), ir.IntType(64), ir.PointerType()
 
 OB_TYPE = 8
@@ -58,6 +60,22 @@ def _field(b: ir.IRBuilder, obj: ir.Value, offset: int, ty: ir.Type) -> ir.Value
     return b.load(b.gep(obj, [_c(offset)], inbounds=True, source_etype=I8), typ=ty)
 
 
+def _ndarray_type(module: ir.Module) -> ir.Value:
+    return _python_object(module, np.ndarray)
+
+
+def _python_object(module: ir.Module, obj: object) -> ir.Value:
+    """A Python type object, by its symbol (adpasses.native.runtime): no
+    address of this process is in the code, which the disk cache may load
+    in another one."""
+    name = python_object_symbol(obj)
+    g = module.globals.get(name)
+    if g is None:
+        g = ir.GlobalVariable(module, I8, name)
+        g.linkage = "external"
+    return g
+
+
 def _builtin(module: ir.Module, name: str) -> ir.Function:
     return ir.Function(module, ir.FunctionType(PTR, [PTR, PTR, I64]), name)
 
@@ -71,7 +89,15 @@ def _code_of(module: ir.Module) -> ir.Function:
     for name in ("PyFloat_Type", "PyLong_Type", "PyBool_Type"):
         types[name] = ir.GlobalVariable(module, I8, name)
         types[name].linkage = "external"
-    array_type = b.inttoptr(_c(id(np.ndarray)), PTR)
+    array_type = _ndarray_type(module)
+    # A Python float, int or bool, or a numpy scalar that converts like one
+    # without running Python code (runtime.NUMPY_SCALARS), has the code of
+    # its kind: the compiled entry converts it the same way.
+    scalar_types = {
+        "float": [types["PyFloat_Type"], *(_python_object(module, c) for c in NUMPY_SCALARS["float"])],
+        "int": [types["PyLong_Type"], *(_python_object(module, c) for c in NUMPY_SCALARS["int"])],
+        "bool": [types["PyBool_Type"], *(_python_object(module, c) for c in NUMPY_SCALARS["bool"])],
+    }
     args, nargs = fn.args
     slow = fn.append_basic_block("slow")
     body = fn.append_basic_block("body")
@@ -89,9 +115,10 @@ def _code_of(module: ir.Module) -> ir.Function:
         b.position_at_end(compute)
         obj = b.load(b.gep(args, [_c(k)], inbounds=True, source_etype=PTR), typ=PTR)
         otype = _field(b, obj, OB_TYPE, PTR)
-        scalar = b.select(b.icmp_unsigned("==", otype, types["PyFloat_Type"]), _c(1),
-                          b.select(b.icmp_unsigned("==", otype, types["PyLong_Type"]), _c(2),
-                                   b.select(b.icmp_unsigned("==", otype, types["PyBool_Type"]), _c(3), _c(0))))
+        scalar: ir.Value = _c(0)
+        for code_, classes in ((3, scalar_types["bool"]), (2, scalar_types["int"]), (1, scalar_types["float"])):
+            for cls in classes:
+                scalar = b.select(b.icmp_unsigned("==", otype, cls), _c(code_), scalar)
         array_bb = fn.append_basic_block(f"arg{k}.array")
         merge = fn.append_basic_block(f"arg{k}.merge")
         scalar_end = b.block
@@ -187,7 +214,7 @@ def overlap_function(module: ir.Module) -> None:
     fn = _builtin(module, "adpasses_arrays_overlap")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     bool_from_long = ir.Function(module, ir.FunctionType(PTR, [I64]), "PyBool_FromLong")
-    array_type = b.inttoptr(_c(id(np.ndarray)), PTR)
+    array_type = _ndarray_type(module)
     args, nargs = fn.args[1], fn.args[2]
     # Two i64 per argument: on the stack for up to STACK_ARGS arguments, on
     # the heap beyond (a call with a million arguments must not move the

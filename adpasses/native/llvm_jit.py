@@ -8,6 +8,11 @@ keyed by its contents, an xDSL module by the text of its LLVM IR (printing
 LLVM IR costs a few ms; LLVM's optimisation and code generation cost tens).
 The in-process path never prints and re-parses MLIR and never runs xDSL's
 verifier (tests do; `ad-opt --debug` does).
+
+A compiled module keeps its object code and a plain-data description of
+its entries (`CompiledModule.object_code`, `.description`);
+`load_compiled(object_code, description)` rebuilds the callables in any
+process without xDSL (the disk cache: adpasses.native.object_cache).
 """
 
 from __future__ import annotations
@@ -22,15 +27,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-import llvmlite.binding as llvm
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from typing import TYPE_CHECKING
 
-from adpasses.native import runtime
+import llvmlite.binding as llvm
+
 from adpasses.core.compile_locks import LLVM_LOCK, load_compiler, locked, once
 from adpasses.core.compile_thread import compile_entry, current_stack_bytes, run_with_stack
 from adpasses.core.options import check_flag, check_module_input, check_opt_level
-from adpasses.core.context import parse_module
+from adpasses.native import runtime
+
+if TYPE_CHECKING:  # xDSL is imported when something is compiled, not to load machine code
+    from xdsl.dialects.builtin import ModuleOp
 
 
 T = TypeVar("T")
@@ -127,16 +134,32 @@ def _optimized_module(ir_text: str, opt_level: int, context: object = None) -> l
         return mod
 
 
-def _machine_code(ir_text: str, opt_level: int) -> tuple[MachineCode, float]:
+def _machine_code(ir_text: str, opt_level: int) -> tuple[MachineCode, float, bytes]:
     """The machine code of optimised IR (in an LLVM context of its own),
-    and when optimisation ended."""
+    when optimisation ended, and the object code MCJIT generated (which
+    `machine_code_of_object` loads again, here or in another process)."""
     with LLVM_LOCK:
         context = llvm.create_context()
         mod = _optimized_module(ir_text, opt_level, context)
         optimized = time.perf_counter()
         engine = llvm.create_mcjit_compiler(mod, _target_machine(opt_level))
+        objects: list[bytes] = []
+        engine.set_object_cache(notify_func=lambda _module, data: objects.append(data))
         engine.finalize_object()
-        return MachineCode(engine, context), optimized
+        return MachineCode(engine, context), optimized, b"".join(objects)
+
+
+def machine_code_of_object(object_code: bytes) -> MachineCode:
+    """Load object code that `_machine_code` generated (in this process or
+    another one on the same CPU) and link it: the runtime's symbols and
+    the C library's resolve by name."""
+    with LLVM_LOCK:
+        context = llvm.create_context()
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", context), _target_machine())
+        # MCJIT takes the object's buffer over (llvmlite's takeBinary).
+        engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+        engine.finalize_object()
+        return MachineCode(engine, context)
 
 
 @dataclass
@@ -192,12 +215,21 @@ class MachineCode:
 @dataclass
 class CompiledModule:
     """Python callables for the public functions of a compiled module. Its
-    machine code lives as long as this object or any of the callables."""
+    machine code lives as long as this object or any of the callables.
+
+    `object_code` (the object MCJIT linked) and `description` (plain data:
+    per public function its name, entry and function symbols, parameter
+    names and type texts; the check sites; whether the code calls the
+    half-precision conversions) are what `load_compiled` needs to rebuild it;
+    `description` is None for the ctypes binding, which is not cached.
+    `llvm_ir` is "" for a module loaded that way."""
 
     functions: dict[str, Callable]
     code: MachineCode
     llvm_ir: str
     times: CompileTimes = field(default_factory=CompileTimes)
+    object_code: bytes = b""
+    description: dict | None = None
 
     def __getitem__(self, name: str) -> Callable:
         try:
@@ -302,7 +334,7 @@ def _cached(cache: weakref.WeakValueDictionary, key: object,
 
 
 def compile_module(
-    module_or_text: ModuleOp | str,
+    module_or_text: "ModuleOp | str",
     *,
     boundscheck: bool = True,
     fastmath: bool = False,
@@ -332,13 +364,14 @@ def compile_module(
 
 
 @compile_entry
-def _compile(module_or_text: ModuleOp | str, *, boundscheck: bool, fastmath: bool, opt_level: int,
+def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: bool, opt_level: int,
              workspace: bool, binding: str) -> CompiledModule:
     if isinstance(module_or_text, str):
         text = module_or_text
         key = (text, boundscheck, fastmath, opt_level, workspace, binding)
 
         def from_text() -> CompiledModule:
+            from adpasses.core.context import parse_module
             from adpasses.core.verify import verify_module
 
             module = parse_module(text, "<compile_module>")
@@ -350,10 +383,13 @@ def _compile(module_or_text: ModuleOp | str, *, boundscheck: bool, fastmath: boo
         _keep_recent(key, compiled)
         return compiled
 
+    from xdsl.dialects import func
+
     from adpasses.lowering.core import ModuleTranslator, define_oob_handler
+    from adpasses.lowering.half import SYMBOLS as HALF_SYMBOLS
     from adpasses.lowering.names import user_symbol
     from adpasses.native.ctypes_entry import add_c_entry, make_ctypes_caller
-    from adpasses.native.pyentry import add_entry_shim, make_caller
+    from adpasses.native.pyentry import add_entry_shim, parameters
     from adpasses.transforms.lower_affine import without_affine
 
     start = time.perf_counter()
@@ -381,19 +417,63 @@ def _compile(module_or_text: ModuleOp | str, *, boundscheck: bool, fastmath: boo
         runtime.register_symbols()
         _check_external_symbols(translator.llvm)
         optimizing = time.perf_counter()
-        code, optimized = on_llvm_stack(_machine_code, ir_text, opt_level)
+        code, optimized, object_code = on_llvm_stack(_machine_code, ir_text, opt_level)
         generated = time.perf_counter()
-        with LLVM_LOCK:
-            addresses = {name: (code.engine.get_function_address(shims[name]),  # type: ignore[attr-defined]
-                                code.engine.get_function_address(user_symbol(name)))  # type: ignore[attr-defined]
-                         for f in public for name in (f.sym_name.data,)}
         sites = list(translator.check_sites)
-        make = make_caller if binding == "shim" else make_ctypes_caller
-        functions = {name: make(name, f, *addresses[name], sites, code)
-                     for f in public for name in (f.sym_name.data,)}
+        times = CompileTimes(lowered - start, 0.0, optimized - optimizing, generated - optimized)
+        if binding == "shim":
+            description = {
+                "functions": [{"name": f.sym_name.data, "entry": shims[f.sym_name.data],
+                               "symbol": user_symbol(f.sym_name.data),
+                               "parameters": [(p.name, p.text) for p in parameters(f)]}
+                              for f in public],
+                "check_sites": sites,
+                "half": any(fn.name in HALF_SYMBOLS for fn in translator.llvm.functions),
+            }
+            compiled = _callers(code, description, ir_text, times, object_code,
+                                {f.sym_name.data: parameters(f) for f in public})
+        else:
+            with LLVM_LOCK:
+                addresses = {name: (code.engine.get_function_address(shims[name]),  # type: ignore[attr-defined]
+                                    code.engine.get_function_address(user_symbol(name)))  # type: ignore[attr-defined]
+                             for f in public for name in (f.sym_name.data,)}
+            functions = {name: make_ctypes_caller(name, f, *addresses[name], sites, code)
+                         for f in public for name in (f.sym_name.data,)}
+            compiled = CompiledModule(functions, code, ir_text, times, object_code)
+        times.llvm_s = time.perf_counter() - lowered
         stats["compiled"] += 1
-        return CompiledModule(functions, code, ir_text,
-                              CompileTimes(lowered - start, time.perf_counter() - lowered,
-                                           optimized - optimizing, generated - optimized))
+        return compiled
 
     return _cached(_CACHE, key, generate)
+
+
+def _callers(code: MachineCode, description: dict, llvm_ir: str, times: CompileTimes,
+             object_code: bytes, known: dict | None = None) -> CompiledModule:
+    """The CompiledModule of machine code with entry shims, from its
+    description (no xDSL); `known`: the parameters with their xDSL types,
+    when they are at hand."""
+    from adpasses.native.callers import Parameter, make_caller
+
+    sites = list(description["check_sites"])
+    functions = {}
+    for entry in description["functions"]:
+        params = (known or {}).get(entry["name"]) or \
+            [Parameter(name, text=text) for name, text in entry["parameters"]]
+        functions[entry["name"]] = make_caller(entry["name"], params, code.address(entry["entry"]),
+                                               code.address(entry["symbol"]), sites, code)
+    return CompiledModule(functions, code, llvm_ir, times, object_code, description)
+
+
+def load_compiled(object_code: bytes, description: dict) -> CompiledModule:
+    """A CompiledModule from the object code and description of one
+    compiled (in this process or another on the same CPU, with the same
+    versions: the disk cache's key says so). Imports no xDSL."""
+    if description.get("half"):
+        runtime.register_symbols()  # compiles the half-precision conversions the code calls
+    else:
+        runtime.register_python_objects()
+    start = time.perf_counter()
+    code = machine_code_of_object(object_code)
+    times = CompileTimes(codegen_s=time.perf_counter() - start)
+    times.llvm_s = times.codegen_s
+    return _callers(code, description, "", times, object_code)

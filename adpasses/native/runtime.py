@@ -22,11 +22,51 @@ from __future__ import annotations
 
 import ctypes
 
+import numpy as np
+
 from adpasses.core.compile_locks import LLVM_LOCK
+from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 
 _STATS = (ctypes.c_int64 * 2)()
 ERROR_SLOT = (ctypes.c_int64 * 5)()
 _registered = False
+_objects_registered = False
+
+# Python type objects generated code compares with, by symbol name: code
+# refers to them by name (never by address), so that its object code can be
+# loaded by another process (adpasses.native.object_cache).
+# numpy scalars whose conversion (PyFloat_AsDouble, PyLong_AsLongLong,
+# truth) is numpy's C code, never a Python method: calls passing exactly
+# these types may take the fast paths, like float, int and bool.
+NUMPY_SCALARS = {"float": (np.float64, np.float32), "int": (np.int64, np.int32), "bool": (np.bool_,)}
+PYTHON_OBJECTS = {
+    "adpasses_py_bool": bool,
+    **{f"adpasses_py_numpy_{np.dtype(cls).name}": cls for kind in NUMPY_SCALARS.values() for cls in kind},
+    **{f"adpasses_py_numpy_{cls.__name__}": cls for cls in HONOURED_ARRAY_TYPES},
+}
+_SYMBOL_OF = {id(obj): name for name, obj in PYTHON_OBJECTS.items()}
+
+
+def python_object_symbol(obj: object) -> str:
+    """The symbol generated code uses for the address of `obj`."""
+    return _SYMBOL_OF[id(obj)]
+
+
+def register_python_objects() -> None:
+    """Make the buffers and the Python objects visible to the JIT linker
+    (cheap; once per process). Enough for object code that needs no
+    half-precision conversions."""
+    global _objects_registered
+    if _objects_registered:
+        return
+    import llvmlite.binding as llvm
+
+    with LLVM_LOCK:
+        llvm.add_symbol("adpasses_alloc_stats", ctypes.addressof(_STATS))
+        llvm.add_symbol("adpasses_error_slot", ctypes.addressof(ERROR_SLOT))
+        for name, obj in PYTHON_OBJECTS.items():
+            llvm.add_symbol(name, id(obj))
+        _objects_registered = True
 
 
 _half_engine: object = None  # keeps the compiled half conversions alive
@@ -48,8 +88,7 @@ def _register_symbols() -> None:
 
     from adpasses.lowering.half import SYMBOLS, half_runtime_module
 
-    llvm.add_symbol("adpasses_alloc_stats", ctypes.addressof(_STATS))
-    llvm.add_symbol("adpasses_error_slot", ctypes.addressof(ERROR_SLOT))
+    register_python_objects()
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_triple(llvm.get_process_triple())

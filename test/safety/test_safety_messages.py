@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import traceback
+import types
 
 import numpy as np
 import pytest
@@ -325,8 +326,13 @@ def test_internal_errors_keep_their_cause(monkeypatch):
         raise AttributeError("simulated")
 
     monkeypatch.setattr(FunctionCompiler, "returned_value", broken)
-    for call in (lambda: adpasses.jit(mk.sumsq.py_func)(np.ones(2)),
-                 lambda: adpasses.grad(mk.sumsq.py_func)(np.ones(2))):
+
+    def fresh():  # jit(f) of one function is one JitFunction (compiled once): a new function each time
+        f = mk.sumsq.py_func
+        return types.FunctionType(f.__code__, f.__globals__, f.__name__)
+
+    for call in (lambda: adpasses.jit(fresh())(np.ones(2)),
+                 lambda: adpasses.grad(fresh())(np.ones(2))):
         with pytest.raises(adpasses.CompileError, match="internal error while compiling this") as info:
             call()
         assert isinstance(info.value.__cause__, AttributeError)

@@ -1,0 +1,148 @@
+"""The disk cache of one `jit(cache=True)` function (docs/deployment.md).
+
+Three kinds of entries, each keyed by the function's source fingerprint,
+its argument signature and its options (and, through
+`object_cache.entry_name`, the versions and the CPU):
+
+- "facts": what the API asks before compiling (which arrays the function
+  writes, which results are floats), so that a process with a warm cache
+  never builds IR;
+- "primal": the compiled function (object code and entry description);
+- "gradient": a compiled gradient, per activity, primal flag, aliasing
+  case and return activity.
+
+`source_fingerprint(fn)` covers what compiling `fn` reads: its source text
+and place (file, first line: error messages name them), and for every name
+its code reads from globals or its closure, what the frontend would take:
+the value of a number (frozen at compile time), a module's name, and for a
+function (plain or jitted) its own fingerprint, recursively. Changing a
+callee's source, or a global constant, therefore changes the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import types
+from pathlib import Path
+
+import numpy as np
+
+from adpasses.native import object_cache
+
+_MISSING = object()
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """Global names a code object (and the code nested in it) reads."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _python_function(value: object) -> types.FunctionType | None:
+    inner = getattr(value, "__adpasses_function__", None)
+    if isinstance(inner, types.FunctionType):
+        return inner
+    return value if isinstance(value, types.FunctionType) else None
+
+
+def _source(fn: types.FunctionType) -> str:
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        # No source file (an exec'd function): its bytecode and constants.
+        code = fn.__code__
+        return f"{code.co_code.hex()} {code.co_consts!r} {code.co_names!r}"
+
+
+def source_fingerprint(fn: types.FunctionType) -> str:
+    h = hashlib.sha256()
+    seen: set[int] = set()
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        code = f.__code__
+        h.update(f"\0def {f.__module__}.{f.__qualname__} {code.co_filename}:{code.co_firstlineno}\n"
+                 f"{_source(f)}".encode())
+        closure = dict(zip(code.co_freevars, (c.cell_contents for c in (f.__closure__ or ()))))
+        for name in sorted(_names(code) | set(code.co_freevars)):
+            value = closure.get(name, f.__globals__.get(name, _MISSING))
+            if value is _MISSING:
+                continue  # a builtin, or an attribute name
+            inner = _python_function(value)
+            if inner is not None:
+                todo.append(inner)
+                h.update(f"\0{name}=function {inner.__module__}.{inner.__qualname__}".encode())
+            elif isinstance(value, (bool, int, float, np.number)):
+                h.update(f"\0{name}={type(value).__name__} {value!r}".encode())
+            elif isinstance(value, types.ModuleType):
+                h.update(f"\0{name}=module {value.__name__}".encode())
+            else:
+                h.update(f"\0{name}={type(value).__module__}.{type(value).__qualname__}".encode())
+    return h.hexdigest()
+
+
+class DiskCache:
+    """The entries of one jitted function (a JitFunction's `_disk`)."""
+
+    def __init__(self, fn: types.FunctionType, options: tuple):
+        self.fn = fn
+        self.options = options
+        self.folder: Path | None = object_cache.folder_for(fn.__code__.co_filename)
+        self._fingerprint: str | None = None
+        object_cache.enable_runtime_cache()
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = source_fingerprint(self.fn)
+        return self._fingerprint
+
+    def _path(self, kind: str, parts: tuple) -> Path | None:
+        if self.folder is None:
+            return None
+        name = object_cache.entry_name(kind, self.fingerprint, self.options, *parts)
+        return self.folder / name
+
+    def read(self, kind: str, parts: tuple) -> dict | None:
+        path = self._path(kind, parts)
+        entry = object_cache.read(path) if path is not None else None
+        if entry is None or entry.get("kind") != kind:
+            object_cache.stats["misses"] += path is not None
+            return None
+        object_cache.stats["hits"] += 1
+        return entry
+
+    def write(self, kind: str, parts: tuple, entry: dict) -> None:
+        path = self._path(kind, parts)
+        if path is not None:
+            object_cache.write(path, {"kind": kind, **entry})
+
+    def load(self, kind: str, parts: tuple):  # type: ignore[no-untyped-def]
+        """(CompiledModule, entry) from the cache, or None. An entry whose
+        object code cannot be loaded counts as missing."""
+        entry = self.read(kind, parts)
+        if entry is None:
+            return None
+        from adpasses.native.llvm_jit import load_compiled
+
+        try:
+            return load_compiled(entry["object"], entry["description"]), entry
+        except Exception as err:  # a damaged entry is recompiled, never fatal
+            object_cache.stats["rejected"] += 1
+            from adpasses.core import log
+
+            log.warning("cache entry of %s unusable (%s): recompiling", self.fn.__qualname__, err)
+            return None
+
+    def store(self, kind: str, parts: tuple, compiled, **extra: object) -> None:  # type: ignore[no-untyped-def]
+        if compiled.description is None or not compiled.object_code:
+            return  # the ctypes binding: nothing to load elsewhere
+        self.write(kind, parts, {"object": compiled.object_code, "description": compiled.description,
+                                 **extra})
