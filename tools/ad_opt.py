@@ -146,11 +146,15 @@ class ADOptMain(xDSLOptMain):
             print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)
         a.passes = ",".join(passes)
         super().setup_pipeline()
-        steps = _expand_reverse(self.pipeline.passes)
+        steps, inner = _expand_reverse(self.pipeline.passes)
         if a.emit_after is not None:
             steps = _until(steps, a.emit_after)
         # Verify between passes with our one-line diagnostics (xDSL's own
-        # verifier dumps the whole module), then run xDSL's callback.
+        # verifier dumps the whole module), then run xDSL's callback. Inside
+        # an expanded ad-reverse, only after its last step (or where the
+        # pipeline stops): each verification walks the whole module, and
+        # ten of them doubled the time of deep nests. Steps named one by one
+        # with -p are verified after each.
         callback = self.pipeline.callback
         verify = not a.disable_verify
         dominance = a.verify_dominance
@@ -158,12 +162,16 @@ class ADOptMain(xDSLOptMain):
         def checking_callback(prev, module, nxt):  # type: ignore[no-untyped-def]
             from adpasses.core.verify import check_dominance, verify_module
 
-            if verify:
+            within = prev is not None and nxt is not None and id(prev) in inner
+            if verify and not within:
                 verify_module(module)
             if dominance:
                 check_dominance(module)
             if callback is not None:
+                # xDSL's callback verifies too, unless told not to.
+                a.disable_verify = not verify or within
                 callback(prev, module, nxt)
+                a.disable_verify = not verify
 
         self.pipeline = type(self.pipeline)(steps, checking_callback)
 
@@ -193,14 +201,21 @@ class ADOptMain(xDSLOptMain):
         return super().output_resulting_program(prog)
 
 
-def _expand_reverse(passes: Sequence[ModulePass]) -> tuple[ModulePass, ...]:
+def _expand_reverse(passes: Sequence[ModulePass]) -> tuple[tuple[ModulePass, ...], set[int]]:
     """`ad-reverse` as the steps of the reverse pipeline it runs
-    (adpasses/transforms/reverse_pipeline.py), so that the driver verifies
-    between them and can stop after any."""
+    (adpasses/transforms/reverse_pipeline.py), so that the driver can stop
+    after any; and the ids of the steps that are not the last of their
+    ad-reverse."""
     out: list[ModulePass] = []
+    inner: set[int] = set()
     for p in passes:
-        out.extend(p.steps() if p.name == "ad-reverse" else [p])  # type: ignore[attr-defined]
-    return tuple(out)
+        if p.name == "ad-reverse":
+            steps = p.steps()  # type: ignore[attr-defined]
+            inner.update(id(s) for s in steps[:-1])
+            out.extend(steps)
+        else:
+            out.append(p)
+    return tuple(out), inner
 
 
 def _until(passes: Sequence[ModulePass], step: str) -> tuple[ModulePass, ...]:

@@ -83,6 +83,14 @@ class JitFunction:
     def __repr__(self) -> str:
         return f"<adpasses.jit {self.py_func.__module__}.{self.py_func.__qualname__}>"
 
+    def __reduce__(self) -> tuple:
+        """Pickled by reference: module, qualified name and options (the
+        compiled code is not sent; the other side finds the function by
+        importing its module, and compiles or loads it from the disk cache;
+        docs/deployment.md)."""
+        return (rebuild_jit, (*pickle_reference(self.py_func, "adpasses.jit function"),
+                              self.boundscheck, self.fastmath, self.cache))
+
     def __call__(self, *args: object, **kwargs: object) -> object:
         # Replaced, once something is compiled, by a dispatch builtin that
         # calls the compiled function of the arguments' signature directly
@@ -341,6 +349,43 @@ def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
 
 
 _JITS = "__adpasses_jits__"  # attribute of a Python function: its JitFunction per options
+
+
+def pickle_reference(fn: types.FunctionType, what: str) -> tuple[str, str]:
+    """(module, qualified name) of a function that another process can
+    import; a PicklingError saying what to do for one it cannot."""
+    import pickle
+
+    module, qualname = fn.__module__, fn.__qualname__
+    if "<locals>" in qualname or "<lambda>" in qualname:
+        raise pickle.PicklingError(
+            f"cannot pickle the {what} {qualname}: it is pickled by reference (module and name), and a "
+            "function defined inside another function or a lambda has no name another process can "
+            "import; define it at the top level of a module")
+    return module, qualname
+
+
+def _find(module: str, qualname: str) -> object:
+    import importlib
+
+    obj: object = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, cache: bool) -> JitFunction:
+    """The JitFunction a pickle refers to: the function found by name in
+    its module, jitted with the pickled options (the very object when the
+    name is bound to it)."""
+    obj = _find(module, qualname)
+    fn = getattr(obj, "__adpasses_function__", obj)
+    if not isinstance(fn, types.FunctionType):
+        import pickle
+
+        raise pickle.UnpicklingError(f"{module}.{qualname} is a {type(obj).__name__} here, not the "
+                                     "function that was pickled")
+    return _jit_of(fn, boundscheck, fastmath, cache)
 
 
 def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool) -> JitFunction:

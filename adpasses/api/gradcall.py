@@ -107,6 +107,11 @@ class GradCallable:
     def __repr__(self) -> str:
         return f"<adpasses.{self.__name__}>"
 
+    def __reduce__(self) -> tuple:
+        """Pickled by reference: the function's reference (see
+        JitFunction.__reduce__), argnums and whether the value is returned."""
+        return (rebuild_grad, (self.jf, self.argnums, self.with_value))
+
     def __call__(self, *args: object, **kwargs: object) -> object:
         # Replaced by a dispatch builtin once a fast path exists (see
         # install_dispatch); this method is its fallback, and the path of
@@ -230,3 +235,9 @@ def install_dispatch(obj, fallback: Callable):  # type: ignore[no-untyped-def]
                                                             "__qualname__": cls.__qualname__})
                 obj._dispatch = table
     return obj._dispatch
+
+
+def rebuild_grad(jf, argnums, with_value: bool) -> GradCallable:  # type: ignore[no-untyped-def]
+    """The grad/value_and_grad callable a pickle refers to: the one `grad`
+    gives for this function, argnums (already checked) and flavour."""
+    return jf._grad_functions.setdefault((argnums, with_value), GradCallable(jf, argnums, with_value))
