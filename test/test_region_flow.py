@@ -371,3 +371,17 @@ func.func @f(%x: f64, %c: i1) -> f64 {
     assert region_flow(op) is None and runs_at_most_once(op)
     analysis = ActivityAnalysis(function, ["active", "const"], ["active"])
     assert op in analysis.unknown and analysis.is_active(op.results[0])
+
+
+def test_ops_of_the_once_region_rule_take_only_control_operands() -> None:
+    """`OnceRegionRule` rebuilds the op from its control values alone: an
+    op given that rule must have no operand that flows into a region."""
+    from adpasses.reverse.rules.scf import OnceRegionRule
+
+    once = [cls for cls, rule in rule_table().items() if isinstance(rule, OnceRegionRule)]
+    assert {scf.IndexSwitchOp, scf.ExecuteRegionOp, memref.AllocaScopeOp} <= set(once)
+    for cls in once:
+        _, op = _sample(cls)
+        flow = REGION_FLOWS[cls]
+        assert flow.runs is not Runs.REPEATEDLY, cls.name
+        assert list(op.operands) == flow.control_values(op), cls.name

@@ -7,11 +7,16 @@
 - scf.if: an scf.if on the same condition; each branch reverses its own
   block and yields the updated adjoints of outer values.
 - scf.index_switch, scf.execute_region, memref.alloca_scope: like scf.if,
-  the same op in reverse, each region undoing its own block.
+  the same op in reverse, each region undoing its own block
+  (`OnceRegionRule`, built from the region-flow entry alone).
 - scf.while: the forward loop counts its iterations (`ad.counted`, added by
   `ad-count-while`, transforms/count_while.py, before analysis); the reverse first undoes the
   last `before` region (the one whose condition was false), then runs an
   scf.for over the count, each iteration undoing `after` then `before`.
+
+Values are named by the region-flow table (`adpasses/core/region_flow.py`):
+adjoints flow back along its edges, and its control values are what the
+rules read again (`needs`).
 """
 
 from __future__ import annotations
@@ -155,10 +160,14 @@ class IfRule:
 
 class OnceRegionRule:
     """scf.index_switch, scf.execute_region, memref.alloca_scope: ops that
-    run one of their regions once (like scf.if). The reverse is the same op
-    (on the same switch value): each region reverses its own block and
-    yields the updated adjoints of the outer values it changed. A reverse
-    alloca_scope frees the shadows of the allocas its forward scope frees."""
+    run one of their regions once (like scf.if), each region with one block
+    and whose operands are all control (no entry edges). The reverse is the
+    same op on the same control values, with the same properties: each
+    region reverses its own block and ends with the forward region's kind of
+    terminator, yielding the updated adjoints of the outer values it
+    changed. A reverse alloca_scope frees the shadows of the allocas its
+    forward scope frees. Any op of that shape needs only its table entry and
+    this rule."""
 
     def needs(self, op: Operation, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
         return REGION_FLOWS[type(op)].control_values(op)
@@ -176,19 +185,18 @@ class OnceRegionRule:
             branches.append((block, child))
         changed = [v for v in outer if any(v in child.adjoints for _, child in branches)]
         types = [v.type for v in changed]
-        for block, child in branches:
+        for region, (block, child) in zip(op.regions, branches):
             values = [child.adjoint_or_zero(v) for v in changed]
-            if isinstance(op, memref.AllocaScopeOp):
-                child.builder.insert(memref.AllocaScopeReturnOp.create(operands=values))
-            else:
-                child.builder.insert(scf.YieldOp(*values))
-        regions = [Region(block) for block, _ in branches]
-        if isinstance(op, scf.IndexSwitchOp):
-            new: Operation = scf.IndexSwitchOp(rc.primal(op.arg), op.cases, regions[0], regions[1:], types)
-        elif isinstance(op, scf.ExecuteRegionOp):
-            new = scf.ExecuteRegionOp(types, regions[0])
-        else:
-            new = memref.AllocaScopeOp.create(result_types=types, regions=regions)
+            terminator = type(region.block.last_op)
+            child.builder.insert(terminator.create(operands=values))
+        control = flow.control_values(op)
+        assert list(op.operands) == control, f"{op.name}: operands that are not control"
+        new = type(op).create(
+            operands=[rc.primal(v) for v in control],
+            result_types=types,
+            properties=dict(op.properties),
+            regions=[Region(block) for block, _ in branches],
+        )
         rc.insert(new)
         for v, r in zip(changed, new.results):
             rc.set_adjoint(v, r)
