@@ -19,7 +19,6 @@ from adpasses.cache.cost_model import OTHER_COSTS, RECOMPUTE_COST
 from adpasses.frontend import arithmetic as frontend_arithmetic
 from adpasses.frontend import expressions as frontend_expressions
 from adpasses.tools.fuzz.ops import OPS
-from adpasses.lowering import math as lowering_math
 from adpasses.lowering import scalar_ops
 from adpasses.lowering.core import op_table as lowering_table
 from adpasses.ops import OP_TABLE, ScalarOp
@@ -67,11 +66,11 @@ def test_no_view_names_an_op_outside_the_table() -> None:
     assert scalar_rules == table
     assert not (table & set(OTHER_COSTS)), "an entry's cost is its entry's, not a second list's"
     assert set(RECOMPUTE_COST) == table | set(OTHER_COSTS)
-    # Float ops the lowering handles: from the table, except the few math
-    # ops MLIR input may use without derivatives (LIBM_ONLY).
+    # Float ops the lowering handles: all from the table (none lowered
+    # without a derivative).
     lowered = set(lowering_table())
     math_ops = {c for c in lowered if c.name.startswith("math.")}
-    assert math_ops <= table | set(lowering_math.LIBM_ONLY)
+    assert math_ops <= table
     float_arith = {c for c in lowered if c.name.startswith("arith.") and c.name.endswith("f")
                    and c is not arith.CmpfOp}
     assert float_arith <= table

@@ -114,6 +114,15 @@ ENTRIES = [
     ScalarOp(math.AcosOp, python=(pymath.acos, np.arccos),
              partials=lambda x, r: [-(1 / _one_minus_x2_sqrt(x))],
              llvm=Libm("acos"), cost=TRANSCENDENTAL, domains=("unit",), oracle="_m.acos({0})"),
+    ScalarOp(math.AsinhOp, python=(pymath.asinh, np.arcsinh),
+             partials=lambda x, r: [1 / call(math.SqrtOp, x * x + 1)],  # d asinh(x) = 1/sqrt(x^2 + 1)
+             llvm=Libm("asinh"), cost=TRANSCENDENTAL, domains=("any",), oracle="_m.asinh({0})"),
+    ScalarOp(math.AcoshOp, python=(pymath.acosh, np.arccosh),
+             partials=lambda x, r: [1 / call(math.SqrtOp, x * x - 1)],  # d acosh(x) = 1/sqrt(x^2 - 1)
+             llvm=Libm("acosh"), cost=TRANSCENDENTAL, domains=("above1",), oracle="_m.acosh({0})"),
+    ScalarOp(math.AtanhOp, python=(pymath.atanh, np.arctanh),
+             partials=lambda x, r: [1 / (c(1.0) - x * x)],  # d atanh(x) = 1/(1 - x^2)
+             llvm=Libm("atanh"), cost=TRANSCENDENTAL, domains=("unit",), oracle="_m.atanh({0})"),
     ScalarOp(math.AtanOp, python=(pymath.atan, np.arctan), partials=lambda x, r: [1 / (c(1.0) + x * x)],
              llvm=Libm("atan"), cost=TRANSCENDENTAL, domains=("any",), oracle="_m.atan({0})"),
     ScalarOp(math.Atan2Op, python=(pymath.atan2, np.arctan2), partials=_atan2,
