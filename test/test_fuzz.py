@@ -4,6 +4,7 @@ seeds, and tests of the generator, the oracle, the runner and the shrinker.
 
 from __future__ import annotations
 
+import math as pymath
 import os
 import signal
 import time
@@ -13,10 +14,12 @@ from xdsl.dialects import math
 
 import adpasses.reverse.rules
 from adpasses.tools.fuzz.check import KINDS, Outcome, check_program
-from adpasses.tools.fuzz.generate import generate
+from adpasses.ops import DOMAINS
+from adpasses.tools.fuzz.generate import _Generator, generate
 from adpasses.tools.fuzz.ops import OPS
 from adpasses.tools.fuzz.program import (
     Alloc,
+    Const,
     Dim,
     For,
     If,
@@ -159,6 +162,37 @@ def test_generator_covers_the_plan():
     ]
     missing = [w for w in wanted if not seen[w]]
     assert not missing, missing
+
+
+# What a guarded operand of each domain must satisfy (adpasses.ops.entry.DOMAINS;
+# "int" and "cond" operands are built by their own nodes, never guarded).
+GUARDED = {
+    "any": lambda v: pymath.isfinite(v),
+    "pos": lambda v: v > 0,
+    "nonzero": lambda v: v != 0,
+    "unit": lambda v: abs(v) < 0.9 + 1e-12,
+    "small": lambda v: abs(v) <= 2.5,
+    "above1": lambda v: v > 1,
+}
+
+
+def _value(e) -> float:  # type: ignore[no-untyped-def]
+    if isinstance(e, Const):
+        return e.value
+    args = [repr(_value(a)) for a in e.args]
+    return eval(OPS[e.op].python.format(*args), {"_m": pymath, "_abs": abs})
+
+
+def test_every_domain_has_a_fuzz_guard_into_it():
+    """A domain added to the op table without a generator guard (or with one
+    that leaves it) fails here, not in the middle of a fuzz run."""
+    assert set(DOMAINS) - {"int", "cond"} == set(GUARDED), "a domain without a guard (or a stale one)"
+    gen = _Generator(0)
+    for domain, inside in GUARDED.items():
+        for x in (-40.0, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 40.0):
+            for _ in range(20):
+                v = _value(gen.guard(Const(x), domain))
+                assert inside(v), f"guard({x}, {domain!r}) = {v}"
 
 
 # -- the oracle and the checker ------------------------------------------------------------

@@ -11,7 +11,8 @@ guards it into (`adpasses.ops.entry.DOMAINS`):
 - `pos`: strictly positive, away from 0 (log, sqrt, the base of powf, ...);
 - `nonzero`: away from 0 (a divisor);
 - `unit`: inside (-0.9, 0.9) (asin, acos);
-- `small`: inside about (-2.5, 2.5) (exp, sinh, tan, ...: no overflow, no pole).
+- `small`: inside about (-2.5, 2.5) (exp, sinh, tan, ...: no overflow, no pole);
+- `above1`: greater than 1, away from it (acosh).
 """
 
 from __future__ import annotations

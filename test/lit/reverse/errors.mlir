@@ -6,7 +6,7 @@
 // RUN: not ad-opt %S/Inputs/cf.mlir --reverse 2>&1 | filecheck %s --check-prefix=CF
 // RUN: not ad-opt %S/Inputs/missing_shadow.mlir 2>&1 | filecheck %s --check-prefix=SHADOW
 
-// NORULE: no_rule.mlir:4:3: error: 'math.acosh': has no reverse-mode rule, but it computes an active value
+// NORULE: no_rule.mlir:5:3: error: 'llvm.fneg': has no reverse-mode rule, but it computes an active value
 // NORULE-NOT: Traceback
 // REC: recursion.mlir:6:3: error: 'func.call': recursive call (f -> g -> f) cannot be differentiated: rewrite the recursion as a loop
 // ACT: bad_activity.mlir:6:3: error: 'ad.autodiff' op argument 0 is 'active' but has type index; only float scalars can be active
