@@ -64,9 +64,6 @@ NUMPY_SCALAR_HINTS = {
     "fmax": "use np.maximum(a, b)", "fmin": "use np.minimum(a, b)",
     "deg2rad": "write x * (math.pi / 180)", "radians": "write x * (math.pi / 180)",
     "rad2deg": "write x * (180 / math.pi)", "degrees": "write x * (180 / math.pi)",
-    "arctanh": "write 0.5 * math.log((1 + x) / (1 - x))",
-    "arcsinh": "write math.log(x + math.sqrt(x * x + 1))",
-    "arccosh": "write math.log(x + math.sqrt(x * x - 1))",
 }
 
 # numpy functions that create arrays: what compiled code can allocate.

@@ -10,14 +10,18 @@ reads against its traced needs in test_rule_tables.py.
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from xdsl.dialects import arith, math
 
 from adpasses.cache.cost_model import OTHER_COSTS, RECOMPUTE_COST
 from adpasses.frontend import arithmetic as frontend_arithmetic
 from adpasses.frontend import expressions as frontend_expressions
+from adpasses.frontend import unsupported
 from adpasses.tools.fuzz.ops import OPS
 from adpasses.lowering import scalar_ops
 from adpasses.lowering.core import op_table as lowering_table
@@ -74,6 +78,36 @@ def test_no_view_names_an_op_outside_the_table() -> None:
     float_arith = {c for c in lowered if c.name.startswith("arith.") and c.name.endswith("f")
                    and c is not arith.CmpfOp}
     assert float_arith <= table
+
+
+def _function_names() -> set[str]:
+    """The names of the table's Python function spellings (`exp`, `arcsinh`)."""
+    names = set()
+    for entry in OP_TABLE.values():
+        for spelling in entry.python:
+            fn = spelling.fn if isinstance(spelling, ToInt) else spelling
+            if not (isinstance(fn, type) and issubclass(fn, ast.AST)):
+                names.add(fn.__name__)
+    return names
+
+
+def test_the_frontend_doc_lists_every_spelling() -> None:
+    """docs/frontend.md's list of math/numpy functions is a view too."""
+    text = (ROOT / "docs/frontend.md").read_text()
+    start = text.index("- `math.*` and `np.*` functions on scalars")
+    bullet = text[start:text.index("\n- ", start + 1)]
+    missing = sorted(n for n in _function_names() if not re.search(rf"\b{n}\b", bullet))
+    assert not missing, f"docs/frontend.md does not list {missing}"
+
+
+def test_no_unsupported_hint_names_a_compiled_function() -> None:
+    """A hint 'write ... instead' for a function the frontend compiles is
+    dead text (np.arctanh had one after it became an entry)."""
+    compiled = {fn for view in (frontend_expressions.UNARY_MATH, frontend_expressions.BINARY_MATH)
+                for fn in view}
+    stale = sorted([f"np.{n}" for n in unsupported.NUMPY_SCALAR_HINTS if getattr(np, n, None) in compiled]
+                   + [n for n in unsupported.BUILTIN_HINTS if getattr(builtins, n, None) in compiled])
+    assert not stale, f"frontend/unsupported.py has hints for compiled functions: {stale}"
 
 
 def test_every_float_op_the_frontend_emits_is_in_the_table() -> None:
