@@ -181,10 +181,15 @@ class GradCallable:
 def aligned(args: tuple) -> tuple:
     """`args` with each misaligned array (its data not on a multiple of its
     element size, as arrays unpickled from a byte stream can be) replaced by
-    an aligned copy: grad reads its arguments and leaves them unchanged, so
-    a copy gives the same derivatives; compiled code needs aligned data."""
+    an aligned copy, when no two arrays share memory: grad reads its
+    arguments and leaves them unchanged, so a copy gives the same
+    derivatives; compiled code needs aligned data."""
     if any(isinstance(a, np.ndarray) and not a.flags.aligned for a in args):
-        return tuple(np.array(a) if isinstance(a, np.ndarray) and not a.flags.aligned else a for a in args)
+        # Arrays sharing memory are left as they are: how grad treats them
+        # (or which error it raises) depends on that sharing (aliasing.py).
+        if not shadows.arrays_overlap(*args):
+            return tuple(np.array(a) if isinstance(a, np.ndarray) and not a.flags.aligned else a
+                         for a in args)
     return args
 
 
