@@ -137,6 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     summary = report.summary_tables(rows)
     if summary:
         print(summary)
+    from benchmarks import cold_start
+
+    print("## Cold start (fresh process, energy kernel)\n", flush=True)
+    try:
+        cold = cold_start.measure(runs=1 if args.quick else 3,
+                                  tools=tuple(t for t in ("adpasses", "numba", "jax") if t not in args.without))
+        print(cold_start.table(cold) + "\n")
+    except Exception:
+        failures.append("cold_start")
+        traceback.print_exc()
+        cold = []
     meta = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "duration_s": time.perf_counter() - start,
@@ -151,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         "peer_import_s": peers.import_seconds,
         "kernel_seconds": {k: {"wall": w, "cpu": c} for k, (w, c) in seconds.items()},
         "cpu_s": time.process_time(),
+        "cold_start": cold,
     }
     meta["plots"] = [] if args.no_plots else report.plots(rows, outdir)
     report.write_json(os.path.join(outdir, "latest.json"), rows, meta)

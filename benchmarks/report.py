@@ -158,6 +158,16 @@ def markdown(rows: Sequence[Row], meta: dict) -> str:
     if summary:
         out.append("## Summaries\n")
         out.append(summary)
+    if meta.get("cold_start"):
+        from benchmarks.cold_start import table as cold_table
+
+        out.append("## Cold start (fresh process, energy kernel)\n")
+        out.append("Medians over fresh processes: import numpy, import the tool, first gradient; the "
+                   "tool's disk cache empty (cold) or filled by the previous process (warm). adpasses "
+                   "`jit(cache=True)`, numba `njit(cache=True)` of a hand-written gradient, JAX's "
+                   "persistent compilation cache (benchmarks/cold_start.py, docs/deployment.md).\n")
+        out.append(cold_table(meta["cold_start"]))
+        out.append("")
     if meta.get("plots"):
         out.append("## Plots\n")
         for p in meta["plots"]:

@@ -55,7 +55,7 @@ from adpasses.frontend.values import Array, PyObject, Scalar
 
 def jitted_python_function(obj: object) -> types.FunctionType | None:
     """The Python function behind a value: a plain function, or the
-    function an `adpasses.native` wrapper holds."""
+    function an `adpasses.jit` wrapper holds."""
     inner = getattr(obj, "__adpasses_function__", None)
     if isinstance(inner, types.FunctionType):
         return inner

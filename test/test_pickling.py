@@ -17,6 +17,12 @@ import pickle_kernels as pk
 from adpasses.api.functions import JitFunction
 
 
+@pytest.fixture(autouse=True)
+def cache_outside_the_repository(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pickle_kernels.loss has cache=True: its entries go to a temporary folder."""
+    monkeypatch.setenv("ADPASSES_CACHE_DIR", str(tmp_path_factory.mktemp("adpasses_cache")))
+
+
 def central_differences(f, w: np.ndarray, h: float = 1e-6) -> np.ndarray:  # type: ignore[no-untyped-def]
     out = np.empty_like(w)
     for i in range(w.size):
@@ -106,3 +112,27 @@ def test_process_pool_executor_loads_from_the_disk_cache(tmp_path, monkeypatch: 
         np.testing.assert_allclose(r, _expected(w, x, y), rtol=1e-6, atol=1e-8)
         # the worker found the facts and the gradient on disk: no compiler imported
         assert stats["hits"] >= 2 and not stats["xdsl"], stats
+
+
+def misaligned(values: np.ndarray) -> np.ndarray:
+    """A float64 array whose data is 1 byte off an 8-byte boundary, like
+    arrays unpickled out of a byte stream (Dask workers) can be."""
+    raw = np.zeros(values.nbytes + 1, np.uint8)[1:]
+    out = raw.view(np.float64)
+    out[:] = values
+    assert not out.flags.aligned
+    return out
+
+
+def test_grad_copies_misaligned_arrays_on_both_paths() -> None:
+    xs = np.linspace(0.0, 1.0, 5)
+    g = adpasses.value_and_grad(pk.scaled, argnums=(0, 1))
+    want_value, (want_da, want_dx) = g(2.0, xs)  # aligned: installs the fast path
+    for _ in range(2):  # the fast path, then again (nothing cached wrongly)
+        value, (da, dx) = g(2.0, misaligned(xs))
+        assert value == want_value and da == want_da
+        np.testing.assert_array_equal(dx, want_dx)
+    fresh = adpasses.grad(adpasses.jit(pk.plain, fastmath=True))  # a first call that is misaligned
+    np.testing.assert_allclose(fresh(misaligned(xs)), 3 * xs**2, rtol=1e-12)
+    with pytest.raises(ValueError, match="not aligned"):  # jit calls run on the caller's memory
+        pk.scaled(2.0, misaligned(xs))

@@ -146,7 +146,7 @@ class GradCallable:
         (adpasses.api.aliasing.grad_call: copies of what f writes, shadows of
         memory shared with written arrays)."""
         jf = self.jf
-        args = plain_arguments(jf.__name__, jf._params, args)
+        args = aligned(plain_arguments(jf.__name__, jf._params, args))
         plan = self.plan(args)
         call = grad_call(jf.__name__, jf._params, args, plan.activity, plan.written)
         # Compiled for the caller's layouts: copies of written arrays are
@@ -178,6 +178,21 @@ class GradCallable:
         return (value, result) if self.with_value else result
 
 
+def aligned(args: tuple) -> tuple:
+    """`args` with each misaligned array (its data not on a multiple of its
+    element size, as arrays unpickled from a byte stream can be) replaced by
+    an aligned copy, when no two arrays share memory: grad reads its
+    arguments and leaves them unchanged, so a copy gives the same
+    derivatives; compiled code needs aligned data."""
+    if any(isinstance(a, np.ndarray) and not a.flags.aligned for a in args):
+        # Arrays sharing memory are left as they are: how grad treats them
+        # (or which error it raises) depends on that sharing (aliasing.py).
+        if not shadows.arrays_overlap(*args):
+            return tuple(np.array(a) if isinstance(a, np.ndarray) and not a.flags.aligned else a
+                         for a in args)
+    return args
+
+
 def _fast_path(gf: GradCallable, plan: GradPlan, g: LoadedGradient, args: tuple) -> Callable:
     """A Python function for calls with this signature: calls with no
     overlapping arrays go straight to the compiled gradient (after copying
@@ -206,7 +221,10 @@ def _fast_path(gf: GradCallable, plan: GradPlan, g: LoadedGradient, args: tuple)
             env[f"dt{k}"] = a.dtype  # type: ignore[union-attr]
             lines.append(f"    s{k} = zeros({p}.shape, dt{k})")
             call_args.append(f"s{k}")
-    lines.append(f"    out = call({', '.join(call_args)}, 1.0)")
+    # A ValueError of the entry (a misaligned array: unpickled arrays may be,
+    # e.g. on Dask workers) goes to the slow path, which copies such arrays
+    # (grad never changes its arguments) or raises the same error.
+    lines += ["    try:", f"        out = call({', '.join(call_args)}, 1.0)", "    except ValueError:", slow]
     n_out = int(gf.with_value) + plan.activity.count("active")
     outs = iter(["out"] if n_out == 1 else [f"out[{j}]" for j in range(n_out)])
     value = next(outs) if gf.with_value else None

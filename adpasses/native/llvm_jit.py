@@ -197,15 +197,18 @@ class MachineCode:
         self.context = context._ptr  # type: ignore[attr-defined]
         context.detach()  # type: ignore[attr-defined]
 
-    def __del__(self) -> None:
+    def __del__(self, _llvm: object = llvm) -> None:
         # The engine's module lives in the context: engine first (closing
         # twice is harmless: the engine's own finaliser may have run).
+        # `_llvm`: bound when the class is made, since at interpreter exit
+        # this module's globals may already be None (a MachineCode living
+        # in a loaded disk cache entry, or a worker library, dies then).
         engine, context = self.engine, self.context
         self.engine = self.context = None
         if engine is not None:
             engine.close()  # type: ignore[attr-defined]
         if context is not None:
-            llvm.ffi.lib.LLVMPY_ContextDispose(context)
+            _llvm.ffi.lib.LLVMPY_ContextDispose(context)  # type: ignore[attr-defined]
 
     def address(self, name: str) -> int:
         with LLVM_LOCK:

@@ -46,7 +46,6 @@ ENV_DIR = "ADPASSES_CACHE_DIR"
 stats = {"hits": 0, "misses": 0, "writes": 0, "rejected": 0}
 _env_key: str | None = None
 _runtime_cache = False
-_lock = threading.Lock()
 
 
 # -- the key ---------------------------------------------------------------------------------
