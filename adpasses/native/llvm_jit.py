@@ -197,18 +197,20 @@ class MachineCode:
         self.context = context._ptr  # type: ignore[attr-defined]
         context.detach()  # type: ignore[attr-defined]
 
-    def __del__(self, _llvm: object = llvm) -> None:
+    def __del__(self) -> None:
         # The engine's module lives in the context: engine first (closing
         # twice is harmless: the engine's own finaliser may have run).
-        # `_llvm`: bound when the class is made, since at interpreter exit
-        # this module's globals may already be None (a MachineCode living
-        # in a loaded disk cache entry, or a worker library, dies then).
         engine, context = self.engine, self.context
         self.engine = self.context = None
-        if engine is not None:
-            engine.close()  # type: ignore[attr-defined]
-        if context is not None:
-            _llvm.ffi.lib.LLVMPY_ContextDispose(context)  # type: ignore[attr-defined]
+        try:
+            if engine is not None:
+                engine.close()  # type: ignore[attr-defined]
+            if context is not None:
+                llvm.ffi.lib.LLVMPY_ContextDispose(context)
+        except (AttributeError, TypeError):
+            # Interpreter exit: llvmlite's modules are already torn down
+            # (their globals are None); the process's memory goes anyway.
+            pass
 
     def address(self, name: str) -> int:
         with LLVM_LOCK:

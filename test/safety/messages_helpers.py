@@ -1,6 +1,7 @@
 """A module that messages_kernels.py imports, to check the messages about
 calls into other modules (`import messages_helpers; messages_helpers.f(x)`)."""
 
+import numpy as np  # noqa: F401  (read as `messages_helpers.np` by a kernel: a module through a module)
 
 import adpasses
 
