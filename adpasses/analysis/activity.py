@@ -60,7 +60,7 @@ from adpasses.analysis.memref_views import (
     is_view_result,
     memory_object,
 )
-from adpasses.core.types import is_float_type, is_int_like, is_memref_type
+from adpasses.core.types import is_float_aggregate, is_float_type, is_int_like, is_memref_type
 
 MEMREF_OPS_UNDERSTOOD = (
     memref.LoadOp,
@@ -261,6 +261,8 @@ class ActivityAnalysis:
             return True  # handled with its parent
         if op.regions or _memrefs(op.operands) or _memrefs(op.results):
             return False
+        if any(is_float_aggregate(v.type) for v in (*op.operands, *op.results)):
+            return False  # vectors of floats carry derivatives no rule propagates
         if cls is func.CallOp:
             return False
         return _is_pure_op(op)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (
+    ComplexType,
     DYNAMIC_INDEX,
     Float16Type,
     Float32Type,
@@ -10,6 +11,9 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     MemRefType,
+    TensorType,
+    UnrankedTensorType,
+    VectorType,
     NoneAttr,
     StridedLayoutAttr,
 )
@@ -20,6 +24,15 @@ FLOAT_TYPES = (Float16Type, Float32Type, Float64Type)
 
 def is_float_type(t: Attribute) -> bool:
     return isinstance(t, FLOAT_TYPES)
+
+
+def is_float_aggregate(t: Attribute) -> bool:
+    """A vector, tensor or complex value made of floats: it carries
+    derivatives, but no rule of ours reads or writes one, so an op that
+    takes or makes one is opaque to the activity analysis."""
+    if isinstance(t, ComplexType):
+        return True
+    return isinstance(t, (VectorType, TensorType, UnrankedTensorType)) and is_float_type(t.element_type)
 
 
 def is_memref_type(t: Attribute) -> bool:

@@ -11,9 +11,16 @@
 // RUN: not ad-opt %S/Inputs/select_const_memref.mlir --reverse 2>&1 | filecheck %s --check-prefix=SELCONST
 // RUN: not ad-opt %S/Inputs/affine_vector_load.mlir --reverse 2>&1 | filecheck %s --check-prefix=AFFINE
 // RUN: not ad-run %S/Inputs/scf_parallel.mlir --entry g 2>&1 | filecheck %s --check-prefix=PAR
+// Vectors of floats carry derivatives that no rule propagates: a vector op
+// on active data used to give a zero derivative from ad-opt --reverse.
+// RUN: not ad-opt %S/Inputs/vector_active.mlir --reverse 2>&1 | filecheck %s --check-prefix=VEC
+// RUN: ad-opt %S/Inputs/vector_const.mlir --reverse | filecheck %s --check-prefix=VECCONST
 
 // PAR: scf_parallel.mlir:5:3: error: 'scf.parallel': is not understood by reverse mode (no derivative rule, and the activity analysis cannot see through it), but it touches the memref %x, whose memory carries derivatives; rewrite it with scf.for/scf.if/scf.while, memref.load/store and arith/math ops, or mark the inputs that reach it const
 // PAR-NOT: Traceback
+// VEC: vector_active.mlir:2:3: error: 'vector.broadcast': is not understood by reverse mode {{.*}} but it touches the value %x, which carries a derivative
+// VECCONST: func.func @f_grad_ac_a(
+// VECCONST: vector.broadcast
 // RMW: atomic_rmw.mlir:3:3: error: 'memref.atomic_rmw': is not understood by reverse mode {{.*}} but it touches the value %a, which carries a derivative
 // CALL: external_call.mlir:4:3: error: 'func.call': calls '@fill', which has no body to differentiate, with the memref %x, whose memory carries derivatives; define it in the module or make its arguments const
 // XOR: bitcast_xori.mlir:5:3: error: 'arith.bitcast': turns integer bits taken from a float that carries a derivative back into a float, but not as a direct round trip

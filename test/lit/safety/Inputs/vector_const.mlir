@@ -1,0 +1,10 @@
+func.func @f(%x: f64, %c: f64) -> f64 {
+  %v = vector.broadcast %c : f64 to vector<4xf64>
+  %e = vector.extract %v[0] : f64 from vector<4xf64>
+  %y = arith.mulf %e, %x : f64
+  func.return %y : f64
+}
+func.func @g(%x: f64, %c: f64, %one: f64) -> f64 {
+  %d = ad.autodiff @f(%x, %c, %one) {activity = [active, const], ret_activity = [active]} : (f64, f64, f64) -> f64
+  func.return %d : f64
+}
