@@ -179,7 +179,8 @@ def compile_error(name: str, *args: object) -> str:
 
 
 X = np.ones(3)
-NUMPY_SUPPORTED = ("np.abs, np.absolute, np.arccos, np.arcsin, np.arctan, np.arctan2, np.cbrt, np.ceil, "
+NUMPY_SUPPORTED = ("np.abs, np.absolute, np.arccos, np.arccosh, np.arcsin, np.arcsinh, np.arctan, "
+                   "np.arctan2, np.arctanh, np.cbrt, np.ceil, "
                    "np.copysign, np.cos, np.cosh, np.exp, np.exp2, np.expm1, np.fabs, np.float32, np.float64, "
                    "np.floor, np.hypot, np.int64, np.log, np.log10, np.log1p, np.log2, np.maximum, np.minimum, "
                    "np.power, np.sin, np.sinh, np.sqrt, np.tan, np.tanh, np.trunc")
