@@ -124,13 +124,22 @@ def load_compiler() -> None:
     with LLVM_LOCK:
         if _compiler_loaded:
             return
+        # Recursively: the stage packages (core, analysis, cache, ...) hold
+        # the modules a compilation imports lazily.
         for package in _COMPILER_PACKAGES:
             path = importlib.import_module(package).__path__
-            for info in pkgutil.iter_modules(path, package + "."):
+            for info in pkgutil.walk_packages(path, package + "."):
                 if not info.name.startswith(_NOT_COMPILER):
                     importlib.import_module(info.name)
         for name in _LAZY_IMPORTS:
             importlib.import_module(name)
+        # The dialect registry imports importlib.metadata and xDSL's
+        # entry-point plugins on first use: the same hazard (seen: a child
+        # stuck in Universe.get_multiverse, which a compiling thread was
+        # running at the fork), so it is built here too.
+        from adpasses.core.context import make_context
+
+        make_context()
         _compiler_loaded = True
 
 

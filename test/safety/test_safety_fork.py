@@ -157,3 +157,29 @@ stop.set(); th.join()
 print(results)
 """, timeout=180)
     assert out.strip() == str([True] * 4)
+
+
+def test_load_compiler_imports_every_compiler_module():
+    """A fork never copies a half-done import because `load_compiler` (run
+    before the first compilation, under LLVM_LOCK, which a fork waits for)
+    has imported every module a compilation imports lazily, in every stage
+    package, and built the dialect registry (importlib.metadata, xDSL's
+    plugins). A module it misses can deadlock a forked child."""
+    out = run_isolated("""
+import sys, pathlib
+import adpasses
+from adpasses.core.compile_locks import load_compiler
+load_compiler()
+root = pathlib.Path(adpasses.__file__).parent
+expected = []
+for path in root.rglob("*.py"):
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    expected.append(".".join(["adpasses", *parts]))
+missing = sorted(m for m in expected if m not in sys.modules)
+print(len(expected), missing, "importlib.metadata" in sys.modules)
+""", timeout=300)
+    assert out.returncode == 0, str(out)
+    count, rest = out.stdout.split(" ", 1)
+    assert int(count) > 60 and rest.strip() == "[] True", out.stdout
