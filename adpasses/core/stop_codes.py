@@ -34,11 +34,12 @@ CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_
 
 # What an allocation was for (the `size` field of SIZE_OVERFLOW and
 # ALLOCATION_FAILED): the message names it.
-ALLOCATION, TAPE, WORKSPACE = 0, 1, 2
+ALLOCATION, TAPE, WORKSPACE, ERROR_SLOT = 0, 1, 2, 3
 WHAT = {
     ALLOCATION: "an array",
     TAPE: "the tape of a loop (values the reverse sweep reads back)",
     WORKSPACE: "the tape workspace of a gradient",
+    ERROR_SLOT: "the calling thread's error slot",
 }
 
 

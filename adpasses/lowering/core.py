@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from adpasses.core.diagnostics import CompileError, error_at, op_location
-from adpasses.dialects.ad import NOALIAS_ATTRS, UNCHECKED_ATTR
+from adpasses.dialects.ad import NOALIAS_ATTRS, UNCHECKED_ATTR, WORKSPACE_ATTR
 from adpasses.lowering.names import reserved, user_symbol
 from adpasses.core.types import memref_strides
 
@@ -384,6 +384,12 @@ class FunctionTranslator:
         self._entry = entry
         self.blocks: dict[Block, ir.Block] = {}
         self._stack_used: ir.Value | None = None
+        # Workspace buffers this call holds (adpasses.lowering.thread_state):
+        # (pool, capacities, held record). A function that holds any leaves
+        # through one early exit that gives them back to their pools.
+        self.workspaces: list[tuple[ir.Value, ir.Value, ir.Value]] = []
+        self.holds_workspaces = mt.workspace and any(WORKSPACE_ATTR in op.attributes for op in f.walk())
+        self._early_exit: ir.Block | None = None
 
     # -- values --------------------------------------------------------------
 
@@ -437,6 +443,8 @@ class FunctionTranslator:
         else:
             self.translate_ops(entry_block)
         self.alloca_builder.branch(self.fn.blocks[1])
+        if self._early_exit is not None:
+            self._define_early_exit()
 
     def _phis_for_block(self, block: Block) -> None:
         # Every phi first: rebuilding a memref from its parts may emit
@@ -503,6 +511,25 @@ class FunctionTranslator:
         self.return_early()
 
     def return_early(self) -> None:
+        if self.holds_workspaces:
+            if self._early_exit is None:
+                self._early_exit = self.fn.append_basic_block("early_exit")
+            self.b.branch(self._early_exit)
+            return
+        self._return_undefined()
+
+    def _define_early_exit(self) -> None:
+        """Give back every workspace buffer this call may hold (an entry
+        not taken yet holds NULL), then return."""
+        from adpasses.lowering.thread_state import workspace_give_back
+
+        assert self._early_exit is not None
+        self.b.position_at_end(self._early_exit)
+        for pool, capacities, held in self.workspaces:
+            self.b.call(workspace_give_back(self.mt), [pool, capacities, held])
+        self._return_undefined()
+
+    def _return_undefined(self) -> None:
         ret = self.fn.function_type.return_type
         if isinstance(ret, ir.VoidType):
             self.b.ret_void()
@@ -578,24 +605,17 @@ def _count_allocation(mt: ModuleTranslator, b: ir.IRBuilder, nbytes: ir.Value) -
     stats = mt.global_ref("adpasses_alloc_stats", ir.ArrayType(I64, 2))
     count = b.gep(stats, [const_i64(0), const_i64(0)], inbounds=True)
     total = b.gep(stats, [const_i64(0), const_i64(1)], inbounds=True)
-    b.store(b.add(b.load(count, typ=I64), const_i64(1)), count)
-    b.store(b.add(b.load(total, typ=I64), nbytes), total)
+    # Atomic: compiled calls of several threads may allocate at once.
+    b.atomic_rmw("add", count, const_i64(1), "monotonic")
+    b.atomic_rmw("add", total, nbytes, "monotonic")
 
 
 def define_oob_handler(mt: ModuleTranslator) -> None:
-    """`__adpasses_oob(site, index, axis, size)`: fill the error slot."""
-    fn = mt.llvm.globals.get("__adpasses_oob")
-    if fn is None or not fn.is_declaration:
-        return
-    fn.linkage = "internal"
-    fn.attributes.add("cold")
-    fn.attributes.add("noinline")
-    b = ir.IRBuilder(fn.append_basic_block())
-    slot = mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
-    values = [const_i64(1), *fn.args]
-    for k, v in enumerate(values):
-        b.store(v, b.gep(slot, [const_i64(0), const_i64(k)], inbounds=True))
-    b.ret_void()
+    """`__adpasses_oob(site, index, axis, size)`: record a stop in the
+    calling thread's error slot (adpasses.lowering.thread_state)."""
+    from adpasses.lowering.thread_state import define_record_stop
+
+    define_record_stop(mt)
 
 
 def has_unit_attr(op: Operation, name: str) -> bool:

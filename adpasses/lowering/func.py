@@ -1,8 +1,8 @@
 """func -> LLVM: calls with memref descriptors expanded, returns.
 
 After a call that may stop (with bounds checks on, any; without, one that
-allocates: allocation sizes are always checked), the caller tests the
-error slot and returns early too, so an out-of-bounds access or a failed
+allocates: allocation sizes are always checked), the caller tests its
+thread's error slot (adpasses.lowering.thread_state) and returns early too, so an out-of-bounds access or a failed
 allocation deep in a callee ends the whole call from Python.
 """
 
@@ -12,7 +12,8 @@ from llvmlite import ir
 from xdsl.dialects import func
 
 from adpasses.core.diagnostics import error_at
-from adpasses.lowering.core import I64, FunctionTranslator, const_i64, flat_types, packs_results
+from adpasses.lowering.core import FunctionTranslator, flat_types, packs_results
+from adpasses.lowering.thread_state import branch_if_stopped
 
 
 def _call(ft: FunctionTranslator, op: func.CallOp) -> None:
@@ -32,10 +33,8 @@ def _call(ft: FunctionTranslator, op: func.CallOp) -> None:
             ft.set(r, ft.unflatten(r.type, [ft.b.extract_value(result, k + j) for j in range(n)]))
             k += n
     if not callee.is_declaration and ft.mt.may_stop(name):
-        slot = ft.mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
-        flag = ft.b.load(ft.b.gep(slot, [const_i64(0), const_i64(0)], inbounds=True), typ=I64)
-        with ft.b.if_then(ft.b.icmp_unsigned("!=", flag, const_i64(0)), likely=False):
-            ft.return_early()
+        # Did this thread's callee stop? (adpasses.lowering.thread_state)
+        branch_if_stopped(ft.mt, ft.b, ft.return_early)
 
 
 def _return(ft: FunctionTranslator, op: func.ReturnOp) -> None:

@@ -39,6 +39,7 @@ from adpasses.lowering.core import (
     scalar_type,
 )
 from adpasses.lowering.names import user_symbol
+from adpasses.lowering.thread_state import HELD_TYPE, workspace_give_back, workspace_pool, workspace_take
 from adpasses.lowering.sizes import byte_count, check_static_alloca, heap_allocate, heap_grow, reserve_stack
 
 
@@ -123,24 +124,34 @@ def _alloca_scope(ft: FunctionTranslator, op: memref.AllocaScopeOp) -> None:
 
 def _dealloc(ft: FunctionTranslator, op: memref.DeallocOp) -> None:
     if WORKSPACE_ATTR in op.attributes and ft.mt.workspace:
-        return  # the workspace keeps its buffer for the next call
+        # The workspace buffer goes back to its pool for the next call.
+        ptr = ft.get(op.memref).ptr
+        b = ft.b
+        for pool, capacities, held in ft.workspaces:
+            mine = b.load(b.gep(held, [const_i64(0), ir.Constant(ir.IntType(32), 0)], inbounds=True,
+                                source_etype=HELD_TYPE), typ=PTR)
+            with b.if_then(b.icmp_unsigned("==", mine, ptr)):
+                b.call(workspace_give_back(ft.mt), [pool, capacities, held])
+        return
     ft.free(ft.get(op.memref).ptr)
 
 
 def _workspace_buffer(ft: FunctionTranslator, site: int, nbytes: ir.Value, element_bytes: int) -> ir.Value:
-    """A buffer of at least `nbytes` kept in a module global {ptr, capacity}
-    across calls: it grows (one counted allocation) only when a call needs
-    more than any call before. Calls hold the GIL, so one buffer per tape
-    site suffices. A failed growth stops the call (MemoryError) and keeps
-    the old buffer."""
-    record_type = ir.LiteralStructType([PTR, I64])
-    slot = ir.GlobalVariable(ft.mt.llvm, record_type, f"__adpasses_workspace{len(ft.mt.llvm.globals)}")
-    slot.linkage = "internal"
-    slot.initializer = ir.Constant(record_type, [ir.Constant(PTR, None), const_i64(0)])
+    """A buffer of at least `nbytes` taken from this tape site's pool
+    (adpasses.lowering.thread_state): it grows (one counted allocation)
+    only when this call needs more than the buffer it got; it goes back to
+    the pool at the tape's dealloc, or when the call stops (the function's
+    early exit). A failed growth stops the call (MemoryError); the old
+    buffer goes back."""
+    pool, capacities = workspace_pool(ft.mt)
+    held = ft.entry_alloca(HELD_TYPE)
+    ft.alloca_builder.store(ir.Constant(HELD_TYPE, [ir.Constant(PTR, None), const_i64(0)]), held)
+    ft.workspaces.append((pool, capacities, held))
     b = ft.b
     i32 = ir.IntType(32)
-    ptr_field = opaque(b.gep(slot, [const_i64(0), ir.Constant(i32, 0)], inbounds=True))
-    cap_field = opaque(b.gep(slot, [const_i64(0), ir.Constant(i32, 1)], inbounds=True))
+    ptr_field = opaque(b.gep(held, [const_i64(0), ir.Constant(i32, 0)], inbounds=True, source_etype=HELD_TYPE))
+    cap_field = opaque(b.gep(held, [const_i64(0), ir.Constant(i32, 1)], inbounds=True, source_etype=HELD_TYPE))
+    b.call(workspace_take(ft.mt), [pool, capacities, held])
     with b.if_then(b.icmp_unsigned(">", nbytes, b.load(cap_field, typ=I64)), likely=False):
         grown = heap_grow(ft, site, b.load(ptr_field, typ=PTR), nbytes, stop_codes.TAPE, element_bytes)
         b.store(grown, ptr_field)

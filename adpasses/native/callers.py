@@ -20,7 +20,6 @@ import numpy as np
 
 from adpasses.core import stop_codes
 from adpasses.native.arguments import array_subclass_problem
-from adpasses.native.runtime import ERROR_SLOT
 
 # numpy's PyArrayObject_fields (64-bit CPython): type, data, nd, dimensions,
 # strides, descr, flags; PyArray_Descr: kind, byteorder, elsize.
@@ -249,9 +248,8 @@ class CallErrors:
         zero, a shadow whose shape is not its primal's (axis <= -2, see
         adpasses.lowering.core.FunctionTranslator.fail), or one of the
         adpasses.core.stop_codes (allocation sizes, float-to-int conversions).
-        The entry passes what the error slot held when the call returned
-        (`ERROR_SLOT[1:5]`): another thread's call may have changed it since."""
-        ERROR_SLOT[0] = 0
+        The entry passes what its thread's error slot held when the call
+        returned, and has cleared it (adpasses.lowering.thread_state)."""
         where = self.check_sites[site] if 0 <= site < len(self.check_sites) else "?"
         if axis in stop_codes.CODES:  # sizes, allocations, float-to-int conversions
             raise stop_codes.exception(axis, where, index, size)

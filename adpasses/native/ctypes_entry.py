@@ -25,6 +25,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, MemRefType
 from xdsl.ir import Attribute
 
+from adpasses.core import stop_codes
+from adpasses.lowering import thread_state
 from adpasses.native.arguments import is_honoured_array
 from adpasses.lowering.names import ascii_symbol
 from adpasses.lowering.core import I64, PTR, ModuleTranslator, const_i64, flat_types
@@ -67,11 +69,21 @@ def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
     params = [F64 if isinstance(t, ir.HalfType) else t for t in target.function_type.args]
     fn = ir.Function(mt.llvm, ir.FunctionType(ir.VoidType(), [PTR, *params]), name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    error_slot = mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
-    b.store(const_i64(0), b.gep(error_slot, [const_i64(0), const_i64(0)], inbounds=True))
+    outputs = list(f.function_type.outputs.data)
+
+    def out(k: int) -> ir.Value:
+        return b.gep(fn.args[0], [const_i64(k)], inbounds=True, source_etype=I64)
+
+    # This thread's error slot (adpasses.lowering.thread_state), made on its
+    # first call; if that fails the call does not run and reports it.
+    error_slot = b.call(thread_state.entry_slot(mt), [])
+    with b.if_then(b.icmp_unsigned("==", error_slot, ir.Constant(PTR, None)), likely=False):
+        for k, v in enumerate((1, -1, thread_state.SLOT_BYTES, stop_codes.ALLOCATION_FAILED,
+                               stop_codes.describe_allocation(stop_codes.ERROR_SLOT, 8))):
+            b.store(const_i64(v), out(len(outputs) + k))
+        b.ret_void()
     args = [b.fptrunc(a, t) if a.type != t else a for a, t in zip(fn.args[1:], target.function_type.args)]
     result = b.call(target, args)
-    outputs = list(f.function_type.outputs.data)
     values = [result] if len(outputs) == 1 else [b.extract_value(result, k) for k in range(len(outputs))]
     for k, (t, v) in enumerate(zip(outputs, values)):
         slot = b.gep(fn.args[0], [const_i64(k)], inbounds=True, source_etype=I64)
@@ -80,11 +92,11 @@ def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
         else:
             b.store(v if v.type.width == 64 else
                     (b.zext(v, I64) if is_bool_type(t) else b.sext(v, I64)), slot)
-    # After the results, the error slot as this call left it: the caller
-    # reads it from its own buffer, which no other thread's call touches.
-    for k in range(5):
-        value = b.load(b.gep(error_slot, [const_i64(0), const_i64(k)], inbounds=True), typ=I64)
-        b.store(value, b.gep(fn.args[0], [const_i64(len(outputs) + k)], inbounds=True, source_etype=I64))
+    # After the results, the stop this call recorded (flag, site, index,
+    # axis, size), taken out of the thread's slot: the caller reads it from
+    # its own buffer, which no other thread's call touches.
+    stopped = thread_state.take_stop(mt, b, error_slot, out(len(outputs) + 1))
+    b.store(b.zext(stopped, I64), out(len(outputs)))
     b.ret_void()
     return name
 
@@ -209,15 +221,15 @@ def make_ctypes_caller(name: str, f: func.FuncOp, c_entry_address: int, function
     `code` owns the machine code (`llvm_jit.MachineCode`): the callable
     holds it.
 
-    The entry is called with the GIL held (`PYFUNCTYPE`), like the shims:
-    generated code keeps state in module globals (the tape workspace, the
-    error slot) that two threads must not use at once. Each call has its
-    own result buffer."""
+    The entry is called with the GIL released (`CFUNCTYPE`), like the
+    shims: generated code keeps no state that two calls share (each thread
+    has its error slot, each call its tape buffers: adpasses.lowering.
+    thread_state), and each call has its own result buffer."""
     params = parameters(f)
     errors = CallErrors(name, params, check_sites)
     checks = _Arguments(f, errors)
     arg_types = [_ctype(t) for p in f.function_type.inputs.data for t in flat_types(p)]
-    c_function = ctypes.PYFUNCTYPE(None, ctypes.c_void_p, *arg_types)(c_entry_address)
+    c_function = ctypes.CFUNCTYPE(None, ctypes.c_void_p, *arg_types)(c_entry_address)
     n_results = len(f.function_type.outputs.data)
     kinds = ["f" if is_float_type(t) else "b" if is_bool_type(t) else "i"
              for t in f.function_type.outputs.data]

@@ -33,13 +33,14 @@ import keyword
 
 import numpy as np
 from llvmlite import ir
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, MemRefType
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, MemRefType, ModuleOp
 from xdsl.ir import Attribute, SSAValue
 
 from adpasses.analysis.memref_views import memory_object
 from adpasses.core.types import has_identity_layout, memref_strides
-from adpasses.lowering.core import I8, I32, I64, PTR, ModuleTranslator, const_i64, flat_types
+from adpasses.lowering import thread_state
+from adpasses.lowering.core import I8, I32, I64, PTR, ModuleTranslator, const_i64, flat_types, opaque
 from adpasses.lowering.names import ascii_symbol
 from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 from adpasses.native.callers import (  # noqa: F401 (re-exported: the shims' status codes and fields)
@@ -127,7 +128,9 @@ class _Shim:
         with self.b.goto_block(raised_bb):
             self.raised_code = self.b.phi(I64)
         self.raised_bb = raised_bb
-        self.slot = mt.global_ref("adpasses_error_slot", ir.ArrayType(I64, 5))
+        # Where a stop's site, index, axis and size are copied from the
+        # thread's error slot before the GIL is taken back.
+        self.stop = opaque(self.b.alloca(ir.ArrayType(I64, 4)))
 
     # -- small helpers ----------------------------------------------------------
 
@@ -148,8 +151,9 @@ class _Shim:
         (adpasses.native.object_cache)."""
         return self.mt.global_ref(python_object_symbol(obj), I8)
 
-    def slot_field(self, k: int) -> ir.Value:
-        return self.b.gep(self.slot, [const_i64(0), const_i64(k)], inbounds=True)
+    def stop_field(self, k: int) -> ir.Value:
+        return self.b.gep(self.stop, [const_i64(0), const_i64(k)], inbounds=True,
+                          source_etype=ir.ArrayType(I64, 4))
 
     def fail_unless(self, ok: ir.Value, code: int) -> None:
         """Continue if `ok`, else go to the shared failure exit with `code`."""
@@ -176,9 +180,8 @@ class _Shim:
 
     # -- the parts of the shim ---------------------------------------------------
 
-    def build(self, written: set[int]) -> str:
+    def build(self, written: set[int], release_gil: bool) -> str:
         b = self.b
-        b.store(const_i64(0), self.slot_field(0))
         nargs = self.fn.args[2]
         self.fail_unless(b.icmp_signed("==", nargs, const_i64(len(self.inputs))), STATUS_NARGS)
         objs = [b.load(b.gep(self.fn.args[1], [const_i64(k)], inbounds=True, source_etype=PTR), typ=PTR)
@@ -195,8 +198,20 @@ class _Shim:
             if isinstance(t, MemRefType):
                 parts[k] = self.array(t, objs[k], k, k in written)
         call_args = [v for k in range(len(self.inputs)) for v in parts[k]]
+        # This thread's error slot, made on its first call: before the GIL
+        # is released, so that a failed allocation raises MemoryError here.
+        slot = b.call(thread_state.entry_slot(self.mt), [])
+        with b.if_then(b.icmp_unsigned("==", slot, ir.Constant(PTR, None)), likely=False):
+            b.call(self.c_api("PyErr_NoMemory", PTR, []), [])
+            b.ret(ir.Constant(PTR, None))
+        # From here to PyEval_RestoreThread nothing touches a Python object:
+        # every argument has been read (the caller's references keep the
+        # arrays alive), and results and errors are built after.
+        tstate = b.call(self.c_api("PyEval_SaveThread", PTR, []), []) if release_gil else None
         result = b.call(self.mt.functions[self.f.sym_name.data], call_args)
-        stopped = b.icmp_unsigned("!=", b.load(self.slot_field(0), typ=I64), const_i64(0))
+        stopped = thread_state.take_stop(self.mt, b, slot, self.stop)
+        if tstate is not None:
+            b.call(self.c_api("PyEval_RestoreThread", ir.VoidType(), [PTR]), [tstate])
         self.fail_unless(b.not_(stopped), STATUS_STOPPED)
         b.ret(self.results(result))
         self.define_failure_exit()
@@ -329,11 +344,10 @@ class _Shim:
         stopped = self.fn.append_basic_block("stopped")
         bad_argument = self.fn.append_basic_block("bad_argument")
         b.cbranch(b.icmp_signed("==", self.fail_code, const_i64(STATUS_STOPPED)), stopped, bad_argument)
-        # The compiled code stopped: pass the error slot's contents along.
-        # The slot is shared by every compiled function of the process, and
-        # another thread may call one (and stop) as soon as Python code runs.
+        # The compiled code stopped: pass along what it recorded in this
+        # thread's error slot (copied out before the GIL was taken back).
         b.position_at_end(stopped)
-        where = [b.load(self.slot_field(k), typ=I64) for k in range(1, 5)]
+        where = [b.load(self.stop_field(k), typ=I64) for k in range(4)]
         r3 = b.call(call, [self_obj, self.cstring("LLLLL"), self.fail_code, *where])
         b.branch(done)
         b.position_at_end(bad_argument)
@@ -389,7 +403,29 @@ class _Shim:
 
 def add_entry_shim(mt: ModuleTranslator, f: func.FuncOp) -> str:
     """Define `__py_entry_<f>`; return its name."""
-    return _Shim(mt, f).build(written_parameters(f))
+    return _Shim(mt, f).build(written_parameters(f), releases_gil(mt.module, f))
+
+
+# Ops whose work grows with their operands: a function containing one (or a
+# call of a function defined in the module, which may) runs long enough for
+# releasing the GIL to pay.
+_LOOPS = (scf.ForOp, scf.WhileOp, scf.ParallelOp, memref.CopyOp)
+
+
+def releases_gil(module: ModuleOp, f: func.FuncOp) -> bool:
+    """Whether f's entry releases the GIL around the compiled call: unless
+    f is straight-line code (one block, no loop, no memref.copy, no call of
+    a function with a body), whose whole run costs less than giving the GIL
+    up and taking it back (about 50 ns: docs/calling_convention.md)."""
+    defined = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks}
+    if len(f.body.blocks) > 1:
+        return True
+    for op in f.walk():
+        if isinstance(op, _LOOPS) or any(len(region.blocks) > 1 for region in op.regions):
+            return True
+        if isinstance(op, func.CallOp) and op.callee.root_reference.data in defined:
+            return True
+    return False
 
 
 # -- the Python side: adpasses.native.callers ---------------------------------

@@ -6,8 +6,14 @@ directly with loads and stores: no Python callback on any path.
 
 - `adpasses_alloc_stats` [2 x i64]: heap allocations and bytes requested by
   generated code (memref.alloc, tapes, tape growth) since `reset_stats()`.
-- `adpasses_error_slot` [5 x i64]: flag, check site, index, axis, size of the
-  first out-of-bounds access of the current call (see adpasses.native.pyentry);
+- the error slot [5 x i64]: flag, check site, index, axis, size of the
+  first out-of-bounds access of the current call (see adpasses.native.pyentry).
+  Each thread has its own, found through the pthread key whose value is in
+  `adpasses_error_key` (made on the thread's first compiled call, freed by
+  the key's destructor `free` when the thread ends); `adpasses_error_slot`
+  is the one of threads that call compiled code only through `.address`,
+  and `adpasses_error_pending` counts stops recorded and not yet taken
+  (adpasses.lowering.thread_state).
   axis -1 is an integer division by zero, axis -2 - d a shadow argument
   whose size `index` in dimension d is not its primal's `size`
   (`ad.shadow_check`); the codes of `adpasses.core.stop_codes` (below -2**40)
@@ -29,6 +35,8 @@ from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 
 _STATS = (ctypes.c_int64 * 2)()
 ERROR_SLOT = (ctypes.c_int64 * 5)()
+ERROR_PENDING = (ctypes.c_int64 * 1)()
+ERROR_KEY = (ctypes.c_int64 * 1)()
 _registered = False
 _objects_registered = False
 
@@ -62,11 +70,30 @@ def register_python_objects() -> None:
     import llvmlite.binding as llvm
 
     with LLVM_LOCK:
+        if _objects_registered:
+            return
+        ERROR_KEY[0] = _error_slot_key()
         llvm.add_symbol("adpasses_alloc_stats", ctypes.addressof(_STATS))
         llvm.add_symbol("adpasses_error_slot", ctypes.addressof(ERROR_SLOT))
+        llvm.add_symbol("adpasses_error_pending", ctypes.addressof(ERROR_PENDING))
+        llvm.add_symbol("adpasses_error_key", ctypes.addressof(ERROR_KEY))
         for name, obj in PYTHON_OBJECTS.items():
             llvm.add_symbol(name, id(obj))
         _objects_registered = True
+
+
+def _error_slot_key() -> int:
+    """A pthread key for the threads' error slots, whose destructor frees a
+    thread's slot when the thread ends."""
+    libc = ctypes.CDLL(None)
+    create = libc.pthread_key_create
+    create.argtypes, create.restype = [ctypes.c_void_p, ctypes.c_void_p], ctypes.c_int
+    key = ctypes.c_uint(0)  # pthread_key_t (glibc, musl: unsigned int)
+    status = create(ctypes.byref(key), ctypes.cast(libc.free, ctypes.c_void_p))
+    if status != 0:
+        raise RuntimeError(f"adpasses: pthread_key_create failed (error {status}): no thread-local "
+                           "error slots for compiled code")
+    return key.value
 
 
 _half_engine: object = None  # keeps the compiled half conversions alive

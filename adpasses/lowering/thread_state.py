@@ -1,0 +1,296 @@
+"""Per-thread state of generated code: error slots and workspace pools.
+
+Compiled calls run with the GIL released (docs/calling_convention.md), so
+two threads may run compiled code at once, the same function included.
+Nothing a call writes may be shared with another call:
+
+- **Error slot.** A stop (out-of-bounds access, division by zero, failed
+  allocation, ...) is recorded in the calling thread's own slot, five
+  `i64` (flag, site, index, axis, size) allocated once per thread and
+  found through a pthread key (`adpasses_error_key`, created by
+  adpasses.native.runtime; the slot is freed by the key's destructor when
+  the thread ends). LLVM's thread_local globals cannot be used: MCJIT has
+  no TLS allocation. The entries (adpasses.native.pyentry, ctypes_entry)
+  make the slot before the call, so a stop never allocates; a call made
+  through `.address` by a thread that never went through an entry records
+  in the process-wide `adpasses_error_slot`, as before.
+  After a call that may stop, the caller must know whether its own thread
+  stopped. Asking the pthread key after every call would cost a library
+  call each time, so a process-wide counter `adpasses_error_pending`
+  (stops recorded and not yet taken by an entry) is read first: it is 0
+  unless some thread is stopping, and only then the thread's own flag is
+  read (`__adpasses_stopped`). Another thread's stop only sends a caller
+  down that slow path; it never makes it stop.
+- **Workspaces.** A tape buffer kept across calls (`ad.workspace`) lives
+  in a pool of `WORKSPACE_POOL` buffers per tape site; a call takes one
+  (compare-and-swap), grows it if needed, and gives it back when the tape
+  is freed or the call stops; a call that finds the pool empty allocates,
+  and gives back or frees. So each concurrent call has a buffer of its own,
+  and up to `WORKSPACE_POOL` threads calling the same gradient allocate
+  nothing after their first calls.
+- **Allocation counters** (`adpasses_alloc_stats`) are added to atomically.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from adpasses.lowering.core import I1, I32, I64, PTR, ModuleTranslator, const_i64
+
+ERROR_SLOT = "adpasses_error_slot"
+ERROR_PENDING = "adpasses_error_pending"
+ERROR_KEY = "adpasses_error_key"
+SLOT_TYPE = ir.ArrayType(I64, 5)
+SLOT_BYTES = 5 * 8
+WORKSPACE_POOL = 8
+"""Buffers kept per tape site: the number of threads that may call the
+same gradient at once without allocating a tape on each call."""
+_BUSY = 1  # a pool entry being filled by a thread giving a buffer back
+
+
+def _internal(mt: ModuleTranslator, name: str, ret: ir.Type, params: list[ir.Type]) -> tuple[ir.Function, bool]:
+    """The module's internal helper `name`; True if it still needs a body."""
+    fn = mt.llvm.globals.get(name)
+    if fn is not None:
+        return fn, False
+    fn = ir.Function(mt.llvm, ir.FunctionType(ret, params), name)
+    fn.linkage = "internal"
+    return fn, True
+
+
+def pending(mt: ModuleTranslator, b: ir.IRBuilder) -> ir.Value:
+    """Whether any thread has a stop not yet taken (a relaxed load)."""
+    count = b.load_atomic(mt.global_ref(ERROR_PENDING, I64), "monotonic", 8, typ=I64)
+    return b.icmp_unsigned("!=", count, const_i64(0))
+
+
+def own_slot(mt: ModuleTranslator, b: ir.IRBuilder) -> ir.Value:
+    """This thread's slot if it has one (pthread_getspecific), else NULL."""
+    key = b.trunc(b.load(mt.global_ref(ERROR_KEY, I64), typ=I64), I32)
+    return b.call(mt.declare("pthread_getspecific", PTR, [I32]), [key])
+
+
+def slot_field(b: ir.IRBuilder, slot: ir.Value, k: int) -> ir.Value:
+    return b.gep(slot, [const_i64(0), const_i64(k)], inbounds=True, source_etype=SLOT_TYPE)
+
+
+def thread_slot(mt: ModuleTranslator) -> ir.Function:
+    """`ptr __adpasses_thread_slot()`: this thread's slot, or the
+    process-wide one for a thread that never called through an entry."""
+    fn, fresh = _internal(mt, "__adpasses_thread_slot", PTR, [])
+    if fresh:
+        b = ir.IRBuilder(fn.append_basic_block())
+        mine = own_slot(mt, b)
+        shared = mt.global_ref(ERROR_SLOT, SLOT_TYPE)
+        b.ret(b.select(b.icmp_unsigned("==", mine, ir.Constant(PTR, None)), shared, mine))
+    return fn
+
+
+def stopped(mt: ModuleTranslator) -> ir.Function:
+    """`i1 __adpasses_stopped()`: whether this thread's slot holds a stop."""
+    fn, fresh = _internal(mt, "__adpasses_stopped", I1, [])
+    if fresh:
+        fn.attributes.add("cold")
+        fn.attributes.add("noinline")
+        b = ir.IRBuilder(fn.append_basic_block())
+        slot = b.call(thread_slot(mt), [])
+        b.ret(b.icmp_unsigned("!=", b.load(slot_field(b, slot, 0), typ=I64), const_i64(0)))
+    return fn
+
+
+def branch_if_stopped(mt: ModuleTranslator, b: ir.IRBuilder, on_stop) -> None:  # type: ignore[no-untyped-def]
+    """After a call that may stop: run `on_stop()` (which must end its
+    block, e.g. return) if this thread stopped. One relaxed load on the
+    path without a stop anywhere in the process."""
+    with b.if_then(pending(mt, b), likely=False):
+        with b.if_then(b.call(stopped(mt), []), likely=True):
+            on_stop()
+
+
+def define_record_stop(mt: ModuleTranslator) -> None:
+    """`__adpasses_oob(site, index, axis, size)`: record a stop in this
+    thread's slot (count it pending unless the slot already held one)."""
+    fn = mt.llvm.globals.get("__adpasses_oob")
+    if fn is None or not fn.is_declaration:
+        return
+    fn.linkage = "internal"
+    fn.attributes.add("cold")
+    fn.attributes.add("noinline")
+    b = ir.IRBuilder(fn.append_basic_block())
+    slot = b.call(thread_slot(mt), [])
+    flag = slot_field(b, slot, 0)
+    with b.if_then(b.icmp_unsigned("==", b.load(flag, typ=I64), const_i64(0))):
+        b.atomic_rmw("add", mt.global_ref(ERROR_PENDING, I64), const_i64(1), "monotonic")
+    for k, v in enumerate([const_i64(1), *fn.args]):
+        b.store(v, slot_field(b, slot, k))
+    b.ret_void()
+
+
+def entry_slot(mt: ModuleTranslator) -> ir.Function:
+    """`ptr __adpasses_entry_slot()`, for entries, before the call: this
+    thread's slot, made on the thread's first call (NULL if that allocation
+    failed), with any stop left by an earlier call through `.address`
+    cleared."""
+    fn, fresh = _internal(mt, "__adpasses_entry_slot", PTR, [])
+    if not fresh:
+        return fn
+    b = ir.IRBuilder(fn.append_basic_block())
+    slot = own_slot(mt, b)
+    null = ir.Constant(PTR, None)
+    make = fn.append_basic_block("make")
+    have = fn.append_basic_block("have")
+    b.cbranch(b.icmp_unsigned("==", slot, null), make, have)
+    b.block.instructions[-1].set_weights([1, 1000])
+    b.position_at_end(make)
+    fresh_slot = b.call(mt.declare("calloc", PTR, [I64, I64]), [const_i64(1), const_i64(SLOT_BYTES)])
+    failed = fn.append_basic_block("failed")
+    register = fn.append_basic_block("register")
+    b.cbranch(b.icmp_unsigned("==", fresh_slot, null), failed, register)
+    b.position_at_end(register)
+    key = b.trunc(b.load(mt.global_ref(ERROR_KEY, I64), typ=I64), I32)
+    status = b.call(mt.declare("pthread_setspecific", I32, [I32, PTR]), [key, fresh_slot])
+    registered = fn.append_basic_block("registered")
+    unregistered = fn.append_basic_block("unregistered")
+    b.cbranch(b.icmp_signed("==", status, ir.Constant(I32, 0)), registered, unregistered)
+    b.position_at_end(unregistered)
+    b.call(mt.declare("free", ir.VoidType(), [PTR]), [fresh_slot])
+    b.branch(failed)
+    b.position_at_end(failed)
+    b.ret(null)
+    b.position_at_end(registered)
+    b.ret(fresh_slot)
+    b.position_at_end(have)
+    take_stop(mt, b, slot, None)
+    b.ret(slot)
+    return fn
+
+
+def take_stop(mt: ModuleTranslator, b: ir.IRBuilder, slot: ir.Value, into: ir.Value | None) -> ir.Value:
+    """Whether `slot` holds a stop; if so, copy site, index, axis, size
+    into `into` ([4 x i64], unless None) and clear it (no longer pending)."""
+    flag = slot_field(b, slot, 0)
+    held = b.icmp_unsigned("!=", b.load(flag, typ=I64), const_i64(0))
+    with b.if_then(held, likely=False):
+        if into is not None:
+            for k in range(4):
+                value = b.load(slot_field(b, slot, k + 1), typ=I64)
+                b.store(value, b.gep(into, [const_i64(0), const_i64(k)], inbounds=True,
+                                     source_etype=ir.ArrayType(I64, 4)))
+        b.store(const_i64(0), flag)
+        b.atomic_rmw("sub", mt.global_ref(ERROR_PENDING, I64), const_i64(1), "monotonic")
+    return held
+
+
+# -- workspace pools -------------------------------------------------------------
+
+HELD_TYPE = ir.LiteralStructType([PTR, I64])
+"""A call's hold on a workspace buffer: {data, capacity in bytes}."""
+
+
+def workspace_pool(mt: ModuleTranslator) -> tuple[ir.GlobalVariable, ir.GlobalVariable]:
+    """A new tape site's pool: WORKSPACE_POOL buffer pointers (NULL: empty,
+    1: being given back) and their capacities."""
+    n = len(mt.llvm.globals)
+    pointers = ir.GlobalVariable(mt.llvm, ir.ArrayType(PTR, WORKSPACE_POOL), f"__adpasses_workspace{n}")
+    capacities = ir.GlobalVariable(mt.llvm, ir.ArrayType(I64, WORKSPACE_POOL), f"__adpasses_workspace{n}.cap")
+    for g, t in ((pointers, PTR), (capacities, I64)):
+        g.linkage = "internal"
+        g.initializer = ir.Constant(g.value_type, [ir.Constant(t, None if t is PTR else 0)] * WORKSPACE_POOL)
+    return pointers, capacities
+
+
+def _entry_of(b: ir.IRBuilder, array: ir.Value, i: ir.Value, t: ir.Type) -> ir.Value:
+    return b.gep(array, [const_i64(0), i], inbounds=True, source_etype=ir.ArrayType(t, WORKSPACE_POOL))
+
+
+def _held_field(b: ir.IRBuilder, held: ir.Value, k: int) -> ir.Value:
+    return b.gep(held, [const_i64(0), ir.Constant(I32, k)], inbounds=True, source_etype=HELD_TYPE)
+
+
+def workspace_take(mt: ModuleTranslator) -> ir.Function:
+    """`__adpasses_workspace_take(pool, capacities, held)`: move a buffer of
+    the pool into `held` ({NULL, 0} if the pool is empty)."""
+    fn, fresh = _internal(mt, "__adpasses_workspace_take", ir.VoidType(), [PTR, PTR, PTR])
+    if not fresh:
+        return fn
+    pool, capacities, held = fn.args
+    entry = fn.append_basic_block("entry")
+    loop = fn.append_basic_block("loop")
+    try_take = fn.append_basic_block("try")
+    next_bb = fn.append_basic_block("next")
+    taken = fn.append_basic_block("taken")
+    empty = fn.append_basic_block("empty")
+    b = ir.IRBuilder(entry)
+    b.branch(loop)
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    i.add_incoming(const_i64(0), entry)
+    cell = _entry_of(b, pool, i, PTR)
+    p = b.load_atomic(cell, "acquire", 8, typ=PTR)
+    usable = b.icmp_unsigned(">", b.ptrtoint(p, I64), const_i64(_BUSY))
+    b.cbranch(usable, try_take, next_bb)
+    b.position_at_end(try_take)
+    swapped = b.cmpxchg(cell, p, ir.Constant(PTR, None), "acq_rel", "monotonic")
+    b.cbranch(b.extract_value(swapped, 1), taken, next_bb)
+    b.position_at_end(next_bb)
+    i_next = b.add(i, const_i64(1))
+    i.add_incoming(i_next, next_bb)
+    b.cbranch(b.icmp_unsigned("<", i_next, const_i64(WORKSPACE_POOL)), loop, empty)
+    b.position_at_end(taken)
+    # The capacity is read after the buffer is ours: whoever gave it back
+    # wrote it before publishing the pointer (release / acquire).
+    b.store(p, _held_field(b, held, 0))
+    b.store(b.load(_entry_of(b, capacities, i, I64), typ=I64), _held_field(b, held, 1))
+    b.ret_void()
+    b.position_at_end(empty)
+    b.store(ir.Constant(PTR, None), _held_field(b, held, 0))
+    b.store(const_i64(0), _held_field(b, held, 1))
+    b.ret_void()
+    return fn
+
+
+def workspace_give_back(mt: ModuleTranslator) -> ir.Function:
+    """`__adpasses_workspace_give_back(pool, capacities, held)`: put the
+    buffer in `held` (if any) into an empty pool entry, or free it when the
+    pool is full; `held` becomes {NULL, 0}."""
+    fn, fresh = _internal(mt, "__adpasses_workspace_give_back", ir.VoidType(), [PTR, PTR, PTR])
+    if not fresh:
+        return fn
+    pool, capacities, held = fn.args
+    entry = fn.append_basic_block("entry")
+    loop = fn.append_basic_block("loop")
+    try_claim = fn.append_basic_block("try")
+    next_bb = fn.append_basic_block("next")
+    claimed = fn.append_basic_block("claimed")
+    full = fn.append_basic_block("full")
+    nothing = fn.append_basic_block("nothing")
+    b = ir.IRBuilder(entry)
+    p = b.load(_held_field(b, held, 0), typ=PTR)
+    capacity = b.load(_held_field(b, held, 1), typ=I64)
+    b.store(ir.Constant(PTR, None), _held_field(b, held, 0))
+    b.store(const_i64(0), _held_field(b, held, 1))
+    b.cbranch(b.icmp_unsigned("==", p, ir.Constant(PTR, None)), nothing, loop)
+    b.position_at_end(nothing)
+    b.ret_void()
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    i.add_incoming(const_i64(0), entry)
+    cell = _entry_of(b, pool, i, PTR)
+    current = b.load_atomic(cell, "monotonic", 8, typ=PTR)
+    b.cbranch(b.icmp_unsigned("==", current, ir.Constant(PTR, None)), try_claim, next_bb)
+    b.position_at_end(try_claim)
+    busy = b.inttoptr(const_i64(_BUSY), PTR)
+    swapped = b.cmpxchg(cell, ir.Constant(PTR, None), busy, "acq_rel", "monotonic")
+    b.cbranch(b.extract_value(swapped, 1), claimed, next_bb)
+    b.position_at_end(next_bb)
+    i_next = b.add(i, const_i64(1))
+    i.add_incoming(i_next, next_bb)
+    b.cbranch(b.icmp_unsigned("<", i_next, const_i64(WORKSPACE_POOL)), loop, full)
+    b.position_at_end(claimed)
+    b.store(capacity, _entry_of(b, capacities, i, I64))
+    b.atomic_rmw("xchg", cell, p, "release")  # (store_atomic: llvmlite wants a typed pointer)
+    b.ret_void()
+    b.position_at_end(full)
+    b.call(mt.declare("free", ir.VoidType(), [PTR]), [p])
+    b.ret_void()
+    return fn
