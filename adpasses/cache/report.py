@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
@@ -26,7 +25,12 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from adpasses.cache.plan import CachePlan
 from adpasses.core.diagnostics import location_text, op_location
 from adpasses.core.ir_facts import home_block, is_constant
-from adpasses.core.region_flow import counted_loop, region_flow, runs_at_most_once, trip_bounds
+from adpasses.core.region_flow import (
+    counted_loop,
+    region_flow,
+    runs_at_most_once,
+    trip_bounds,
+)
 from adpasses.core.types import byte_size
 
 
