@@ -19,7 +19,7 @@ Nothing a call writes may be shared with another call:
   call each time, so a process-wide counter `adpasses_error_pending`
   (stops recorded and not yet taken by an entry) is read first: it is 0
   unless some thread is stopping, and only then the thread's own flag is
-  read (`__adpasses_stopped`). Another thread's stop only sends a caller
+  read (`adpasses_stopped`). Another thread's stop only sends a caller
   down that slow path; it never makes it stop.
 - **Workspaces.** A tape buffer kept across calls (`ad.workspace`) lives
   in a pool of `WORKSPACE_POOL` buffers per tape site; a call takes one
@@ -29,6 +29,10 @@ Nothing a call writes may be shared with another call:
   and up to `WORKSPACE_POOL` threads calling the same gradient allocate
   nothing after their first calls.
 - **Allocation counters** (`adpasses_alloc_stats`) are added to atomically.
+
+The functions doing this are one runtime module compiled once per process
+(`runtime_module`; adpasses.native.runtime.register_thread_runtime), which
+generated code calls by symbol: a module carries only the inline checks.
 """
 
 from __future__ import annotations
@@ -48,14 +52,59 @@ same gradient at once without allocating a tape on each call."""
 _BUSY = 1  # a pool entry being filled by a thread giving a buffer back
 
 
-def _internal(mt: ModuleTranslator, name: str, ret: ir.Type, params: list[ir.Type]) -> tuple[ir.Function, bool]:
-    """The module's internal helper `name`; True if it still needs a body."""
-    fn = mt.llvm.globals.get(name)
-    if fn is not None:
-        return fn, False
-    fn = ir.Function(mt.llvm, ir.FunctionType(ret, params), name)
-    fn.linkage = "internal"
-    return fn, True
+RUNTIME_FUNCTIONS = {
+    "adpasses_entry_slot": (PTR, []),
+    "adpasses_stopped": (I1, []),
+    "adpasses_record_stop": (ir.VoidType(), [I64, I64, I64, I64]),
+    "adpasses_workspace_take": (ir.VoidType(), [PTR, PTR, PTR]),
+    "adpasses_workspace_give_back": (ir.VoidType(), [PTR, PTR, PTR]),
+}
+"""The functions of the thread-state runtime: compiled once per process
+(`runtime_module`, adpasses.native.runtime.register_thread_runtime) and
+called by every generated module through these external symbols, so no
+module carries its own copy."""
+
+
+def runtime_function(mt: ModuleTranslator, name: str) -> ir.Function:
+    """The declaration of runtime function `name` in `mt`'s module."""
+    ret, params = RUNTIME_FUNCTIONS[name]
+    return mt.declare(name, ret, params)
+
+
+class _RuntimeModule:
+    """What the definitions below use of a ModuleTranslator, for the
+    runtime module (no user code, so no clashes to check)."""
+
+    def __init__(self) -> None:
+        self.llvm = ir.Module(name="adpasses_thread_state")
+
+    def global_ref(self, name: str, ty: ir.Type) -> ir.GlobalVariable:
+        g = self.llvm.globals.get(name)
+        if g is None:
+            g = ir.GlobalVariable(self.llvm, ty, name)
+            g.linkage = "external"
+        return g
+
+    def declare(self, name: str, ret: ir.Type, params: list[ir.Type]) -> ir.Function:
+        fn = self.llvm.globals.get(name)
+        return fn if fn is not None else ir.Function(self.llvm, ir.FunctionType(ret, params), name)
+
+
+def _define(rm: _RuntimeModule, name: str) -> ir.Function:
+    ret, params = RUNTIME_FUNCTIONS[name]
+    return ir.Function(rm.llvm, ir.FunctionType(ret, params), name)
+
+
+def runtime_module() -> ir.Module:
+    """The thread-state runtime (error slots, workspace pools)."""
+    rm = _RuntimeModule()
+    thread_slot = _thread_slot(rm)
+    _define_stopped(rm, thread_slot)
+    _define_record_stop(rm, thread_slot)
+    _define_entry_slot(rm)
+    _define_workspace_take(rm)
+    _define_workspace_give_back(rm)
+    return rm.llvm
 
 
 def pending(mt: ModuleTranslator, b: ir.IRBuilder) -> ir.Value:
@@ -74,28 +123,24 @@ def slot_field(b: ir.IRBuilder, slot: ir.Value, k: int) -> ir.Value:
     return b.gep(slot, [const_i64(0), const_i64(k)], inbounds=True, source_etype=SLOT_TYPE)
 
 
-def thread_slot(mt: ModuleTranslator) -> ir.Function:
-    """`ptr __adpasses_thread_slot()`: this thread's slot, or the
-    process-wide one for a thread that never called through an entry."""
-    fn, fresh = _internal(mt, "__adpasses_thread_slot", PTR, [])
-    if fresh:
-        b = ir.IRBuilder(fn.append_basic_block())
-        mine = own_slot(mt, b)
-        shared = mt.global_ref(ERROR_SLOT, SLOT_TYPE)
-        b.ret(b.select(b.icmp_unsigned("==", mine, ir.Constant(PTR, None)), shared, mine))
+def _thread_slot(rm: _RuntimeModule) -> ir.Function:
+    """`ptr thread_slot()`: this thread's slot, or the process-wide one for
+    a thread that never called through an entry."""
+    fn = ir.Function(rm.llvm, ir.FunctionType(PTR, []), "thread_slot")
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block())
+    mine = own_slot(rm, b)  # type: ignore[arg-type]
+    shared = rm.global_ref(ERROR_SLOT, SLOT_TYPE)
+    b.ret(b.select(b.icmp_unsigned("==", mine, ir.Constant(PTR, None)), shared, mine))
     return fn
 
 
-def stopped(mt: ModuleTranslator) -> ir.Function:
-    """`i1 __adpasses_stopped()`: whether this thread's slot holds a stop."""
-    fn, fresh = _internal(mt, "__adpasses_stopped", I1, [])
-    if fresh:
-        fn.attributes.add("cold")
-        fn.attributes.add("noinline")
-        b = ir.IRBuilder(fn.append_basic_block())
-        slot = b.call(thread_slot(mt), [])
-        b.ret(b.icmp_unsigned("!=", b.load(slot_field(b, slot, 0), typ=I64), const_i64(0)))
-    return fn
+def _define_stopped(rm: _RuntimeModule, thread_slot: ir.Function) -> None:
+    """`i1 adpasses_stopped()`: whether this thread's slot holds a stop."""
+    fn = _define(rm, "adpasses_stopped")
+    b = ir.IRBuilder(fn.append_basic_block())
+    slot = b.call(thread_slot, [])
+    b.ret(b.icmp_unsigned("!=", b.load(slot_field(b, slot, 0), typ=I64), const_i64(0)))
 
 
 def branch_if_stopped(mt: ModuleTranslator, b: ir.IRBuilder, on_stop) -> None:  # type: ignore[no-untyped-def]
@@ -103,13 +148,13 @@ def branch_if_stopped(mt: ModuleTranslator, b: ir.IRBuilder, on_stop) -> None:  
     block, e.g. return) if this thread stopped. One relaxed load on the
     path without a stop anywhere in the process."""
     with b.if_then(pending(mt, b), likely=False):
-        with b.if_then(b.call(stopped(mt), []), likely=True):
+        with b.if_then(b.call(runtime_function(mt, "adpasses_stopped"), []), likely=True):
             on_stop()
 
 
 def define_record_stop(mt: ModuleTranslator) -> None:
-    """`__adpasses_oob(site, index, axis, size)`: record a stop in this
-    thread's slot (count it pending unless the slot already held one)."""
+    """`__adpasses_oob(site, index, axis, size)` (the module's cold stop
+    call): `adpasses_record_stop`."""
     fn = mt.llvm.globals.get("__adpasses_oob")
     if fn is None or not fn.is_declaration:
         return
@@ -117,25 +162,36 @@ def define_record_stop(mt: ModuleTranslator) -> None:
     fn.attributes.add("cold")
     fn.attributes.add("noinline")
     b = ir.IRBuilder(fn.append_basic_block())
-    slot = b.call(thread_slot(mt), [])
+    b.call(runtime_function(mt, "adpasses_record_stop"), list(fn.args))
+    b.ret_void()
+
+
+def _define_record_stop(rm: _RuntimeModule, thread_slot: ir.Function) -> None:
+    """`adpasses_record_stop(site, index, axis, size)`: record a stop in
+    this thread's slot (count it pending unless the slot already held one)."""
+    fn = _define(rm, "adpasses_record_stop")
+    b = ir.IRBuilder(fn.append_basic_block())
+    slot = b.call(thread_slot, [])
     flag = slot_field(b, slot, 0)
     with b.if_then(b.icmp_unsigned("==", b.load(flag, typ=I64), const_i64(0))):
-        b.atomic_rmw("add", mt.global_ref(ERROR_PENDING, I64), const_i64(1), "monotonic")
+        b.atomic_rmw("add", rm.global_ref(ERROR_PENDING, I64), const_i64(1), "monotonic")
     for k, v in enumerate([const_i64(1), *fn.args]):
         b.store(v, slot_field(b, slot, k))
     b.ret_void()
 
 
 def entry_slot(mt: ModuleTranslator) -> ir.Function:
-    """`ptr __adpasses_entry_slot()`, for entries, before the call: this
+    """`ptr adpasses_entry_slot()`, for entries, before the call: this
     thread's slot, made on the thread's first call (NULL if that allocation
     failed), with any stop left by an earlier call through `.address`
     cleared."""
-    fn, fresh = _internal(mt, "__adpasses_entry_slot", PTR, [])
-    if not fresh:
-        return fn
+    return runtime_function(mt, "adpasses_entry_slot")
+
+
+def _define_entry_slot(mt: _RuntimeModule) -> None:
+    fn = _define(mt, "adpasses_entry_slot")
     b = ir.IRBuilder(fn.append_basic_block())
-    slot = own_slot(mt, b)
+    slot = own_slot(mt, b)  # type: ignore[arg-type]
     null = ir.Constant(PTR, None)
     make = fn.append_basic_block("make")
     have = fn.append_basic_block("have")
@@ -160,9 +216,8 @@ def entry_slot(mt: ModuleTranslator) -> ir.Function:
     b.position_at_end(registered)
     b.ret(fresh_slot)
     b.position_at_end(have)
-    take_stop(mt, b, slot, None)
+    take_stop(mt, b, slot, None)  # type: ignore[arg-type]
     b.ret(slot)
-    return fn
 
 
 def take_stop(mt: ModuleTranslator, b: ir.IRBuilder, slot: ir.Value, into: ir.Value | None) -> ir.Value:
@@ -208,11 +263,13 @@ def _held_field(b: ir.IRBuilder, held: ir.Value, k: int) -> ir.Value:
 
 
 def workspace_take(mt: ModuleTranslator) -> ir.Function:
-    """`__adpasses_workspace_take(pool, capacities, held)`: move a buffer of
+    """`adpasses_workspace_take(pool, capacities, held)`: move a buffer of
     the pool into `held` ({NULL, 0} if the pool is empty)."""
-    fn, fresh = _internal(mt, "__adpasses_workspace_take", ir.VoidType(), [PTR, PTR, PTR])
-    if not fresh:
-        return fn
+    return runtime_function(mt, "adpasses_workspace_take")
+
+
+def _define_workspace_take(mt: _RuntimeModule) -> None:
+    fn = _define(mt, "adpasses_workspace_take")
     pool, capacities, held = fn.args
     entry = fn.append_basic_block("entry")
     loop = fn.append_basic_block("loop")
@@ -246,16 +303,17 @@ def workspace_take(mt: ModuleTranslator) -> ir.Function:
     b.store(ir.Constant(PTR, None), _held_field(b, held, 0))
     b.store(const_i64(0), _held_field(b, held, 1))
     b.ret_void()
-    return fn
 
 
 def workspace_give_back(mt: ModuleTranslator) -> ir.Function:
-    """`__adpasses_workspace_give_back(pool, capacities, held)`: put the
+    """`adpasses_workspace_give_back(pool, capacities, held)`: put the
     buffer in `held` (if any) into an empty pool entry, or free it when the
     pool is full; `held` becomes {NULL, 0}."""
-    fn, fresh = _internal(mt, "__adpasses_workspace_give_back", ir.VoidType(), [PTR, PTR, PTR])
-    if not fresh:
-        return fn
+    return runtime_function(mt, "adpasses_workspace_give_back")
+
+
+def _define_workspace_give_back(mt: _RuntimeModule) -> None:
+    fn = _define(mt, "adpasses_workspace_give_back")
     pool, capacities, held = fn.args
     entry = fn.append_basic_block("entry")
     loop = fn.append_basic_block("loop")
@@ -293,4 +351,3 @@ def workspace_give_back(mt: ModuleTranslator) -> ir.Function:
     b.position_at_end(full)
     b.call(mt.declare("free", ir.VoidType(), [PTR]), [p])
     b.ret_void()
-    return fn

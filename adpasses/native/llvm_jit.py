@@ -294,7 +294,7 @@ def _binding(binding: str) -> str:
     return binding
 
 
-_RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot"}
+_RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot", *runtime.THREAD_RUNTIME_FUNCTIONS}
 
 # Compiled modules by key, held weakly: a module stays cached while
 # something uses it (a jitted function's caches, a caller), and its code is
@@ -477,6 +477,7 @@ def load_compiled(object_code: bytes, description: dict) -> CompiledModule:
         runtime.register_symbols()  # compiles the half-precision conversions the code calls
     else:
         runtime.register_python_objects()
+        runtime.register_thread_runtime()
     start = time.perf_counter()
     code = machine_code_of_object(object_code)
     times = CompileTimes(codegen_s=time.perf_counter() - start)

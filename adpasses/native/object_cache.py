@@ -233,8 +233,12 @@ def _module_sources(modules: tuple[str, ...]) -> str:
 
     h = hashlib.sha256()
     for name in modules:
-        spec = importlib.util.find_spec(name)
-        with open(spec.origin, "rb") as f:  # type: ignore[union-attr, arg-type]
+        # The file under its top package's folder: find_spec of the module
+        # itself would import its parent packages (adpasses.lowering
+        # imports xDSL, which loading from the cache must not).
+        top, *rest = name.split(".")
+        root = os.path.dirname(importlib.util.find_spec(top).origin)  # type: ignore[union-attr, arg-type]
+        with open(os.path.join(root, *rest) + ".py", "rb") as f:
             h.update(f.read())
     return h.hexdigest()
 

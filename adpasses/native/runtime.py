@@ -96,6 +96,40 @@ def _error_slot_key() -> int:
     return key.value
 
 
+_thread_runtime: object = None  # keeps the compiled thread-state runtime alive
+
+
+def register_thread_runtime() -> None:
+    """Compile (or load from the runtime disk cache) the thread-state
+    runtime (adpasses.lowering.thread_state: error slots, workspace pools)
+    and make its functions visible to the JIT linker; once per process.
+    Every generated module calls it."""
+    global _thread_runtime
+    if _thread_runtime is not None:
+        return
+    import llvmlite.binding as llvm
+
+    with LLVM_LOCK:
+        if _thread_runtime is not None:
+            return
+        from adpasses.native.object_cache import runtime_machine_code
+
+        def build_ir() -> str:  # xDSL is imported only when not in the disk cache
+            from adpasses.lowering.thread_state import runtime_module
+
+            return str(runtime_module())
+
+        code = runtime_machine_code("thread_state", _THREAD_RUNTIME_SOURCES, build_ir)
+        for name in THREAD_RUNTIME_FUNCTIONS:
+            llvm.add_symbol(name, code.address(name))
+        _thread_runtime = code
+
+
+_THREAD_RUNTIME_SOURCES = ("adpasses.lowering.thread_state", "adpasses.native.runtime")
+THREAD_RUNTIME_FUNCTIONS = ("adpasses_entry_slot", "adpasses_stopped", "adpasses_record_stop",
+                            "adpasses_workspace_take", "adpasses_workspace_give_back")
+"""The names of adpasses.lowering.thread_state.RUNTIME_FUNCTIONS (this
+module imports no xDSL, which that one does)."""
 _half_engine: object = None  # keeps the compiled half conversions alive
 
 
@@ -116,6 +150,7 @@ def _register_symbols() -> None:
     from adpasses.lowering.half import SYMBOLS, half_runtime_module
 
     register_python_objects()
+    register_thread_runtime()
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_triple(llvm.get_process_triple())
