@@ -20,7 +20,7 @@ func.func private @view(%x: memref<?xf64>) -> (memref<2xf64, strided<[1], offset
 // CHECK: call {ptr, i64, i64, i64, double} @"u.view"(ptr %"x", i64 0, i64 %"x.size0", i64 1)
 // CHECK: load atomic i64, {{.*}}@"adpasses_error_pending" monotonic
 // CHECK-NEXT: icmp ne i64
-// CHECK: call i1 @"__adpasses_stopped"()
+// CHECK: call i1 @"adpasses_stopped"()
 // CHECK: call i32 (ptr, ...) @"printf"({{.*}}, double {{.*}}, i64 2)
 // CHECK-NEXT: call i32 @"fflush"(ptr null)
 // CHECK: private constant [16 x i8] c"v = %g n = %ld\0a\00"

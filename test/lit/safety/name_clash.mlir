@@ -25,7 +25,8 @@
 // DECL-DAG: declare double @"atan"(double
 // DECL-DAG: declare ptr @"malloc"(i64
 // DECL-DAG: declare double @"cos"(double
-// DECL-DAG: @"adpasses_error_slot" = external global [5 x i64]
+// DECL-DAG: @"adpasses_error_pending" = external global i64
+// DECL-DAG: declare void @"adpasses_record_stop"(i64
 
 func.func private @cos(f64) -> f64
 
