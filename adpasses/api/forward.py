@@ -402,8 +402,10 @@ class HvpCallable:
         if code and len(args) == len(jf._params) + 1:
             arrays = [a for a in args if isinstance(a, np.ndarray)]
 
-            def fast(*a: object, _run=run, _arrays=len(arrays) > 1, _overlap=shadows.arrays_overlap) -> np.ndarray:
-                if _arrays and _overlap(*a):
+            def fast(*a: object, _run=run, _arrays=len(arrays) > 1, _overlap=shadows.arrays_overlap,
+                     _k=k) -> np.ndarray:
+                # The signature code fixes v's dtype and rank, not its shape.
+                if a[-1].shape != a[_k].shape or (_arrays and _overlap(*a)):  # type: ignore[attr-defined]
                     return self._slow_call(a)
                 return _run(a[:-1], a[-1])
             self._fast.setdefault(code, fast)
@@ -438,7 +440,9 @@ def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int) 
 
 def rebuild_forward(kind: str, jf, argnums, *rest):  # type: ignore[no-untyped-def]
     """The callable a pickle refers to (hvp, jacfwd, hessian)."""
-    return {"hvp": hvp, "jacfwd": jacfwd, "hessian": hessian}[kind](jf, argnums, *rest)
+    if kind == "hvp":
+        return hvp(jf, argnums)
+    return {"jacfwd": jacfwd, "hessian": hessian}[kind](jf, argnums, width=rest[0])
 
 
 # -- jacfwd and hessian: forward sweeps in one compiled call ---------------------------------
