@@ -266,3 +266,15 @@ def test_pickles_by_reference() -> None:
 
     for obj in (adpasses.hessian(pk.loss), adpasses.hvp(pk.scaled, 1), adpasses.jacfwd(pk.loss, (0, 2))):
         assert pickle.loads(pickle.dumps(obj)) is obj
+
+
+def test_hvp_with_several_vectors_is_one_vector_mode_sweep() -> None:
+    rng = rng_for(50)
+    x, V = rng.uniform(-0.5, 0.5, 12), rng.normal(size=(3, 12))
+    HV = adpasses.hvp(energy)(x, V)
+    assert HV.shape == (3, 12)
+    for lane in range(3):
+        assert_matches(HV[lane], adpasses.hvp(energy)(x, V[lane]), what=f"lane {lane}")
+    assert np.array_equal(adpasses.hvp(energy)(x, V), HV)  # fast path
+    with pytest.raises(ValueError, match=r"or W such vectors"):
+        adpasses.hvp(energy)(x, rng.normal(size=(3, 11)))

@@ -338,7 +338,9 @@ def hvp(f: object, argnums: int = 0) -> Callable:
     """`hvp(f)(*args, v)`: the Hessian of f (returning a float) with
     respect to the array argument `argnums`, times v (an array of its
     shape and dtype), by forward over reverse: the tangent along v of f's
-    gradient, one sweep of each. Arguments are left unchanged."""
+    gradient, one sweep of each. Several vectors at once: v of shape
+    `(W,) + x.shape` gives the W products (same shape), in one sweep of
+    width W (vector mode). Arguments are left unchanged."""
     jf = _jit(f)
     nums = _argnums(jf, argnums, "hvp")
     if not isinstance(nums, int):
@@ -388,50 +390,63 @@ class HvpCallable:
         _array_argnums(jf, values, (k,), api)
         _float_result(jf, values, api, "the Hessian is that of a float-valued function")
         x = values[k]
-        if not isinstance(v, np.ndarray) or v.shape != x.shape or v.dtype != x.dtype:
+        vector = isinstance(v, np.ndarray) and v.shape == x.shape
+        several = isinstance(v, np.ndarray) and v.ndim == x.ndim + 1 and v.shape[1:] == x.shape and len(v) > 0
+        if not (vector or several) or v.dtype != x.dtype:  # type: ignore[union-attr]
             what = f"shape {v.shape} and dtype {v.dtype}" if isinstance(v, np.ndarray) else type(v).__name__
             raise ValueError(f"{api}: v has {what}; it must be an array of argument {k}'s shape "
-                             f"{x.shape} and dtype {x.dtype}")
+                             f"{x.shape} and dtype {x.dtype} (or W such vectors, shape (W,) + {x.shape})")
+        width = 1 if vector else len(v)  # type: ignore[arg-type]
         layout = _GradientLayout.of(jf, values, (k,))
         _check_distinct(jf.__name__, api, list(values) + [v])
-        key = ("hvp", _key(values), layout.grad_activity)
-        c = _cached(jf, key, lambda: _compile_tangent(jf, values, layout.fwd_activity, (), 1, "hvp",
+        key = ("hvp", _key(values), layout.grad_activity, width)
+        c = _cached(jf, key, lambda: _compile_tangent(jf, values, layout.fwd_activity, (), width, "hvp",
                                                       over_gradient=(layout.grad_activity, layout.ret)))
-        run = _hvp_runner(c.call, layout, values, k)
+        run = _hvp_runner(c.call, layout, values, k, width)
         code = shadows.signature_code(*args)
         if code and len(args) == len(jf._params) + 1:
             arrays = [a for a in args if isinstance(a, np.ndarray)]
+            shape = (lambda a: a[_k].shape) if vector else (lambda a: (width,) + a[_k].shape)
+            _k = k
 
             def fast(*a: object, _run=run, _arrays=len(arrays) > 1, _overlap=shadows.arrays_overlap,
-                     _k=k) -> np.ndarray:
+                     _shape=shape) -> np.ndarray:
                 # The signature code fixes v's dtype and rank, not its shape.
-                if a[-1].shape != a[_k].shape or (_arrays and _overlap(*a)):  # type: ignore[attr-defined]
+                if a[-1].shape != _shape(a) or (_arrays and _overlap(*a)):  # type: ignore[attr-defined]
                     return self._slow_call(a)
                 return _run(a[:-1], a[-1])
             self._fast.setdefault(code, fast)
         return run(values, v)
 
 
-def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int) -> Callable:
+def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int, width: int = 1) -> Callable:
     """`run(values, v) -> H v`: the tangent function's arguments built by
     a function generated once (copies of written arrays, zeroed shadows and
-    tangents, the seed 1.0)."""
+    tangents, the seed 1.0). With `width` lanes, v and the result have a
+    leading dimension of `width` (lane l: row l)."""
     n = len(values)
-    env: dict[str, object] = {"call": call, "zeros_like": np.zeros_like, "empty_like": np.empty_like}
+    env: dict[str, object] = {"call": call, "zeros_like": np.zeros_like, "zeros": np.zeros}
     lines = ["def run(values, v):", f"    {''.join(f'a{j}, ' for j in range(n))}= values"]
     args: list[str] = []
     result = ""
+
+    def lanes(name: str) -> list[str]:
+        return [name] if width == 1 else [f"{name}[{lane}]" for lane in range(width)]
     for j in range(n):
         if j in layout.written:
             lines.append(f"    a{j} = a{j}.copy()")
         args.append(f"a{j}")
         if layout.fwd_activity[layout.value_at[j]] == "dup":
-            args.append("v" if j == k else f"zeros_like(a{j})")
-        if layout.shadow_at[j] is not None:
-            lines.append(f"    s{j} = zeros_like(a{j}); h{j} = zeros_like(a{j})")
-            args += [f"s{j}", f"h{j}"]
             if j == k:
-                result = f"h{j}"
+                args += lanes("v")
+            else:
+                lines.append(f"    t{j} = zeros(({width},) + a{j}.shape, a{j}.dtype)")
+                args += lanes(f"t{j}") if width > 1 else [f"t{j}[0]"]
+        if layout.shadow_at[j] is not None:
+            lines.append(f"    s{j} = zeros_like(a{j}); h{j} = zeros(({width},) + a{j}.shape, a{j}.dtype)")
+            args += [f"s{j}"] + (lanes(f"h{j}") if width > 1 else [f"h{j}[0]"])
+            if j == k:
+                result = f"h{j}" if width > 1 else f"h{j}[0]"
     args.append("1.0")
     lines += [f"    call({', '.join(args)})", f"    return {result}"]
     exec(compile("\n".join(lines) + "\n", "<adpasses hvp runner>", "exec"), env)
