@@ -278,3 +278,20 @@ def test_hvp_with_several_vectors_is_one_vector_mode_sweep() -> None:
     assert np.array_equal(adpasses.hvp(energy)(x, V), HV)  # fast path
     with pytest.raises(ValueError, match=r"or W such vectors"):
         adpasses.hvp(energy)(x, rng.normal(size=(3, 11)))
+
+
+def test_fwddiff_fast_path_agrees_with_the_general_path() -> None:
+    rng = rng_for(60)
+    x, y, s = rng.uniform(-1, 1, 5), rng.uniform(-1, 1, 5), 0.4
+    dx, dxs = rng.normal(size=5), rng.normal(size=(3, 5))
+    for _ in range(3):  # the first call compiles and installs the fast path
+        t1 = adpasses.fwddiff(coupled, Duplicated(x, dx), Const(y), Duplicated(s, 0.5))
+        tw, v = adpasses.fwddiff(coupled, Duplicated(x, dxs), Const(y), Duplicated(s, [0.0, 1.0, 2.0]),
+                                 width=3, return_primal=True)
+        gx, _, gs = finite_differences(coupled, [x, y, s], [0, 1, 2])
+        assert t1 == pytest.approx(gx @ dx + 0.5 * gs, rel=1e-6)
+        assert np.allclose(tw, [gx @ dxs[k] + k * gs for k in range(3)], rtol=1e-6)
+        assert v == pytest.approx(coupled(x, y, s), rel=1e-12)
+    # a tangent of another shape takes the general path and its error
+    with pytest.raises(ValueError, match="must have shape"):
+        adpasses.fwddiff(coupled, Duplicated(x, np.ones(4)), Const(y), Duplicated(s, 0.5))

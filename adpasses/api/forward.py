@@ -33,6 +33,7 @@ import numpy as np
 
 from adpasses.api import shadows
 from adpasses.api.gradcall import grad_activity, normalize_argnums
+from adpasses.api.autodiff_call import MISS
 from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed, Output
 from adpasses.core.diagnostics import CompileError, for_user
 from adpasses.native.arguments import plain_arguments
@@ -745,6 +746,11 @@ def fwddiff(f: object, *args: object, width: int = 1, return_primal: bool = Fals
     api = f"fwddiff({jf.__name__})"
     width = _width(width, api) or 1
     return_primal = check_flag(return_primal, "return_primal", api)
+    fast = jf._jacobian_functions.get(("fwddiff fast", tuple(map(type, args)), width, return_primal))
+    if fast is not None:
+        got = fast(*args)
+        if got is not MISS:
+            return got
     try:
         return _fwddiff(jf, args, width, return_primal)
     except CompileError as err:
@@ -808,6 +814,11 @@ def _fwddiff(jf, args: tuple, width: int, return_primal: bool) -> object:  # typ
         call_args.append(v)
         if k in lanes:
             call_args += lanes[k]
+    if len(values) == len(args) and all(isinstance(a, (Duplicated, Const)) or not isinstance(a, np.ndarray)
+                                        for a in args):
+        made = _fwddiff_fast_path(c.call, args, values, given, width, return_primal, ret_f)
+        if made is not None:
+            jf._jacobian_functions.setdefault(("fwddiff fast", tuple(map(type, args)), width, return_primal), made)
     out = c.call(*call_args)
     outs = list(out) if isinstance(out, tuple) else ([] if out is None else [out])
     if not ret_f or ret_f[0] != "active":
@@ -815,3 +826,56 @@ def _fwddiff(jf, args: tuple, width: int, return_primal: bool) -> object:  # typ
     value = outs.pop(0) if return_primal else None
     tangent = outs[0] if width == 1 else np.array(outs[:width])
     return (tangent, value) if return_primal else tangent
+
+
+def _fwddiff_fast_path(call: Callable, args: tuple, values: tuple, given: dict, width: int,  # type: ignore[type-arg]
+                       return_primal: bool, ret_f: tuple[str, ...]) -> Callable | None:
+    """`fast(*args)` for fwddiff calls shaped like `args` (same marker
+    classes, width, return_primal), like autodiff's: unwraps the markers,
+    checks the signature code of values and tangents, the tangents' shapes
+    and overlap, calls the tangent function; MISS sends anything else to
+    the general path (which explains errors)."""
+    code_args = list(values) + [given[k] for k in sorted(given)]
+    code = shadows.signature_code(*code_args)
+    if not code or any(isinstance(v, float) and width > 1 for k, v in enumerate(values) if k in given):
+        return None
+    n = len(args)
+    env: dict[str, object] = {"call": call, "code": shadows.signature_code, "overlap": shadows.arrays_overlap,
+                              "CODE": code, "MISS": MISS, "array": np.array}
+    lines = ["def fast(" + ", ".join(f"a{k}" for k in range(n)) + "):"]
+    vals, tans, checks, call_args = [], [], [], []
+    for k, a in enumerate(args):
+        if k in given:
+            lines.append(f"    v{k} = a{k}.value; t{k} = a{k}.shadow")
+            vals.append(f"v{k}")
+            tans.append(f"t{k}")
+            call_args.append(f"v{k}")
+            if isinstance(values[k], np.ndarray):
+                want = f"v{k}.shape" if width == 1 else f"({width},) + v{k}.shape"
+                checks.append(f"t{k}.shape != {want}")
+                call_args += [f"t{k}"] if width == 1 else [f"t{k}[{lane}]" for lane in range(width)]
+            else:
+                call_args.append(f"float(t{k})")
+        elif isinstance(a, Const):
+            lines.append(f"    v{k} = a{k}.value")
+            vals.append(f"v{k}")
+            call_args.append(f"v{k}")
+        else:
+            vals.append(f"a{k}")
+            call_args.append(f"a{k}")
+    every = ", ".join(vals + tans)
+    checks.insert(0, f"code({every}) != CODE")
+    if sum(isinstance(v, np.ndarray) for v in code_args) > 1:
+        checks.append(f"overlap({every})")
+    lines += [f"    if {' or '.join(checks)}:", "        return MISS",
+              "    try:", f"        out = call({', '.join(call_args)})", "    except ValueError:",
+              "        return MISS"]
+    if not ret_f or ret_f[0] != "active":
+        lines.append("    return (None, out)" if return_primal else "    return None")
+    elif return_primal:
+        lines.append("    return (out[1], out[0])" if width == 1 else
+                     f"    return (array(out[1:{width + 1}]), out[0])")
+    else:
+        lines.append("    return out" if width == 1 else "    return array(out)")
+    exec(compile("\n".join(lines) + "\n", "<adpasses fwddiff fast path>", "exec"), env)
+    return env["fast"]  # type: ignore[return-value]
