@@ -211,7 +211,8 @@ class TangentBuilder:
     def set_tangent(self, value: SSAValue, lanes: Sequence[SSAValue]) -> None:
         assert len(lanes) == self.width
         for k, lane in enumerate(lanes):
-            if value.name_hint and not lane.name_hint:
+            # a clone (of a view, an allocation) kept its primal's name
+            if value.name_hint and lane.name_hint in (None, value.name_hint):
                 lane.name_hint = f"d{value.name_hint}" + (f"_{k}" if self.width > 1 else "")
         self.tangents[value] = list(lanes)
 
