@@ -105,8 +105,9 @@ def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[st
     if over_gradient is not None:
         from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
+        # Check elision runs once, at the end of forward_differentiate (docs/forward_mode.md).
         g = differentiate(module, name, list(over_gradient[0]), list(over_gradient[1]),
-                          options=ReverseOptions(simplify=False), timings=record.stages)
+                          options=ReverseOptions(simplify=False, elide_checks=False), timings=record.stages)
         target = g.name
     t = forward_differentiate(module, target, list(activity), list(ret), width=width, timings=record.stages)
     entry = t.name
