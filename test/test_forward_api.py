@@ -236,6 +236,10 @@ def test_errors() -> None:
         adpasses.jacfwd(ring)(x, np.zeros(3))
     with pytest.raises(TypeError, match="differentiates float arrays"):
         adpasses.hessian(coupled, 2)(x, x.copy(), 1.0)
+    with pytest.raises(TypeError, match="array of int64 and cannot be differentiated"):
+        adpasses.jacfwd(coupled, 1)(x, np.arange(3), 1.0)
+    with pytest.raises(TypeError, match="array of int64 and cannot be differentiated"):
+        adpasses.hessian(coupled, 1)(x, np.arange(3), 1.0)
     with pytest.raises(ValueError, match="v has shape"):
         adpasses.hvp(energy)(x, np.ones(4))
     with pytest.raises(TypeError, match="Active, a reverse-mode marker"):

@@ -331,6 +331,9 @@ class _GradientLayout:
 def _array_argnums(jf, values: tuple, nums: tuple[int, ...], api: str) -> None:  # type: ignore[no-untyped-def]
     for k in nums:
         v = values[k]
+        if isinstance(v, np.ndarray) and v.dtype.kind != "f":
+            raise TypeError(f"{api}: argument {k} of {jf.__name__}() is an array of {v.dtype} and cannot be "
+                            "differentiated: only floats and float arrays can")
         if not isinstance(v, np.ndarray):
             raise TypeError(f"{api}: argument {k} of {jf.__name__}() is a {type(v).__name__}; {api.split('(')[0]} "
                             "differentiates float arrays (pass a float as a 1-element array)")
