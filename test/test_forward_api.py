@@ -299,3 +299,25 @@ def test_fwddiff_fast_path_agrees_with_the_general_path() -> None:
     # a tangent of another shape takes the general path and its error
     with pytest.raises(ValueError, match="must have shape"):
         adpasses.fwddiff(coupled, Duplicated(x, np.ones(4)), Const(y), Duplicated(s, 0.5))
+
+
+def squares_in_place(x):
+    """Overwrites its argument: the direction's own lanes are written by
+    the tangent sweep, so the driver must clear them whole every sweep."""
+    for i in range(len(x)):
+        x[i] = math.sin(x[i]) * x[i]
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * x[(i + 1) % len(x)]
+    return s
+
+
+@pytest.mark.parametrize("width", [None, 2])
+def test_derivatives_of_a_function_writing_its_argument(width) -> None:  # type: ignore[no-untyped-def]
+    x = rng_for(70).uniform(-1, 1, 5)
+    x0 = x.copy()
+    H = adpasses.hessian(squares_in_place, width=width)(x)
+    assert np.array_equal(x, x0)
+    assert_matches(H, hessian_by_differences(squares_in_place, [x], 0), what="in-place Hessian")
+    g = adpasses.jacfwd(squares_in_place, width=width)(x)
+    assert_matches(g, finite_differences(squares_in_place, [x], [0])[0], what="in-place jacfwd")

@@ -631,6 +631,7 @@ def _compile_hessian(jf, values: tuple, nums: tuple[int, ...], layout: _Gradient
         measured_results=(),
         constants=tuple((at[q], 1.0) for q in layout.seeds),
         out_ranks=tuple(values[a].ndim + values[b].ndim for a in nums for b in nums),  # type: ignore[union-attr]
+        seed_only=tuple(q for k in nums if k not in layout.written for q in lanes[layout.value_at[k]]),
     )
     made: dict = {}
     c = _compile_tangent(jf, values, layout.fwd_activity, (), width, "hessian", _driver(sweeps, made),
@@ -668,6 +669,7 @@ def _compile_jacfwd(jf, values: tuple, nums: tuple[int, ...], out: int | None, w
         measured_arrays=(tuple(lanes[out]),) if out is not None else (),
         measured_results=(tuple(range(width)),) if out is None else (),
         out_ranks=tuple((values[out].ndim if out is not None else 0) + values[b].ndim for b in nums),  # type: ignore[union-attr]
+        seed_only=tuple(q for k in nums if k not in written for q in lanes[k]),
     )
     made: dict = {}
     c = _compile_tangent(jf, values, tuple(activity), ret, width, "jacfwd", _driver(sweeps, made))

@@ -179,7 +179,8 @@ class ForwardSweeps:
     `scratch_shape[i]` is the parameter whose sizes it takes) and loops
     over the elements `j` of each direction (an array argument whose lanes
     are seeded with unit vectors), `width` at a time: before each sweep it
-    restores `restore` from pristine copies and zeroes the scratch, stores
+    restores `restore` from pristine copies and zeroes the scratch (but
+    `seed_only`), stores
     1.0 at element `j0 + l` of lane `l` of the direction; after it, copies
     lane `l` of each measured array into column `j0 + l` of its output
     (shape measured.shape + direction.shape), and lane `l` of each
@@ -196,6 +197,10 @@ class ForwardSweeps:
     measured_results: tuple[tuple[int, ...], ...]  # per measured float: its lanes (results)
     constants: tuple[tuple[int, float], ...] = ()  # float params fixed in the driver (a seed)
     out_ranks: tuple[int, ...] = ()          # per output (per measured, per direction): its rank
+    seed_only: tuple[int, ...] = ()
+    """Scratch lanes the tangent function only reads (directions of arrays f
+    never writes): zeroed once, and after each sweep only where it was
+    seeded, rather than whole before every sweep."""
 
     def driver_inputs(self, n_params: int) -> list[int]:
         """The tangent function's parameters the driver takes from its
@@ -256,6 +261,9 @@ def add_forward_driver(module: ModuleOp, tangent: func.FuncOp, sweeps: ForwardSw
         buffers.append(buf)
         flat[k] = _flat_view(b, buf)
         param[k] = buf if own == t else b.insert(memref.CastOp.get(buf, t)).results[0]
+    seed_only = set(sweeps.seed_only)
+    for k in sweeps.seed_only:
+        fill(b, flat[k], 0.0)
     zero, one = _index(b, 0), _index(b, 1)
     measured_sizes = [_dims(b, flat[lanes[0]])[0] for lanes in sweeps.measured_arrays]
     width = len(sweeps.directions[0]) if sweeps.directions else 1
@@ -277,7 +285,8 @@ def add_forward_driver(module: ModuleOp, tangent: func.FuncOp, sweeps: ForwardSw
         for k in sweeps.restore:
             inner.insert(memref.CopyOp(pristine[k], param[k]))
         for k in sweeps.scratch:
-            fill(inner, flat[k], 0.0)
+            if k not in seed_only:
+                fill(inner, flat[k], 0.0)
         column = []
         for lane in range(width):
             j = inner.insert(arith.AddiOp(j0, _index(inner, lane))).result
@@ -298,6 +307,10 @@ def add_forward_driver(module: ModuleOp, tangent: func.FuncOp, sweeps: ForwardSw
                         lb.insert(memref.StoreOp.get(v, target, [at]))
                     for_each_index(tb, [n_m], store)
                 when(inner, ok, copy_column)
+        for (j, ok), k in zip(column, lanes):
+            if k in seed_only:
+                c0 = inner.insert(arith.ConstantOp(FloatAttr(0.0, flat[k].type.element_type))).result  # type: ignore[attr-defined]
+                when(inner, ok, lambda tb, j=j, k=k, c0=c0: tb.insert(memref.StoreOp.get(c0, flat[k], [j])))
         base = len(sweeps.measured_arrays)
         for r, r_lanes in enumerate(sweeps.measured_results):
             for (j, ok), k in zip(column, r_lanes):
