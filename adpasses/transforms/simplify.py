@@ -30,20 +30,20 @@ from adpasses.transforms.gradient_marks import marked_functions
 MAX_SIMPLIFY_ROUNDS = 16
 
 
-def simplify_pinned(function: func.FuncOp, ctx: Context) -> None:
+def simplify_pinned(function: func.FuncOp) -> None:
     """Canonicalize (at most MAX_SIMPLIFY_ROUNDS rounds) and cse `function`
-    with every checked op pinned; folding looks dialects up in `ctx` (the
-    context the pass runs with)."""
+    with every checked op pinned."""
     from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
     from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 
+    from adpasses.core.context import shared_context
     # xDSL's, without their O(depth^2) effect queries
     from adpasses.core.effects import cse, region_dce
     from adpasses.transforms.dead_forward import pin_checks, unpin
 
     pins = pin_checks(function)
     pattern = GreedyRewritePatternApplier(
-        [CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True
+        [CanonicalizationRewritePattern()], ctx=shared_context(), folding_enabled=True
     )
     walker = PatternRewriteWalker(pattern, apply_recursively=False, post_walk_func=region_dce)
     for _ in range(MAX_SIMPLIFY_ROUNDS):
@@ -59,4 +59,4 @@ class SimplifyPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in marked_functions(op):
-            simplify_pinned(function, ctx)
+            simplify_pinned(function)
