@@ -12,7 +12,7 @@ func.func private @leaf(%x: f64, %out: memref<f64>) {
 }
 
 func.func @f(%x: f64, %out: memref<f64>) {
-  %c = memref.cast %out : memref<f64> to memref<f64>
+  %c = "memref.cast"(%out) : (memref<f64>) -> memref<f64>
   func.call @leaf(%x, %c) : (f64, memref<f64>) -> ()
   func.return
 }

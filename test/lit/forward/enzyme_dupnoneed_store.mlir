@@ -26,7 +26,7 @@ func.func @sta(%x: f64, %out: memref<4xf64>) {
 }
 
 func.func @cst(%x: f64, %out: memref<f64>) {
-  %v = memref.cast %out : memref<f64> to memref<f64>
+  %v = "memref.cast"(%out) : (memref<f64>) -> memref<f64>
   %sq = arith.mulf %x, %x : f64
   memref.store %sq, %v[] : memref<f64>
   func.return

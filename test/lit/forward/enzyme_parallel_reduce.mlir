@@ -1,6 +1,6 @@
 // RUN: not ad-opt %s --forward 2>&1 | filecheck %s
 // Enzyme-MLIR ForwardMode/parallel_reduce.mlir: a squared norm by scf.parallel
-// with scf.reduce. Not differentiated by adpasses (see enzyme_parallel.mlir):
+// with scf.reduce (generic form). Not differentiated by adpasses (see enzyme_parallel.mlir):
 // an error at the op.
 
 func.func @nrm2(%x: memref<?xf64>) -> f64 {
@@ -9,15 +9,16 @@ func.func @nrm2(%x: memref<?xf64>) -> f64 {
   %cst = arith.constant 0.0 : f64
   %n = memref.dim %x, %c0 : memref<?xf64>
   // CHECK: enzyme_parallel_reduce.mlir:[[@LINE+1]]:{{[0-9]+}}: error: {{.*}}scf.parallel
-  %r = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%cst) -> f64 {
+  %r = "scf.parallel"(%c0, %n, %c1, %cst) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}> ({
+  ^bb0(%i: index):
     %v = memref.load %x[%i] : memref<?xf64>
     %s = arith.mulf %v, %v : f64
-    scf.reduce(%s : f64) {
-    ^bb0(%a: f64, %b: f64):
+    "scf.reduce"(%s) ({
+    ^bb1(%a: f64, %b: f64):
       %t = arith.addf %a, %b : f64
-      scf.reduce.return %t : f64
-    }
-  }
+      "scf.reduce.return"(%t) : (f64) -> ()
+    }) : (f64) -> ()
+  }) : (index, index, index, f64) -> f64
   func.return %r : f64
 }
 
