@@ -129,18 +129,21 @@ def jvp_source(p: Program) -> str:
     return mlir_function(p) + "\n" + wrapper
 
 
-def run_forward_pipeline(module) -> None:  # type: ignore[no-untyped-def]
+def run_forward_pipeline(p: Program, module) -> None:  # type: ignore[no-untyped-def]
     """`ad-opt --forward`: the reverse pipeline first if the module asks for
-    a gradient (a forward-over-reverse request differentiates the gradient),
-    then `ad-forward`, then the elision of shadow checks (last, as always)."""
-    from adpasses.dialects.ad import AutodiffOp
-
+    a gradient (a forward-over-reverse request differentiates the gradient,
+    built with the program's cache policy, activity analysis and
+    simplification), then `ad-forward`, then the elision of shadow checks
+    (last, as always)."""
     from adpasses.core.context import make_context
+    from adpasses.dialects.ad import AutodiffOp
     from adpasses.transforms.registry import AD_PASSES
 
     ctx = make_context()
     if any(isinstance(op, AutodiffOp) for op in module.walk()):
-        AD_PASSES["ad-reverse"]()().apply(ctx, module)
+        o = p.options
+        AD_PASSES["ad-reverse"]()(cache_policy=o.policy, activity=o.activity,
+                                  simplify=o.simplify).apply(ctx, module)
     AD_PASSES["ad-forward"]()().apply(ctx, module)
     AD_PASSES["ad-elide-shadow-checks"]()().apply(ctx, module)
 
@@ -151,7 +154,7 @@ def compile_request(p: Program, source: str, name: str):  # type: ignore[no-unty
     from adpasses.native.llvm_jit import compile_module
 
     module = parse_module(source, f"fuzz_{p.seed}.mlir")
-    run_forward_pipeline(module)
+    run_forward_pipeline(p, module)
     compiled = compile_module(module, boundscheck=p.options.boundscheck,
                               opt_level=p.options.opt_level)
     return compiled[name]

@@ -10,6 +10,22 @@
 // c false: mem never depends on x, dres = 0 (the shadow of the local buffer
 // must start at zero, not hold garbage).
 
+// The affine ops are lowered to scf/memref first; the local buffer gets a
+// shadow buffer, zero-initialised before anything reads it.
+// IR-LABEL: func.func @loop_fwd_d_n(
+// IR-NOT:     affine.
+// IR:         scf.for
+// IR-LABEL: func.func @if_then_fwd_dc_n(
+// IR:         %[[MEM:.*]] = memref.alloc() : memref<1xf64>
+// IR-NEXT:    %[[DMEM:.*]] = memref.alloc() : memref<1xf64>
+// IR-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// IR-NEXT:    %[[I:.*]] = arith.constant 0 : index
+// IR-NEXT:    memref.store %[[Z]], %[[DMEM]][%[[I]]] : memref<1xf64>
+// IR:         scf.if
+// IR:           memref.store %{{.*}}, %[[DMEM]][%[[I]]] : memref<1xf64>
+// IR:         memref.load %[[DMEM]][%[[I]]] : memref<1xf64>
+// IR:         memref.dealloc %[[DMEM]] : memref<1xf64>
+
 func.func @loop(%x: f64) -> f64 {
   %cst = arith.constant 10.0 : f64
   %r = affine.for %i = 0 to 10 step 1 iter_args(%acc = %cst) -> (f64) {

@@ -5,7 +5,7 @@
 // an error at its location in reverse mode too): one error at the op.
 
 func.func @square(%x: memref<?xf64>, %y: memref<?xf64>, %n: index) {
-  // CHECK: enzyme_affine_parallel.mlir:[[@LINE+1]]:{{[0-9]+}}: error: {{.*}}affine.parallel
+  // CHECK: enzyme_affine_parallel.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: {{.*}}affine.parallel
   "affine.parallel"(%n) <{lowerBoundsMap = affine_map<() -> (0)>, lowerBoundsGroups = dense<1> : vector<1xi32>, upperBoundsMap = affine_map<()[s0] -> (s0)>, upperBoundsGroups = dense<1> : vector<1xi32>, steps = [1 : i64], reductions = []}> ({
   ^bb0(%i: index):
     %v = affine.load %x[%i] : memref<?xf64>

@@ -5,6 +5,13 @@
 // Hand derivation: f(b, a) = a[]; d = da[]. a[] = 2.5, da[] = -0.75:
 // (2.5, -0.75); b's tangent plays no part.
 
+// The argument attribute is kept on the primal and given to its shadow.
+// IR-LABEL: func.func @f_fwd_dd_d(
+// IR-SAME:  %{{.*}}: f32, %{{.*}}: f32, %[[A:[a-z0-9_]+]]: memref<f32> {ad.noalias}, %[[DA:[a-z0-9_]+]]: memref<f32> {ad.noalias}) -> (f32, f32)
+// IR:         %[[V:.*]] = memref.load %[[A]][] : memref<f32>
+// IR-NEXT:    %[[DV:.*]] = memref.load %[[DA]][] : memref<f32>
+// IR-NEXT:    func.return %[[V]], %[[DV]] : f32, f32
+
 func.func @f(%b: f32, %a: memref<f32> {ad.noalias}) -> f32 {
   %0 = memref.load %a[] : memref<f32>
   func.return %0 : f32

@@ -4,6 +4,11 @@
 // Hand derivation: d extf(x) = extf(dx) per lane; x = 1.5, dx = (0.25, -2):
 // (0.25, -2).
 
+// IR-LABEL: func.func @ext_fwd_d_n_w2(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f32, %[[D0:[a-z0-9_]+]]: f32, %[[D1:[a-z0-9_]+]]: f32) -> (f64, f64)
+// IR:         arith.extf %[[D0]] : f32 to f64
+// IR:         arith.extf %[[D1]] : f32 to f64
+
 func.func @ext(%x: f32) -> f64 {
   %r = arith.extf %x : f32 to f64
   func.return %r : f64

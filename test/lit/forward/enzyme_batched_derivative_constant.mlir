@@ -6,6 +6,12 @@
 // of 1 + x^2) that every lane uses.
 // Hand derivation: d atan(x) = dx/(1 + x^2); x = 1, dx = (2, -1): (1, -0.5).
 
+// IR-LABEL: func.func @atan_fwd_d_n_w2(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f32, %[[D0:[a-z0-9_]+]]: f32, %[[D1:[a-z0-9_]+]]: f32) -> (f32, f32)
+// IR:         arith.constant 1.000000e+00 : f32
+// IR:         arith.divf %[[D0]], %{{.*}} : f32
+// IR:         arith.divf %[[D1]], %{{.*}} : f32
+
 func.func @atan(%x: f32) -> f32 {
   %r = math.atan %x : f32
   func.return %r : f32

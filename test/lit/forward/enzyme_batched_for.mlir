@@ -4,6 +4,12 @@
 // iter_arg is active: one tangent iter_arg per lane.
 // Hand derivation: r = 10 + 10*x, dr = 10*dx per lane; dx = (0.5, 0.2): (5, 2).
 
+// IR-LABEL: func.func @square_fwd_d_n_w2(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[D0:[a-z0-9_]+]]: f64, %[[D1:[a-z0-9_]+]]: f64) -> (f64, f64)
+// IR:         scf.for {{.*}} -> (f64, f64, f64)
+// IR:           arith.addf %{{.*}}, %[[D0]] : f64
+// IR:           arith.addf %{{.*}}, %[[D1]] : f64
+
 func.func @square(%x: f64) -> f64 {
   %cst = arith.constant 10.0 : f64
   %c0 = arith.constant 0 : index

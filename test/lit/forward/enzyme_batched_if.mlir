@@ -5,6 +5,10 @@
 // Hand derivation: c true: dres = 4*x*dx; c false: dres = 20*dx; at x = 1.5,
 // dx = (2, -1): true (12, -6), false (40, -20).
 
+// IR-LABEL: func.func @square_fwd_dc_n_w2(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[D0:[a-z0-9_]+]]: f64, %[[D1:[a-z0-9_]+]]: f64, %{{.*}}: i1) -> (f64, f64)
+// IR:         scf.if %{{.*}} -> (f64, f64, f64, f64)
+
 func.func @square(%x: f64, %c: i1) -> f64 {
   %c2 = arith.constant 2.0 : f64
   %c10 = arith.constant 10.0 : f64

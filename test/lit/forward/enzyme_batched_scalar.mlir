@@ -5,6 +5,12 @@
 // operands, lane 0 first, and returns one tangent per lane.
 // Hand derivation: d(x*x) = 2*x*dx per lane; x = 3, dx = (0.5, -1): (3, -6).
 
+// One tangent argument and one tangent result per lane.
+// IR-LABEL: func.func @square_fwd_d_n_w2(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[D0:[a-z0-9_]+]]: f64, %[[D1:[a-z0-9_]+]]: f64) -> (f64, f64)
+// IR:         arith.mulf %[[D0]], %[[X]] : f64
+// IR:         arith.mulf %[[D1]], %[[X]] : f64
+
 func.func @square(%x: f64) -> f64 {
   %y = arith.mulf %x, %x : f64
   func.return %y : f64

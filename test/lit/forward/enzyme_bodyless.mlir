@@ -6,7 +6,7 @@
 func.func private @ext(f64) -> f64
 
 func.func @dext(%x: f64, %dx: f64) -> f64 {
-  // CHECK: enzyme_bodyless.mlir:[[@LINE+1]]:{{[0-9]+}}: error: {{.*}}ext
+  // CHECK: enzyme_bodyless.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: {{.*}}ext
   %r = ad.fwddiff @ext(%x, %dx) {activity = [dup], ret_activity = [dupnoneed]} : (f64, f64) -> f64
   func.return %r : f64
 }

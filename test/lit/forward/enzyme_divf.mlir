@@ -4,6 +4,13 @@
 // Hand derivation: d(x/y) = dx/y - x*dy/y^2 = (dx - dy*(x/y))/y; at x = 3,
 // y = 2, dx = 1, dy = 0.5: (1 - 0.75)/2 = 0.125.
 
+// The rule reads the quotient; the divisor is never squared.
+// IR-LABEL: func.func @div_fwd_dd_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64, %[[Y:[a-z0-9_]+]]: f64, %[[DY:[a-z0-9_]+]]: f64) -> f64
+// IR-NEXT:    %[[Q:.*]] = arith.divf %[[X]], %[[Y]] : f64
+// IR-NOT:     arith.mulf %[[Y]], %[[Y]]
+// IR:         func.return
+
 func.func @div(%x: f64, %y: f64) -> f64 {
   %r = arith.divf %x, %y : f64
   func.return %r : f64

@@ -5,6 +5,13 @@
 // Hand derivation: leaf stores x*x into out[]: dout[] = 2*x*dx; at x = 3,
 // dx = 0.5: 3.
 
+// The callee is inlined; the tangent store goes through the cast of the shadow.
+// IR-LABEL: func.func @f_fwd_dn_(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64, %[[OUT:[a-z0-9_]+]]: memref<f64>, %[[DOUT:[a-z0-9_]+]]: memref<f64>)
+// IR-NOT:     func.call
+// IR:         %[[DC:.*]] = "memref.cast"(%[[DOUT]])
+// IR:         memref.store %{{.*}}, %[[DC]][] : memref<f64>
+
 func.func private @leaf(%x: f64, %out: memref<f64>) {
   %sq = arith.mulf %x, %x : f64
   memref.store %sq, %out[] : memref<f64>

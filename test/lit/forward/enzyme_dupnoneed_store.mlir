@@ -11,6 +11,21 @@
 // @rdb: store then load back, returning it: result (9, 3), dout[] = 3. The
 // primal result reads the buffer, so it must still be 9 under dupnoneed.
 
+// Tangent stores go to the shadow at the primal's indices (through the same
+// view for @cst). Enzyme also drops the primal store under dupnoneed; adpasses
+// keeps it (an optimisation it does not make; the values are the same).
+// IR-LABEL: func.func @stm_fwd_dn_(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64, %[[OUT:[a-z0-9_]+]]: memref<f64>, %[[DOUT:[a-z0-9_]+]]: memref<f64>)
+// IR:         memref.store %{{.*}}, %[[DOUT]][] : memref<f64>
+// IR-LABEL: func.func @sta_fwd_dn_(
+// IR-NOT:     affine.
+// IR:         scf.for %[[I:.*]] = 
+// IR:           memref.store %{{.*}}, %{{.*}}[%[[I]]] : memref<4xf64>
+// IR-LABEL: func.func @cst_fwd_dn_(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64, %[[OUT:[a-z0-9_]+]]: memref<f64>, %[[DOUT:[a-z0-9_]+]]: memref<f64>)
+// IR:         %[[DV:.*]] = "memref.cast"(%[[DOUT]])
+// IR:         memref.store %{{.*}}, %[[DV]][] : memref<f64>
+
 func.func @stm(%x: f64, %out: memref<f64>) {
   %sq = arith.mulf %x, %x : f64
   memref.store %sq, %out[] : memref<f64>

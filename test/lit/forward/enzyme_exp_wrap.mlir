@@ -5,6 +5,12 @@
 // Hand derivation: d exp(x) = exp(x)*dx; at x = 1, dx = 2: (2.71828, 5.43656);
 // reverse with seed 1: exp(1) = 2.71828.
 
+// IR-LABEL: func.func @fexp_fwd_d_d(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f32, %[[DX:[a-z0-9_]+]]: f32) -> (f32, f32)
+// IR-NEXT:    %[[Y:.*]] = math.exp %[[X]] : f32
+// IR-NEXT:    %[[DY:.*]] = arith.mulf %[[DX]], %[[Y]] : f32
+// IR-NEXT:    func.return %[[Y]], %[[DY]] : f32, f32
+
 func.func @fexp(%x: f32) -> f32 {
   %y = math.exp %x : f32
   func.return %y : f32

@@ -5,6 +5,14 @@
 // Hand derivation: d fma(x, y, z) = dx*y + x*dy + dz; at (x, y, z) = (2, 3, 5),
 // (dx, dy, dz) = (0.5, 0.25, 0.125): 1.5 + 0.5 + 0.125 = 2.125.
 
+// IR-LABEL: func.func @fma_fwd_ddd_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64, %[[Y:[a-z0-9_]+]]: f64, %[[DY:[a-z0-9_]+]]: f64, %[[Z:[a-z0-9_]+]]: f64, %[[DZ:[a-z0-9_]+]]: f64) -> f64
+// IR-NEXT:    %[[A:.*]] = arith.mulf %[[DX]], %[[Y]] : f64
+// IR-NEXT:    %[[B:.*]] = arith.mulf %[[DY]], %[[X]] : f64
+// IR-NEXT:    %[[S:.*]] = arith.addf %[[A]], %[[B]] : f64
+// IR-NEXT:    %[[R:.*]] = arith.addf %[[S]], %[[DZ]] : f64
+// IR-NEXT:    func.return %[[R]] : f64
+
 func.func @fma(%x: f64, %y: f64, %z: f64) -> f64 {
   %r = math.fma %x, %y, %z : f64
   func.return %r : f64

@@ -4,6 +4,18 @@
 // Hand derivation: r = 10 + 10*x (x added 10 times), dr = 10*dx; at x = 0.3,
 // dx = 0.7: r = 13, dr = 7.
 
+// The tangent is an iter_arg of the same loop, starting at 0 (the initial
+// value is a constant); no tape.
+// IR-LABEL: func.func @square_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR-NOT:     ad.tape
+// IR:         %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// IR:         %{{.*}}, %[[DR:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[DACC:.*]] = %[[Z]]) -> (f64, f64)
+// IR-NEXT:      arith.addf %[[ACC]], %[[X]] : f64
+// IR-NEXT:      %[[DN:.*]] = arith.addf %[[DACC]], %[[DX]] : f64
+// IR-NEXT:      scf.yield %{{.*}}, %[[DN]] : f64, f64
+// IR:         func.return %[[DR]] : f64
+
 func.func @square(%x: f64) -> f64 {
   %cst = arith.constant 10.0 : f64
   %c0 = arith.constant 0 : index

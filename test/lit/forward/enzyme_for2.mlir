@@ -4,6 +4,13 @@
 // argument itself, so the tangent's iter_arg starts at dx, not at 0.
 // Hand derivation: r = x + 10*x = 11*x, dr = 11*dx; at x = 2, dx = 0.5: 5.5.
 
+// The tangent iter_arg starts at dx, the tangent of the initial value x.
+// IR-LABEL: func.func @square_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR:         scf.for {{.*}} iter_args(%{{.*}} = %[[X]], %[[DACC:.*]] = %[[DX]]) -> (f64, f64)
+// IR-NEXT:      arith.addf
+// IR-NEXT:      arith.addf %[[DACC]], %[[DX]] : f64
+
 func.func @square(%x: f64) -> f64 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -7,6 +7,20 @@
 // constant initial value), dr = 0. At x = 1.25, dx = 0.75:
 // 10 trips: 0.75; affine: 0.75; n = 3: 0.75; n = 0: 0.
 
+// The loop yields (x, dx) whatever it carries; after 0 trips the tangent is
+// the initial 0.
+// IR-LABEL: func.func @carry_mismatch_scf_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR:         %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// IR:         %{{.*}}, %[[DR:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[Z]], %{{.*}} = %[[Z]]) -> (f64, f64)
+// IR-NEXT:      scf.yield %[[X]], %[[DX]] : f64, f64
+// IR:         func.return %[[DR]] : f64
+// IR-LABEL: func.func @carry_mismatch_affine_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR-NOT:     affine.
+// IR:         scf.for
+// IR-NEXT:      scf.yield %[[X]], %[[DX]] : f64, f64
+
 func.func @carry_mismatch_scf(%x: f64) -> f64 {
   %zero = arith.constant 0.0 : f64
   %c0 = arith.constant 0 : index

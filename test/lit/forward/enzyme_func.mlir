@@ -5,6 +5,13 @@
 // Hand derivation: main(x) = square(x) = x*x, d = 2*x*dx; at x = 3, dx = 0.5:
 // (9, 3).
 
+// The callee is inlined into the tangent function: no call is left.
+// IR-LABEL: func.func @fmain_fwd_d_d(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f32, %[[DX:[a-z0-9_]+]]: f32) -> (f32, f32)
+// IR-NOT:     func.call
+// IR:         arith.mulf %[[DX]], %[[X]] : f32
+// IR:         func.return
+
 func.func @square(%x: f32) -> f32 {
   %y = arith.mulf %x, %x : f32
   func.return %y : f32

@@ -5,6 +5,19 @@
 // c false: (x+x, 10), res = 20*x, dres = 20*dx. At x = 1.5, dx = 2:
 // true: 12, false: 40.
 
+// scf.if gets one more result, the tangent of the active one; the constant
+// result has none.
+// IR-LABEL: func.func @square_fwd_dc_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64, %[[C:[a-z0-9_]+]]: i1) -> f64
+// IR:         %{{.*}}, %[[R1:.*]], %[[DR:.*]] = scf.if %[[C]] -> (f64, f64, f64)
+// IR:           scf.yield %{{.*}}, %{{.*}}, %{{.*}} : f64, f64, f64
+// IR:         } else {
+// IR-NEXT:      %{{.*}} = arith.addf %[[X]], %[[X]] : f64
+// IR-NEXT:      %[[DADD:.*]] = arith.addf %[[DX]], %[[DX]] : f64
+// IR-NEXT:      scf.yield %{{.*}}, %{{.*}}, %[[DADD]] : f64, f64, f64
+// IR:         %[[DRES:.*]] = arith.mulf %[[DR]], %[[R1]] : f64
+// IR-NEXT:    func.return %[[DRES]] : f64
+
 func.func @square(%x: f64, %c: i1) -> f64 {
   %c2 = arith.constant 2.0 : f64
   %c10 = arith.constant 10.0 : f64

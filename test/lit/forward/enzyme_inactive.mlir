@@ -4,6 +4,10 @@
 // and keeps it. (No numeric check: the unknown op cannot be compiled; the
 // IR check shows the tangent is dx itself.)
 
+// IR-LABEL: func.func @inactive_fwd_d_n(
+// IR-SAME:  %{{[a-z0-9_]+}}: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR-NEXT:    "test.foo"() : () -> ()
+// IR-NEXT:    func.return %[[DX]] : f64
 func.func @inactive(%x: f64) -> f64 {
   "test.foo"() : () -> ()
   func.return %x : f64

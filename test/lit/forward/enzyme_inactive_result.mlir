@@ -6,6 +6,17 @@
 // Hand derivation: j = idx[0] = 1; data[j] = data[j]^2, ddata[j] = 2*data[j]*ddata[j].
 // data = (5, 3), ddata = (0.5, 0.25): data = (5, 9), ddata = (0.5, 1.5).
 
+// The index is read once, from the primal: the i64 buffer's shadow is never
+// read (only checked for its size).
+// IR-LABEL: func.func @f_fwd_dd_(
+// IR-SAME:  %[[IDX:[a-z0-9_]+]]: memref<?xi64>, %[[DIDX:[a-z0-9_]+]]: memref<?xi64>, %[[DATA:[a-z0-9_]+]]: memref<?xf64>, %[[DDATA:[a-z0-9_]+]]: memref<?xf64>)
+// IR-NOT:     memref.load %[[DIDX]]
+// IR:         %[[I:.*]] = memref.load %[[IDX]]
+// IR-NEXT:    %[[J:.*]] = arith.index_cast %[[I]] : i64 to index
+// IR-NOT:     memref.load %[[DIDX]]
+// IR:         memref.load %[[DDATA]][%[[J]]]
+// IR:         memref.store %{{.*}}, %[[DDATA]][%[[J]]]
+
 func.func @f(%idx: memref<?xi64>, %data: memref<?xf64>) {
   %c0 = arith.constant 0 : index
   %i = memref.load %idx[%c0] : memref<?xi64>

@@ -3,7 +3,7 @@
 // be differentiated; an error at the op names it.
 
 func.func @unsupported(%x: f64) -> f64 {
-  // CHECK: enzyme_invalid.mlir:[[@LINE+1]]:{{[0-9]+}}: error: {{.*}}test.foo
+  // CHECK: enzyme_invalid.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: {{.*}}test.foo
   %r = "test.foo"(%x) : (f64) -> f64
   func.return %r : f64
 }

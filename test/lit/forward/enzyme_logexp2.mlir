@@ -4,6 +4,15 @@
 // Hand derivation: d log2(x) = dx/(x ln 2); at x = 4, dx = 1: 1/(4*0.693147)
 // = 0.360674. d exp2(x) = 2^x ln 2 dx; at x = 3, dx = 1: 8*0.693147 = 5.54518.
 
+// IR-LABEL: func.func @log2_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR:         arith.constant 0.6931471805599{{[0-9]*}} : f64
+// IR:         arith.divf %[[DX]], %{{.*}} : f64
+// IR-LABEL: func.func @exp2_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR-NEXT:    %[[E:.*]] = math.exp2 %[[X]] : f64
+// IR:         arith.mulf %[[E]], %{{.*}} : f64
+
 func.func @log2(%x: f64) -> f64 {
   %y = math.log2 %x : f64
   func.return %y : f64

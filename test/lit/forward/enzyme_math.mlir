@@ -19,6 +19,24 @@
 //   d cbrt(8.0) = 1/(3*8^(2/3)) = 1/12 = 0.0833333
 //   d erf(0.5) = 2/sqrt(pi)*exp(-0.25) = 0.878783
 
+// Each tangent is dx times the op table's partial (no call of the op itself
+// where the partial does not read its result).
+// IR-LABEL: func.func @sinh_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR:         math.cosh %[[X]] : f64
+// IR-LABEL: func.func @cosh_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR:         math.sinh %[[X]] : f64
+// IR-LABEL: func.func @asin_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR-NOT:     math.asin
+// IR:         math.sqrt
+// IR:         arith.divf %[[DX]], %{{.*}} : f64
+// IR-LABEL: func.func @erf_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR-NOT:     math.erf
+// IR:         math.exp
+
 func.func @sinh(%x: f64) -> f64 {
   %r = math.sinh %x : f64
   func.return %r : f64

@@ -4,6 +4,15 @@
 // buffer and loaded back; the tangent goes through the shadow buffer.
 // Hand derivation: r = x*x, dr = 2*x*dx; at x = -2, dx = 0.5: (4, -2).
 
+// IR-LABEL: func.func @square_fwd_d_d(
+// IR:         %[[TMP:.*]] = memref.alloc() : memref<1xf64>
+// IR-NEXT:    %[[DTMP:.*]] = memref.alloc() : memref<1xf64>
+// IR:         memref.store %[[DY:.*]], %[[DTMP]][%{{.*}}] : memref<1xf64>
+// IR:         %[[R:.*]] = memref.load %[[TMP]]
+// IR-NEXT:    %[[DR:.*]] = memref.load %[[DTMP]]
+// IR:         memref.dealloc %[[DTMP]]
+// IR-NEXT:    func.return %[[R]], %[[DR]] : f64, f64
+
 func.func @square(%x: f64) -> f64 {
   %c0 = arith.constant 0 : index
   %tmp = memref.alloc() : memref<1xf64>

@@ -7,6 +7,17 @@
 // Hand derivation: res = 2*mem; c true: mem = x*x, dres = 4*x*dx;
 // c false: mem = 2, dres = 0. At x = 1.5, dx = 2: 12 and 0.
 
+// IR-LABEL: func.func @if_then_fwd_dc_n(
+// IR:         %[[MEM:.*]] = memref.alloc() : memref<1xf64>
+// IR-NEXT:    %[[DMEM:.*]] = memref.alloc() : memref<1xf64>
+// IR-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// IR-NEXT:    memref.store %[[Z]], %[[DMEM]][%{{.*}}] : memref<1xf64>
+// IR:         scf.if
+// IR:           memref.store %{{.*}}, %[[MEM]]
+// IR-NEXT:      memref.store %{{.*}}, %[[DMEM]]
+// IR:         %[[DR:.*]] = memref.load %[[DMEM]]
+// IR-NEXT:    %[[DRES:.*]] = arith.mulf %[[DR]], %{{.*}} : f64
+
 func.func @if_then(%x: f64, %c: i1) -> f64 {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2.0 : f64

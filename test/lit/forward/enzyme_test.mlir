@@ -4,6 +4,18 @@
 // Hand derivation: d(x*x) = 2*x*dx; at x = 3, dx = 0.5: 3. With the primal
 // returned (ret_activity = [dup]): (9, 3).
 
+// The tangent function: 2*x*dx as dx*x added to itself; with the result
+// dupnoneed no primal product is left.
+// IR-LABEL: func.func @square_fwd_d_n(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> f64
+// IR-NEXT:    %[[P:.*]] = arith.mulf %[[DX]], %[[X]] : f64
+// IR-NEXT:    %[[T:.*]] = arith.addf %[[P]], %[[P]] : f64
+// IR-NEXT:    func.return %[[T]] : f64
+// IR-LABEL: func.func @main
+// IR:         func.call @square_fwd_d_n(
+// IR:         func.call @square_fwd_d_d(
+// IR-NOT:     ad.fwddiff
+
 func.func @square(%x: f64) -> f64 {
   %y = arith.mulf %x, %x : f64
   func.return %y : f64

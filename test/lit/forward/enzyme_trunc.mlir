@@ -5,6 +5,12 @@
 // Hand derivation: d truncf(x) = truncf(dx); at x = 1.5, dx = 0.1:
 // f32(0.1) = 0.100000001490116, printed 0.1.
 
+// IR-LABEL: func.func @f_fwd_d_d(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> (f32, f32)
+// IR-NEXT:    %[[Y:.*]] = arith.truncf %[[X]] : f64 to f32
+// IR-NEXT:    %[[DY:.*]] = arith.truncf %[[DX]] : f64 to f32
+// IR-NEXT:    func.return %[[Y]], %[[DY]] : f32, f32
+
 func.func @f(%x: f64) -> f32 {
   %y = arith.truncf %x : f64 to f32
   func.return %y : f32

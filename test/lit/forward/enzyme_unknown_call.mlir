@@ -5,7 +5,7 @@
 func.func private @ext(f64) -> f64
 
 func.func @sq(%x: f64) -> f64 {
-  // CHECK: enzyme_unknown_call.mlir:[[@LINE+1]]:{{[0-9]+}}: error: {{.*}}ext
+  // CHECK: enzyme_unknown_call.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: {{.*}}ext
   %r = func.call @ext(%x) : (f64) -> f64
   %m = arith.mulf %r, %r : f64
   func.return %m : f64

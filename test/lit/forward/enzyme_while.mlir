@@ -4,6 +4,17 @@
 // a float sum; the tangent is carried beside the sum.
 // Hand derivation: r = 10 + 10*x, dr = 10*dx; at x = 2, dx = 0.25: (30, 2.5).
 
+// The tangent is carried through both regions of the scf.while beside the
+// sum (condition, yield); the counter has none.
+// IR-LABEL: func.func @while_fwd_d_d(
+// IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64) -> (f64, f64)
+// IR:         %{{.*}}, %[[S:.*]], %[[DS:.*]] = scf.while (%[[I:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) : (index, f64, f64) -> (index, f64, f64)
+// IR:           scf.condition(%{{.*}}) %{{.*}}, %{{.*}}, %{{.*}} : index, f64, f64
+// IR:         ^{{.*}}(%{{.*}}: index, %{{.*}}: f64, %[[DS2:.*]]: f64):
+// IR:           %[[DS3:.*]] = arith.addf %[[DS2]], %[[DX]] : f64
+// IR:           scf.yield %{{.*}}, %{{.*}}, %[[DS3]] : index, f64, f64
+// IR:         func.return %[[S]], %[[DS]] : f64, f64
+
 func.func @while(%x: f64) -> f64 {
   %cst = arith.constant 10.0 : f64
   %c0 = arith.constant 0 : index
