@@ -95,24 +95,25 @@ def forward_activity(a) -> str:  # type: ignore[no-untyped-def]
 
 
 def fwddiff_wrapper(name: str, callee: str, types: list[str], activity: list[str],
-                    result_types: list[str], ret_activity: list[str]) -> str:
+                    result_types: list[str], ret_activity: list[str], width: int = 1) -> str:
     """`func.func @name` taking the operands of `ad.fwddiff @callee` and
-    returning its results: a tangent operand after each argument whose
-    activity is not const; per result, its primal (dup, const) and its
-    tangent (dup, dupnoneed)."""
+    returning its results: `width` tangent operands (lane 0 first) after each
+    argument whose activity is not const; per result, its primal (dup,
+    const) and `width` tangents (dup, dupnoneed)."""
     operands, operand_types = [], []
     for k, (t, act) in enumerate(zip(types, activity)):
         operands.append(f"%a{k}")
         operand_types.append(t)
         if act != "const":
-            operands.append(f"%t{k}")
-            operand_types.append(t)
+            operands += [f"%t{k}_{lane}" for lane in range(width)]
+            operand_types += [t] * width
     results: list[str] = []
     for t, act in zip(result_types, ret_activity):
-        results += [t] * ((act in ("dup", "const")) + (act in ("dup", "dupnoneed")))
+        results += [t] * ((act in ("dup", "const")) + width * (act in ("dup", "dupnoneed")))
     signature = ", ".join(f"{o}: {t}" for o, t in zip(operands, operand_types))
+    lanes = f", width = {width}" if width != 1 else ""
     call = (f"ad.fwddiff @{callee}({', '.join(operands)}) {{activity = [{', '.join(activity)}], "
-            f"ret_activity = [{', '.join(ret_activity)}]}} : ({', '.join(operand_types)}) -> "
+            f"ret_activity = [{', '.join(ret_activity)}]{lanes}}} : ({', '.join(operand_types)}) -> "
             f"({', '.join(results)})")
     if not results:
         return (f"func.func @{name}({signature}) {{\n  {call}\n  func.return\n}}\n")
@@ -122,10 +123,29 @@ def fwddiff_wrapper(name: str, callee: str, types: list[str], activity: list[str
             f"  func.return {names} : {', '.join(results)}\n}}\n")
 
 
-def jvp_source(p: Program) -> str:
+@dataclass(frozen=True)
+class Request:
+    """How the jvp is asked for: the vector width (tangents per sweep) and
+    each result's activity (dup: primal and tangents; dupnoneed: tangents)."""
+
+    width: int
+    ret_activity: tuple[str, ...]
+
+
+def draw_request(p: Program) -> Request:
+    """Drawn from a generator of its own (the programs of the default mode
+    stay the same): width 1 in half the programs, 2 or 3 otherwise; each
+    result dup (3 in 4) or dupnoneed."""
+    rng = np.random.default_rng([p.seed, 31337])
+    width = int(rng.choice([1, 1, 2, 3]))
+    return Request(width, tuple("dup" if rng.random() < 0.75 else "dupnoneed" for _ in p.results))
+
+
+def jvp_source(p: Program, request: Request | None = None) -> str:
+    request = request or draw_request(p)
     types, result_types = function_types(p)
     wrapper = fwddiff_wrapper(JVP_NAME, p.name, types, [forward_activity(a) for a in p.args],
-                              result_types, ["dup"] * len(result_types))
+                              result_types, list(request.ret_activity), request.width)
     return mlir_function(p) + "\n" + wrapper
 
 
@@ -135,8 +155,9 @@ def run_forward_pipeline(p: Program, module) -> None:  # type: ignore[no-untyped
     built with the program's cache policy, activity analysis and
     simplification), then `ad-forward`, then the elision of shadow checks
     (last, as always)."""
-    from adpasses.core.context import make_context
     from adpasses.dialects.ad import AutodiffOp
+
+    from adpasses.core.context import make_context
     from adpasses.transforms.registry import AD_PASSES
 
     ctx = make_context()
@@ -195,19 +216,19 @@ def moved(p: Program, point: Point, u: Direction, t: float) -> tuple[dict[str, f
 
 
 def tangent_args(p: Program, buffers: list[np.ndarray], floats: dict[str, float],
-                 tangents: list[np.ndarray], u: Direction) -> list:
-    """Arguments of `ad.fwddiff @f`: each argument, then its tangent when it
-    has one (memref: the same view of the tangent buffer)."""
+                 tangents: list[list[np.ndarray]], us: list[Direction]) -> list:
+    """Arguments of `ad.fwddiff @f`: each argument, then its tangent per lane
+    when it has one (memref: the same view of that lane's tangent buffer)."""
     out: list = []
     for a in p.args:
         if isinstance(a, MemArg):
             out.append(view(a, buffers[a.buffer]))
             if a.activity != "const":
-                out.append(view(a, tangents[a.buffer]))
+                out += [view(a, lane[a.buffer]) for lane in tangents]
         elif isinstance(a, FloatArg):
             out.append(floats[a.name])
             if a.activity == "active":
-                out.append(u.floats[a.name])
+                out += [u.floats[a.name] for u in us]
         else:
             out.append(a.value)
     return out
@@ -356,60 +377,77 @@ def check_forward(p: Program) -> Outcome:
     if isinstance(found, str):
         return Outcome("discard", found)
     point, ref = found
+    request = draw_request(p)
     try:
-        jvp = compile_request(p, jvp_source(p), JVP_NAME)
+        jvp = compile_request(p, jvp_source(p, request), JVP_NAME)
         _, gradient = compile_case(p)
     except Exception as err:  # noqa: BLE001 - any compiler exception is a finding
         return Outcome("compiler error", f"{type(err).__name__}: {_first_line(err)}")
-    u = random_direction(p, 0)
+    us = [random_direction(p, lane) for lane in range(request.width)]
     tol = Tolerances.of(p)
+    names = output_names(p)
+    checked = skipped = 0
     try:
-        tangents = call_jvp(p, jvp, point, ref, u)
-        names = output_names(p)
-        fd = directional_fd(p, oracle, point, ref, u, 1.0)
-        checked, skipped = compare_with_fd(
-            tangents, fd, names, "wrong tangent", tol,
-            lambda: directional_fd(p, oracle, point, ref, u, 2.0), "tangent")
-    except _Straddles:
-        checked, skipped = 0, len(output_names(p))
-    except _Failure as f:
-        return Outcome(f.kind, f.detail)
-    try:
+        lanes = call_jvp(p, jvp, point, ref, us, request)
         try:
             grad = run_gradient(p, gradient, point.floats, point.buffers, point)
         except Exception as err:  # noqa: BLE001
             raise _Failure("wrong gradient", f"gradient raised {type(err).__name__}: {_first_line(err)}")
         v = seed_vector(p, point)
-        dot_product_test(tangents * v, direction_vector(p, u) * grad, tol.dot_rtol,
-                         "<jvp(u), v> vs <u, vjp(v)>")
+        for lane, (u, tangents) in enumerate(zip(us, lanes)):
+            what = f"tangent (lane {lane} of {request.width})" if request.width > 1 else "tangent"
+            try:
+                fd = directional_fd(p, oracle, point, ref, u, 1.0)
+                c, s = compare_with_fd(
+                    tangents, fd, names, "wrong tangent", tol,
+                    lambda u=u: directional_fd(p, oracle, point, ref, u, 2.0), what)
+            except _Straddles:
+                c, s = 0, len(names)
+            checked, skipped = checked + c, skipped + s
+            dot_product_test(tangents * v, direction_vector(p, u) * grad, tol.dot_rtol,
+                             f"<jvp(u), v> vs <u, vjp(v)> ({what})")
     except _Failure as f:
         return Outcome(f.kind, f.detail)
     return Outcome("ok", checked=checked, skipped=skipped)
 
 
-def call_jvp(p: Program, jvp, point: Point, ref: Evaluation, u: Direction) -> np.ndarray:  # type: ignore[no-untyped-def]
+def call_jvp(p: Program, jvp, point: Point, ref: Evaluation, us: list[Direction],
+             request: Request) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
     """Call the compiled jvp; check its primal results and buffers against
-    the oracle and the tangent buffers outside the views (unchanged); the
-    tangents in the outputs' order."""
+    the oracle and the tangent buffers outside the views (unchanged); per
+    lane, the tangents in the outputs' order."""
     work = [b.copy() for b in point.buffers]
-    tangents = [u.buffers[b].copy() if b in u.buffers else np.zeros(0) for b in range(len(work))]
+    tangents = [[u.buffers[b].copy() if b in u.buffers else np.zeros(0) for b in range(len(work))]
+                for u in us]
     try:
-        out = list(as_tuple(jvp(*tangent_args(p, work, point.floats, tangents, u))))
+        out = list(as_tuple(jvp(*tangent_args(p, work, point.floats, tangents, us))))
     except Exception as err:  # noqa: BLE001
         raise _Failure("wrong tangent", f"jvp raised {type(err).__name__}: {_first_line(err)}")
-    if len(out) != 2 * len(p.results):
-        raise _Failure("wrong tangent", f"jvp returned {len(out)} values, expected "
-                       f"{2 * len(p.results)}")
-    _compare_results(tuple(out[0::2]), ref.results, "jvp's primal")
+    n = request.width
+    expected = sum(n + (act == "dup") for act in request.ret_activity)
+    if len(out) != expected:
+        raise _Failure("wrong tangent", f"jvp returned {len(out)} values, expected {expected}")
+    primals, result_tangents, k = [], [], 0
+    for r, act in zip(ref.results, request.ret_activity):
+        if act == "dup":
+            primals.append((out[k], r))
+            k += 1
+        result_tangents.append(out[k:k + n])
+        k += n
+    _compare_results(tuple(o for o, _ in primals), tuple(r for _, r in primals), "jvp's primal")
     no_need = {a.buffer for a in p.args if isinstance(a, MemArg) and a.activity == "dupnoneed"}
     _compare_buffers(p, work, ref.buffers, "jvp's primal", skip=no_need)
-    for b in dup_buffers(p):
-        untouched = np.setdiff1d(np.arange(len(work[b])), reached_elements(p, b))
-        if np.any(tangents[b][untouched] != u.buffers[b][untouched]):
-            raise _Failure("wrong tangent", f"tangent of buffer {b} changed outside the arguments' views")
-    parts = [np.asarray([float(t) for t in out[1::2]], dtype=float)]
-    parts += [tangents[b][reached_elements(p, b)] for b in dup_buffers(p)]
-    return np.concatenate(parts)
+    lanes = []
+    for lane, u in enumerate(us):
+        for b in dup_buffers(p):
+            untouched = np.setdiff1d(np.arange(len(work[b])), reached_elements(p, b))
+            if np.any(tangents[lane][b][untouched] != u.buffers[b][untouched]):
+                raise _Failure("wrong tangent", f"tangent (lane {lane}) of buffer {b} changed outside "
+                               "the arguments' views")
+        parts = [np.asarray([float(t[lane]) for t in result_tangents], dtype=float)]
+        parts += [tangents[lane][b][reached_elements(p, b)] for b in dup_buffers(p)]
+        lanes.append(np.concatenate(parts))
+    return lanes
 
 
 def run_forward_case(item: int | Program) -> Outcome:

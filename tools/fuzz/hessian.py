@@ -88,8 +88,9 @@ def _actives(p: Program) -> list[FloatArg]:
     return [a for a in p.args if isinstance(a, FloatArg) and a.activity == "active"]
 
 
-def hvp_source(p: Program) -> str:
-    """The program, the gradient wrapper and the forward-over-reverse request."""
+def hvp_source(p: Program, width: int = 1) -> str:
+    """The program, the gradient wrapper and the forward-over-reverse request
+    (`width` directions per sweep)."""
     types, result_types = function_types(p)
     grad_types, grad_acts, fwd_acts = [], [], []
     operands = []
@@ -121,27 +122,30 @@ def hvp_source(p: Program) -> str:
     else:
         body = f"  {call}\n  func.return\n"
     grad = f"func.func @{GRAD_NAME}({signature}) -> ({', '.join(outs)}) {{\n{body}}}\n"
-    hvp = fwddiff_wrapper(HVP_NAME, GRAD_NAME, grad_types, fwd_acts, outs, ["dup"] * len(outs))
+    hvp = fwddiff_wrapper(HVP_NAME, GRAD_NAME, grad_types, fwd_acts, outs, ["dup"] * len(outs), width)
     return mlir_function(p) + "\n" + grad + "\n" + hvp
 
 
-def call_hvp(p: Program, hvp, point: Point, u: Direction) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """H u in the coordinates' order (active floats, then reached elements)."""
+def call_hvp(p: Program, hvp, point: Point, us: list[Direction]) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    """H u for each direction u (one lane each), in the coordinates' order
+    (active floats, then reached elements)."""
     work = [b.copy() for b in point.buffers]
     shadows = [point.shadow_seeds[b].copy() if b in point.shadow_seeds else np.zeros(0)
                for b in range(len(work))]
-    du = [u.buffers[b].copy() if b in u.buffers else np.zeros(0) for b in range(len(work))]
-    dshadow = [np.zeros_like(s) for s in shadows]
+    du = [[u.buffers[b].copy() if b in u.buffers else np.zeros(0) for b in range(len(work))] for u in us]
+    dshadow = [[np.zeros_like(s) for s in shadows] for _ in us]
     args: list = []
     for a in p.args:
         if isinstance(a, MemArg):
             args.append(view(a, work[a.buffer]))
             if a.activity != "const":
-                args += [view(a, du[a.buffer]), view(a, shadows[a.buffer]), view(a, dshadow[a.buffer])]
+                args += [view(a, lane[a.buffer]) for lane in du]
+                args.append(view(a, shadows[a.buffer]))
+                args += [view(a, lane[a.buffer]) for lane in dshadow]
         elif isinstance(a, FloatArg):
             args.append(point.floats[a.name])
             if a.activity == "active":
-                args.append(u.floats[a.name])
+                args += [u.floats[a.name] for u in us]
         else:
             args.append(a.value)
     args += [s for s, act in zip(point.result_seeds, p.ret_activity) if act == "active"]
@@ -149,11 +153,15 @@ def call_hvp(p: Program, hvp, point: Point, u: Direction) -> np.ndarray:  # type
         out = list(as_tuple(hvp(*args)))
     except Exception as err:  # noqa: BLE001
         raise _Failure("wrong hvp", f"hvp raised {type(err).__name__}: {_first_line(err)}")
-    if len(out) != 2 * len(_actives(p)):
-        raise _Failure("wrong hvp", f"hvp returned {len(out)} values, expected {2 * len(_actives(p))}")
-    parts = [np.asarray([float(t) for t in out[1::2]], dtype=float)]
-    parts += [dshadow[b][reached_elements(p, b)] for b in dup_buffers(p)]
-    return np.concatenate(parts)
+    n, actives = len(us), len(_actives(p))
+    if len(out) != (1 + n) * actives:
+        raise _Failure("wrong hvp", f"hvp returned {len(out)} values, expected {(1 + n) * actives}")
+    lanes = []
+    for lane in range(n):
+        parts = [np.asarray([float(out[k * (1 + n) + 1 + lane]) for k in range(actives)], dtype=float)]
+        parts += [dshadow[lane][b][reached_elements(p, b)] for b in dup_buffers(p)]
+        lanes.append(np.concatenate(parts))
+    return lanes
 
 
 def gradient_fd(p: Program, gradient, oracle: Oracle, point: Point, ref: Evaluation, u: Direction,
@@ -210,21 +218,24 @@ def check_hessian(p: Program) -> Outcome:
     names = coordinate_names(p)
     if not names:
         return Outcome("ok")  # nothing active: no Hessian
+    rng = np.random.default_rng([p.seed, 104729])
+    columns = sorted(rng.choice(len(names), size=min(COLUMNS, len(names)), replace=False).tolist())
+    directions = [("H u", random_direction(p, 0))]
+    directions += [(f"Hessian column {names[k]}", unit_direction(p, k)) for k in columns]
+    directions.append(("H w", random_direction(p, 1)))
+    vector = bool(rng.random() < 0.5)  # all directions in one sweep (width N), or one sweep each
     try:
-        hvp = compile_request(p, hvp_source(p), HVP_NAME)
+        hvp = compile_request(p, hvp_source(p, len(directions) if vector else 1), HVP_NAME)
         _, gradient = compile_case(p)
     except Exception as err:  # noqa: BLE001 - any compiler exception is a finding
         return Outcome("compiler error", f"{type(err).__name__}: {_first_line(err)}")
     tol = Tolerances.of(p)
     step = STEP_F32 if uses_f32(p) else STEP
-    rng = np.random.default_rng([p.seed, 104729])
-    columns = sorted(rng.choice(len(names), size=min(COLUMNS, len(names)), replace=False).tolist())
-    directions = [("H u", random_direction(p, 0))]
-    directions += [(f"Hessian column {names[k]}", unit_direction(p, k)) for k in columns]
     checked = skipped = 0
     try:
-        for what, u in directions:
-            hu = call_hvp(p, hvp, point, u)
+        us = [u for _, u in directions]
+        products = call_hvp(p, hvp, point, us) if vector else [call_hvp(p, hvp, point, [u])[0] for u in us]
+        for (what, u), hu in zip(directions[:-1], products):
             try:
                 fd = gradient_fd(p, gradient, oracle, point, ref, u, step)
             except _Straddles:
@@ -234,8 +245,8 @@ def check_hessian(p: Program) -> Outcome:
                                    lambda u=u: gradient_fd(p, gradient, oracle, point, ref, u, 2 * step),
                                    what)
             checked, skipped = checked + c, skipped + s
-        u, w = random_direction(p, 0), random_direction(p, 1)
-        hu, hw = call_hvp(p, hvp, point, u), call_hvp(p, hvp, point, w)
+        (_, u), (_, w) = directions[0], directions[-1]
+        hu, hw = products[0], products[-1]
         try:
             dot_product_test(direction_vector(p, w) * hu, direction_vector(p, u) * hw,
                              tol.dot_rtol, "<w, H u> vs <u, H w>")
