@@ -31,6 +31,8 @@ _LAZY = {
     "Const": "adpasses.api.functions",
     "Duplicated": "adpasses.api.functions",
     "DuplicatedNoNeed": "adpasses.api.functions",
+    "Output": "adpasses.api.markers",
+    "jacrev": "adpasses.api.jacobians",
     "compile_module": "adpasses.native.llvm_jit",
 }
 

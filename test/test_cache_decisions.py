@@ -185,3 +185,81 @@ def test_euler_with_respect_to_the_step_also_tapes_the_rates(rng):
     assert sorted(e.value for e in taped(report)) == ["du[i]", "u[i]"]
     assert report.taped_bytes == 2 * 8 * (n - 1) * steps
     check_gradient(euler, [u, steps, 0.01], (0, 2))
+
+
+# -- counts of triangular nests (issue 18, item 6): an int, summed exactly ----
+
+
+def strided_triangle(x):
+    s = 0.0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x), 2):
+            x[j] = x[j] * 0.5 + x[i] * 0.25
+            s += x[j] * x[j]
+    return s
+
+
+def steps_of_triangles(x, steps):
+    s = 0.0
+    for t in range(steps):
+        for i in range(len(x)):
+            for j in range(i):
+                x[j] = x[j] * 0.9 + 0.1 * x[i]
+                s += x[j] * x[j]
+    return s
+
+
+def tetrahedron(x):
+    s = 0.0
+    for i in range(len(x)):
+        for j in range(i):
+            for k in range(j, i):
+                x[k] = x[k] * 0.9 + 0.05 * x[j]
+                s += x[k] * x[k]
+    return s
+
+
+def brute_force_stores(py, args) -> int:
+    """How many times the store `x[...] = ...` runs: the program traced in
+    Python on a counting array."""
+    class Counting(np.ndarray):
+        stores = 0
+
+        def __setitem__(self, key, value):
+            Counting.stores += 1
+            super().__setitem__(key, value)
+
+    x = np.array(args[0], dtype=float).view(Counting)
+    Counting.stores = 0
+    py(x, *args[1:])
+    return Counting.stores
+
+
+@pytest.mark.parametrize("py,extra", [(strided_triangle, ()), (steps_of_triangles, (3,)),
+                                      (tetrahedron, ())])
+@pytest.mark.parametrize("n", [1, 6, 17])
+def test_triangular_nest_counts_are_summed_exactly(rng, py, extra, n):
+    x = rng.uniform(0.5, 1.5, n)
+    args = [x, *extra]
+    report = adpasses.cache_report(adpasses.jit(py), *args)
+    assert isinstance(report.taped_bytes, int)
+    # The old value of x[k] is taped once per store (the only overwrite).
+    stores = brute_force_stores(py, args)
+    old_values = [e for e in taped(report) if e.op == "memref.load"]
+    assert old_values, str(report)
+    for e in old_values:
+        assert e.count == stores, str(report)
+    assert report.taped_bytes == sum(e.bytes for e in taped(report))
+    assert "sum(" in report.taped_bytes_formula
+    if n > 1:
+        check_gradient(py, args, (0,))
+
+
+def test_triangular_count_beyond_the_enumeration_budget_is_unknown_not_guessed(monkeypatch):
+    from adpasses.cache import report as report_module
+
+    x = np.linspace(0.5, 1.5, 12)
+    monkeypatch.setattr(report_module, "ENUMERATED_ITERATIONS", 5)
+    report = adpasses.cache_report(adpasses.jit(tetrahedron), x)
+    assert report.taped_bytes is None
+    assert "sum(" in report.taped_bytes_formula and "taped bytes: 8" in str(report)

@@ -1,11 +1,11 @@
 """`ad-opt`: xDSL's opt driver with adpasses' dialects, passes and outputs.
 
-    ad-opt [-p PASSES] [--reverse] [--print-cache-report] [--print-activity]
+    ad-opt [-p PASSES] [--reverse] [--forward] [--print-cache-report] [--print-activity]
            [--print-alias] [--emit=mlir|llvm-ir] [--emit-after=STEP] [--opt] [file.mlir]
 
 Reads MLIR from a file or stdin, applies the passes given with `-p` and the
 named flags (in the order activity/alias printing, then `-p`, then
-`--reverse`), and prints MLIR or, with `--emit=llvm-ir`, the LLVM IR that the
+`--reverse`, or `--forward`: `ad-reverse`, `ad-forward`), and prints MLIR or, with `--emit=llvm-ir`, the LLVM IR that the
 JIT compiles (`--opt`: after LLVM's O3). `ad-reverse` runs as the steps of
 the reverse pipeline (adpasses/transforms/reverse_pipeline.py);
 `--emit-after=STEP` stops after the first run of a step (or of any pass)
@@ -53,6 +53,12 @@ class ADOptMain(xDSLOptMain):
             "--reverse",
             action="store_true",
             help="generate gradient functions for every ad.autodiff (pass ad-reverse)",
+        )
+        arg_parser.add_argument(
+            "--forward",
+            action="store_true",
+            help="generate tangent functions for every ad.fwddiff (pass ad-forward), after "
+                 "ad-reverse for the ad.autodiff ops (forward over reverse)",
         )
         arg_parser.add_argument(
             "--print-cache-report",
@@ -131,7 +137,7 @@ class ADOptMain(xDSLOptMain):
             passes.append("ad-print-alias")
         if a.passes:
             passes.append(a.passes)
-        if a.reverse:
+        if a.reverse or a.forward:
             options = [f'cache-policy="{a.cache_policy}"']
             if a.print_cache_report:
                 options.append(f'report="{a.cache_report_format}"')
@@ -140,6 +146,10 @@ class ADOptMain(xDSLOptMain):
             if a.no_simplify:
                 options.append("simplify=false")
             passes.append("ad-reverse{" + " ".join(options) + "}")
+            if a.forward:
+                # After ad-reverse: a gradient that a function calls is then
+                # a plain function, inlined and differentiated like any callee.
+                passes.append("ad-forward" + ("{simplify=false}" if a.no_simplify else ""))
             # Last, so that no pass after it can remove a check it relies on.
             passes.append("ad-elide-shadow-checks")
         elif a.print_cache_report:

@@ -81,6 +81,8 @@ class JitFunction:
         self._grad_functions: dict[tuple, GradCallable] = {}  # (argnums, with_value) -> grad(f)
         self._autodiff: dict[tuple, LoadedGradient] = {}    # (code, activity, ...) -> gradient
         self._autodiff_fast: dict[tuple, Callable] = {}       # fast_key -> autodiff fast path
+        self._jacobian_functions: dict[tuple, object] = {}   # (kind, argnums) -> jacrev(f) ... (api/jacobians)
+        self._jacobian_plans: dict[tuple, object] = {}       # (code, activity, ...) -> compiled driver
         self._frontend_s: dict[tuple, float] = {}  # signature_key -> seconds of the last frontend run
         self.compilations: list[CompileRecord] = []  # what each compilation cost (compile_log)
 

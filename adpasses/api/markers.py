@@ -1,5 +1,6 @@
 """The argument markers of `autodiff` (Enzyme's activities): `Const`,
-`Active`, `Duplicated`, `DuplicatedNoNeed`, exported as `adpasses.Active`,
+`Active`, `Duplicated`, `DuplicatedNoNeed`; and `Output`, the array a
+function writes its result into, for `jacrev`; exported as `adpasses.Active`,
 ... . Plain slotted classes: creating one costs ~0.1 us (a frozen
 dataclass, 1 us). Their own module, so that both `api` and the fast call
 paths (`autodiff_call`) import them and neither imports the other.
@@ -52,3 +53,16 @@ class DuplicatedNoNeed(Duplicated):
     """Like Duplicated; the array's final contents need not be right."""
 
     __slots__ = ()
+
+
+class Output:
+    """The array a function writes its result into: `jacrev(f)(x,
+    Output(out))` is d out / d x (the call leaves `out` unchanged)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: np.ndarray):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Output({self.value!r})"

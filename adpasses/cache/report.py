@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
+import numpy as np
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
@@ -23,7 +25,12 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from adpasses.cache.plan import CachePlan
 from adpasses.core.diagnostics import location_text, op_location
 from adpasses.core.ir_facts import home_block, is_constant
-from adpasses.core.region_flow import region_flow, runs_at_most_once, trip_bounds
+from adpasses.core.region_flow import (
+    counted_loop,
+    region_flow,
+    runs_at_most_once,
+    trip_bounds,
+)
 from adpasses.core.types import byte_size
 
 
@@ -62,9 +69,15 @@ def _text(value: SSAValue) -> str:
     return _name(value)
 
 
-def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> int | None:
+def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> Any:
+    """The value of an index expression: an int, or an int64 array where an
+    induction variable of `env` is bound to the array of its values (so a
+    triangular loop's trip counts are computed for all outer iterations at
+    once); None where it depends on something unknown."""
     if value in env:
         v = env[value]
+        if isinstance(v, np.ndarray):
+            return v
         return int(v) if isinstance(v, (int, float)) or hasattr(v, "__index__") else None
     if not isinstance(value, OpResult):
         return None
@@ -82,16 +95,35 @@ def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> int | None:
         arith.AddiOp: lambda a, b: a + b,
         arith.SubiOp: lambda a, b: a - b,
         arith.MuliOp: lambda a, b: a * b,
-        arith.DivSIOp: lambda a, b: int(a / b) if b else None,
-        arith.FloorDivSIOp: lambda a, b: a // b if b else None,
-        arith.MaxSIOp: max,
-        arith.MinSIOp: min,
+        arith.DivSIOp: _trunc_div,
+        arith.FloorDivSIOp: lambda a, b: None if np.any(b == 0) else a // b,
+        arith.MaxSIOp: np.maximum,
+        arith.MinSIOp: np.minimum,
     }
     fn = binary.get(type(op))
     if fn is not None:
         a, b = _evaluate(op.lhs, env), _evaluate(op.rhs, env)
         return fn(a, b) if a is not None and b is not None else None
     return None
+
+
+def _trunc_div(a: Any, b: Any) -> Any:
+    """Signed division rounding toward zero (arith.divsi), exact on ints."""
+    if np.any(b == 0):
+        return None
+    q = abs(a) // abs(b)
+    return np.where((a < 0) != (b < 0), -q, q) if isinstance(q, np.ndarray) else (
+        -q if (a < 0) != (b < 0) else q)
+
+
+def _depends_on(value: SSAValue, target: SSAValue) -> bool:
+    """Whether an index expression reads `target` (through the ops that
+    `_evaluate` knows)."""
+    if value is target:
+        return True
+    if not isinstance(value, OpResult) or isinstance(value.op, memref.DimOp):
+        return False
+    return any(_depends_on(v, target) for v in value.op.operands)
 
 
 @dataclass(frozen=True)
@@ -103,6 +135,15 @@ class LoopFactor:
     ub: SizeExpr | None = None
     step: SizeExpr | None = None
     location: str | None = None
+    iv: SSAValue | None = None
+    """The loop's induction variable, where the bounds of loops inside it may read it."""
+
+    def reads(self, iv: SSAValue | None) -> bool:
+        """Whether this loop's trip count depends on `iv` (a triangular nest)."""
+        if iv is None or self.kind != "for":
+            return False
+        assert self.lb and self.ub and self.step
+        return any(_depends_on(e.value, iv) for e in (self.lb, self.ub, self.step))
 
     def text(self) -> str:
         if self.kind == "while":
@@ -112,14 +153,89 @@ class LoopFactor:
         span = ub if lb == "0" else f"({ub} - {lb})"
         return span if step == "1" else f"ceildiv({span}, {step})"
 
-    def evaluate(self, env: dict[SSAValue, object]) -> int | None:
+    def range_text(self) -> str:
+        assert self.lb and self.ub and self.step
+        name = _name(self.iv) if self.iv is not None else "?"
+        step = self.step.text()
+        return f"{name} in range({self.lb.text()}, {self.ub.text()}" + (
+            f", {step})" if step != "1" else ")")
+
+    def bounds(self, env: dict[SSAValue, object]) -> tuple[Any, Any, Any] | None:
         if self.kind != "for":
             return None
         assert self.lb and self.ub and self.step
         lb, ub, step = self.lb.evaluate(env), self.ub.evaluate(env), self.step.evaluate(env)
-        if None in (lb, ub, step) or step <= 0:  # type: ignore[operator]
+        if lb is None or ub is None or step is None or np.any(step <= 0):
             return None
-        return max(0, -(-(ub - lb) // step))  # type: ignore[operator]
+        return lb, ub, step
+
+    def evaluate(self, env: dict[SSAValue, object]) -> Any:
+        """How often the body runs (per iteration of the enclosing loops
+        bound in `env`): an int, an int64 array, or None if unknown."""
+        bounds = self.bounds(env)
+        if bounds is None:
+            return None
+        lb, ub, step = bounds
+        return np.maximum(0, -(-(ub - lb) // step))
+
+
+def count_terms(factors: Sequence[LoopFactor]) -> list[str]:
+    """How often a value in these nested loops is computed, as a product of
+    terms: trip counts, and a sum over the iterations of a loop whose
+    induction variable bounds a loop inside it (a triangular nest)."""
+    terms: list[str] = []
+    for k, first in enumerate(factors):
+        rest = factors[k + 1:]
+        if any(r.reads(first.iv) for r in rest):
+            inner = " * ".join(count_terms(rest)) or "1"
+            return terms + [f"sum({first.range_text()}: {inner})"]
+        terms.append(first.text())
+    return terms
+
+
+ENUMERATED_ITERATIONS = 1 << 22
+"""How many iterations of triangular outer loops `count` walks one by one
+(inner trip counts are evaluated as arrays over the innermost outer loop, so
+this bounds Python work only for nests of three or more dependent levels)."""
+
+
+def count(factors: Sequence[LoopFactor], env: dict[SSAValue, object]) -> int | None:
+    """The exact number of times a value in these nested loops is computed
+    for the arguments bound in `env`, summing over the iterations of any loop
+    whose induction variable bounds a loop inside it; None if a trip count
+    is unknown (a while loop) or the nest is too large to sum."""
+    budget = [ENUMERATED_ITERATIONS]
+    total = _count(tuple(factors), dict(env), budget)
+    return None if total is None else int(total)
+
+
+def _count(factors: tuple[LoopFactor, ...], env: dict, budget: list[int]) -> Any:
+    if not factors:
+        return 1
+    first, rest = factors[0], factors[1:]
+    if not any(r.reads(first.iv) for r in rest):
+        trips, inner = first.evaluate(env), _count(rest, env, budget)
+        return None if trips is None or inner is None else trips * inner
+    bounds = first.bounds(env)
+    if bounds is None or isinstance(bounds[0], np.ndarray) or isinstance(bounds[1], np.ndarray):
+        return None
+    lb, ub, step = (int(b) for b in bounds)
+    values = np.arange(lb, ub, step, dtype=np.int64)
+    if not any(r.reads(q.iv) for k, q in enumerate(rest) for r in rest[k + 1:]):
+        # The loops inside depend on this one only: their counts for all
+        # its iterations at once, as arrays.
+        inner = _count(rest, {**env, first.iv: values}, budget)
+        return None if inner is None else int(np.sum(np.broadcast_to(inner, values.shape)))
+    budget[0] -= len(values)
+    if budget[0] < 0:
+        return None
+    total = 0
+    for v in values.tolist():
+        inner = _count(rest, {**env, first.iv: v}, budget)
+        if inner is None:
+            return None
+        total += int(np.sum(inner))
+    return total
 
 
 @dataclass
@@ -137,13 +253,13 @@ class CacheEntry:
 
     @property
     def count_text(self) -> str:
-        return " * ".join(f.text() for f in self.factors) or "1"
+        return " * ".join(count_terms(self.factors)) or "1"
 
     @property
     def bytes_text(self) -> str:
         if self.decision != "tape":
             return "0"
-        return f"{self.element_bytes}" + "".join(f"*{_paren(f.text())}" for f in self.factors)
+        return f"{self.element_bytes}" + "".join(f"*{_paren(t)}" for t in count_terms(self.factors))
 
 
 def _paren(text: str) -> str:
@@ -195,18 +311,26 @@ class CacheReport:
         env = dict(zip(self.argument_values, args))
         entries = []
         for e in self.entries:
-            counts = [f.evaluate(env) for f in e.factors]
-            count = None if None in counts else _product(counts)  # type: ignore[arg-type]
-            nbytes = 0 if e.decision != "tape" else (None if count is None else count * e.element_bytes)
-            entries.append(replace(e, count=count, bytes=nbytes))
+            times = count(e.factors, env)
+            nbytes = 0 if e.decision != "tape" else (None if times is None else times * e.element_bytes)
+            entries.append(replace(e, count=times, bytes=nbytes))
         return replace(self, entries=entries, bound=True)
 
     @property
-    def taped_bytes(self) -> int | str:
-        """Total bytes taped per call: an int once bound, else a formula."""
+    def taped_bytes(self) -> int | None:
+        """Total bytes taped per call for the bound arguments (`bind`); None
+        before binding, or where a count is unknown (a while loop's
+        iterations): `taped_bytes_formula` is the formula then."""
         taped = [e for e in self.entries if e.decision == "tape"]
         if self.bound and all(e.bytes is not None for e in taped):
             return sum(e.bytes for e in taped)  # type: ignore[misc]
+        return None
+
+    @property
+    def taped_bytes_formula(self) -> str:
+        """Total bytes taped per call as a formula of the arguments' sizes
+        (triangular nests as sums over the outer loop's iterations)."""
+        taped = [e for e in self.entries if e.decision == "tape"]
         return " + ".join(e.bytes_text for e in taped) or "0"
 
     # -- output -------------------------------------------------------------------
@@ -221,7 +345,9 @@ class CacheReport:
             lines.append(
                 f"  {e.decision:<9} {e.value:<{width}}  {amount:<24} {e.location or '?'}  {e.op}: {e.reason}"
             )
-        lines.append(f"  taped bytes: {self.taped_bytes}")
+        total = self.taped_bytes
+        lines.append(f"  taped bytes: {self.taped_bytes_formula}" if total is None else
+                     f"  taped bytes: {total} = {self.taped_bytes_formula}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -243,17 +369,11 @@ class CacheReport:
                 for e in self.entries
             ],
             "taped_bytes": self.taped_bytes,
+            "taped_bytes_formula": self.taped_bytes_formula,
         }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
-
-
-def _product(values: list[int]) -> int:
-    out = 1
-    for v in values:
-        out *= v
-    return out
 
 
 def value_location(value: SSAValue) -> str | None:
@@ -335,7 +455,9 @@ def _loop_factors(value: SSAValue) -> tuple[LoopFactor, ...]:
         bounds = trip_bounds(op)
         if bounds is not None:  # a counted loop: ceil((ub - lb) / step) runs
             lb, ub, step = bounds
-            factors.append(LoopFactor("for", SizeExpr(lb), SizeExpr(ub), SizeExpr(step)))
+            counted = counted_loop(op)
+            factors.append(LoopFactor("for", SizeExpr(lb), SizeExpr(ub), SizeExpr(step),
+                                      iv=counted[0] if counted is not None else None))
         elif not runs_at_most_once(op) and region_flow(op) is not None:  # runs it knows not how often
             factors.append(LoopFactor("while", location=op_location(op)))
         parent = op.parent_block()

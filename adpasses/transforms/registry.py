@@ -89,6 +89,12 @@ def _drop_gradient_marks() -> type[ModulePass]:
     return DropGradientMarksPass
 
 
+def _forward() -> type[ModulePass]:
+    from adpasses.transforms.forward_pass import ForwardPass
+
+    return ForwardPass
+
+
 AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-reverse": _reverse,
     # the steps of ad-reverse, in order (adpasses/transforms/reverse_pipeline.py)
@@ -101,6 +107,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-simplify": _simplify,
     "ad-drop-gradient-marks": _drop_gradient_marks,
     "ad-elide-shadow-checks": _elide_shadow_checks,
+    "ad-forward": _forward,
     "ad-print-activity": _print_activity,
     "ad-print-alias": _print_alias,
     "ad-lower-affine": _lower_affine,

@@ -12,7 +12,9 @@
 // CHECK-NEXT:   "dtype": "f64",
 // CHECK-NEXT:   "count": "dim(x, 0)",
 // CHECK-NEXT:   "bytes": "8*(dim(x, 0))"
-// CHECK:      "taped_bytes": "8*(dim(x, 0))"
+// Not bound to arguments: no total in bytes, the formula beside it.
+// CHECK:      "taped_bytes": null,
+// CHECK-NEXT: "taped_bytes_formula": "8*(dim(x, 0))"
 func.func @sq(%x: memref<?xf64>) -> f64 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
