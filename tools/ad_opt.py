@@ -61,6 +61,12 @@ class ADOptMain(xDSLOptMain):
                  "ad-reverse for the ad.autodiff ops (forward over reverse)",
         )
         arg_parser.add_argument(
+            "--lower-ad-ops",
+            action="store_true",
+            help="last: replace the ad ops left (shadow checks, tapes, ad.keep) by func/arith/memref/"
+                 "scf/cf and calls to a small declared runtime, for upstream MLIR (pass ad-lower-ad-ops)",
+        )
+        arg_parser.add_argument(
             "--print-cache-report",
             action="store_true",
             help="with --reverse: print what the reverse sweep reuses, recomputes, reloads or tapes",
@@ -154,6 +160,8 @@ class ADOptMain(xDSLOptMain):
             passes.append("ad-elide-shadow-checks")
         elif a.print_cache_report:
             print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)
+        if a.lower_ad_ops:
+            passes.append("ad-lower-ad-ops")
         a.passes = ",".join(passes)
         super().setup_pipeline()
         steps, inner = _expand_reverse(self.pipeline.passes)
