@@ -206,6 +206,40 @@ class ADOptMain(xDSLOptMain):
             text = decode_mlir(text, name, offset)
         return parse_module(text, name, self.ctx, line_offset=offset)
 
+    def run(self) -> None:
+        """xDSL's, except `--verify-diagnostics` on an input with
+        `expected-error` annotations: MLIR's meaning (tools/verify_diagnostics.py)."""
+        if not self.args.verify_diagnostics:
+            return super().run()
+        from io import BytesIO
+
+        from adpasses.tools.verify_diagnostics import check_part, expectations, has_expectations
+
+        chunks, extension = self.prepare_input()
+        parts = []
+        for chunk, offset in chunks:
+            parts.append((chunk.read(), offset))
+            chunk.close()
+        if not has_expectations(b"".join(data for data, _ in parts).decode("utf-8", "replace")):
+            self.prepare_input = lambda: ([(BytesIO(d), o) for d, o in parts], extension)  # type: ignore[method-assign]
+            return super().run()
+        name = self.args.input_file or "<stdin>"
+        problems: list[str] = []
+        for data, offset in parts:
+            def run_part(data: bytes = data, offset: int = offset) -> None:
+                module = self.parse_chunk(BytesIO(data), extension, offset)
+                if module is not None:
+                    self.apply_passes(module)
+                    self.output_resulting_program(module)
+
+            expected = expectations(data.decode("utf-8", "replace"), offset)
+            problems += check_part(name, expected, run_part, _diagnostic)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if problems:
+            raise SystemExit(1)
+        return None
+
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if self.args.emit == "llvm-ir":
             from adpasses.lowering import emit_llvm_ir
