@@ -95,3 +95,31 @@ func.func @f(%x: f64 loc(#loc1)) -> f64 {
 
 def _loc(name: str, line: int, col: int) -> FileLineColLoc:
     return FileLineColLoc(StringAttr(name), IntAttr(line), IntAttr(col))
+
+
+def test_python_path_differentiates_upstream_printed_input():
+    """The Python path (parse_module, differentiate, compile_module) on the
+    module upstream MLIR printed with debug locations
+    (test/lit/upstream/structured_debuginfo.mlir): the gradient of @f
+    matches central finite differences."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from adpasses.native.llvm_jit import compile_module
+    from adpasses.transforms.reverse_pass import differentiate
+
+    text = (Path(__file__).parent / "lit" / "upstream" / "structured_debuginfo.mlir").read_text()
+    module = parse_module(text, "structured_debuginfo.mlir")
+    main = next(op for op in module.body.block.ops if getattr(op, "sym_name", None) is not None
+                and op.sym_name.data == "main")
+    main.detach()  # its ad.autodiff is ad-run's business
+    grad = differentiate(module, "f", ["dup", "const"], ["active"])
+    compiled = compile_module(module)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, 5)
+    dx = np.zeros(5)
+    compiled[grad.name](x, dx, 5, 1.0)
+    h = 1e-6
+    fd = [(compiled["f"](x + h * e, 5) - compiled["f"](x - h * e, 5)) / (2 * h) for e in np.eye(5)]
+    np.testing.assert_allclose(dx, fd, rtol=1e-6, atol=1e-8)
