@@ -142,9 +142,9 @@ class LocatingParser(Parser):
         return arg
 
     def parse_affine_map_of_ssa_ids(self):  # type: ignore[no-untyped-def, override]
-        """`[%i, %j + 1, symbol(%n)]` of affine.load/store as upstream reads
-        it: a bare SSA value is a dimension, `symbol(%v)` a symbol (xDSL made
-        every value a symbol, which upstream rejects for an induction variable)."""
+        """`[%i, %j + 1, symbol(%n)]` of affine.load/store: every value a
+        dimension (xDSL made every value a symbol, which upstream rejects
+        for an induction variable; a valid symbol is a valid dimension)."""
         return parse_affine_map_of_ssa_ids(self)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
