@@ -4,6 +4,10 @@ Ops:
 - `ad.autodiff @f(args) {activity = [...], ret_activity = [...]}`: the
   reverse-mode derivative of `@f`, replaced by `--reverse` with a call to a
   generated gradient function. See docs/dialect.md.
+- `ad.fwddiff @f(args) {activity = [...], ret_activity = [...], width = N}`:
+  the forward-mode derivative (tangents) of `@f`, replaced by `--forward`
+  with a call to a generated tangent function. See docs/dialect.md and
+  docs/forward_mode.md.
 - `ad.tape.create`, `ad.tape.push`, `ad.tape.pop`, `ad.tape.free`: a LIFO
   stack of scalars written by the forward sweep and read back, in reverse
   order, by the reverse sweep. With a capacity operand the tape never grows;
@@ -46,6 +50,7 @@ from xdsl.dialects.builtin import (
     FlatSymbolRefAttrConstr,
     FunctionType,
     IndexType,
+    IntegerAttr,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
@@ -326,6 +331,226 @@ def autodiff_result_types(
 
 
 # ---------------------------------------------------------------------------
+# ad.fwddiff
+# ---------------------------------------------------------------------------
+
+FWD_ARG_ACTIVITIES = ("const", "dup", "dupnoneed")
+"""Per-argument activities of `ad.fwddiff`: `dup` is followed by its
+tangent(s) (a float scalar's tangent is a float, a memref's a memref of the
+same type); `dupnoneed` is the same for arguments (the tangent is what is
+differentiated along)."""
+
+FWD_RET_ACTIVITIES = ("const", "dup", "dupnoneed")
+"""Per-result activities of `ad.fwddiff`: `const` gives the primal result;
+`dup` the primal result, then its tangent(s); `dupnoneed` the tangent(s)
+only."""
+
+
+@irdl_op_definition
+class FwddiffOp(IRDLOperation):
+    """Calls the forward-mode derivative (tangent) of `callee`.
+
+    Operands: per argument its primal value, followed by `width` tangents
+    (lane 0 first) when the activity is `dup`/`dupnoneed`; a tangent has
+    its primal's type (a memref tangent has its primal's sizes).
+    Results, per result of the callee in order: the primal result unless
+    it is `dupnoneed`, then `width` tangents (lane 0 first) when it is
+    `dup`/`dupnoneed`. A `dup` memref argument's tangents are updated in
+    place (the tangent of the memory's final contents).
+    """
+
+    name = "ad.fwddiff"
+
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    activity = prop_def(ArrayAttr[StringAttr])
+    ret_activity = prop_def(ArrayAttr[StringAttr])
+    width = prop_def(IntegerAttr)
+
+    args = var_operand_def()
+    res = var_result_def()
+
+    def __init__(
+        self,
+        callee: str | SymbolRefAttr,
+        args: Sequence[SSAValue | Operation],
+        activity: Sequence[str],
+        ret_activity: Sequence[str],
+        result_types: Sequence[Attribute],
+        width: int = 1,
+    ):
+        if isinstance(callee, str):
+            callee = SymbolRefAttr(callee)
+        props: dict[str, Attribute] = {
+            "callee": callee,
+            "activity": ArrayAttr([StringAttr(a) for a in activity]),
+            "ret_activity": ArrayAttr([StringAttr(a) for a in ret_activity]),
+            "width": IntegerAttr(width, 64),
+        }
+        super().__init__(operands=[args], result_types=[result_types], properties=props)
+
+    @property
+    def arg_activities(self) -> list[str]:
+        return [a.data for a in self.activity.data]
+
+    @property
+    def ret_activities(self) -> list[str]:
+        return [a.data for a in self.ret_activity.data]
+
+    @property
+    def lanes(self) -> int:
+        return self.width.value.data
+
+    # -- syntax ------------------------------------------------------------
+    # ad.fwddiff @f(%x, %dx) {activity = [dup], ret_activity = [dup], width = 2}
+    #     : (f64, f64, f64) -> (f64, f64, f64)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_string("(")
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(") {activity = [")
+        printer.print_string(", ".join(self.arg_activities))
+        printer.print_string("], ret_activity = [")
+        printer.print_string(", ".join(self.ret_activities))
+        printer.print_string("]")
+        if self.lanes != 1:
+            printer.print_string(f", width = {self.lanes}")
+        printer.print_string("} : ")
+        printer.print_function_type([a.type for a in self.args], self.result_types)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FwddiffOp:
+        callee = parser.parse_attribute()
+        if not isinstance(callee, SymbolRefAttr):
+            parser.raise_error("expected a function symbol such as @f")
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        entries: dict[str, list[str]] = {}
+        width = [1]
+
+        def parse_entry() -> None:
+            key = parser.parse_identifier("fwddiff entry (activity, ret_activity, width)")
+            if key not in ("activity", "ret_activity", "width"):
+                parser.raise_error(
+                    f"unknown ad.fwddiff entry '{key}' (expected activity, ret_activity or width)")
+            parser.parse_punctuation("=")
+            if key == "width":
+                start = parser.pos
+                n = parser.parse_integer(allow_boolean=False, allow_negative=False)
+                if n < 1:
+                    parser.raise_error(f"width must be at least 1, got {n}", start, parser.pos)
+                width[0] = n
+                return
+            entries[key] = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: parser.parse_identifier("activity")
+            )
+
+        parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_entry)
+        parser.parse_punctuation(":")
+        ftype = parser.parse_function_type()
+        args = parser.resolve_operands(operands, ftype.inputs.data, pos)
+        for key in ("activity", "ret_activity"):
+            if key not in entries:
+                parser.raise_error(f"ad.fwddiff needs '{key} = [...]'")
+        return cls(callee, args, entries["activity"], entries["ret_activity"],
+                   ftype.outputs.data, width[0])
+
+    # -- verification --------------------------------------------------------
+
+    def verify_(self) -> None:
+        if self.lanes < 1:
+            raise VerifyException(f"width must be at least 1, got {self.lanes}")
+        callee = SymbolTable.lookup_symbol(self, self.callee)
+        if not isinstance(callee, FuncOp):
+            raise VerifyException(f"'{self.callee}' does not name a func.func in this module")
+        self.verify_against(callee.function_type)
+
+    def verify_against(self, ftype: FunctionType) -> None:
+        """Check activities, operands and results against the callee's type."""
+        acts, rets, n = self.arg_activities, self.ret_activities, self.lanes
+        check_fwd_activity_signature(ftype, acts, rets)
+        expected = fwddiff_operand_types(ftype, acts, n)
+        got = [a.type for a in self.args]
+        if len(got) != len(expected):
+            n_tangent = n * sum(a in ("dup", "dupnoneed") for a in acts)
+            raise VerifyException(
+                f"expected {len(expected)} operands ({len(acts)} arguments, {n_tangent} tangents"
+                f"{f' (width {n})' if n != 1 else ''}), got {len(got)}; is a tangent missing?"
+            )
+        for k, (e, g) in enumerate(zip(expected, got)):
+            if e != g:
+                raise VerifyException(f"operand {k} has type {g}, expected {e}")
+        want = fwddiff_result_types(ftype, rets, n)
+        if list(self.result_types) != want:
+            raise VerifyException(
+                "results must be, per result of the callee, the primal (unless dupnoneed) then "
+                f"{n} tangent(s) (dup, dupnoneed): expected ({', '.join(map(str, want))}), "
+                f"got ({', '.join(map(str, self.result_types))})"
+            )
+
+
+def check_fwd_activity_signature(ftype: FunctionType, acts: Sequence[str], rets: Sequence[str]) -> None:
+    """Forward activities fit the function: counts, known names, tangents
+    only on floats and memrefs of floats. Raises VerifyException with the remedy."""
+    inputs, outputs = list(ftype.inputs.data), list(ftype.outputs.data)
+    for a in acts:
+        if a not in FWD_ARG_ACTIVITIES:
+            hint = " ('active' is reverse mode's; in forward mode a float scalar is 'dup', followed by its tangent)" \
+                if a == "active" else ""
+            raise VerifyException(
+                f"unknown argument activity '{a}'; expected one of {', '.join(FWD_ARG_ACTIVITIES)}{hint}"
+            )
+    for a in rets:
+        if a not in FWD_RET_ACTIVITIES:
+            hint = " (in forward mode a float result with a tangent is 'dup')" if a == "active" else ""
+            raise VerifyException(
+                f"unknown result activity '{a}'; expected one of {', '.join(FWD_RET_ACTIVITIES)}{hint}"
+            )
+    if len(acts) != len(inputs):
+        raise VerifyException(f"expected {len(inputs)} argument activities, got {len(acts)}")
+    if len(rets) != len(outputs):
+        raise VerifyException(f"expected {len(outputs)} result activities, got {len(rets)}")
+    for i, (act, ty) in enumerate(zip(acts, inputs)):
+        if act != "const" and not (is_float_type(ty) or is_memref_type(ty)):
+            raise VerifyException(
+                f"argument {i} is '{act}' but has type {ty}; "
+                + (_UNSUPPORTED_FLOAT if _other_float(ty) else
+                   "only float scalars and memrefs have tangents (use 'const')")
+            )
+    for j, (act, ty) in enumerate(zip(rets, outputs)):
+        if act != "const" and not is_float_type(ty):
+            raise VerifyException(
+                f"result {j} is '{act}' but has type {ty}; "
+                + (_UNSUPPORTED_FLOAT if _other_float(ty) else
+                   "only float results have tangents (use 'const')")
+            )
+
+
+def fwddiff_operand_types(ftype: FunctionType, acts: Sequence[str], width: int) -> list[Attribute]:
+    """Primal arguments, `width` tangents after each dup/dupnoneed one."""
+    types: list[Attribute] = []
+    for act, ty in zip(acts, ftype.inputs.data):
+        types.append(ty)
+        if act in ("dup", "dupnoneed"):
+            types += [ty] * width
+    return types
+
+
+def fwddiff_result_types(ftype: FunctionType, rets: Sequence[str], width: int) -> list[Attribute]:
+    """Per result: the primal unless dupnoneed, then `width` tangents if dup/dupnoneed."""
+    types: list[Attribute] = []
+    for act, ty in zip(rets, ftype.outputs.data):
+        if act != "dupnoneed":
+            types.append(ty)
+        if act in ("dup", "dupnoneed"):
+            types += [ty] * width
+    return types
+
+
+# ---------------------------------------------------------------------------
 # Memory effects
 # ---------------------------------------------------------------------------
 
@@ -528,7 +753,7 @@ class KeepOp(IRDLOperation):
 
 AD = Dialect(
     "ad",
-    [AutodiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp],
+    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp],
     [TapeType],
 )
 

@@ -165,7 +165,7 @@ def _in(*names: str):  # type: ignore[no-untyped-def]
 BASE = ("adpasses.core", "adpasses.dialects", "adpasses.ops", "adpasses.transforms.lower_affine",
         "adpasses.transforms.gradient_marks")
 ANALYSES = ("adpasses.analysis", "adpasses.cache")
-REVERSE_BUILDER = ("adpasses.reverse", "adpasses.transforms")
+REVERSE_BUILDER = ("adpasses.reverse", "adpasses.forward", "adpasses.transforms")
 LOWERING = ("adpasses.lowering",)
 JIT = ("adpasses.native",)
 API = ("adpasses.api", "adpasses.frontend", "adpasses.tools")

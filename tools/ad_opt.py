@@ -1,11 +1,11 @@
 """`ad-opt`: xDSL's opt driver with adpasses' dialects, passes and outputs.
 
-    ad-opt [-p PASSES] [--reverse] [--print-cache-report] [--print-activity]
+    ad-opt [-p PASSES] [--reverse] [--forward] [--print-cache-report] [--print-activity]
            [--print-alias] [--emit=mlir|llvm-ir] [--emit-after=STEP] [--opt] [file.mlir]
 
 Reads MLIR from a file or stdin, applies the passes given with `-p` and the
 named flags (in the order activity/alias printing, then `-p`, then
-`--reverse`), and prints MLIR or, with `--emit=llvm-ir`, the LLVM IR that the
+`--reverse`, or `--forward`: `ad-reverse`, `ad-forward`), and prints MLIR or, with `--emit=llvm-ir`, the LLVM IR that the
 JIT compiles (`--opt`: after LLVM's O3). `ad-reverse` runs as the steps of
 the reverse pipeline (adpasses/transforms/reverse_pipeline.py);
 `--emit-after=STEP` stops after the first run of a step (or of any pass)
@@ -53,6 +53,18 @@ class ADOptMain(xDSLOptMain):
             "--reverse",
             action="store_true",
             help="generate gradient functions for every ad.autodiff (pass ad-reverse)",
+        )
+        arg_parser.add_argument(
+            "--forward",
+            action="store_true",
+            help="generate tangent functions for every ad.fwddiff (pass ad-forward), after "
+                 "ad-reverse for the ad.autodiff ops (forward over reverse)",
+        )
+        arg_parser.add_argument(
+            "--lower-ad-ops",
+            action="store_true",
+            help="last: replace the ad ops left (shadow checks, tapes, ad.keep) by func/arith/memref/"
+                 "scf/cf and calls to a small declared runtime, for upstream MLIR (pass ad-lower-ad-ops)",
         )
         arg_parser.add_argument(
             "--print-cache-report",
@@ -131,7 +143,7 @@ class ADOptMain(xDSLOptMain):
             passes.append("ad-print-alias")
         if a.passes:
             passes.append(a.passes)
-        if a.reverse:
+        if a.reverse or a.forward:
             options = [f'cache-policy="{a.cache_policy}"']
             if a.print_cache_report:
                 options.append(f'report="{a.cache_report_format}"')
@@ -140,10 +152,16 @@ class ADOptMain(xDSLOptMain):
             if a.no_simplify:
                 options.append("simplify=false")
             passes.append("ad-reverse{" + " ".join(options) + "}")
+            if a.forward:
+                # After ad-reverse: a gradient that a function calls is then
+                # a plain function, inlined and differentiated like any callee.
+                passes.append("ad-forward" + ("{simplify=false}" if a.no_simplify else ""))
             # Last, so that no pass after it can remove a check it relies on.
             passes.append("ad-elide-shadow-checks")
         elif a.print_cache_report:
             print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)
+        if a.lower_ad_ops:
+            passes.append("ad-lower-ad-ops")
         a.passes = ",".join(passes)
         super().setup_pipeline()
         steps, inner = _expand_reverse(self.pipeline.passes)
@@ -187,6 +205,40 @@ class ADOptMain(xDSLOptMain):
         if isinstance(text, bytes):
             text = decode_mlir(text, name, offset)
         return parse_module(text, name, self.ctx, line_offset=offset)
+
+    def run(self) -> None:
+        """xDSL's, except `--verify-diagnostics` on an input with
+        `expected-error` annotations: MLIR's meaning (tools/verify_diagnostics.py)."""
+        if not self.args.verify_diagnostics:
+            return super().run()
+        from io import BytesIO
+
+        from adpasses.tools.verify_diagnostics import check_part, expectations, has_expectations
+
+        chunks, extension = self.prepare_input()
+        parts = []
+        for chunk, offset in chunks:
+            parts.append((chunk.read(), offset))
+            chunk.close()
+        if not has_expectations(b"".join(data for data, _ in parts).decode("utf-8", "replace")):
+            self.prepare_input = lambda: ([(BytesIO(d), o) for d, o in parts], extension)  # type: ignore[method-assign]
+            return super().run()
+        name = self.args.input_file or "<stdin>"
+        problems: list[str] = []
+        for data, offset in parts:
+            def run_part(data: bytes = data, offset: int = offset) -> None:
+                module = self.parse_chunk(BytesIO(data), extension, offset)
+                if module is not None:
+                    self.apply_passes(module)
+                    self.output_resulting_program(module)
+
+            expected = expectations(data.decode("utf-8", "replace"), offset)
+            problems += check_part(name, expected, run_part, _diagnostic)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if problems:
+            raise SystemExit(1)
+        return None
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if self.args.emit == "llvm-ir":

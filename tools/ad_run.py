@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from xdsl.dialects import func
 
     from adpasses.core.context import decode_mlir, make_context, parse_module
-    from adpasses.dialects.ad import AutodiffOp
+    from adpasses.dialects.ad import AutodiffOp, FwddiffOp
     from adpasses.native.llvm_jit import compile_module
     from adpasses.core.verify import verify_module
 
@@ -53,11 +53,16 @@ def run(args: argparse.Namespace) -> int:
     module = parse_module(text, name, ctx)
     verify_module(module)
     autodiff = next((op for op in module.walk() if isinstance(op, AutodiffOp)), None)
+    fwddiff = next((op for op in module.walk() if isinstance(op, FwddiffOp)), None)
     if autodiff is not None:
         ad_pass("ad-reverse", autodiff)(cache_policy=args.cache_policy,
                                         simplify=not args.no_simplify).apply(ctx, module)
+    if fwddiff is not None:
+        # After ad-reverse (forward over reverse), as in `ad-opt --forward`.
+        ad_pass("ad-forward", fwddiff)(simplify=not args.no_simplify).apply(ctx, module)
+    if autodiff is not None or fwddiff is not None:
         # Last, as in `ad-opt --reverse`: checks are elided on the final IR.
-        ad_pass("ad-elide-shadow-checks", autodiff)().apply(ctx, module)
+        ad_pass("ad-elide-shadow-checks", autodiff or fwddiff)().apply(ctx, module)
     entry = next((op for op in module.ops if isinstance(op, func.FuncOp)
                   and op.sym_name.data == args.entry), None)
     if entry is None:
@@ -83,7 +88,7 @@ def ad_pass(name: str, request: object) -> type:
         return AD_PASSES[name]()
     except Exception as err:  # noqa: BLE001 - any import failure of that layer
         raise CompileError(
-            f"the module contains 'ad.autodiff', but the reverse pass ({name}) cannot be "
+            f"the module contains '{getattr(request, 'name', 'ad.autodiff')}', but the pass ({name}) cannot be "
             f"loaded: {type(err).__name__}: {err}",
             op=request,  # type: ignore[arg-type]
         ) from err

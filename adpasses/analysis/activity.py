@@ -61,6 +61,7 @@ from adpasses.analysis.memref_views import (
     memory_object,
 )
 from adpasses.core.types import is_float_aggregate, is_float_type, is_int_like, is_memref_type
+from adpasses.dialects.ad import KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
 
 MEMREF_OPS_UNDERSTOOD = (
     memref.LoadOp,
@@ -75,7 +76,12 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
-_MODELED = frozenset(MEMREF_OPS_UNDERSTOOD)
+AD_OPS_UNDERSTOOD = (ShadowCheckOp, KeepOp, TapeCreateOp, TapeFreeOp, TapePushOp, TapePopOp)
+"""The `ad` ops of generated gradients (forward mode differentiates them:
+forward over reverse). A tape is memory: a push stores into it, a pop
+loads from it; checks and keeps move no data."""
+
+_MODELED = frozenset((*MEMREF_OPS_UNDERSTOOD, *AD_OPS_UNDERSTOOD))
 
 ZERO_DERIVATIVE_CONVERSIONS = (arith.SIToFPOp, arith.UIToFPOp)
 """Integer -> float conversions: piecewise constant in any float the
@@ -87,6 +93,7 @@ _INERT = 0  # moves no float data: views, allocations, dim, terminators, ...
 _PURE = 1  # no regions, no memrefs: float results depend on operands
 _REGION = 2  # a region op of the table: values flow along its edges
 _LOAD, _STORE, _COPY, _BITCAST, _UNKNOWN = 3, 4, 5, 6, 7
+_POP, _PUSH = 8, 9  # ad.tape.pop / push: a load from / a store into the tape
 
 
 def _floats(values: Iterable[SSAValue]) -> list[SSAValue]:
@@ -243,13 +250,14 @@ class ActivityAnalysis:
             return "active memory" if self.is_active_memory(value) else "const memory"
         return "active" if self.is_active(value) else "const"
 
-    def check_understood(self) -> None:
+    def check_understood(self, mode: str = "reverse") -> None:
         """Raise a `CompileError` at the first op the analysis does not
-        understand that touches active data (see the module docstring)."""
+        understand that touches active data (see the module docstring);
+        `mode` (reverse, forward) names the differentiation in the message."""
         for op in self.unknown:
             touched = self._touched_active(op)
             if touched is not None:
-                raise self._unknown_error(op, touched)
+                raise self._unknown_error(op, touched, mode)
 
     # -- classification ----------------------------------------------------------
 
@@ -296,6 +304,10 @@ class ActivityAnalysis:
                 kind[op] = _LOAD
             elif isinstance(op, memref.StoreOp):
                 kind[op] = _STORE
+            elif isinstance(op, TapePopOp):
+                kind[op] = _POP
+            elif isinstance(op, TapePushOp):
+                kind[op] = _PUSH
             elif isinstance(op, memref.CopyOp):
                 kind[op] = _COPY
             elif isinstance(op, arith.BitcastOp):
@@ -462,6 +474,12 @@ class ActivityAnalysis:
         if kind is _LOAD:
             if find(op.memref) in self.varied_memory:  # type: ignore[attr-defined]
                 changed |= self._mark(varied, op.results)
+        elif kind is _POP:
+            if find(op.tape) in self.varied_memory:  # type: ignore[attr-defined]
+                changed |= self._mark(varied, op.results)
+        elif kind is _PUSH:
+            if op.value in varied:  # type: ignore[attr-defined]
+                changed |= self._mark_memory(self.varied_memory, (op.tape,))  # type: ignore[attr-defined]
         elif kind is _STORE:
             if op.value in varied:  # type: ignore[attr-defined]
                 changed |= self._mark_memory(self.varied_memory, (op.memref,))  # type: ignore[attr-defined]
@@ -499,6 +517,12 @@ class ActivityAnalysis:
         if kind is _LOAD:
             if op.results[0] in useful:
                 return self._mark_memory(self.useful_memory, (op.memref,))  # type: ignore[attr-defined]
+        elif kind is _POP:
+            if op.results[0] in useful:
+                return self._mark_memory(self.useful_memory, (op.tape,))  # type: ignore[attr-defined]
+        elif kind is _PUSH:
+            if find(op.tape) in self.useful_memory:  # type: ignore[attr-defined]
+                return self._mark(useful, (op.value,))  # type: ignore[attr-defined]
         elif kind is _STORE:
             if find(op.memref) in self.useful_memory:  # type: ignore[attr-defined]
                 return self._mark(useful, (op.value,))  # type: ignore[attr-defined]
@@ -534,6 +558,9 @@ class ActivityAnalysis:
                 active.add(op)
             elif isinstance(op, memref.StoreOp) and self.is_active_memory(op.memref):
                 active.add(op)
+            elif isinstance(op, (TapePushOp, TapeCreateOp)) and self.is_active_memory(
+                    op.tape):
+                active.add(op)
             elif isinstance(op, memref.CopyOp) and self.is_active_memory(op.destination):
                 active.add(op)
             elif isinstance(op, ALLOCATION_OPS) and self.is_active_memory(op.results[0]):
@@ -565,7 +592,7 @@ class ActivityAnalysis:
                 return f"'{inner.name}' inside it, which computes derivatives"
         return None
 
-    def _unknown_error(self, op: Operation, touched: str) -> CompileError:
+    def _unknown_error(self, op: Operation, touched: str, mode: str = "reverse") -> CompileError:
         if isinstance(op, func.CallOp):
             return error_at(
                 op,
@@ -574,7 +601,7 @@ class ActivityAnalysis:
             )
         return error_at(
             op,
-            f"is not understood by reverse mode (no derivative rule, and the activity "
+            f"is not understood by {mode} mode (no derivative rule, and the activity "
             f"analysis cannot see through it), but it touches {touched}; rewrite it with "
             "scf.for/scf.if/scf.while, memref.load/store and arith/math ops, or mark the "
             "inputs that reach it const",

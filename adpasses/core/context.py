@@ -11,6 +11,14 @@ location, never a parse failure in one tool and not another. `parse_module()` gi
 every op that has no explicit `loc(...)` the `file:line:col` where its text
 starts, as mlir-opt does, so that diagnostics and cache reports can point
 at the source.
+
+`compiler_context()` is the smaller context of in-process compilation (the
+Python API builds its IR, it parses nothing): the dialects adpasses builds,
+loaded; the LLVM dialect registered but not imported; no plugin lookup.
+Importing xDSL's LLVM dialect (~60 ms) and asking xDSL's plugin registry
+(`importlib.metadata` entry points, ~20-30 ms) are therefore paid by the
+tools that parse text, not by a process's first gradient (docs/deployment.md,
+"Cold start").
 """
 
 from __future__ import annotations
@@ -20,15 +28,30 @@ import math as pymath
 import re
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, printf, scf
-from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.dialects import arith, builtin, cf, func, math, memref, printf, scf
+from xdsl.dialects.builtin import (
+    CallSiteLoc,
+    FileLineColLoc,
+    FloatAttr,
+    FusedLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    NameLoc,
+    NoneAttr,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
+from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from adpasses.core.diagnostics import CompileError
 from adpasses.core.literals import check_literals
 from adpasses.core.type_errors import parse_type_message
+from adpasses.core.upstream_syntax import PARSE_HOOKS, parse_affine_map_of_ssa_ids
 
 
 _OTHER_DIALECTS: dict | None = None
@@ -45,13 +68,19 @@ def _other_dialects() -> dict:
     return _OTHER_DIALECTS
 
 
-def make_context(allow_unregistered: bool = False) -> Context:
-    """A fresh context with every dialect adpasses reads or writes loaded,
-    and every other xDSL dialect registered (the one registry of all tools)."""
+def _llvm_dialect():  # type: ignore[no-untyped-def]
+    from xdsl.dialects.llvm import LLVM
+
+    return LLVM
+
+
+def _load_compiler_dialects(ctx: Context) -> None:
+    """Load the dialects adpasses reads or writes; register (not import)
+    the LLVM dialect."""
     from adpasses.dialects.ad import AD
     from adpasses.dialects.arith_ext import RemFOp
+    from adpasses.dialects.upstream import UPSTREAM_OPS
 
-    ctx = Context(allow_unregistered=allow_unregistered)
     for dialect in (
         builtin.Builtin,
         func.Func,
@@ -60,12 +89,21 @@ def make_context(allow_unregistered: bool = False) -> Context:
         memref.MemRef,
         scf.Scf,
         cf.Cf,
-        llvm.LLVM,
         printf.Printf,
         AD,
     ):
         ctx.load_dialect(dialect)
     ctx.load_op(RemFOp)
+    for op in UPSTREAM_OPS:  # upstream ops xDSL lacks (index_castui, sincos, call_indirect, ...)
+        ctx.load_op(op)
+
+
+def make_context(allow_unregistered: bool = False) -> Context:
+    """A fresh context with every dialect adpasses reads or writes loaded,
+    and every other xDSL dialect registered (the one registry of all tools)."""
+    ctx = Context(allow_unregistered=allow_unregistered)
+    _load_compiler_dialects(ctx)
+    ctx.load_dialect(_llvm_dialect())
     known = set(ctx.registered_dialect_names)
     for name, factory in _other_dialects().items():
         if name not in known:
@@ -73,12 +111,30 @@ def make_context(allow_unregistered: bool = False) -> Context:
     return ctx
 
 
+_COMPILER: Context | None = None
+
+
+def compiler_context() -> Context:
+    """One context per process for compiling IR that the Python API built
+    (the reverse pipeline's passes, folding, types of loaded entries): the
+    dialects adpasses builds are loaded, the LLVM dialect is registered and
+    imported only if something asks for it, and xDSL's plugin registry is
+    not consulted (IR built in-process holds no other dialect)."""
+    global _COMPILER
+    if _COMPILER is None:
+        ctx = Context()
+        _load_compiler_dialects(ctx)
+        ctx.register_dialect("llvm", _llvm_dialect)
+        _COMPILER = ctx
+    return _COMPILER
+
+
 _SHARED: Context | None = None
 
 
 def shared_context() -> Context:
-    """One context per process for in-process work (folding, building IR);
-    creating a context loads every dialect, so it is made once."""
+    """One context per process with the whole registry (`make_context`),
+    for work on parsed IR (tests, tools); made once."""
     global _SHARED
     if _SHARED is None:
         _SHARED = make_context()
@@ -95,10 +151,45 @@ class LocatingParser(Parser):
         self._newlines = [i for i, c in enumerate(text) if c == "\n"]
         self._text = text
         self._op_names: list[str] = []  # names of the ops being parsed, outermost first
+        self._deferred_locs: dict[str, Span] = {}  # location aliases used before their definition
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         self._op_names.append(name)
-        return super()._get_op_by_name(name)
+        op_type = super()._get_op_by_name(name)
+        # Upstream's custom formats that xDSL lacks (adpasses/core/upstream_syntax.py).
+        return PARSE_HOOKS.get(op_type.name, op_type)
+
+    def _parse_location(self) -> LocationAttr:
+        """xDSL's, plus `loc(#loc4)` before `#loc4 = loc(...)`: mlir-opt
+        prints location aliases at the end of the file. An alias not yet
+        defined becomes a placeholder, resolved when the module is parsed."""
+        token = self._current_token
+        if token.kind == MLIRTokenKind.HASH_IDENT and token.text not in self.attribute_aliases:
+            self._consume_token(MLIRTokenKind.HASH_IDENT)
+            self._deferred_locs.setdefault(token.text, token.span)
+            return NameLoc(StringAttr(_DEFERRED + token.text), NoneAttr())
+        return super()._parse_location()
+
+    def parse_optional_argument(self, expect_type: bool = True):  # type: ignore[no-untyped-def, override]
+        """xDSL's, plus the location mlir-opt prints after an induction
+        variable (`affine.for %i loc("f.mlir":3:14) = 0 to 8`); it is
+        dropped (the loop op has its own)."""
+        arg = super().parse_optional_argument(expect_type)
+        if arg is not None and not expect_type:
+            self.parse_optional_location()
+        return arg
+
+    def parse_affine_map_of_ssa_ids(self):  # type: ignore[no-untyped-def, override]
+        """`[%i, %j + 1, symbol(%n)]` of affine.load/store: every value a
+        dimension (xDSL made every value a symbol, which upstream rejects
+        for an induction variable; a valid symbol is a valid dimension)."""
+        return parse_affine_map_of_ssa_ids(self)
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        module = super().parse_module(allow_implicit_module)
+        if self._deferred_locs:
+            _resolve_deferred_locations(self, module)
+        return module
 
     def parse_optional_builtin_int_or_float_attr(self):  # type: ignore[no-untyped-def]
         """xDSL's, with float literals checked against their type (it raised
@@ -146,6 +237,47 @@ class LocatingParser(Parser):
             op.location = FileLineColLoc(self._file_name, IntAttr(line), IntAttr(col))
         check_literals(op)
         return op
+
+
+_DEFERRED = "\0deferred location alias "
+
+
+def _resolve_deferred_locations(parser: LocatingParser, module: ModuleOp) -> None:
+    """Replace the placeholders of `loc(#alias)` used before `#alias = loc(...)`
+    (on ops, block arguments and inside other locations) by the alias's value."""
+    aliases = parser.attribute_aliases
+    done: dict[str, LocationAttr] = {}
+
+    def resolve(loc: Attribute, active: tuple[str, ...] = ()) -> Attribute:
+        if isinstance(loc, NameLoc) and loc.desc.data.startswith(_DEFERRED):
+            alias = loc.desc.data[len(_DEFERRED):]
+            if alias in done:
+                return done[alias]
+            value = aliases.get(alias)
+            span = parser._deferred_locs[alias]
+            if value is None:
+                parser.raise_error(f"undefined location alias '{alias}': no `{alias} = loc(...)` "
+                                   "in the file", span.start, span.end)
+            if not isinstance(value, LocationAttr):
+                parser.raise_error(f"'{alias}' is not a location (it is {value})", span.start, span.end)
+            if alias in active:
+                parser.raise_error(f"location alias '{alias}' refers to itself", span.start, span.end)
+            done[alias] = resolved = resolve(value, (*active, alias))  # type: ignore[assignment]
+            return resolved
+        if isinstance(loc, NameLoc):
+            return NameLoc(loc.desc, resolve(loc.location, active))
+        if isinstance(loc, CallSiteLoc):
+            return CallSiteLoc(resolve(loc.callee, active), resolve(loc.caller, active))
+        if isinstance(loc, FusedLoc):
+            return FusedLoc(tuple(resolve(x, active) for x in loc.locations), loc.metadata)
+        return loc
+
+    for op in module.walk():
+        op.location = resolve(op.location)  # type: ignore[assignment]
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    arg.location = resolve(arg.location)  # type: ignore[assignment]
 
 
 def _op_parse_problem(name: str | None, err: Exception) -> str:
@@ -236,4 +368,4 @@ def parse_error_message(err: ParseError) -> str:
 def parse_type(text: str):  # type: ignore[no-untyped-def]
     """The xDSL attribute of an MLIR type's text (`memref<?xf64>`), as
     `str(attribute)` printed it."""
-    return Parser(shared_context(), text, "<type>").parse_type()
+    return Parser(compiler_context(), text, "<type>").parse_type()

@@ -357,7 +357,9 @@ def compile_module(
 
     Thread-safe: a module is compiled once per key even when several
     threads ask for it at the same time (the others wait and share it)."""
-    load_compiler()  # before the first lazy import: see compile_locks (fork)
+    # Before the first lazy import: see compile_locks (fork). Text is parsed
+    # with the whole dialect registry.
+    load_compiler(registry=isinstance(module_or_text, str))
     # Options are checked here, on the caller's thread, so that a misuse is a
     # TypeError/ValueError raised from this call.
     check_module_input(module_or_text)
@@ -395,10 +397,10 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
     from adpasses.lowering.names import user_symbol
     from adpasses.native.ctypes_entry import add_c_entry, make_ctypes_caller
     from adpasses.native.pyentry import add_entry_shim, parameters
-    from adpasses.transforms.lower_affine import without_affine
+    from adpasses.transforms.expand_upstream_ops import without_upstream_only_ops
 
     start = time.perf_counter()
-    module_or_text = without_affine(module_or_text)
+    module_or_text = without_upstream_only_ops(module_or_text)
     translator = ModuleTranslator(module_or_text, boundscheck=boundscheck, fastmath=fastmath,
                                   workspace=workspace)
     translator.translate()

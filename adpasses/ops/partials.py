@@ -18,8 +18,10 @@ From the partials, generically:
   partials read, i.e. what the cache planner must make available in the
   reverse sweep (a trace of the expressions, never declared by hand);
 - `emit_adjoints(sink, op, g, want)`: the adjoint of each wanted operand,
-  `g * partial` in the reverse sweep's IR; the forward tangent is the same
-  products with the operands' tangents, summed.
+  `g * partial` in the reverse sweep's IR;
+- `emit_tangents(sink, op, lanes)`: forward mode's tangent of the result,
+  the same products with the operands' tangents, summed (one per lane of
+  vector mode, the partials emitted once).
 
 `g * partial` is folded where that is exact or the more accurate form:
 `g * 1 = g`, `g * -1 = -g`, `g * 0 = 0`, `g * -p = -(g * p)`,
@@ -238,12 +240,56 @@ def emit_adjoints(
     return out
 
 
+def emit_tangents(
+    partials: Partials, sink: Sink, op: Operation, lanes: Sequence[Sequence[SSAValue | None]]
+) -> list[SSAValue]:
+    """Forward mode: the tangent of `op`'s result for each lane, from the
+    same partials: `sum_i partial_i * t_i` over the operands with a tangent
+    (`lanes[k][i]`, None for an operand without one), each product folded
+    like an adjoint (`scale`). Partials shared by the lanes are emitted
+    once. A lane where no operand contributes gets a zero. `sink.primal`
+    maps the leaves (`op`'s operands and result) to values; each tangent is
+    converted to the result's type (extf's tangent is extf'd)."""
+    got, leaves = trace(partials, op, len(op.operands))
+    result_type = op.results[0].type
+    emitter = _Emitter(sink, leaves, None, None, float_type=result_type)
+    out: list[SSAValue] = []
+    for k, tangents in enumerate(lanes):
+        terms: list[Expr] = []
+        for i, (p, t) in enumerate(zip(got, tangents)):
+            if p is None or t is None:
+                continue
+            leaf = Expr("tangent", (k, i))
+            emitter.values[leaf] = _convert(sink, t, result_type)
+            term = scale(leaf, p, (next(_SEQ), i))
+            if term.kind != "zero":
+                terms.append(term)
+        if not terms:
+            out.append(sink.const(0, result_type))
+            continue
+        total = terms[0]
+        for term in terms[1:]:
+            total = Expr("add", None, (total, term), seq=(next(_SEQ),))
+        values = emitter.emit_all([total])
+        out.append(emitter.convert(values[total], result_type))
+    return out
+
+
+def _convert(sink: Sink, value: SSAValue, type_: Attribute) -> SSAValue:
+    """`value` in float type `type_` (a tangent of extf/truncf's operand)."""
+    if value.type == type_ or not is_float_type(value.type):
+        return value
+    wider = _float_width(type_) > _float_width(value.type)
+    return sink.insert(arith.ExtFOp(value, type_) if wider else arith.TruncFOp(value, type_)).results[0]
+
+
 class _Emitter:
-    def __init__(self, sink: Sink, leaves: dict[Expr, SSAValue], seed: Expr, g: SSAValue):
+    def __init__(self, sink: Sink, leaves: dict[Expr, SSAValue], seed: Expr | None,
+                 g: SSAValue | None, float_type: Attribute | None = None):
         self.sink = sink
         self.leaves = leaves
-        self.values: dict[Expr, SSAValue] = {seed: g}
-        self.float_type = g.type
+        self.values: dict[Expr, SSAValue] = {seed: g} if seed is not None and g is not None else {}
+        self.float_type = g.type if g is not None else float_type
 
     def emit_all(self, roots: Sequence[Expr]) -> dict[Expr, SSAValue]:
         """Emit every node the roots reach, each once, in creation order;
@@ -277,7 +323,7 @@ class _Emitter:
         k = e.kind
         if k in ("operand", "result"):
             return self.leaves[e].type
-        if k in (G, "zero", "to_float"):
+        if k in (G, "zero", "to_float", "tangent"):
             return self.float_type
         if k == "const":
             return None

@@ -47,6 +47,18 @@ def _lower_affine() -> type[ModulePass]:
     return LowerAffinePass
 
 
+def _expand_upstream_ops() -> type[ModulePass]:
+    from adpasses.transforms.expand_upstream_ops import ExpandUpstreamOpsPass
+
+    return ExpandUpstreamOpsPass
+
+
+def _lower_ad_ops() -> type[ModulePass]:
+    from adpasses.transforms.lower_ad_ops import LowerAdOpsPass
+
+    return LowerAdOpsPass
+
+
 def _print_alias() -> type[ModulePass]:
     from adpasses.transforms.print_alias import PrintAliasPass
 
@@ -89,6 +101,12 @@ def _drop_gradient_marks() -> type[ModulePass]:
     return DropGradientMarksPass
 
 
+def _forward() -> type[ModulePass]:
+    from adpasses.transforms.forward_pass import ForwardPass
+
+    return ForwardPass
+
+
 AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-reverse": _reverse,
     # the steps of ad-reverse, in order (adpasses/transforms/reverse_pipeline.py)
@@ -101,7 +119,10 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-simplify": _simplify,
     "ad-drop-gradient-marks": _drop_gradient_marks,
     "ad-elide-shadow-checks": _elide_shadow_checks,
+    "ad-forward": _forward,
     "ad-print-activity": _print_activity,
     "ad-print-alias": _print_alias,
     "ad-lower-affine": _lower_affine,
+    "ad-expand-upstream-ops": _expand_upstream_ops,
+    "ad-lower-ad-ops": _lower_ad_ops,
 }

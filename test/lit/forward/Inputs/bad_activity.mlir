@@ -1,0 +1,7 @@
+func.func @f(%x: f64) -> f64 {
+  func.return %x : f64
+}
+func.func @main(%x: f64, %dx: f64) -> (f64, f64) {
+  %r:2 = ad.fwddiff @f(%x, %dx) {activity = [active], ret_activity = [dup]} : (f64, f64) -> (f64, f64)
+  func.return %r#0, %r#1 : f64, f64
+}
