@@ -1,6 +1,8 @@
 // Upstream forms adpasses parses but cannot represent or lower are errors
 // at their location, saying what to write instead.
 // RUN: not ad-opt %s 2>&1 | filecheck %s
+// RUN: not ad-opt %S/Inputs/indirect_call_of_argument.mlir --emit=llvm-ir 2>&1 | filecheck %s --check-prefix=INDIRECT
+// INDIRECT: indirect_call_of_argument.mlir:2:3: error: 'func.call_indirect': calls a function value that is not a func.constant: adpasses can neither differentiate nor compile an indirect call; call the function by name with func.call
 
 // CHECK: unsupported_forms.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: memref.global @ext has no initial value (an external global): adpasses needs `= dense<...>` or `= uninitialized`
 memref.global @ext : memref<3xf64>
