@@ -47,6 +47,7 @@ from adpasses.core.types import is_memref_type
 from adpasses.core.verify import verify_all
 from adpasses.dialects.ad import AutodiffOp, FwddiffOp, check_fwd_activity_signature
 from adpasses.transforms.build_gradients import check_const_memory
+from adpasses.transforms.expand_upstream_ops import expand_upstream_ops
 from adpasses.transforms.inline_calls import inline_calls
 from adpasses.transforms.lower_affine import has_affine_ops, lower_affine
 
@@ -160,6 +161,8 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
     if has_affine_ops(work):
         lower_affine(work)
     start = lap("ad-lower-affine", start)
+    expand_upstream_ops(work)  # sincos, ipowi, scf.parallel (also from affine.parallel)
+    start = lap("ad-expand-upstream-ops", start)
     acts, rets = analysis_activities(request, primal.function_type)
     analysis = ActivityAnalysis(work, acts, rets)
     analysis.check_understood("forward")
