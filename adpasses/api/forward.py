@@ -445,6 +445,10 @@ def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int, 
         args.append(f"a{j}")
         if layout.fwd_activity[layout.value_at[j]] == "dup":
             if j == k:
+                if j in layout.written:
+                    # The sweep updates a written array's tangent in place:
+                    # v is the caller's, left unchanged like the arguments.
+                    lines.append("    v = v.copy()")
                 args += lanes("v")
             else:
                 lines.append(f"    t{j} = zeros(({width},) + a{j}.shape, a{j}.dtype)")
