@@ -270,7 +270,7 @@ class TangentBuilder:
         """The sizes of memref `value`, as index values."""
         mtype = value.type
         assert isinstance(mtype, MemRefType)
-        return [self.index(s) if s >= 0 else self.insert(memref.DimOp.from_source_and_index(value, self.index(d))).results[0]
+        return [self.index(s) if s >= 0 else self.insert(memref.DimOp(value, self.index(d))).results[0]
                 for d, s in enumerate(mtype.get_shape())]
 
     def loop_nest(self, sizes: Sequence[SSAValue],
