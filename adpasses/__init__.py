@@ -33,6 +33,11 @@ _LAZY = {
     "DuplicatedNoNeed": "adpasses.api.functions",
     "Output": "adpasses.api.markers",
     "jacrev": "adpasses.api.jacobians",
+    "jvp": "adpasses.api.forward",
+    "jacfwd": "adpasses.api.forward",
+    "hessian": "adpasses.api.forward",
+    "hvp": "adpasses.api.forward",
+    "fwddiff": "adpasses.api.forward",
     "compile_module": "adpasses.native.llvm_jit",
 }
 

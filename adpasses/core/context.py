@@ -21,14 +21,29 @@ import re
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, printf, scf
-from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import (
+    CallSiteLoc,
+    FileLineColLoc,
+    FloatAttr,
+    FusedLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    NameLoc,
+    NoneAttr,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
+from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from adpasses.core.diagnostics import CompileError
 from adpasses.core.literals import check_literals
 from adpasses.core.type_errors import parse_type_message
+from adpasses.core.upstream_syntax import PARSE_HOOKS
 
 
 _OTHER_DIALECTS: dict | None = None
@@ -50,6 +65,7 @@ def make_context(allow_unregistered: bool = False) -> Context:
     and every other xDSL dialect registered (the one registry of all tools)."""
     from adpasses.dialects.ad import AD
     from adpasses.dialects.arith_ext import RemFOp
+    from adpasses.dialects.upstream import UPSTREAM_OPS
 
     ctx = Context(allow_unregistered=allow_unregistered)
     for dialect in (
@@ -66,6 +82,8 @@ def make_context(allow_unregistered: bool = False) -> Context:
     ):
         ctx.load_dialect(dialect)
     ctx.load_op(RemFOp)
+    for op in UPSTREAM_OPS:  # upstream ops xDSL lacks (index_castui, sincos, call_indirect, ...)
+        ctx.load_op(op)
     known = set(ctx.registered_dialect_names)
     for name, factory in _other_dialects().items():
         if name not in known:
@@ -95,10 +113,39 @@ class LocatingParser(Parser):
         self._newlines = [i for i, c in enumerate(text) if c == "\n"]
         self._text = text
         self._op_names: list[str] = []  # names of the ops being parsed, outermost first
+        self._deferred_locs: dict[str, Span] = {}  # location aliases used before their definition
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         self._op_names.append(name)
-        return super()._get_op_by_name(name)
+        op_type = super()._get_op_by_name(name)
+        # Upstream's custom formats that xDSL lacks (adpasses/core/upstream_syntax.py).
+        return PARSE_HOOKS.get(op_type.name, op_type)
+
+    def _parse_location(self) -> LocationAttr:
+        """xDSL's, plus `loc(#loc4)` before `#loc4 = loc(...)`: mlir-opt
+        prints location aliases at the end of the file. An alias not yet
+        defined becomes a placeholder, resolved when the module is parsed."""
+        token = self._current_token
+        if token.kind == MLIRTokenKind.HASH_IDENT and token.text not in self.attribute_aliases:
+            self._consume_token(MLIRTokenKind.HASH_IDENT)
+            self._deferred_locs.setdefault(token.text, token.span)
+            return NameLoc(StringAttr(_DEFERRED + token.text), NoneAttr())
+        return super()._parse_location()
+
+    def parse_optional_argument(self, expect_type: bool = True):  # type: ignore[no-untyped-def, override]
+        """xDSL's, plus the location mlir-opt prints after an induction
+        variable (`affine.for %i loc("f.mlir":3:14) = 0 to 8`); it is
+        dropped (the loop op has its own)."""
+        arg = super().parse_optional_argument(expect_type)
+        if arg is not None and not expect_type:
+            self.parse_optional_location()
+        return arg
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        module = super().parse_module(allow_implicit_module)
+        if self._deferred_locs:
+            _resolve_deferred_locations(self, module)
+        return module
 
     def parse_optional_builtin_int_or_float_attr(self):  # type: ignore[no-untyped-def]
         """xDSL's, with float literals checked against their type (it raised
@@ -146,6 +193,47 @@ class LocatingParser(Parser):
             op.location = FileLineColLoc(self._file_name, IntAttr(line), IntAttr(col))
         check_literals(op)
         return op
+
+
+_DEFERRED = "\0deferred location alias "
+
+
+def _resolve_deferred_locations(parser: LocatingParser, module: ModuleOp) -> None:
+    """Replace the placeholders of `loc(#alias)` used before `#alias = loc(...)`
+    (on ops, block arguments and inside other locations) by the alias's value."""
+    aliases = parser.attribute_aliases
+    done: dict[str, LocationAttr] = {}
+
+    def resolve(loc: Attribute, active: tuple[str, ...] = ()) -> Attribute:
+        if isinstance(loc, NameLoc) and loc.desc.data.startswith(_DEFERRED):
+            alias = loc.desc.data[len(_DEFERRED):]
+            if alias in done:
+                return done[alias]
+            value = aliases.get(alias)
+            span = parser._deferred_locs[alias]
+            if value is None:
+                parser.raise_error(f"undefined location alias '{alias}': no `{alias} = loc(...)` "
+                                   "in the file", span.start, span.end)
+            if not isinstance(value, LocationAttr):
+                parser.raise_error(f"'{alias}' is not a location (it is {value})", span.start, span.end)
+            if alias in active:
+                parser.raise_error(f"location alias '{alias}' refers to itself", span.start, span.end)
+            done[alias] = resolved = resolve(value, (*active, alias))  # type: ignore[assignment]
+            return resolved
+        if isinstance(loc, NameLoc):
+            return NameLoc(loc.desc, resolve(loc.location, active))
+        if isinstance(loc, CallSiteLoc):
+            return CallSiteLoc(resolve(loc.callee, active), resolve(loc.caller, active))
+        if isinstance(loc, FusedLoc):
+            return FusedLoc(tuple(resolve(x, active) for x in loc.locations), loc.metadata)
+        return loc
+
+    for op in module.walk():
+        op.location = resolve(op.location)  # type: ignore[assignment]
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    arg.location = resolve(arg.location)  # type: ignore[assignment]
 
 
 def _op_parse_problem(name: str | None, err: Exception) -> str:

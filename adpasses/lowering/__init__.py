@@ -15,9 +15,9 @@ from adpasses.lowering.core import ModuleTranslator, define_oob_handler
 def translate_module(module: ModuleOp, *, boundscheck: bool = True, fastmath: bool = False):  # type: ignore[no-untyped-def]
     """The llvmlite.ir.Module for `module`. (`llvm_jit.compile_module` keeps
     the translator itself: it needs the bounds-check sites too.)"""
-    from adpasses.transforms.lower_affine import without_affine
+    from adpasses.transforms.expand_upstream_ops import without_upstream_only_ops
 
-    translator = ModuleTranslator(without_affine(module), boundscheck=boundscheck,
+    translator = ModuleTranslator(without_upstream_only_ops(module), boundscheck=boundscheck,
                                   fastmath=fastmath)
     llmod = translator.translate()
     define_oob_handler(translator)

@@ -14,6 +14,7 @@ from xdsl.ir import Operation
 
 from adpasses.core import stop_codes
 from adpasses.core.diagnostics import error_at
+from adpasses.dialects.upstream import IndexCastUIOp
 from adpasses.lowering.core import FunctionTranslator, UnsupportedType, scalar_type
 
 
@@ -184,14 +185,14 @@ def _check_fits(ft: FunctionTranslator, op: Operation, x: ir.Value, width: int, 
 
 
 def _int_resize(ft: FunctionTranslator, op: Operation) -> None:
-    """index_cast / extsi / extui / trunci between integer widths."""
+    """index_cast(ui) / extsi / extui / trunci between integer widths."""
     x = ft.get(op.operands[0])
     to = scalar_type(op.results[0].type)
     if x.type.width == to.width:
         ft.set(op.results[0], x)
     elif x.type.width > to.width:
         ft.set(op.results[0], ft.b.trunc(x, to))
-    elif isinstance(op, arith.ExtUIOp) or (
+    elif isinstance(op, (arith.ExtUIOp, IndexCastUIOp)) or (
         isinstance(op, arith.IndexCastOp)
         and isinstance(op.operands[0].type, IntegerType)
         and op.operands[0].type.width.data == 1
@@ -238,6 +239,7 @@ LOWERINGS = {
     arith.ExtSIOp: _int_resize,
     arith.ExtUIOp: _int_resize,
     arith.TruncIOp: _int_resize,
+    IndexCastUIOp: _int_resize,
 }
 
 

@@ -285,6 +285,40 @@ def _cast(ft: FunctionTranslator, op: memref.CastOp) -> None:
     ft.set(op.dest, make_memref(ft.b, op.dest.type, src.ptr, src.offset, src.sizes, src.strides))
 
 
+def _groups(op: Operation) -> list[list[int]]:
+    """The reassociation of expand_shape / collapse_shape: which dimensions
+    of the higher-rank side make up each dimension of the lower-rank side."""
+    return [[int(d.value.data) for d in group.data] for group in op.reassociation.data]
+
+
+def _collapse_shape(ft: FunctionTranslator, op: memref.CollapseShapeOp) -> None:
+    """Each group of source dimensions (contiguous, as the op requires)
+    becomes one: the product of its sizes, its innermost stride."""
+    src = ft.get(op.src)
+    sizes, strides = [], []
+    for group in _groups(op):
+        size = const_i64(1)
+        for d in group:
+            size = _mul(ft.b, size, src.sizes[d])
+        sizes.append(size)
+        strides.append(src.strides[group[-1]] if group else const_i64(1))
+    ft.set(op.result, make_memref(ft.b, op.result.type, src.ptr, src.offset, sizes, strides))
+
+
+def _expand_shape(ft: FunctionTranslator, op: memref.ExpandShapeOp) -> None:
+    """Each source dimension splits into its group of result dimensions
+    (sizes from output_shape), the innermost keeping the source stride."""
+    src = ft.get(op.src)
+    out_sizes = _mixed(op.static_output_shape.get_values(), op.output_shape, ft)
+    strides = [const_i64(1)] * len(out_sizes)
+    for d, group in enumerate(_groups(op)):
+        stride = src.strides[d]
+        for r in reversed(group):
+            strides[r] = stride
+            stride = _mul(ft.b, stride, out_sizes[r])
+    ft.set(op.result, make_memref(ft.b, op.result.type, src.ptr, src.offset, out_sizes, strides))
+
+
 def _reinterpret_cast(ft: FunctionTranslator, op: memref.ReinterpretCastOp) -> None:
     src = ft.get(op.source)
     offsets = _mixed(op.static_offsets.get_values(), op.offsets, ft)
@@ -390,6 +424,8 @@ LOWERINGS = {
     memref.SubviewOp: _subview,
     memref.CastOp: _cast,
     memref.ReinterpretCastOp: _reinterpret_cast,
+    memref.CollapseShapeOp: _collapse_shape,
+    memref.ExpandShapeOp: _expand_shape,
     memref.ExtractStridedMetaDataOp: _extract_strided_metadata,
     memref.CopyOp: _copy,
     ShadowCheckOp: _shadow_check,

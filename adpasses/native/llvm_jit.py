@@ -395,10 +395,10 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
     from adpasses.lowering.names import user_symbol
     from adpasses.native.ctypes_entry import add_c_entry, make_ctypes_caller
     from adpasses.native.pyentry import add_entry_shim, parameters
-    from adpasses.transforms.lower_affine import without_affine
+    from adpasses.transforms.expand_upstream_ops import without_upstream_only_ops
 
     start = time.perf_counter()
-    module_or_text = without_affine(module_or_text)
+    module_or_text = without_upstream_only_ops(module_or_text)
     translator = ModuleTranslator(module_or_text, boundscheck=boundscheck, fastmath=fastmath,
                                   workspace=workspace)
     translator.translate()

@@ -22,6 +22,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
+from adpasses.transforms.expand_upstream_ops import resolve_indirect_calls
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
 
@@ -86,8 +87,10 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
 def inline_calls(function: func.FuncOp, module: Operation, name: str | None = None) -> None:
     """Inline, transitively, every call in `function` (a copy of `@name`)
     to a defined function."""
+    resolve_indirect_calls(function)
     check_no_recursion(module, function, name)
     while True:
+        resolve_indirect_calls(function)  # inlined bodies may call func.constant values
         calls = [
             (op, callee)
             for op in function.walk()

@@ -8,20 +8,23 @@ the scf loops they mean, instead of being opaque to the analyses.
 
 xDSL 0.74's own `lower-affine` ignores bound and map operands (it fails
 with "list index out of range" on `affine.for %i = 0 to %n`) and handles
-neither min/max bounds nor `affine.min`/`affine.if`; this one does:
+neither min/max bounds nor `affine.min`/`affine.if`/`affine.parallel`; this one does:
 
 - `affine.for`: `scf.for` from max(lower bound results) to min(upper bound
   results) with the constant step; bound maps take their operands (dims,
   then symbols).
 - `affine.load`/`affine.store`: `memref.load`/`store` at the map's results.
-- `affine.apply`, `affine.min`: the expression(s), `arith.minsi` over results.
+- `affine.apply`, `affine.min`, `affine.max`: the expression(s), `arith.minsi`
+  / `arith.maxsi` over results.
+- `affine.parallel` (without reductions): `scf.parallel`, each bound the
+  max/min of its group (then `ad-expand-upstream-ops` makes it `scf.for`).
 - `affine.if`: `scf.if` on the conjunction of the set's constraints
   (`e >= 0` / `e == 0`).
 - `affine.yield`: `scf.yield`.
 
 Expressions follow MLIR's semantics: `mod` is non-negative for a positive
 divisor, `floordiv`/`ceildiv` round toward -inf/+inf. Any other affine op
-(`affine.parallel`, `affine.vector_load`, ...) is an error at its location.
+(`affine.vector_load`, ...) is an error at its location.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from adpasses.core.diagnostics import error_at
+from adpasses.dialects.upstream import AffineMaxOp
 from adpasses.transforms.gradient_marks import marked_functions
 
 
@@ -70,7 +74,8 @@ def lower_affine(root: Operation) -> None:
         if type(op) not in _LOWERED:
             raise error_at(
                 op,
-                "is not supported by adpasses (only affine.for/if/load/store/apply/min/yield "
+                "is not supported by adpasses (only affine.for/parallel/if/load/store/apply/min/max/"
+                "yield "
                 "are lowered to scf); rewrite it with scf.for and memref.load/store",
             )
     # Terminators last: a loop's body moves into the new scf op first.
@@ -174,6 +179,39 @@ def _min(op: affine.MinOp) -> None:
     Rewriter.erase_op(op)
 
 
+def _max(op: AffineMaxOp) -> None:
+    em = _Emitter(op)
+    value = em.fold(em.results(op.map.data, op.arguments), arith.MaxSIOp)
+    op.result.replace_all_uses_with(value)
+    Rewriter.erase_op(op)
+
+
+def _parallel(op: affine.ParallelOp) -> None:
+    """affine.parallel -> scf.parallel: each lower bound the max of its
+    group of results, each upper bound the min of its group."""
+    if op.results:
+        raise error_at(op, "has reductions, which adpasses does not lower; write affine.for "
+                           "with iter_args")
+    em = _Emitter(op)
+    lb_map, ub_map = op.lowerBoundsMap.data, op.upperBoundsMap.data
+    n_lb = lb_map.num_dims + lb_map.num_symbols
+    lower = em.results(lb_map, op.map_operands[:n_lb])
+    upper = em.results(ub_map, op.map_operands[n_lb:])
+
+    def grouped(values: list[SSAValue], sizes: Sequence[int], combine: type[Operation]) -> list[SSAValue]:
+        out, k = [], 0
+        for size in sizes:
+            out.append(em.fold(values[k:k + size], combine))
+            k += size
+        return out
+
+    lbs = grouped(lower, op.lowerBoundsGroups.get_values(), arith.MaxSIOp)
+    ubs = grouped(upper, op.upperBoundsGroups.get_values(), arith.MinSIOp)
+    steps = [em.const(s.value.data) for s in op.steps.data]
+    body = op.detach_region(op.body)
+    _replace(op, scf.ParallelOp(lbs, ubs, steps, body))
+
+
 @dataclass
 class _Condition:
     em: _Emitter
@@ -210,6 +248,9 @@ def _if(op: affine.IfOp) -> None:
 
 
 def _yield(op: affine.YieldOp) -> None:
+    if isinstance(op.parent_op(), scf.ParallelOp):  # the body of an affine.parallel
+        _replace(op, scf.ReduceOp())
+        return
     _replace(op, scf.YieldOp(*op.arguments))
 
 
@@ -219,6 +260,8 @@ _LOWERED = {
     affine.StoreOp: _store,
     affine.ApplyOp: _apply,
     affine.MinOp: _min,
+    AffineMaxOp: _max,
+    affine.ParallelOp: _parallel,
     affine.IfOp: _if,
     affine.YieldOp: _yield,
 }

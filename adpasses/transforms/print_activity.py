@@ -75,11 +75,13 @@ def format_activity(analysis: ActivityAnalysis, name: str) -> str:
 
 def analyse(module: ModuleOp, f: func.FuncOp, args: list[str], rets: list[str]) -> ActivityAnalysis:
     from adpasses.transforms.inline_calls import inline_calls
+    from adpasses.transforms.expand_upstream_ops import expand_upstream_ops
     from adpasses.transforms.lower_affine import lower_affine
 
     work = f.clone()
     inline_calls(work, module)
     lower_affine(work)  # as the reverse pass does
+    expand_upstream_ops(work)
     return ActivityAnalysis(work, args, rets)
 
 

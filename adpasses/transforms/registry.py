@@ -47,6 +47,12 @@ def _lower_affine() -> type[ModulePass]:
     return LowerAffinePass
 
 
+def _expand_upstream_ops() -> type[ModulePass]:
+    from adpasses.transforms.expand_upstream_ops import ExpandUpstreamOpsPass
+
+    return ExpandUpstreamOpsPass
+
+
 def _print_alias() -> type[ModulePass]:
     from adpasses.transforms.print_alias import PrintAliasPass
 
@@ -111,4 +117,5 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-print-activity": _print_activity,
     "ad-print-alias": _print_alias,
     "ad-lower-affine": _lower_affine,
+    "ad-expand-upstream-ops": _expand_upstream_ops,
 }

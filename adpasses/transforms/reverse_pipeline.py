@@ -8,6 +8,7 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-clone-primals                  verify; a marked copy of each requested primal
     ad-inline-calls                   callees inlined into the copies
     ad-lower-affine{marked-only=true} affine ops of the copies as scf/memref
+    ad-expand-upstream-ops{marked-only=true}  sincos, ipowi, scf.parallel as known ops
     ad-count-while                    every scf.while counts its iterations
     ad-build-gradients{...}           activity, cache plan, the gradient in the copy's place
     ad-lower-tapes{marked-only=true}  tapes of known capacity as memrefs   (lower-tapes)
@@ -57,6 +58,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     from adpasses.transforms.elide_shadow_checks import ElideShadowChecksPass
     from adpasses.transforms.gradient_marks import DropGradientMarksPass
     from adpasses.transforms.inline_calls import InlineCallsPass
+    from adpasses.transforms.expand_upstream_ops import ExpandUpstreamOpsPass
     from adpasses.transforms.lower_affine import LowerAffinePass
     from adpasses.transforms.lower_tapes import LowerTapesPass
     from adpasses.transforms.simplify import SimplifyPass
@@ -65,6 +67,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
         ClonePrimalsPass(),
         InlineCallsPass(),
         LowerAffinePass(marked_only=True),
+        ExpandUpstreamOpsPass(marked_only=True),
         CountWhilePass(),
         BuildGradientsPass(options.cache_policy, options.activity, options.report),
     ]

@@ -4,7 +4,7 @@
 // RUN: not ad-opt %S/Inputs/unknown_op.mlir 2>&1 | filecheck %s --check-prefix=UNKNOWN
 // RUN: not ad-opt %S/Inputs/autodiff_left.mlir --emit=llvm-ir 2>&1 | filecheck %s --check-prefix=AUTODIFF
 
-// NOLOWERING: unsupported.mlir:3:3: error: 'math.ipowi': is not supported by the LLVM lowering
+// NOLOWERING: unsupported.mlir:3:3: error: 'math.ctpop': is not supported by the LLVM lowering
 // NOLOWERING-NOT: Traceback
 // MALFORMED: malformed.mlir:2:{{[0-9]+}}: error:
 // MALFORMED-NOT: Traceback

@@ -2,7 +2,8 @@
 // RUN: ad-run %s | filecheck %s
 // memref.global becomes an LLVM global array (constant and internal when
 // the op says so; zero-initialised when uninitialized); get_global is a
-// descriptor on it. xDSL 0.74 parses memref.global in generic syntax only.
+// descriptor on it. Generic syntax here; the custom one parses too
+// (test/lit/upstream/).
 
 // IR: @"u.table" = internal constant [4 x double] [double 0x3ff0000000000000, double 0x4000000000000000, double 0x4008000000000000, double 0x4010000000000000]
 // IR: @"u.counter" = global [1 x i64] zeroinitializer

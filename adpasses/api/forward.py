@@ -1,0 +1,887 @@
+"""Forward mode and second derivatives (JAX's names and conventions):
+`jvp`, `jacfwd`, `hessian`, `hvp`, and Enzyme's `fwddiff`.
+
+All of them compile tangent functions with the engine's
+`forward_differentiate` (adpasses/transforms/forward_pass.py; the op
+`ad.fwddiff`, docs/forward_mode.md):
+
+- `jvp(f, primals, tangents)` and `fwddiff(f, Duplicated(x, dx), ...)`:
+  one call of the tangent function of f.
+- `hvp(f)(x, v)`: forward over reverse: the tangent, along v, of f's
+  gradient (`differentiate`, then `forward_differentiate` of the gradient
+  with x and its shadow `dup`): the shadow's tangent is H v.
+- `jacfwd(f, argnums)`, `hessian(f, argnums)`: one forward sweep per
+  `width` elements of each differentiated argument (vector mode: `width`
+  tangents per sweep), all sweeps in one compiled call: a driver
+  (`seed_loops.add_forward_driver`) seeds unit vectors, calls the tangent
+  function and copies the lanes into columns of the result.
+
+Like `grad`, these leave their arguments unchanged (f runs on copies of
+the arrays it writes); `fwddiff`, like `autodiff`, runs f on the arrays it
+is given. Each compiled variant is cached on the jitted function per
+argument signature, activity and width; calls of a known shape go through
+a generated function (signature code and overlap check, allocations, one
+compiled call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from adpasses.api import shadows
+from adpasses.api.gradcall import grad_activity, normalize_argnums
+from adpasses.api.autodiff_call import MISS
+from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed, Output
+from adpasses.core.diagnostics import CompileError, for_user
+from adpasses.native.arguments import plain_arguments
+
+MAX_WIDTH = 16
+"""The widest vector mode jacfwd and hessian use by default: an argument of
+n <= 16 elements takes one sweep of width n (the 3x3 strain energy: 9),
+a larger one sweeps of 16."""
+
+SHADOWED = ("dup", "dupnoneed")
+
+
+def _jit(f: object):  # type: ignore[no-untyped-def]
+    from adpasses.api.functions import as_jit
+
+    return as_jit(f)
+
+
+def _argnums(jf, argnums: object, api: str) -> int | tuple[int, ...]:  # type: ignore[no-untyped-def]
+    from adpasses.api.functions import _checked_argnums
+
+    return _checked_argnums(jf, argnums, api)
+
+
+def _width(width: object, api: str) -> int | None:
+    if width is None:
+        return None
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1:
+        raise ValueError(f"{api}: width must be a positive int (tangents per sweep), got {width!r}")
+    return int(width)
+
+
+def _check_distinct(name: str, api: str, arrays: Sequence[object]) -> None:
+    arrays = [a for a in arrays if isinstance(a, np.ndarray)]
+    if len(arrays) > 1 and shadows.arrays_overlap(*arrays):
+        raise ValueError(f"{api}: arrays passed to {name}() share memory; {api.split('(')[0]} needs "
+                         "distinct arrays (pass copies)")
+
+
+# -- compiling ----------------------------------------------------------------------------
+
+
+@dataclass
+class Compiled:
+    """A compiled entry (tangent function or driver) and its module."""
+
+    call: Callable
+    compiled: object  # the CompiledModule: `call`'s machine code lives as long as it
+    tangent_name: str
+
+
+def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[str, ...], width: int,  # type: ignore[no-untyped-def]
+                     kind: str, driver=None, over_gradient: tuple | None = None) -> Compiled:
+    """Build f for `values`, optionally differentiate it (`over_gradient`:
+    (grad activity, grad ret activity), forward over reverse), take the
+    tangent function for `activity`/`ret` (of f, or of its gradient) with
+    `width` lanes, optionally add a driver (`driver(module, tangent_fn)`
+    returns its name), compile."""
+    from adpasses.api.functions import _private, function_named
+    from adpasses.core.compile_locks import load_compiler
+
+    load_compiler()  # before the first lazy import: see compile_locks (fork)
+    from adpasses.native.llvm_jit import compile_module, stats
+    from adpasses.transforms.forward_pass import forward_differentiate
+
+    record = jf._record(kind, values, activity)
+    module, name = jf.build(values, noalias=True)
+    target = name
+    if over_gradient is not None:
+        from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
+
+        # Check elision runs once, at the end of forward_differentiate (docs/forward_mode.md).
+        g = differentiate(module, name, list(over_gradient[0]), list(over_gradient[1]),
+                          options=ReverseOptions(simplify=False, elide_checks=False), timings=record.stages)
+        target = g.name
+    t = forward_differentiate(module, target, list(activity), list(ret), width=width, timings=record.stages)
+    entry = t.name
+    if driver is not None:
+        entry = driver(module, t.function)
+    function_named(module, name).sym_visibility = _private()
+    before = stats["compiled"]
+    compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)
+    jf._compiled(record, compiled, before)
+    return Compiled(compiled[entry], compiled, t.name)
+
+
+def _cached(jf, key: tuple, make: Callable[[], object]):  # type: ignore[no-untyped-def]
+    got = jf._jacobian_plans.get(key)
+    if got is None:
+        from adpasses.core.compile_locks import once
+
+        got = once(jf._jacobian_plans, key, make)
+    return got
+
+
+def _key(values: tuple) -> object:
+    code = shadows.signature_code(*values)
+    if code:
+        return code
+    from adpasses.frontend.signature import signature_key
+
+    return signature_key(values)
+
+
+# -- jvp ----------------------------------------------------------------------------------
+
+
+def jvp(f: object, primals: Sequence[object], tangents: Sequence[object]) -> tuple[float, float]:
+    """`(f(*primals), d/dt f(primals + t tangents))` like jax.jvp, for f
+    returning a float. A tangent per primal: a float for a float, an array
+    of the same shape and dtype for a float array, None for an argument
+    held constant (the only choice for ints, bools and int arrays).
+    Arguments are left unchanged."""
+    jf = _jit(f)
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp(f, primals, tangents): primals and tangents must be tuples (one entry "
+                        f"per argument of {jf.__name__}()), got {type(primals).__name__} and "
+                        f"{type(tangents).__name__}")
+    fast = jf._jacobian_functions.get(("jvp fast", tuple(map(type, primals)), tuple(map(type, tangents))))
+    if fast is not None:
+        return fast(primals, tangents)
+    try:
+        return _jvp(jf, tuple(primals), tuple(tangents))
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+def _tangent_activity(jf, values: tuple, tangents: tuple, api: str) -> tuple[list[str], set[int]]:  # type: ignore[no-untyped-def]
+    """dup where a tangent is given (checked against its primal), and for
+    float arrays f writes (derivatives flow through their memory); const
+    elsewhere."""
+    name = jf.__name__
+    activity = []
+    for k, (v, t) in enumerate(zip(values, tangents)):
+        if t is None:
+            activity.append("const")
+            continue
+        if isinstance(v, np.ndarray):
+            if v.dtype.kind != "f":
+                raise TypeError(f"{api}: argument {k} of {name}() is an array of {v.dtype} and cannot be "
+                                "differentiated: only floats and float arrays can (give None as its tangent)")
+            if not isinstance(t, np.ndarray) or t.shape != v.shape or t.dtype != v.dtype:
+                what = f"shape {t.shape} and dtype {t.dtype}" if isinstance(t, np.ndarray) else type(t).__name__
+                raise ValueError(f"{api}: the tangent of argument {k} of {name}() has {what}; it must be "
+                                 f"an array of the primal's shape {v.shape} and dtype {v.dtype}")
+        elif isinstance(v, float):
+            if isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)):
+                raise TypeError(f"{api}: the tangent of argument {k} of {name}() (a float) must be a "
+                                f"float, got {type(t).__name__}")
+        else:
+            raise TypeError(f"{api}: argument {k} of {name}() ({type(v).__name__}) cannot be "
+                            "differentiated: only floats and float arrays can (give None as its tangent)")
+        activity.append("dup")
+    written = jf.written_arrays(values)
+    for k in written:
+        if activity[k] == "const" and values[k].dtype.kind == "f":
+            activity[k] = "dup"
+    return activity, written
+
+
+def _float_result(jf, values: tuple, api: str, hint: str) -> None:  # type: ignore[no-untyped-def]
+    if jf.return_activity(values) != ("active",):
+        raise TypeError(f"{api}: {jf.__name__}() does not return a float; {hint}")
+
+
+def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    api = f"jvp({jf.__name__})"
+    if len(primals) != len(tangents):
+        raise ValueError(f"{api}: {len(primals)} primals but {len(tangents)} tangents; give one tangent "
+                         "per primal (None for an argument held constant)")
+    values = plain_arguments(jf.__name__, jf._params, jf.bind(primals))
+    jf.arg_types(values)
+    _float_result(jf, values, api, "for a function writing an output array use "
+                  "adpasses.fwddiff(f, Duplicated(x, dx), Duplicated(out, dout))")
+    tangents = tuple(float(t) if isinstance(values[k], float) and t is not None else t
+                     for k, t in enumerate(tangents))
+    activity, written = _tangent_activity(jf, values, tangents, api)
+    _check_distinct(jf.__name__, api, list(values) + [t for t in tangents if isinstance(t, np.ndarray)])
+    key = ("jvp", _key(values), tuple(activity))
+    c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), ("dup",), 1, "jvp"))
+    plan = _JvpPlan(c.call, tuple(activity), tuple(sorted(written)))
+    if shadows.signature_code(*values, *[t for t in tangents if t is not None]):
+        fkey = ("jvp fast", tuple(map(type, primals)), tuple(map(type, tangents)))
+        jf._jacobian_functions.setdefault(fkey, _jvp_fast_path(jf, plan, values, tangents))
+    return plan.run(values, tangents)
+
+
+@dataclass
+class _JvpPlan:
+    call: Callable
+    activity: tuple[str, ...]
+    written: tuple[int, ...]
+
+    def run(self, values: Sequence[object], tangents: Sequence[object]) -> tuple[float, float]:
+        args: list[object] = []
+        for k, (v, t, act) in enumerate(zip(values, tangents, self.activity)):
+            if k in self.written:
+                v = np.array(v)
+            args.append(v)
+            if act == "dup":
+                args.append(np.zeros_like(v) if t is None else (np.array(t) if k in self.written else t))
+        value, tangent = self.call(*args)
+        return value, tangent
+
+
+def _jvp_fast_path(jf, plan: _JvpPlan, values: tuple, tangents: tuple) -> Callable:  # type: ignore[no-untyped-def]
+    """`fast(primals, tangents)` for calls with these argument and tangent
+    types: the signature code and overlap checked, written arrays copied,
+    one compiled call; anything else takes the general path."""
+    n = len(values)
+    env: dict[str, object] = {"call": plan.call, "code": shadows.signature_code,
+                              "overlap": shadows.arrays_overlap, "zeros_like": np.zeros_like,
+                              "slow": lambda p, t: _jvp(jf, tuple(p), tuple(t))}
+    given = [k for k in range(n) if tangents[k] is not None]
+    p = [f"p{k}" for k in range(n)]
+    t = {k: f"t{k}" for k in given}
+    lines = ["def fast(primals, tangents):",
+             f"    {''.join(x + ', ' for x in p)}= primals",
+             f"    {''.join(f't{k}, ' if k in given else '_, ' for k in range(n))}= tangents"]
+    checked = p + [t[k] for k in given]
+    env["CODE"] = shadows.signature_code(*values, *[tangents[k] for k in given])
+    conds = [f"code({', '.join(checked)}) != CODE"]
+    arrays = [x for x, v in zip(checked, list(values) + [tangents[k] for k in given]) if isinstance(v, np.ndarray)]
+    if len(arrays) > 1:
+        conds.append(f"overlap({', '.join(arrays)})")
+    for k in given:
+        if isinstance(values[k], np.ndarray):
+            conds.append(f"t{k}.shape != p{k}.shape")
+    lines += [f"    if {' or '.join(conds)}:", "        return slow(primals, tangents)"]
+    args = []
+    for k, act in enumerate(plan.activity):
+        if k in plan.written:
+            lines.append(f"    p{k} = p{k}.copy()")
+        args.append(f"p{k}")
+        if act == "dup":
+            if k not in given:
+                args.append(f"zeros_like(p{k})")
+            elif k in plan.written:
+                args.append(f"t{k}.copy()")
+            else:
+                args.append(f"float(t{k})" if isinstance(values[k], float) else f"t{k}")
+    lines.append(f"    return call({', '.join(args)})")
+    exec(compile("\n".join(lines) + "\n", f"<adpasses jvp({jf.__name__}) fast path>", "exec"), env)
+    return env["fast"]  # type: ignore[return-value]
+
+
+# -- forward over reverse: hvp and hessian ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _GradientLayout:
+    """The gradient of f for grad-like activities and, over its parameters,
+    the activities of its tangent function: what `hvp` and `hessian` call."""
+
+    grad_activity: tuple[str, ...]     # per argument of f
+    ret: tuple[str, ...]               # f's results ("active",)
+    fwd_activity: tuple[str, ...]      # per parameter of the gradient
+    value_at: tuple[int, ...]          # per argument of f: its position among the gradient's parameters
+    shadow_at: tuple[int | None, ...]  # per argument of f: its shadow's position, or None
+    seeds: tuple[int, ...]             # positions of the gradient's seeds
+    written: tuple[int, ...]
+
+    @staticmethod
+    def of(jf, values: tuple, nums: tuple[int, ...]) -> _GradientLayout:  # type: ignore[no-untyped-def]
+        activity, written = grad_activity(jf, values, nums)
+        value_at, shadow_at, fwd = [], [], []
+        for k, act in enumerate(activity):
+            value_at.append(len(fwd))
+            # The argument's value varies along the direction when it is
+            # differentiated; a written float array's contents may too.
+            fwd.append("dup" if act in SHADOWED or act == "active" else "const")
+            if act in SHADOWED:
+                shadow_at.append(len(fwd))
+                fwd.append("dup")
+            else:
+                shadow_at.append(None)
+        seeds = tuple(range(len(fwd), len(fwd) + 1))
+        fwd.append("const")
+        return _GradientLayout(activity, ("active",), tuple(fwd), tuple(value_at), tuple(shadow_at), seeds,
+                               tuple(sorted(written)))
+
+    def tangent_positions(self, width: int) -> tuple[list[int], dict[int, list[int]]]:
+        """Position of each gradient parameter among the tangent function's
+        parameters, and of each `dup` parameter's lanes."""
+        at, lanes, p = [], {}, 0
+        for q, act in enumerate(self.fwd_activity):
+            at.append(p)
+            p += 1
+            if act == "dup":
+                lanes[q] = list(range(p, p + width))
+                p += width
+        return at, lanes
+
+
+def _array_argnums(jf, values: tuple, nums: tuple[int, ...], api: str) -> None:  # type: ignore[no-untyped-def]
+    for k in nums:
+        v = values[k]
+        if isinstance(v, np.ndarray) and v.dtype.kind != "f":
+            raise TypeError(f"{api}: argument {k} of {jf.__name__}() is an array of {v.dtype} and cannot be "
+                            "differentiated: only floats and float arrays can")
+        if not isinstance(v, np.ndarray):
+            raise TypeError(f"{api}: argument {k} of {jf.__name__}() is a {type(v).__name__}; {api.split('(')[0]} "
+                            "differentiates float arrays (pass a float as a 1-element array)")
+
+
+def hvp(f: object, argnums: int = 0) -> Callable:
+    """`hvp(f)(*args, v)`: the Hessian of f (returning a float) with
+    respect to the array argument `argnums`, times v (an array of its
+    shape and dtype), by forward over reverse: the tangent along v of f's
+    gradient, one sweep of each. Several vectors at once: v of shape
+    `(W,) + x.shape` gives the W products (same shape), in one sweep of
+    width W (vector mode). Arguments are left unchanged."""
+    jf = _jit(f)
+    nums = _argnums(jf, argnums, "hvp")
+    if not isinstance(nums, int):
+        raise TypeError(f"hvp({jf.__name__}, argnums={argnums!r}): argnums must be one int (the "
+                        "array the Hessian is taken with respect to)")
+    got = jf._jacobian_functions.get(("hvp", nums))
+    if got is None:
+        got = jf._jacobian_functions.setdefault(("hvp", nums), HvpCallable(jf, nums))
+    return got
+
+
+class HvpCallable:
+    """The callable `hvp(f, argnums)` returns: `(*args, v) -> H v`."""
+
+    def __init__(self, jf, argnum: int):  # type: ignore[no-untyped-def]
+        self.jf, self.argnums = jf, argnum
+        self.__name__ = f"hvp({jf.__name__})"
+        self.__wrapped__ = jf.py_func
+        self._fast: dict[int, Callable] = {}  # signature code of (*args, v) -> generated path
+
+    def __repr__(self) -> str:
+        return f"<adpasses.{self.__name__}>"
+
+    def __reduce__(self) -> tuple:
+        return (rebuild_forward, ("hvp", self.jf, self.argnums))
+
+    def __call__(self, *args: object) -> np.ndarray:
+        code = shadows.signature_code(*args) if args else 0
+        fast = self._fast.get(code) if code else None
+        if fast is not None:
+            return fast(*args)
+        try:
+            return self._slow_call(args)
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+    def _slow_call(self, args: tuple) -> np.ndarray:
+        jf = self.jf
+        api = self.__name__
+        if not args:
+            raise TypeError(f"{api}: call it as hvp(f)(*args, v): the arguments of {jf.__name__}(), then "
+                            "the vector")
+        *fargs, v = args
+        values = plain_arguments(jf.__name__, jf._params, jf.bind(tuple(fargs)))
+        jf.arg_types(values)
+        (k,) = normalize_argnums(self.argnums, len(values), jf.__name__)
+        _array_argnums(jf, values, (k,), api)
+        _float_result(jf, values, api, "the Hessian is that of a float-valued function")
+        x = values[k]
+        vector = isinstance(v, np.ndarray) and v.shape == x.shape
+        several = isinstance(v, np.ndarray) and v.ndim == x.ndim + 1 and v.shape[1:] == x.shape and len(v) > 0
+        if not (vector or several) or v.dtype != x.dtype:  # type: ignore[union-attr]
+            what = f"shape {v.shape} and dtype {v.dtype}" if isinstance(v, np.ndarray) else type(v).__name__
+            raise ValueError(f"{api}: v has {what}; it must be an array of argument {k}'s shape "
+                             f"{x.shape} and dtype {x.dtype} (or W such vectors, shape (W,) + {x.shape})")
+        width = 1 if vector else len(v)  # type: ignore[arg-type]
+        layout = _GradientLayout.of(jf, values, (k,))
+        _check_distinct(jf.__name__, api, list(values) + [v])
+        key = ("hvp", _key(values), layout.grad_activity, width)
+        c = _cached(jf, key, lambda: _compile_tangent(jf, values, layout.fwd_activity, (), width, "hvp",
+                                                      over_gradient=(layout.grad_activity, layout.ret)))
+        run = _hvp_runner(c.call, layout, values, k, width)
+        code = shadows.signature_code(*args)
+        if code and len(args) == len(jf._params) + 1:
+            arrays = [a for a in args if isinstance(a, np.ndarray)]
+            shape = (lambda a: a[_k].shape) if vector else (lambda a: (width,) + a[_k].shape)
+            _k = k
+
+            def fast(*a: object, _run=run, _arrays=len(arrays) > 1, _overlap=shadows.arrays_overlap,
+                     _shape=shape) -> np.ndarray:
+                # The signature code fixes v's dtype and rank, not its shape.
+                if a[-1].shape != _shape(a) or (_arrays and _overlap(*a)):  # type: ignore[attr-defined]
+                    return self._slow_call(a)
+                return _run(a[:-1], a[-1])
+            self._fast.setdefault(code, fast)
+        return run(values, v)
+
+
+def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int, width: int = 1) -> Callable:
+    """`run(values, v) -> H v`: the tangent function's arguments built by
+    a function generated once (copies of written arrays, zeroed shadows and
+    tangents, the seed 1.0). With `width` lanes, v and the result have a
+    leading dimension of `width` (lane l: row l)."""
+    n = len(values)
+    env: dict[str, object] = {"call": call, "zeros_like": np.zeros_like, "zeros": np.zeros}
+    lines = ["def run(values, v):", f"    {''.join(f'a{j}, ' for j in range(n))}= values"]
+    args: list[str] = []
+    result = ""
+
+    def lanes(name: str) -> list[str]:
+        return [name] if width == 1 else [f"{name}[{lane}]" for lane in range(width)]
+    for j in range(n):
+        if j in layout.written:
+            lines.append(f"    a{j} = a{j}.copy()")
+        args.append(f"a{j}")
+        if layout.fwd_activity[layout.value_at[j]] == "dup":
+            if j == k:
+                args += lanes("v")
+            else:
+                lines.append(f"    t{j} = zeros(({width},) + a{j}.shape, a{j}.dtype)")
+                args += lanes(f"t{j}") if width > 1 else [f"t{j}[0]"]
+        if layout.shadow_at[j] is not None:
+            lines.append(f"    s{j} = zeros_like(a{j}); h{j} = zeros(({width},) + a{j}.shape, a{j}.dtype)")
+            args += [f"s{j}"] + (lanes(f"h{j}") if width > 1 else [f"h{j}[0]"])
+            if j == k:
+                result = f"h{j}" if width > 1 else f"h{j}[0]"
+    args.append("1.0")
+    lines += [f"    call({', '.join(args)})", f"    return {result}"]
+    exec(compile("\n".join(lines) + "\n", "<adpasses hvp runner>", "exec"), env)
+    return env["run"]  # type: ignore[return-value]
+
+
+def rebuild_forward(kind: str, jf, argnums, *rest):  # type: ignore[no-untyped-def]
+    """The callable a pickle refers to (hvp, jacfwd, hessian)."""
+    if kind == "hvp":
+        return hvp(jf, argnums)
+    return {"jacfwd": jacfwd, "hessian": hessian}[kind](jf, argnums, width=rest[0])
+
+
+# -- jacfwd and hessian: forward sweeps in one compiled call ---------------------------------
+
+
+def hessian(f: object, argnums: int | Sequence[int] = 0, *, width: int | None = None) -> Callable:
+    """The Hessian of f (returning a float) with respect to array
+    arguments, like jax.hessian: for one argnum an array of shape
+    `x.shape + x.shape` (x's dtype); for a tuple, the nested tuple
+    `H[a][b]` of shape `x_a.shape + x_b.shape`. Forward over reverse:
+    the tangents of f's gradient along unit vectors, `width` of them per
+    sweep (default: min(n, 16) for an argument of n elements), every
+    sweep in one compiled call. Arguments are left unchanged."""
+    jf = _jit(f)
+    nums = _argnums(jf, argnums, "hessian")
+    width = _width(width, f"hessian({jf.__name__})")
+    key = ("hessian", nums, width)
+    got = jf._jacobian_functions.get(key)
+    if got is None:
+        got = jf._jacobian_functions.setdefault(key, SweepCallable("hessian", jf, nums, width))
+    return got
+
+
+def jacfwd(f: object, argnums: int | Sequence[int] = 0, *, width: int | None = None) -> Callable:
+    """The Jacobian by forward sweeps, like jax.jacfwd: for f returning a
+    float, its gradient (x's shape per array argument); for f writing an
+    array marked `Output(out)` at the call, an array of shape
+    `out.shape + x.shape` per differentiated argument (a tuple when argnums
+    is a tuple). `width` tangents per sweep (default min(n, 16)), every
+    sweep in one compiled call. Arguments are left unchanged."""
+    jf = _jit(f)
+    nums = _argnums(jf, argnums, "jacfwd")
+    width = _width(width, f"jacfwd({jf.__name__})")
+    key = ("jacfwd", nums, width)
+    got = jf._jacobian_functions.get(key)
+    if got is None:
+        got = jf._jacobian_functions.setdefault(key, SweepCallable("jacfwd", jf, nums, width))
+    return got
+
+
+@dataclass
+class _SweepPlan:
+    """A compiled driver and the generated function that calls it."""
+
+    run: Callable        # run(*values) -> the result (jax's shapes), arguments unchanged
+    compiled: object     # the CompiledModule: the driver's machine code lives as long as it
+    out: int | None      # jacfwd: the Output argument
+
+
+class SweepCallable:
+    """The callable `hessian(f, argnums)` / `jacfwd(f, argnums)` returns."""
+
+    def __init__(self, kind: str, jf, argnums: int | tuple[int, ...], width: int | None):  # type: ignore[no-untyped-def]
+        self.kind, self.jf, self.argnums, self.width = kind, jf, argnums, width
+        self.single = isinstance(argnums, int)
+        self.__name__ = f"{kind}({jf.__name__})"
+        self.__wrapped__ = jf.py_func
+        self._fast: dict[tuple, Callable] = {}  # marker classes of the call -> generated path
+        self._dispatch = None  # calls without markers: signature code -> generated path (gradcall.install_dispatch)
+
+    def __repr__(self) -> str:
+        return f"<adpasses.{self.__name__}>"
+
+    def __reduce__(self) -> tuple:
+        return (rebuild_forward, (self.kind, self.jf, self.argnums, self.width))
+
+    def __call__(self, *args: object) -> object:
+        # Replaced, once a call without markers is compiled, by a dispatch
+        # builtin (gradcall.install_dispatch) that calls the generated path
+        # of the arguments' signature code; this is its fallback.
+        fast = self._fast.get(tuple(map(type, args)))
+        if fast is not None:
+            return fast(*args)
+        try:
+            return self._slow_call(args)
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+    def _slow_call(self, args: tuple) -> object:
+        jf = self.jf
+        api = self.__name__
+        marked = [k for k, a in enumerate(args) if isinstance(a, Output)]
+        if len(marked) > 1:
+            raise TypeError(f"{api}: Output marks {len(marked)} arguments; mark the one array whose "
+                            "Jacobian you want")
+        if marked and self.kind == "hessian":
+            raise TypeError(f"{api}: the Hessian is that of a float-valued function; Output marks "
+                            "the array a function writes its result into (jacfwd, jacrev)")
+        out = marked[0] if marked else None
+        unwrapped = tuple(a.value if isinstance(a, Output) else a for a in args)
+        values = plain_arguments(jf.__name__, jf._params, jf.bind(unwrapped))
+        jf.arg_types(values)
+        nums = normalize_argnums(self.argnums, len(values), jf.__name__)
+        _array_argnums(jf, values, nums, api)
+        if out is None:
+            _float_result(jf, values, api, f"mark the array it writes its result into: "
+                          f"{self.kind}({jf.__name__})(..., adpasses.Output(out), ...)"
+                          if self.kind == "jacfwd" else "the Hessian is that of a float-valued function")
+        else:
+            target = values[out]
+            if not isinstance(target, np.ndarray) or target.dtype.kind != "f":
+                raise TypeError(f"{api}: Output marks argument {out} ({jf._params[out]}); it must be a "
+                                f"float array that {jf.__name__}() writes")
+            if out not in jf.written_arrays(values):
+                raise ValueError(f"{api}: {jf.__name__}() never writes argument {out} "
+                                 f"({jf._params[out]}), marked Output: mark the array it writes its "
+                                 "result into")
+        _check_distinct(jf.__name__, api, values)
+        n_max = max(values[k].size for k in nums)  # type: ignore[union-attr]
+        width = self.width or max(1, min(n_max, MAX_WIDTH))
+        plan = self._plan(values, nums, out, width)
+        code = shadows.signature_code(*values)
+        if len(args) == len(values) and code:
+            fast = _sweep_fast_path(self, plan, values)
+            if out is None:
+                from adpasses.api.gradcall import install_dispatch
+
+                install_dispatch(self, self._call_varargs).add(code, fast)
+            else:
+                self._fast.setdefault(tuple(map(type, args)), fast)
+        return plan.run(*values)
+
+    def _call_varargs(self, *args: object) -> object:
+        return SweepCallable.__call__(self, *args)
+
+    def _plan(self, values: tuple, nums: tuple[int, ...], out: int | None, width: int) -> _SweepPlan:
+        jf = self.jf
+        key = (self.kind, _key(values), nums, out, width, self.single)
+        if self.kind == "hessian":
+            layout = _GradientLayout.of(jf, values, nums)
+            return _cached(jf, key, lambda: _compile_hessian(jf, values, nums, layout, width, self.single))
+        return _cached(jf, key, lambda: _compile_jacfwd(jf, values, nums, out, width, self.single))
+
+
+def _driver(sweeps, made: dict):  # type: ignore[no-untyped-def]
+    from adpasses.transforms.seed_loops import add_forward_driver
+
+    def add(module, tangent):  # type: ignore[no-untyped-def]
+        name = f"{tangent.sym_name.data}_sweeps"
+        add_forward_driver(module, tangent, sweeps, name)
+        made["inputs"] = sweeps.driver_inputs(len(tangent.function_type.inputs.data))
+        return name
+    return add
+
+
+def _compile_hessian(jf, values: tuple, nums: tuple[int, ...], layout: _GradientLayout,  # type: ignore[no-untyped-def]
+                     width: int, single: bool) -> _SweepPlan:
+    from adpasses.transforms.seed_loops import ForwardSweeps
+
+    at, lanes = layout.tangent_positions(width)
+    arg_of = {at[layout.value_at[k]]: k for k in range(len(values))}  # value params -> argument
+    scratch, shape = [], []
+    for k in range(len(values)):
+        like = at[layout.value_at[k]]
+        own = lanes.get(layout.value_at[k], [])
+        s = layout.shadow_at[k]
+        if s is not None:
+            own = own + [at[s]] + lanes[s]
+        scratch += own
+        shape += [like] * len(own)
+    sweeps = ForwardSweeps(
+        scratch=tuple(scratch), scratch_shape=tuple(shape),
+        restore=tuple(at[layout.value_at[k]] for k in layout.written),
+        directions=tuple(tuple(lanes[layout.value_at[k]]) for k in nums),
+        measured_arrays=tuple(tuple(lanes[layout.shadow_at[k]]) for k in nums),  # type: ignore[index]
+        measured_results=(),
+        constants=tuple((at[q], 1.0) for q in layout.seeds),
+        out_ranks=tuple(values[a].ndim + values[b].ndim for a in nums for b in nums),  # type: ignore[union-attr]
+        seed_only=tuple(q for k in nums if k not in layout.written for q in lanes[layout.value_at[k]]),
+    )
+    made: dict = {}
+    c = _compile_tangent(jf, values, layout.fwd_activity, (), width, "hessian", _driver(sweeps, made),
+                         over_gradient=(layout.grad_activity, layout.ret))
+    inputs = [arg_of[p] for p in made["inputs"]]
+    outputs = [(a, b) for a in nums for b in nums]
+    result = ("H0" if single else
+              "(" + "".join("(" + "".join(f"H{i * len(nums) + j}, " for j in range(len(nums))) + "), "
+                            for i in range(len(nums))) + ")")
+    run = _runner(c.call, values, inputs, layout.written, outputs, None, result, "hessian")
+    return _SweepPlan(run, c.compiled, None)
+
+
+def _compile_jacfwd(jf, values: tuple, nums: tuple[int, ...], out: int | None, width: int,  # type: ignore[no-untyped-def]
+                    single: bool) -> _SweepPlan:
+    from adpasses.transforms.seed_loops import ForwardSweeps
+
+    written = tuple(sorted(jf.written_arrays(values)))
+    activity, at, lanes, p = [], [], {}, 0
+    for k, v in enumerate(values):
+        float_array = isinstance(v, np.ndarray) and v.dtype.kind == "f"
+        act = "dup" if k in nums or (k in written and float_array) else "const"
+        activity.append(act)
+        at.append(p)
+        p += 1
+        if act == "dup":
+            lanes[k] = list(range(p, p + width))
+            p += width
+    ret = tuple("dupnoneed" if out is None and a == "active" else "const" for a in jf.return_activity(values))
+    sweeps = ForwardSweeps(
+        scratch=tuple(q for k in lanes for q in lanes[k]),
+        scratch_shape=tuple(at[k] for k in lanes for _ in lanes[k]),
+        restore=tuple(at[k] for k in written),
+        directions=tuple(tuple(lanes[k]) for k in nums),
+        measured_arrays=(tuple(lanes[out]),) if out is not None else (),
+        measured_results=(tuple(range(width)),) if out is None else (),
+        out_ranks=tuple((values[out].ndim if out is not None else 0) + values[b].ndim for b in nums),  # type: ignore[union-attr]
+        seed_only=tuple(q for k in nums if k not in written for q in lanes[k]),
+    )
+    made: dict = {}
+    c = _compile_tangent(jf, values, tuple(activity), ret, width, "jacfwd", _driver(sweeps, made))
+    arg_of = {at[k]: k for k in range(len(values))}
+    inputs = [arg_of[q] for q in made["inputs"]]
+    outputs = [(out, b) for b in nums] if out is not None else [(None, b) for b in nums]
+    result = "H0" if single else "(" + "".join(f"H{i}, " for i in range(len(nums))) + ")"
+    run = _runner(c.call, values, inputs, written, outputs, out, result, "jacfwd")
+    return _SweepPlan(run, c.compiled, out)
+
+
+def _runner(call: Callable, values: tuple, inputs: list[int], written: Sequence[int],
+            outputs: list[tuple[int | None, int]], out: int | None, result: str, kind: str) -> Callable:
+    """`run(a0, a1, ...)`, generated once per plan: copies of the arrays f
+    writes, the results (`H<i>`: shape measured.shape + direction.shape,
+    the direction's dtype), their 2-D (or 1-D) views, one driver call."""
+    n = len(values)
+    env: dict[str, object] = {"call": call, "empty": np.empty}
+    lines = [f"def run({', '.join(f'a{k}' for k in range(n))}):"]
+    for k in written:
+        lines.append(f"    w{k} = a{k}.copy()")
+    for i, (m, d) in enumerate(outputs):
+        env[f"dt{i}"] = values[d].dtype  # type: ignore[union-attr]
+        if m is None:  # the gradient of a float function
+            lines.append(f"    H{i} = empty(a{d}.shape, dt{i})")
+        else:
+            lines.append(f"    H{i} = empty(a{m}.shape + a{d}.shape, dt{i})")
+    args = ([f"w{k}" if k in written else f"a{k}" for k in inputs] + [f"a{k}" for k in written]
+            + [f"H{i}" for i in range(len(outputs))])
+    lines += [f"    call({', '.join(args)})", f"    return {result}"]
+    exec(compile("\n".join(lines) + "\n", f"<adpasses {kind} runner>", "exec"), env)
+    return env["run"]  # type: ignore[return-value]
+
+
+def _sweep_fast_path(sc: SweepCallable, plan: _SweepPlan, values: tuple) -> Callable:
+    """Calls with these marker positions and signature code: checked, then
+    straight to the plan's runner; anything else takes the general path."""
+    n = len(values)
+    names = [f"a{k}" for k in range(n)]
+    vals = [f"v{k}" if k == plan.out else f"a{k}" for k in range(n)]
+    env: dict[str, object] = {"code": shadows.signature_code, "overlap": shadows.arrays_overlap,
+                              "CODE": shadows.signature_code(*values), "run": plan.run,
+                              "slow": sc._slow_call}
+    lines = [f"def fast({', '.join(names)}):"]
+    if plan.out is not None:
+        lines.append(f"    v{plan.out} = a{plan.out}.value")
+    overlap = sum(isinstance(v, np.ndarray) for v in values) > 1
+    if plan.out is None and not overlap:
+        return plan.run  # the dispatch builtin has matched the signature code: nothing to check
+    # Without markers the dispatch builtin has matched the signature code.
+    conds = [f"code({', '.join(vals)}) != CODE"] if plan.out is not None else []
+    if overlap:
+        conds.append(f"overlap({', '.join(vals)})")
+    lines += [f"    if {' or '.join(conds)}:", f"        return slow(({', '.join(names)},))",
+              f"    return run({', '.join(vals)})"]
+    exec(compile("\n".join(lines) + "\n", f"<adpasses {sc.__name__} fast path>", "exec"), env)
+    return env["fast"]  # type: ignore[return-value]
+
+
+# -- fwddiff (like Enzyme's forward mode) ----------------------------------------------------
+
+
+def fwddiff(f: object, *args: object, width: int = 1, return_primal: bool = False) -> object:
+    """Enzyme-style forward mode, the counterpart of `autodiff`:
+    `Duplicated(x, dx)` differentiates x along dx (a float and its tangent,
+    or an array and an array of its shape and dtype); `Const(v)` or a plain
+    value holds an argument constant. Like Enzyme, f runs on the arrays it
+    is given, and the tangent of each `Duplicated` array's final contents
+    is left in its `dx` (an output array's tangent; `DuplicatedNoNeed`: the
+    array's own final contents need not be right).
+
+    Returns the tangent of f's float result (None if f returns nothing);
+    with `return_primal=True`, `(tangent, value)`. `width=N`: vector mode,
+    N tangents per sweep: each `dx` has a leading dimension of N (a float's
+    `dx` N floats), every lane is differentiated at once, and the tangent
+    returned is an array of N floats."""
+    from adpasses.core.options import check_flag
+
+    jf = _jit(f)
+    api = f"fwddiff({jf.__name__})"
+    width = _width(width, api) or 1
+    return_primal = check_flag(return_primal, "return_primal", api)
+    fast = jf._jacobian_functions.get(("fwddiff fast", tuple(map(type, args)), width, return_primal))
+    if fast is not None:
+        got = fast(*args)
+        if got is not MISS:
+            return got
+    try:
+        return _fwddiff(jf, args, width, return_primal)
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+def _fwddiff(jf, args: tuple, width: int, return_primal: bool) -> object:  # type: ignore[no-untyped-def]
+    api = f"fwddiff({jf.__name__})"
+    raw, activity, given = [], [], {}
+    for k, a in enumerate(args):
+        if isinstance(a, Active):
+            raise TypeError(f"{api}: argument {k} is Active, a reverse-mode marker; in forward mode "
+                            "give a float its tangent: Duplicated(x, dx)")
+        if isinstance(a, Output):
+            raise TypeError(f"{api}: argument {k} is marked Output (jacfwd, jacrev); in fwddiff give an "
+                            "output array its tangent buffer: Duplicated(out, dout)")
+        if isinstance(a, Duplicated):
+            raw.append(a.value)
+            activity.append("dupnoneed" if isinstance(a, DuplicatedNoNeed) else "dup")
+            given[k] = a.shadow
+        else:
+            raw.append(a.value if isinstance(a, Const) else a)
+            activity.append("const")
+    values = plain_arguments(jf.__name__, jf._params, jf.bind(tuple(raw)))
+    activity += ["const"] * (len(values) - len(activity))  # defaults filled in
+    jf.arg_types(values)
+    lanes: dict[int, list[object]] = {}
+    for k, dx in given.items():
+        x = values[k]
+        if isinstance(x, np.ndarray):
+            if x.dtype.kind != "f":
+                raise TypeError(f"{api}: argument {k} is an array of {x.dtype} and cannot be Duplicated: "
+                                "only float arrays have derivatives")
+            want = x.shape if width == 1 else (width,) + x.shape
+            if not isinstance(dx, np.ndarray) or dx.shape != want or dx.dtype != x.dtype:
+                what = f"shape {dx.shape} and dtype {dx.dtype}" if isinstance(dx, np.ndarray) else type(dx).__name__
+                raise ValueError(f"{api}: the tangent of argument {k} has {what}; it must have shape "
+                                 f"{want} and dtype {x.dtype}"
+                                 + (f" (width {width}: one tangent per lane, leading)" if width > 1 else ""))
+            if not dx.flags.writeable:
+                raise ValueError(f"{api}: the tangent of argument {k} is read-only")
+            lanes[k] = [dx] if width == 1 else [dx[j] for j in range(width)]
+        elif isinstance(x, float):
+            ts = [dx] if width == 1 else (list(dx) if isinstance(dx, (tuple, list, np.ndarray)) else None)
+            if ts is None or len(ts) != width or any(isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) for t in ts):
+                raise TypeError(f"{api}: the tangent of argument {k} (a float) must be "
+                                + ("a float" if width == 1 else f"{width} floats, one per lane"))
+            lanes[k] = [float(t) for t in ts]
+        else:
+            raise TypeError(f"{api}: argument {k} ({type(x).__name__}) cannot be Duplicated: only floats "
+                            "and float arrays have derivatives")
+    arrays = [v for v in values if isinstance(v, np.ndarray)] + [
+        t for ts in lanes.values() for t in ts if isinstance(t, np.ndarray)]
+    _check_distinct(jf.__name__, api, arrays)
+    ret_f = jf.return_activity(values)
+    ret = tuple(("dup" if return_primal else "dupnoneed") if a == "active" else "const" for a in ret_f)
+    key = ("fwddiff", _key(values), tuple(activity), ret, width)
+    c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), ret, width, "fwddiff"))
+    call_args: list[object] = []
+    for k, v in enumerate(values):
+        call_args.append(v)
+        if k in lanes:
+            call_args += lanes[k]
+    if len(values) == len(args) and all(isinstance(a, (Duplicated, Const)) or not isinstance(a, np.ndarray)
+                                        for a in args):
+        made = _fwddiff_fast_path(c.call, args, values, given, width, return_primal, ret_f)
+        if made is not None:
+            jf._jacobian_functions.setdefault(("fwddiff fast", tuple(map(type, args)), width, return_primal), made)
+    out = c.call(*call_args)
+    outs = list(out) if isinstance(out, tuple) else ([] if out is None else [out])
+    if not ret_f or ret_f[0] != "active":
+        return (None, outs[0] if outs else None) if return_primal else None
+    value = outs.pop(0) if return_primal else None
+    tangent = outs[0] if width == 1 else np.array(outs[:width])
+    return (tangent, value) if return_primal else tangent
+
+
+def _fwddiff_fast_path(call: Callable, args: tuple, values: tuple, given: dict, width: int,  # type: ignore[type-arg]
+                       return_primal: bool, ret_f: tuple[str, ...]) -> Callable | None:
+    """`fast(*args)` for fwddiff calls shaped like `args` (same marker
+    classes, width, return_primal), like autodiff's: unwraps the markers,
+    checks the signature code of values and tangents, the tangents' shapes
+    and overlap, calls the tangent function; MISS sends anything else to
+    the general path (which explains errors)."""
+    code_args = list(values) + [given[k] for k in sorted(given)]
+    code = shadows.signature_code(*code_args)
+    if not code or any(isinstance(v, float) and width > 1 for k, v in enumerate(values) if k in given):
+        return None
+    n = len(args)
+    env: dict[str, object] = {"call": call, "code": shadows.signature_code, "overlap": shadows.arrays_overlap,
+                              "CODE": code, "MISS": MISS, "array": np.array}
+    lines = ["def fast(" + ", ".join(f"a{k}" for k in range(n)) + "):"]
+    vals, tans, checks, call_args = [], [], [], []
+    for k, a in enumerate(args):
+        if k in given:
+            lines.append(f"    v{k} = a{k}.value; t{k} = a{k}.shadow")
+            vals.append(f"v{k}")
+            tans.append(f"t{k}")
+            call_args.append(f"v{k}")
+            if isinstance(values[k], np.ndarray):
+                want = f"v{k}.shape" if width == 1 else f"({width},) + v{k}.shape"
+                checks.append(f"t{k}.shape != {want}")
+                call_args += [f"t{k}"] if width == 1 else [f"t{k}[{lane}]" for lane in range(width)]
+            else:
+                call_args.append(f"float(t{k})")
+        elif isinstance(a, Const):
+            lines.append(f"    v{k} = a{k}.value")
+            vals.append(f"v{k}")
+            call_args.append(f"v{k}")
+        else:
+            vals.append(f"a{k}")
+            call_args.append(f"a{k}")
+    every = ", ".join(vals + tans)
+    checks.insert(0, f"code({every}) != CODE")
+    if sum(isinstance(v, np.ndarray) for v in code_args) > 1:
+        checks.append(f"overlap({every})")
+    lines += [f"    if {' or '.join(checks)}:", "        return MISS",
+              "    try:", f"        out = call({', '.join(call_args)})", "    except ValueError:",
+              "        return MISS"]
+    if not ret_f or ret_f[0] != "active":
+        lines.append("    return (None, out)" if return_primal else "    return None")
+    elif return_primal:
+        lines.append("    return (out[1], out[0])" if width == 1 else
+                     f"    return (array(out[1:{width + 1}]), out[0])")
+    else:
+        lines.append("    return out" if width == 1 else "    return array(out)")
+    exec(compile("\n".join(lines) + "\n", "<adpasses fwddiff fast path>", "exec"), env)
+    return env["fast"]  # type: ignore[return-value]
