@@ -124,7 +124,11 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        # Under the compiler's import lock: a fork on another thread waits
+        # for it rather than copy a half-done import (core/compile_locks.py).
+        from adpasses.core.compile_locks import import_locked
+
+        value = getattr(import_locked(_LAZY[name]), name)
         globals()[name] = value  # later lookups do not come back here
         return value
     if name == "runtime":

@@ -26,7 +26,7 @@ from adpasses.api.compile_log import CompileRecord, emit, module_stages, signatu
 from adpasses.api.aliasing import check_autodiff_aliasing, check_shadow_layout, check_written_self_overlap, grad_call
 from adpasses.native.arguments import array_subclass_problem, is_honoured_array, plain_arguments
 from adpasses.api.autodiff_call import MISS, fast_key, make_fast_path
-from adpasses.core.compile_locks import load_compiler, once
+from adpasses.core.compile_locks import load_compiler, load_runtime, once
 from adpasses.core.compile_thread import compile_entry
 from adpasses.core.diagnostics import CompileError, for_user
 from adpasses.frontend.binding import binder, has_plain_parameters
@@ -110,6 +110,7 @@ class JitFunction:
     def bind(self, args: tuple, kwargs: dict | None = None) -> tuple:
         """All parameters, positionally: keywords placed, defaults filled in
         (the compiled code takes every parameter)."""
+        load_runtime()  # once: what calls import, under the fork-safe import lock
         if not self._plain:
             self._reject_parameters()
         if not kwargs and len(args) == len(self._params):
@@ -164,6 +165,9 @@ class JitFunction:
 
     def build(self, args: Sequence[object], noalias: bool = False):  # type: ignore[no-untyped-def]
         """(module, function name) of the primal for these arguments."""
+        # The dispatch builtins, if not made yet, are compiled by LLVM on
+        # another thread while this one imports the compiler (cold start).
+        shadows.prepare_dispatch()
         load_compiler()  # before the first lazy import: see compile_locks (fork)
         from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, UnitAttr
 

@@ -129,7 +129,10 @@ class GradCallable:
             raise for_user(err)  # the user's line and the message, not the compiler's frames
 
     def plan(self, args: tuple) -> GradPlan:
-        code = shadows.signature_code(*args)
+        # In a fresh process the signature code is asked for after planning:
+        # the dispatch builtins that compute it are then compiled on another
+        # thread while planning imports the compiler (JitFunction.build).
+        code = shadows.signature_code(*args) if shadows.dispatch_ready() else None
         plan = self._plans.get(code) if code else None
         if plan is None:
             self.jf.arg_types(args)  # TypeError naming a bad argument
@@ -137,6 +140,8 @@ class GradCallable:
             activity, written = grad_activity(self.jf, args, nums)
             n_arrays = sum(isinstance(a, np.ndarray) for a in args)
             plan = GradPlan(activity, nums, n_arrays, written)
+            if code is None:
+                code = shadows.signature_code(*args)
             if code:
                 self._plans[code] = plan
         return plan

@@ -28,6 +28,21 @@ def arrays_overlap(*args: object) -> bool:
     return arrays_overlap(*args)
 
 
+def dispatch_ready() -> bool:
+    """Whether the builtins are made (calling them waits for nothing)."""
+    from adpasses.native.dispatch import ready
+
+    return ready()
+
+
+def prepare_dispatch() -> None:
+    """Start making the builtins in the background (a first compilation
+    calls this before importing the compiler: adpasses.native.dispatch.prepare)."""
+    from adpasses.native.dispatch import prepare
+
+    prepare()
+
+
 def _load_dispatch() -> None:
     global signature_code, arrays_overlap
     from adpasses.native.dispatch import fast_functions

@@ -12,17 +12,20 @@
 - `locked(key)`: a short critical section per key (dispatch tables).
 - `parse_python(source)`: `ast.parse`, one thread at a time (CPython 3.11).
 - `load_compiler()`: every module compilation imports, imported once under
-  `LLVM_LOCK` (a fork must not copy a half-done import: see below).
+  an import lock (a fork must not copy a half-done import: see below);
+  `load_compiler(registry=True)` also the parser's dialect registry;
+  `load_runtime()` likewise what a call imports besides the compiler.
 
 Fork: a child forked while another thread held one of these locks (or
 llvmlite's own lock) would wait forever for a thread that does not exist in
 it. `os.register_at_fork` handlers take `LLVM_LOCK` and llvmlite's lock
 before the fork (so no LLVM call is in flight while the process is copied:
-a fork waits for a running code generation step to finish), release them in
-parent and child afterwards, and give the child a fresh table of per-key
-locks. Compilation imports its modules before its first step
-(`load_compiler`, under `LLVM_LOCK`), so no thread is inside one of those
-imports at a fork either. The child then compiles by itself.
+a fork waits for a running code generation step to finish), and before
+them the import lock of `load_compiler`, release them in parent and child
+afterwards, and give the child a fresh table of per-key locks. Compilation
+imports its modules before its first step (`load_compiler`, under the
+import lock), so no thread is inside one of those imports at a fork
+either. The child then compiles by itself.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 LLVM_LOCK = threading.RLock()
+# Held while `load_compiler` imports; a fork takes it (before LLVM_LOCK).
+# Not LLVM_LOCK itself: LLVM work on another thread (the dispatch builtins,
+# adpasses.native.dispatch.prepare) goes on while the compiler is imported.
+_IMPORT_LOCK = threading.RLock()
 
 
 class _KeyedLocks:
@@ -106,41 +113,89 @@ _LAZY_IMPORTS = ("llvmlite.binding", "xdsl.printer", "xdsl.universe", "xdsl.patt
                  "xdsl.transforms.common_subexpression_elimination",
                  "xdsl.transforms.dead_code_elimination")
 _compiler_loaded = False
+_registry_loaded = False
 
 
-def load_compiler() -> None:
+def load_compiler(registry: bool = False) -> None:
     """Import every module a compilation may import, once per process,
-    holding LLVM_LOCK. A fork waits for LLVM_LOCK, so it never copies a
+    holding the import lock. A fork waits for that lock, so it never copies a
     process in which another thread is half-way through importing one of
     them: the child would wait forever for that module's import lock (seen:
     a child stuck importing adpasses.cache.mincut, which a compiling thread was
-    importing at the fork)."""
-    global _compiler_loaded
-    if _compiler_loaded:
+    importing at the fork).
+
+    `registry=True` (compiling MLIR text: `compile_module(text)`) also
+    builds the parser's dialect registry, which imports importlib.metadata
+    and xDSL's plugins and the LLVM dialect. The Python API builds its IR
+    and never needs it (`core.context.compiler_context`): its first
+    gradient does not pay for it (docs/deployment.md, "Cold start")."""
+    global _compiler_loaded, _registry_loaded
+    if _compiler_loaded and (_registry_loaded or not registry):
         return
     import importlib
     import pkgutil
 
-    with LLVM_LOCK:
-        if _compiler_loaded:
-            return
-        # Recursively: the stage packages (core, analysis, cache, ...) hold
-        # the modules a compilation imports lazily.
-        for package in _COMPILER_PACKAGES:
-            path = importlib.import_module(package).__path__
-            for info in pkgutil.walk_packages(path, package + "."):
-                if not info.name.startswith(_NOT_COMPILER):
-                    importlib.import_module(info.name)
-        for name in _LAZY_IMPORTS:
-            importlib.import_module(name)
-        # The dialect registry imports importlib.metadata and xDSL's
-        # entry-point plugins on first use: the same hazard (seen: a child
-        # stuck in Universe.get_multiverse, which a compiling thread was
-        # running at the fork), so it is built here too.
-        from adpasses.core.context import make_context
+    with _IMPORT_LOCK:
+        if not _compiler_loaded:
+            # Recursively: the stage packages (core, analysis, cache, ...) hold
+            # the modules a compilation imports lazily.
+            for package in _COMPILER_PACKAGES:
+                path = importlib.import_module(package).__path__
+                for info in pkgutil.walk_packages(path, package + "."):
+                    if not info.name.startswith(_NOT_COMPILER):
+                        importlib.import_module(info.name)
+            for name in _LAZY_IMPORTS:
+                importlib.import_module(name)
+            from adpasses.core.context import compiler_context
 
-        make_context()
-        _compiler_loaded = True
+            compiler_context()
+            _compiler_loaded = True
+        if registry and not _registry_loaded:
+            # The dialect registry imports importlib.metadata and xDSL's
+            # entry-point plugins on first use: the same hazard (seen: a
+            # child stuck in Universe.get_multiverse, which a compiling
+            # thread was running at the fork), so it is built here too.
+            from adpasses.core.context import make_context
+
+            make_context()
+            _registry_loaded = True
+
+
+# What a call imports lazily besides the compiler: loading compiled code
+# (the disk cache, the entry callers), the dispatch builtins, llvmlite. None
+# of them imports xDSL (a warm process never does).
+_RUNTIME_MODULES = ("adpasses.core.stop_codes", "adpasses.api.disk_cache", "adpasses.native.runtime",
+                    "adpasses.native.object_cache", "adpasses.native.llvm_jit",
+                    "adpasses.native.callers", "adpasses.native.dispatch", "importlib.util")
+_runtime_loaded = False
+
+
+def load_runtime() -> None:
+    """Import, once per process and under the import lock, the modules a
+    call imports lazily besides the compiler (`_RUNTIME_MODULES`): a fork
+    during a process's first call, on any thread, then never copies a
+    half-done import of one of them (as `load_compiler` for the compiler).
+    Every slow call passes here (`JitFunction.bind`); after the first, the
+    test of a flag."""
+    global _runtime_loaded
+    if _runtime_loaded:
+        return
+    import importlib
+
+    with _IMPORT_LOCK:
+        if not _runtime_loaded:
+            for name in _RUNTIME_MODULES:
+                importlib.import_module(name)
+            _runtime_loaded = True
+
+
+def import_locked(name: str):  # type: ignore[no-untyped-def]
+    """`importlib.import_module(name)` under the import lock (the lazy
+    attributes of `adpasses`: a first `adpasses.grad` on some thread)."""
+    import importlib
+
+    with _IMPORT_LOCK:
+        return importlib.import_module(name)
 
 
 def parse_python(source: str) -> ast.Module:
@@ -170,6 +225,9 @@ _held_for_fork: list[object] = []
 
 
 def _before_fork() -> None:
+    # In this order, the order every thread takes them in (no LLVM step
+    # calls load_compiler).
+    _IMPORT_LOCK.acquire()
     LLVM_LOCK.acquire()
     lock = _llvmlite_lock()
     if lock is not None:
@@ -181,13 +239,14 @@ def _release_after_fork() -> None:
     while _held_for_fork:
         _held_for_fork.pop().__exit__(None, None, None)  # type: ignore[attr-defined]
     LLVM_LOCK.release()
+    _IMPORT_LOCK.release()
 
 
 def _after_fork_in_child() -> None:
     global _keyed
     # Locks held by threads that the child does not have would never be
-    # released: start with none. (The forking thread owns LLVM_LOCK and
-    # llvmlite's lock, taken in _before_fork, and releases them.)
+    # released: start with none. (The forking thread owns the import lock,
+    # LLVM_LOCK and llvmlite's lock, taken in _before_fork, and releases them.)
     _keyed = _KeyedLocks()
     _release_after_fork()
 

@@ -11,6 +11,14 @@ location, never a parse failure in one tool and not another. `parse_module()` gi
 every op that has no explicit `loc(...)` the `file:line:col` where its text
 starts, as mlir-opt does, so that diagnostics and cache reports can point
 at the source.
+
+`compiler_context()` is the smaller context of in-process compilation (the
+Python API builds its IR, it parses nothing): the dialects adpasses builds,
+loaded; the LLVM dialect registered but not imported; no plugin lookup.
+Importing xDSL's LLVM dialect (~60 ms) and asking xDSL's plugin registry
+(`importlib.metadata` entry points, ~20-30 ms) are therefore paid by the
+tools that parse text, not by a process's first gradient (docs/deployment.md,
+"Cold start").
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import math as pymath
 import re
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, printf, scf
+from xdsl.dialects import arith, builtin, cf, func, math, memref, printf, scf
 from xdsl.dialects.builtin import (
     CallSiteLoc,
     FileLineColLoc,
@@ -60,14 +68,19 @@ def _other_dialects() -> dict:
     return _OTHER_DIALECTS
 
 
-def make_context(allow_unregistered: bool = False) -> Context:
-    """A fresh context with every dialect adpasses reads or writes loaded,
-    and every other xDSL dialect registered (the one registry of all tools)."""
+def _llvm_dialect():  # type: ignore[no-untyped-def]
+    from xdsl.dialects.llvm import LLVM
+
+    return LLVM
+
+
+def _load_compiler_dialects(ctx: Context) -> None:
+    """Load the dialects adpasses reads or writes; register (not import)
+    the LLVM dialect."""
     from adpasses.dialects.ad import AD
     from adpasses.dialects.arith_ext import RemFOp
     from adpasses.dialects.upstream import UPSTREAM_OPS
 
-    ctx = Context(allow_unregistered=allow_unregistered)
     for dialect in (
         builtin.Builtin,
         func.Func,
@@ -76,7 +89,6 @@ def make_context(allow_unregistered: bool = False) -> Context:
         memref.MemRef,
         scf.Scf,
         cf.Cf,
-        llvm.LLVM,
         printf.Printf,
         AD,
     ):
@@ -84,6 +96,14 @@ def make_context(allow_unregistered: bool = False) -> Context:
     ctx.load_op(RemFOp)
     for op in UPSTREAM_OPS:  # upstream ops xDSL lacks (index_castui, sincos, call_indirect, ...)
         ctx.load_op(op)
+
+
+def make_context(allow_unregistered: bool = False) -> Context:
+    """A fresh context with every dialect adpasses reads or writes loaded,
+    and every other xDSL dialect registered (the one registry of all tools)."""
+    ctx = Context(allow_unregistered=allow_unregistered)
+    _load_compiler_dialects(ctx)
+    ctx.load_dialect(_llvm_dialect())
     known = set(ctx.registered_dialect_names)
     for name, factory in _other_dialects().items():
         if name not in known:
@@ -91,12 +111,30 @@ def make_context(allow_unregistered: bool = False) -> Context:
     return ctx
 
 
+_COMPILER: Context | None = None
+
+
+def compiler_context() -> Context:
+    """One context per process for compiling IR that the Python API built
+    (the reverse pipeline's passes, folding, types of loaded entries): the
+    dialects adpasses builds are loaded, the LLVM dialect is registered and
+    imported only if something asks for it, and xDSL's plugin registry is
+    not consulted (IR built in-process holds no other dialect)."""
+    global _COMPILER
+    if _COMPILER is None:
+        ctx = Context()
+        _load_compiler_dialects(ctx)
+        ctx.register_dialect("llvm", _llvm_dialect)
+        _COMPILER = ctx
+    return _COMPILER
+
+
 _SHARED: Context | None = None
 
 
 def shared_context() -> Context:
-    """One context per process for in-process work (folding, building IR);
-    creating a context loads every dialect, so it is made once."""
+    """One context per process with the whole registry (`make_context`),
+    for work on parsed IR (tests, tools); made once."""
     global _SHARED
     if _SHARED is None:
         _SHARED = make_context()
@@ -324,4 +362,4 @@ def parse_error_message(err: ParseError) -> str:
 def parse_type(text: str):  # type: ignore[no-untyped-def]
     """The xDSL attribute of an MLIR type's text (`memref<?xf64>`), as
     `str(attribute)` printed it."""
-    return Parser(shared_context(), text, "<type>").parse_type()
+    return Parser(compiler_context(), text, "<type>").parse_type()

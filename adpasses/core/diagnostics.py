@@ -45,6 +45,17 @@ def op_location(op: Operation | None) -> str | None:
     return None
 
 
+def user_op_name(op: Operation) -> str:
+    """The op's name as the user wrote it: an op of an unregistered dialect
+    (parsed with --allow-unregistered-dialect) is xDSL's
+    `builtin.unregistered` holding its real name."""
+    from xdsl.dialects.builtin import UnregisteredOp
+
+    if isinstance(op, UnregisteredOp):
+        return op.op_name.data
+    return op.name
+
+
 class CompileError(Exception):
     """A user-facing compilation error with an optional source location.
 
@@ -63,7 +74,7 @@ class CompileError(Exception):
     ):
         self.message = message
         self.location = location if location is not None else op_location(op)
-        self.op_name = op_name if op_name is not None else (op.name if op else None)
+        self.op_name = op_name if op_name is not None else (user_op_name(op) if op else None)
         self.end = end  # (line, col), 1-based, exclusive: where the construct ends, when known
         super().__init__(self.format())
 
@@ -78,7 +89,7 @@ CompileError.__module__ = "adpasses"
 
 def error_at(op: Operation, message: str) -> CompileError:
     """A `CompileError` naming `op` (its name goes into the message)."""
-    return CompileError(f"'{op.name}': {message}", op=op)
+    return CompileError(f"'{user_op_name(op)}': {message}", op=op)
 
 
 def for_user(err: CompileError) -> CompileError:

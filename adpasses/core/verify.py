@@ -14,7 +14,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.utils.exceptions import DiagnosticException
 
-from adpasses.core.diagnostics import CompileError
+from adpasses.core.diagnostics import CompileError, user_op_name
 from adpasses.core.literals import check_literals
 from adpasses.core.type_errors import op_type_message
 
@@ -31,10 +31,10 @@ def verify_module(module: Operation) -> None:
                 raise CompileError(hint, op=op) from None
             text = str(err.args[0]) if err.args else str(err)
             text = text.removeprefix("Operation does not verify: ")
-            raise CompileError(f"'{op.name}' op {text.strip().splitlines()[0]}", op=op) from None
+            raise CompileError(f"'{user_op_name(op)}' op {text.strip().splitlines()[0]}", op=op) from None
         except Exception as err:  # noqa: BLE001 - an xDSL verifier tripping on malformed IR
             raise CompileError(
-                f"'{op.name}' op is malformed (its verifier failed with "
+                f"'{user_op_name(op)}' op is malformed (its verifier failed with "
                 f"{type(err).__name__}{': ' + str(err) if str(err) else ''})", op=op
             ) from None
 
@@ -80,14 +80,14 @@ def check_dominance(root: Operation) -> None:
         for operand in op.operands:
             block = _defining_block(operand)
             if block is None:
-                raise CompileError(f"'{op.name}' uses a value with no definition", op=op)
+                raise CompileError(f"'{user_op_name(op)}' uses a value with no definition", op=op)
             user = _ancestor_in_block(op, block)
             if user is not None:
                 if isinstance(operand, OpResult):
                     definer = operand.op
                     if definer is user or not before(definer, user):
                         raise CompileError(
-                            f"'{op.name}' uses a value of '{definer.name}' before its definition",
+                            f"'{user_op_name(op)}' uses a value of '{user_op_name(definer)}' before its definition",
                             op=op,
                         )
                 continue
@@ -100,14 +100,14 @@ def check_dominance(root: Operation) -> None:
                 user_block = parent.parent_block() if parent is not None else None
             if user_block is None:
                 raise CompileError(
-                    f"'{op.name}' uses a value defined in a region that does not enclose it",
+                    f"'{user_op_name(op)}' uses a value defined in a region that does not enclose it",
                     op=op,
                 )
             if isinstance(operand, OpResult) and user_block is block:
                 continue
             if not info(region).dominates(block, user_block):
                 raise CompileError(
-                    f"'{op.name}' uses a value whose definition does not dominate it", op=op
+                    f"'{user_op_name(op)}' uses a value whose definition does not dominate it", op=op
                 )
 
 

@@ -21,11 +21,12 @@ LLVM IR is in dispatch_ir.py).
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Callable
 
 import numpy as np
 
-from adpasses.core.compile_locks import locked
+from adpasses.core.compile_locks import load_runtime, locked
 from adpasses.native.dispatch_ir import check_layouts, dispatch_module
 
 check_layouts()
@@ -72,6 +73,7 @@ class _Compiled:
 
 
 _COMPILED: _Compiled | None = None
+_preparing: threading.Thread | None = None
 
 
 def _compiled() -> _Compiled:
@@ -81,6 +83,41 @@ def _compiled() -> _Compiled:
             if _COMPILED is None:
                 _COMPILED = _Compiled()
     return _COMPILED
+
+
+def ready() -> bool:
+    """Whether the builtins exist (a call of them waits for nothing)."""
+    return _COMPILED is not None
+
+
+def prepare() -> None:
+    """Start making the builtins on a thread of their own, unless they exist
+    or are being made. A process's first compilation calls this before it
+    imports the compiler and runs the frontend (Python, holding the GIL):
+    LLVM, which releases the GIL, compiles the builtins meanwhile on another
+    core (cold start, docs/deployment.md). Whoever needs them first waits
+    for that thread (`_compiled` takes the same per-key lock), or makes them
+    itself if the thread has not begun; an error on the thread is left for
+    that caller to meet again."""
+    global _preparing
+    if _COMPILED is not None or (_preparing is not None and _preparing.is_alive()):
+        return
+    # Imported here, on the caller's thread: the thread then imports nothing
+    # (a fork must not copy a half-done import: core/compile_locks.py).
+    load_runtime()
+
+    def make() -> None:
+        try:
+            _compiled()
+        except BaseException:  # noqa: BLE001 - met again by the caller that needs them
+            pass
+
+    thread = threading.Thread(target=make, name="adpasses dispatch builtins")
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to be had: made when first needed
+        return
+    _preparing = thread
 
 
 def signature_code(*args: object) -> int:

@@ -357,7 +357,9 @@ def compile_module(
 
     Thread-safe: a module is compiled once per key even when several
     threads ask for it at the same time (the others wait and share it)."""
-    load_compiler()  # before the first lazy import: see compile_locks (fork)
+    # Before the first lazy import: see compile_locks (fork). Text is parsed
+    # with the whole dialect registry.
+    load_compiler(registry=isinstance(module_or_text, str))
     # Options are checked here, on the caller's thread, so that a misuse is a
     # TypeError/ValueError raised from this call.
     check_module_input(module_or_text)

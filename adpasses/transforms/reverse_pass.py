@@ -28,7 +28,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from adpasses.core.compile_thread import compile_entry
-from adpasses.core.context import shared_context
+from adpasses.core.context import compiler_context
 from adpasses.transforms.build_gradients import BuildGradientsPass, GeneratedGradient, check_cache_policy
 from adpasses.transforms.clone_primals import ClonePrimalsPass, clone_primal
 from adpasses.transforms.gradient_marks import GradientRequest
@@ -58,7 +58,10 @@ def differentiate(
     options = options or ReverseOptions()
     check_cache_policy(options.cache_policy)
     request = GradientRequest(func_name, tuple(activity), tuple(ret_activity), with_primal)
-    ctx = shared_context()
+    # The steps use no context (ad-simplify folds with the whole registry,
+    # core.context.shared_context, and the Python API skips it): the small
+    # one, so that a first gradient imports no parser registry (cold start).
+    ctx = compiler_context()
     built: list[GeneratedGradient] = []
     for step in reverse_steps(options):
         start = time.perf_counter()

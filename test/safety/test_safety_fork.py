@@ -161,12 +161,16 @@ print(results)
 
 def test_load_compiler_imports_every_compiler_module():
     """A fork never copies a half-done import because `load_compiler` (run
-    before the first compilation, under LLVM_LOCK, which a fork waits for)
-    has imported every module a compilation imports lazily, in every stage
-    package, and built the dialect registry (importlib.metadata, xDSL's
-    plugins). A module it misses can deadlock a forked child."""
+    before the first compilation, under its import lock, which a fork waits
+    for) has imported every module a compilation imports lazily, in every
+    stage package. The parser's dialect registry (importlib.metadata, xDSL's
+    plugins, its LLVM dialect) is built by `load_compiler(registry=True)`,
+    which compiling text asks for; the Python API never needs it, and a
+    first gradient does not import it (cold start). A module missed here
+    can deadlock a forked child."""
     out = run_isolated("""
 import sys, pathlib
+import numpy as np
 import adpasses
 from adpasses.core.compile_locks import load_compiler
 load_compiler()
@@ -178,8 +182,62 @@ for path in root.rglob("*.py"):
         parts.pop()
     expected.append(".".join(["adpasses", *parts]))
 missing = sorted(m for m in expected if m not in sys.modules)
-print(len(expected), missing, "importlib.metadata" in sys.modules)
+registry = ("importlib.metadata", "xdsl.dialects.llvm")
+before = [m in sys.modules for m in registry]
+import fresh_kernels as F
+x = np.linspace(-1, 1, 5)
+ok = np.allclose(adpasses.grad(F.fresh(3))(x), F.gradient(3, x), rtol=1e-12, atol=1e-14)
+after_gradient = [m in sys.modules for m in registry]
+load_compiler(registry=True)
+print(len(expected), missing, before, ok, after_gradient, [m in sys.modules for m in registry])
 """, timeout=300)
     assert out.returncode == 0, str(out)
     count, rest = out.stdout.split(" ", 1)
-    assert int(count) > 60 and rest.strip() == "[] True", out.stdout
+    assert int(count) > 60 and rest.strip() == "[] [False, False] True [False, False] [True, True]", out.stdout
+
+
+def test_fork_while_another_thread_compiles_text():
+    """compile_module(text) parses with the whole dialect registry, which
+    load_compiler(registry=True) builds before the first parse: forks while
+    a thread of a fresh process compiles MLIR text in a loop."""
+    out = run("""
+from adpasses.native.llvm_jit import compile_module
+TEXT = ("func.func @sq{k}(%x: f64) -> f64 {{\\n"
+        "  %y = arith.mulf %x, %x : f64\\n"
+        "  func.return %y : f64\\n"
+        "}}\\n")
+stop = threading.Event()
+def compiler():
+    k = 0
+    while not stop.is_set():
+        assert compile_module(TEXT.format(k=k))[f"sq{k}"](3.0) == 9.0
+        k += 1
+th = threading.Thread(target=compiler); th.start()
+codes = []
+for j in range(4):
+    time.sleep(0.05 + 0.1 * j)
+    codes.append(fork_and_wait(600 + j))
+stop.set(); th.join()
+print(codes)
+""")
+    assert out.strip() == str([0] * 4)
+
+
+def test_fork_during_a_first_gradient():
+    """A fresh process's first gradient imports the compiler on its thread
+    while the dispatch builtins compile on another (adpasses.native.dispatch
+    .prepare): forks at several moments of it; every child computes its own
+    gradient, and so does the parent."""
+    out = run("""
+x = np.linspace(-1, 1, 8)
+first = F.fresh(1)
+result = []
+th = threading.Thread(target=lambda: result.append(adpasses.grad(first)(x))); th.start()
+codes = []
+for delay in (0.0, 0.02, 0.05, 0.1, 0.2):
+    time.sleep(delay)
+    codes.append(fork_and_wait(700 + len(codes)))
+th.join()
+print(codes, np.allclose(result[0], F.gradient(1, x), rtol=1e-12, atol=1e-14))
+""")
+    assert out.strip() == f"{[0] * 5} True"

@@ -6,6 +6,8 @@
     python -m adpasses.tools.fuzz --case SEED      # check one seed in this process
     python -m adpasses.tools.fuzz --aliased ...    # the aliased-arguments mode (fuzz/aliased.py)
     python -m adpasses.tools.fuzz --threads N ...  # N threads call each gradient at once (fuzz/threads.py)
+    python -m adpasses.tools.fuzz --mode forward ...   # jvps: finite differences, dot-product test (fuzz/forward.py)
+    python -m adpasses.tools.fuzz --mode hessian ...   # Hessian-vector products by forward over reverse (fuzz/hessian.py)
 
 Prints how many programs were checked, the failures by kind with their
 seeds, and with --shrink a minimal lit test per distinct failure (also
@@ -20,7 +22,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from adpasses.tools.fuzz.check import ALIASED_KINDS, KINDS, THREAD_KINDS
+from adpasses.tools.fuzz.check import ALIASED_KINDS, FORWARD_KINDS, HESSIAN_KINDS, KINDS, THREAD_KINDS
+
+MODE_KINDS = {"reverse": (), "forward": FORWARD_KINDS, "hessian": HESSIAN_KINDS}
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -46,7 +50,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                    help="compile and call each program's primal and gradient from N threads at once "
                         "(first call included); every call must equal the single-threaded one "
                         "(docs/fuzzing.md)")
+    p.add_argument("--mode", choices=tuple(MODE_KINDS), default="reverse",
+                   help="what is checked for each program: the gradient (reverse, default), the jvp "
+                        "against finite differences and by the dot-product test with the gradient "
+                        "(forward), or Hessian-vector products by forward over reverse against "
+                        "finite differences of the gradient (hessian) (docs/fuzzing.md)")
     args = p.parse_args(argv)
+    if args.mode != "reverse" and (args.aliased or args.threads):
+        p.error("--mode forward/hessian does not combine with --aliased or --threads")
     if args.threads and args.threads < 2:
         p.error("--threads needs at least 2 threads")
     if args.threads and (args.aliased or args.shrink):
@@ -58,15 +69,42 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def show(seed: int) -> None:
+def show(seed: int, mode: str = "reverse") -> None:
     from adpasses.tools.fuzz.generate import generate
-    from adpasses.tools.fuzz.to_mlir import mlir_function
     from adpasses.tools.fuzz.to_python import python_source
 
     p = generate(seed)
     print(f"// seed {seed}: activities {p.activity} -> {list(p.ret_activity)}; {p.options}")
-    print(mlir_function(p))
+    print(request_source(p, mode))
     print(python_source(p))
+
+
+def request_source(p, mode: str) -> str:  # type: ignore[no-untyped-def]
+    """The MLIR a mode compiles: the program, with the jvp or hvp request."""
+    from adpasses.tools.fuzz.to_mlir import mlir_function
+
+    if mode == "forward":
+        from adpasses.tools.fuzz.forward import jvp_source
+
+        return jvp_source(p)
+    if mode == "hessian":
+        from adpasses.tools.fuzz.hessian import hvp_source
+
+        return hvp_source(p)
+    return mlir_function(p)
+
+
+def mode_case(mode: str):  # type: ignore[no-untyped-def]
+    """The runner's `case` for a mode (None: the default, reverse)."""
+    if mode == "forward":
+        from adpasses.tools.fuzz.forward import run_forward_case
+
+        return run_forward_case
+    if mode == "hessian":
+        from adpasses.tools.fuzz.hessian import run_hessian_case
+
+        return run_hessian_case
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 
             print(show_aliased(args.show))
         else:
-            show(args.show)
+            show(args.show, args.mode)
         return 0
     if args.case is not None:
         from adpasses.tools.fuzz.runner import run_case
@@ -88,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             from adpasses.tools.fuzz.threads import threads_case
 
             run_case = threads_case(args.threads)  # noqa: F811
+        run_case = mode_case(args.mode) or run_case  # noqa: F811
 
         outcome = run_case(args.case)
         print(f"seed {args.case}: {outcome.kind} {outcome.detail}".rstrip())
@@ -120,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         from adpasses.tools.fuzz.threads import threads_case
 
         case = {"case": threads_case(args.threads)}
+    if mode_case(args.mode):
+        case = {"case": mode_case(args.mode)}
     run_seeds(seeds, jobs=args.jobs, timeout=args.timeout, batch=args.batch, on_result=progress, **case)
     elapsed = time.monotonic() - start
     total = sum(len(v) for v in by_kind.values())
@@ -127,14 +168,14 @@ def main(argv: list[str] | None = None) -> int:
           f"in {elapsed:.0f} s: {len(by_kind['ok'])} ok, {len(by_kind['discard'])} discarded "
           "(no usable input point)")
     failed = False
-    for kind in (*KINDS, *(ALIASED_KINDS if args.aliased else ()),
+    for kind in (*KINDS, *MODE_KINDS[args.mode], *(ALIASED_KINDS if args.aliased else ()),
                  *(THREAD_KINDS if args.threads else ()), "fuzzer error"):
         seeds_of_kind = sorted(by_kind.get(kind, []))
         failed |= bool(seeds_of_kind)
         print(f"{kind}: {len(seeds_of_kind)}" + (f"  seeds {' '.join(map(str, seeds_of_kind))}"
                                                   if seeds_of_kind else ""))
     if args.shrink and failed:
-        failing = sorted(s for k in KINDS for s in by_kind.get(k, []))
+        failing = sorted(s for k in (*KINDS, *MODE_KINDS[args.mode]) for s in by_kind.get(k, []))
         shrink_all(failing, details, args)
     return int(failed)
 
@@ -150,7 +191,8 @@ def shrink_all(seeds: list[int], details: dict, args: argparse.Namespace) -> Non
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     seen: set[str] = set()
-    check = WorkerCheck(timeout=args.timeout)
+    case = mode_case(args.mode)
+    check = WorkerCheck(timeout=args.timeout, **({"case": case} if case else {}))
     try:
         for seed in seeds:
             if len(seen) >= args.max_shrink:
@@ -165,7 +207,11 @@ def shrink_all(seeds: list[int], details: dict, args: argparse.Namespace) -> Non
                 print(f"\nseed {seed}: did not fail again in a worker ({outcome.kind})")
                 continue
             path = out / f"seed_{seed}.mlir"
-            path.write_text(lit_test(small, outcome))
+            if args.mode == "reverse":
+                path.write_text(lit_test(small, outcome))
+            else:  # the shrunk request; its check is `--case`, the reproducer is written by hand
+                path.write_text(f"// seed {seed} shrunk, --mode {args.mode}: {outcome.kind}: "
+                                f"{outcome.detail}\n" + request_source(small, args.mode))
             print(f"\n// ===== seed {seed}: {outcome.kind}, shrunk from size "
                   f"{program_size(original)} to {program_size(small)}: {path}")
             print(path.read_text())

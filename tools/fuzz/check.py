@@ -46,6 +46,10 @@ ALIASED_KINDS = ("missed error", "needless error", "wrong error", "changed argum
 """Failure kinds of the aliased-arguments mode only (tools/fuzz/aliased.py)."""
 THREAD_KINDS = ("thread mismatch", "thread error")
 """Failure kinds of the threads mode only (tools/fuzz/threads.py)."""
+FORWARD_KINDS = ("wrong tangent", "dot-product mismatch")
+"""Failure kinds of the forward mode only (tools/fuzz/forward.py)."""
+HESSIAN_KINDS = ("wrong hvp", "asymmetric hessian")
+"""Failure kinds of the Hessian mode only (tools/fuzz/hessian.py)."""
 """Failure kinds; an outcome is one of these, `ok` or `discard`."""
 
 ATTEMPTS = 5
@@ -80,7 +84,7 @@ class Outcome:
 
     @property
     def failed(self) -> bool:
-        return self.kind in KINDS or self.kind in ALIASED_KINDS or self.kind in THREAD_KINDS
+        return self.kind in (*KINDS, *ALIASED_KINDS, *THREAD_KINDS, *FORWARD_KINDS, *HESSIAN_KINDS)
 
 
 class _Failure(Exception):
