@@ -321,3 +321,24 @@ def test_derivatives_of_a_function_writing_its_argument(width) -> None:  # type:
     assert_matches(H, hessian_by_differences(squares_in_place, [x], 0), what="in-place Hessian")
     g = adpasses.jacfwd(squares_in_place, width=width)(x)
     assert_matches(g, finite_differences(squares_in_place, [x], [0])[0], what="in-place jacfwd")
+    # hvp: the sweep updates the written array's tangent; v stays the caller's
+    v = rng_for(71).normal(size=5)
+    V = rng_for(72).normal(size=(2, 5))
+    v0, V0 = v.copy(), V.copy()
+    for _ in range(2):  # general path, then the fast path
+        assert_matches(adpasses.hvp(squares_in_place)(x, v), H @ v0, what="in-place hvp")
+        HV = adpasses.hvp(squares_in_place)(x, V)
+        assert_matches(HV, V0 @ H.T, what="in-place hvp, 2 vectors")
+        assert np.array_equal(v, v0) and np.array_equal(V, V0) and np.array_equal(x, x0)
+
+
+def test_a_later_size_reuses_the_first_width() -> None:
+    """width = min(n, 16) of the first call; a call with another n of the
+    same signature reuses that driver (chunks of the first width), right."""
+    jf = adpasses.jit(energy)
+    x5, x12 = rng_for(80).uniform(-0.5, 0.5, 5), rng_for(81).uniform(-0.5, 0.5, 12)
+    want = hessian_by_differences(energy, [x12], 0)
+    adpasses.hessian(jf)(x5)
+    before = len(jf.compilations)
+    assert_matches(adpasses.hessian(jf)(x12), want, what="n = 12")
+    assert len(jf.compilations) == before

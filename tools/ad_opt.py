@@ -61,6 +61,12 @@ class ADOptMain(xDSLOptMain):
                  "ad-reverse for the ad.autodiff ops (forward over reverse)",
         )
         arg_parser.add_argument(
+            "--lower-ad-ops",
+            action="store_true",
+            help="last: replace the ad ops left (shadow checks, tapes, ad.keep) by func/arith/memref/"
+                 "scf/cf and calls to a small declared runtime, for upstream MLIR (pass ad-lower-ad-ops)",
+        )
+        arg_parser.add_argument(
             "--print-cache-report",
             action="store_true",
             help="with --reverse: print what the reverse sweep reuses, recomputes, reloads or tapes",
@@ -154,6 +160,8 @@ class ADOptMain(xDSLOptMain):
             passes.append("ad-elide-shadow-checks")
         elif a.print_cache_report:
             print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)
+        if a.lower_ad_ops:
+            passes.append("ad-lower-ad-ops")
         a.passes = ",".join(passes)
         super().setup_pipeline()
         steps, inner = _expand_reverse(self.pipeline.passes)
@@ -197,6 +205,40 @@ class ADOptMain(xDSLOptMain):
         if isinstance(text, bytes):
             text = decode_mlir(text, name, offset)
         return parse_module(text, name, self.ctx, line_offset=offset)
+
+    def run(self) -> None:
+        """xDSL's, except `--verify-diagnostics` on an input with
+        `expected-error` annotations: MLIR's meaning (tools/verify_diagnostics.py)."""
+        if not self.args.verify_diagnostics:
+            return super().run()
+        from io import BytesIO
+
+        from adpasses.tools.verify_diagnostics import check_part, expectations, has_expectations
+
+        chunks, extension = self.prepare_input()
+        parts = []
+        for chunk, offset in chunks:
+            parts.append((chunk.read(), offset))
+            chunk.close()
+        if not has_expectations(b"".join(data for data, _ in parts).decode("utf-8", "replace")):
+            self.prepare_input = lambda: ([(BytesIO(d), o) for d, o in parts], extension)  # type: ignore[method-assign]
+            return super().run()
+        name = self.args.input_file or "<stdin>"
+        problems: list[str] = []
+        for data, offset in parts:
+            def run_part(data: bytes = data, offset: int = offset) -> None:
+                module = self.parse_chunk(BytesIO(data), extension, offset)
+                if module is not None:
+                    self.apply_passes(module)
+                    self.output_resulting_program(module)
+
+            expected = expectations(data.decode("utf-8", "replace"), offset)
+            problems += check_part(name, expected, run_part, _diagnostic)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if problems:
+            raise SystemExit(1)
+        return None
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if self.args.emit == "llvm-ir":

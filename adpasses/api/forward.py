@@ -96,11 +96,13 @@ def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[st
     from adpasses.core.compile_locks import load_compiler
 
     load_compiler()  # before the first lazy import: see compile_locks (fork)
+    from adpasses.frontend.signature import signature_key
     from adpasses.native.llvm_jit import compile_module, stats
     from adpasses.transforms.forward_pass import forward_differentiate
 
     record = jf._record(kind, values, activity)
     module, name = jf.build(values, noalias=True)
+    record.stages["frontend"] = jf._frontend_s.pop(signature_key(values), 0.0)
     target = name
     if over_gradient is not None:
         from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
@@ -443,6 +445,10 @@ def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int, 
         args.append(f"a{j}")
         if layout.fwd_activity[layout.value_at[j]] == "dup":
             if j == k:
+                if j in layout.written:
+                    # The sweep updates a written array's tangent in place:
+                    # v is the caller's, left unchanged like the arguments.
+                    lines.append("    v = v.copy()")
                 args += lanes("v")
             else:
                 lines.append(f"    t{j} = zeros(({width},) + a{j}.shape, a{j}.dtype)")

@@ -170,6 +170,7 @@ def _compile(jf, values: tuple, activity: tuple[str, ...], out: int, written: tu
 
     record = jf._record("jacrev", values, activity)
     module, name = jf.build(values, noalias=True)
+    record.stages["frontend"] = jf._frontend_s.pop(_slow_key(jf, values), 0.0)
     ret = jf.return_activity(values)
     g = differentiate(module, name, list(activity), list(ret), options=ReverseOptions(simplify=False),
                       timings=record.stages)

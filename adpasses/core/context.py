@@ -51,7 +51,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from adpasses.core.diagnostics import CompileError
 from adpasses.core.literals import check_literals
 from adpasses.core.type_errors import parse_type_message
-from adpasses.core.upstream_syntax import PARSE_HOOKS
+from adpasses.core.upstream_syntax import PARSE_HOOKS, parse_affine_map_of_ssa_ids
 
 
 _OTHER_DIALECTS: dict | None = None
@@ -178,6 +178,12 @@ class LocatingParser(Parser):
         if arg is not None and not expect_type:
             self.parse_optional_location()
         return arg
+
+    def parse_affine_map_of_ssa_ids(self):  # type: ignore[no-untyped-def, override]
+        """`[%i, %j + 1, symbol(%n)]` of affine.load/store: every value a
+        dimension (xDSL made every value a symbol, which upstream rejects
+        for an induction variable; a valid symbol is a valid dimension)."""
+        return parse_affine_map_of_ssa_ids(self)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         module = super().parse_module(allow_implicit_module)

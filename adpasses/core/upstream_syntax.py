@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
+    IntegerType,
     i32,
     i64,
     IndexType,
@@ -118,7 +119,7 @@ class ScfIf(scf.IfOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> scf.IfOp:
-        cond = parser.parse_operand()
+        cond = parser.parse_operand(IntegerType(1))
         types = _types_after_arrow(parser)
         then_region = _with_terminator(parser.parse_region(), scf.YieldOp)
         else_region = (_with_terminator(parser.parse_region(), scf.YieldOp)
@@ -294,14 +295,15 @@ class _AffineBoundParser:
     which an SSA value is a dimension and `symbol(%v)` a symbol
     (`%i + 1`, `symbol(%n) floordiv 2`, `max(0, %i - 2)`)."""
 
-    def __init__(self, parser: Parser):
+    def __init__(self, parser: Parser, symbols_as_dims: bool = False):
         self.p = parser
         self.dims: list[UnresolvedOperand] = []
         self.syms: list[UnresolvedOperand] = []
+        self.symbols_as_dims = symbols_as_dims
 
     def _position(self, operand: UnresolvedOperand, into: list[UnresolvedOperand]) -> int:
         for k, seen in enumerate(into):
-            if seen.name == operand.name and seen.index == operand.index:
+            if seen.operand_name == operand.operand_name and seen.index == operand.index:
                 return k
         into.append(operand)
         return len(into) - 1
@@ -316,7 +318,9 @@ class _AffineBoundParser:
             return e
         if p.parse_optional_keyword("symbol"):
             p.parse_punctuation("(")
-            e = AffineExpr.symbol(self._position(p.parse_unresolved_operand(), self.syms))
+            operand = p.parse_unresolved_operand()
+            e = (AffineExpr.dimension(self._position(operand, self.dims)) if self.symbols_as_dims
+                 else AffineExpr.symbol(self._position(operand, self.syms)))
             p.parse_punctuation(")")
             return e
         if (v := p.parse_optional_unresolved_operand()) is not None:
@@ -366,6 +370,17 @@ class _AffineBoundParser:
 
     def operands(self) -> list[SSAValue]:
         return _index_operands(self.p, [*self.dims, *self.syms])
+
+
+def parse_affine_map_of_ssa_ids(parser: Parser) -> tuple[AffineMap, list[SSAValue]]:
+    """`[e1, e2, ...]`, expressions of SSA values and `symbol(%v)`: the map
+    and its operands. Every operand is a dimension (a valid symbol is a valid
+    dimension for upstream; xDSL's printer of affine.load/store numbers
+    symbols as if they were the first operands, so a map with both would
+    print wrong)."""
+    exprs = _AffineBoundParser(parser, symbols_as_dims=True)
+    results = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, exprs.expr)
+    return AffineMap(len(exprs.dims), len(exprs.syms), tuple(results)), exprs.operands()
 
 
 class AffineParallel(affine.ParallelOp):
@@ -443,6 +458,31 @@ def _cast_hook(base: type[Operation]) -> type[Operation]:
 
     Hook.__name__ = Hook.__qualname__ = f"Upstream{base.__name__}"
     return Hook
+
+
+def _fix_affine_access_printing() -> None:
+    """xDSL 0.74 prints `affine.load %x[...]` (and store, vector_load)
+    with symbol k as operand k, not operand num_dims + k: a map with
+    dimensions and symbols (from the generic form) printed as a different
+    access. Its printer is given the map with the symbols renumbered as the
+    dimensions after the others, which prints the same operands."""
+    original = affine._print_affine_map_of_ssa_ids
+    if getattr(original, "__adpasses_fixed__", False):
+        return
+
+    def print_map(printer, map: AffineMap, operands):  # type: ignore[no-untyped-def]
+        if map.num_symbols:
+            dims = [AffineExpr.dimension(i) for i in range(map.num_dims)]
+            syms = [AffineExpr.dimension(map.num_dims + i) for i in range(map.num_symbols)]
+            map = AffineMap(map.num_dims + map.num_symbols, 0, map.replace_dims_and_symbols(
+                dims, syms, map.num_dims + map.num_symbols, 0).results)
+        return original(printer, map, operands)
+
+    print_map.__adpasses_fixed__ = True  # type: ignore[attr-defined]
+    affine._print_affine_map_of_ssa_ids = print_map  # type: ignore[attr-defined]
+
+
+_fix_affine_access_printing()
 
 
 def _generic_form_builds_base(hook: type[Operation]) -> type[Operation]:

@@ -53,6 +53,12 @@ def _expand_upstream_ops() -> type[ModulePass]:
     return ExpandUpstreamOpsPass
 
 
+def _lower_ad_ops() -> type[ModulePass]:
+    from adpasses.transforms.lower_ad_ops import LowerAdOpsPass
+
+    return LowerAdOpsPass
+
+
 def _print_alias() -> type[ModulePass]:
     from adpasses.transforms.print_alias import PrintAliasPass
 
@@ -118,4 +124,5 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-print-alias": _print_alias,
     "ad-lower-affine": _lower_affine,
     "ad-expand-upstream-ops": _expand_upstream_ops,
+    "ad-lower-ad-ops": _lower_ad_ops,
 }

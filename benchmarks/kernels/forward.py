@@ -1,6 +1,7 @@
 """Forward mode and second derivatives (issue 15), beside the peers:
 
-- hvp on the energy kernel (n = 10^3, 10^6): adpasses.hvp (forward over
+- hvp on the energy kernel (n = 10^3, 10^6) and on the Euler kernel
+  (kernel 6, n = 1000, 1000 steps, in-place state): adpasses.hvp (forward over
   reverse), jax.jit of jvp(grad) (JAX's hvp idiom), a numba hand-written
   hvp. In these rows the "primal" column is ONE GRADIENT of the same tool
   (adpasses.grad, jax.jit(jax.grad), numba hand gradient), so grad/primal
@@ -183,6 +184,40 @@ def hvp_rows(nb, jax) -> list[Row]:  # type: ignore[no-untyped-def]
     return rows
 
 
+def euler_hvp_rows(jax) -> list[Row]:  # type: ignore[no-untyped-def]
+    """hvp of the Euler kernel (kernel 6: in-place state, 1000 steps,
+    n = 1000): forward over reverse through its tape of states."""
+    from benchmarks.kernels.euler import euler, jax_version
+
+    n, steps, dt = 1000, 1000, 0.01
+    u = np.linspace(0.2, 1.0, n)
+    v = np.random.default_rng(154).normal(size=n)
+    jf = adpasses.jit(ours.fresh_copy(euler))
+    hv, g = adpasses.hvp(jf), adpasses.grad(jf)
+    t_first, ref = first_call(lambda: hv(u, steps, dt, v))
+    cs = [Contender("adpasses (hvp)", lambda: hv(u, steps, dt, v), lambda: g(u, steps, dt), traced=True,
+                    extra={"idiom": "adpasses.hvp(euler)(u, steps, dt, v); primal column: adpasses.grad"})]
+    fj = jax_version()
+    if fj is not None:
+        gj = jax.grad(fj)
+        hvj = jax.jit(lambda u, v: jax.jvp(lambda w: gj(w, steps, dt), (u,), (v,))[1])
+        gjj = jax.jit(lambda u: gj(u, steps, dt))
+        uj, vj = jax.numpy.asarray(u), jax.numpy.asarray(v)
+        cs.append(Contender("jax (jit(jvp(grad)), fori_loop)", lambda: jax.block_until_ready(hvj(uj, vj)),
+                            lambda: jax.block_until_ready(gjj(uj)), compiles=True,
+                            extra={"idiom": "jax.jit(jvp(grad(f))) of the fori_loop version; primal "
+                                            "column: jax.jit(jax.grad(f))"}))
+    log(f"  {KEY} hvp euler: {len(cs)} contenders")
+    group = measure(TITLE, KEY, "hvp euler n=1000, 1000 steps", n, cs, ref)
+    for row in group:
+        if row.tool == "adpasses (hvp)":
+            row.compile_s = max(0.0, t_first - row.grad_s)
+            row.taped_bytes = ours.taped_bytes(jf, [u, steps, dt])
+            row.allocations, row.extra["allocated_bytes"] = ours.allocations(lambda: hv(u, steps, dt, v))
+            row.extra["taped_bytes_of"] = "the inner gradient (cache_report of grad)"
+    return group
+
+
 def jvp_rows(nb, jax) -> list[Row]:  # type: ignore[no-untyped-def]
     rows: list[Row] = []
     rng = np.random.default_rng(152)
@@ -251,4 +286,4 @@ def jacobian_rows(nb, jax) -> list[Row]:  # type: ignore[no-untyped-def]
 def run(ctx) -> list:  # type: ignore[no-untyped-def]
     nb = numba_versions()
     jax = peers.get("jax")
-    return hvp_rows(nb, jax) + jvp_rows(nb, jax) + jacobian_rows(nb, jax)
+    return hvp_rows(nb, jax) + euler_hvp_rows(jax) + jvp_rows(nb, jax) + jacobian_rows(nb, jax)
