@@ -88,7 +88,8 @@ def ad_pass(name: str, request: object) -> type:
         return AD_PASSES[name]()
     except Exception as err:  # noqa: BLE001 - any import failure of that layer
         raise CompileError(
-            f"the module contains '{getattr(request, 'name', 'ad.autodiff')}', but the pass ({name}) cannot be "
+            f"the module contains '{getattr(request, 'name', 'ad.autodiff')}', but the "
+            f"{'forward' if name == 'ad-forward' else 'reverse'} pass ({name}) cannot be "
             f"loaded: {type(err).__name__}: {err}",
             op=request,  # type: ignore[arg-type]
         ) from err

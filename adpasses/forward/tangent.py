@@ -44,6 +44,7 @@ from adpasses.dialects.ad import (
     TWIN_END_ATTR,
     TWIN_ID_ATTR,
     TWIN_OF_ATTR,
+    UNCHECKED_ATTR,
     ShadowCheckOp,
     fwddiff_result_types,
 )
@@ -79,6 +80,10 @@ class TangentBuilder:
         self.vmap: dict[SSAValue, SSAValue] = {}
         self.tangents: dict[SSAValue, list[SSAValue]] = {}
         self.builder: Builder | None = None
+        # Twin ids new here follow those the inner gradient (forward over
+        # reverse) already uses.
+        self._next_twin = 1 + max((_int_attr(op, name) for op in primal.walk()
+                                   for name in (TWIN_ID_ATTR, TWIN_OF_ATTR)), default=-1)
 
     # -- the function ----------------------------------------------------------
 
@@ -270,7 +275,7 @@ class TangentBuilder:
         """The sizes of memref `value`, as index values."""
         mtype = value.type
         assert isinstance(mtype, MemRefType)
-        return [self.index(s) if s >= 0 else self.insert(memref.DimOp.from_source_and_index(value, self.index(d))).results[0]
+        return [self.index(s) if s >= 0 else self.insert(memref.DimOp(value, self.index(d))).results[0]
                 for d, s in enumerate(mtype.get_shape())]
 
     def loop_nest(self, sizes: Sequence[SSAValue],
@@ -299,10 +304,28 @@ class TangentBuilder:
                        lambda idx: self.insert(memref.StoreOp.get(zero, lane, idx)))
 
     def access_attributes(self, primal_access: Operation, tangent_access: Operation) -> None:
-        """Attributes of a tangent access that repeats `primal_access` at the
-        same indices on memory of the same sizes: the primal's (e.g.
-        `ad.unchecked` of a tape access, `ad.py_index`), except the twin
-        tags of the reverse pipeline, which name the primal's twins."""
+        """Attributes of a tangent access that repeats `primal_access` (the
+        clone just emitted, in the same block) at the same indices on memory
+        of the same sizes: the primal's (e.g. `ad.unchecked` of a tape
+        access, `ad.py_index`), except the reverse pipeline's twin tags,
+        which name the primal's twins; and the primal access as its twin
+        (`ad.twin_of`), so that `ad-elide-shadow-checks` drops the tangent
+        access's check while the primal's is there (docs/forward_mode.md)."""
         for key, attr in primal_access.attributes.items():
             if key not in (TWIN_ID_ATTR, TWIN_OF_ATTR, TWIN_END_ATTR):
                 tangent_access.attributes[key] = attr
+        if UNCHECKED_ATTR in tangent_access.attributes:
+            return
+        twin = primal_access.attributes.get(TWIN_ID_ATTR)
+        if twin is None or TWIN_END_ATTR in primal_access.attributes:
+            twin = IntegerAttr(self._next_twin, 64)
+            self._next_twin += 1
+            if TWIN_END_ATTR in primal_access.attributes:
+                return  # one end of a hoisted check: its group is not this access alone
+            primal_access.attributes[TWIN_ID_ATTR] = twin
+        tangent_access.attributes[TWIN_OF_ATTR] = twin
+
+
+def _int_attr(op: Operation, name: str) -> int:
+    attr = op.attributes.get(name)
+    return attr.value.data if isinstance(attr, IntegerAttr) else -1

@@ -16,7 +16,9 @@ This pass marks `ad.unchecked` a tagged access when:
   with no `ad.twin_end`, or both the first- and last-iteration loads that
   transforms/dead_forward put in place of a dead load in a loop), each a
   load/store/subview/copy that is not `ad.unchecked` (or whose indices are in
-  bounds by construction), in the forward sweep (before the access); and
+  bounds by construction), in the forward sweep (before the access), or an
+  earlier op of the access's block (forward mode: a tangent access right
+  after the primal access it repeats); and
   the twin's memory pairs with the access's (`same_sizes`): the same memory
   (a reload), or a shadow argument that an `ad.shadow_check` of the
   function compares with the twin's argument, or two local allocations of
@@ -136,8 +138,10 @@ class Twins:
             if not twin_checked(twin):
                 return None
             twin_position = self.order.get(_top_ancestor(twin, self.function))
-            if position is None or twin_position is None or twin_position >= position:
-                return None  # not in the forward sweep
+            if position is None or twin_position is None:
+                return None
+            if twin_position >= position and not _earlier_in_block(twin, access):
+                return None  # neither in the forward sweep nor just before it
             if not same_sizes(_checked_memref(access), _checked_memref(twin), self.checked_pairs):
                 return None
             if isinstance(access, (memref.LoadOp, memref.StoreOp)) \
@@ -145,6 +149,13 @@ class Twins:
                     and len(access.indices) != len(twin.indices):
                 return None
         return group
+
+
+def _earlier_in_block(twin: Operation, access: Operation) -> bool:
+    """`twin` runs before `access` whenever it does: an earlier op of its
+    block (forward mode's tangent access right after its primal access)."""
+    block = access.parent_block()
+    return block is not None and twin.parent_block() is block and twin.is_before_in_block(access)
 
 
 def twin_checked(twin: Operation) -> bool:

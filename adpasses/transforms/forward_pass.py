@@ -4,7 +4,9 @@ function; and `forward_differentiate`, the same for one request from Python.
 For each distinct request (callee, activities, width; in walk order):
 1. check it, and copy the primal (the user's function stays as written);
 2. inline, transitively, the callees defined in the module into the copy
-   (`ad-inline-calls`' `inline_calls`), and lower its affine ops;
+   (`ad-inline-calls`' `inline_calls`), lower its affine ops and expand
+   the upstream ops the reverse pipeline expands (`ad-expand-upstream-ops`:
+   sincos, ipowi, scf.parallel);
 3. run the activity analysis (forward activities as the analysis's: a
    `dup` float argument is `active`, a `dup` memref `dup`, a `dup`/
    `dupnoneed` result `active`), report an op it cannot see through that
@@ -47,6 +49,7 @@ from adpasses.core.types import is_memref_type
 from adpasses.core.verify import verify_all
 from adpasses.dialects.ad import AutodiffOp, FwddiffOp, check_fwd_activity_signature
 from adpasses.transforms.build_gradients import check_const_memory
+from adpasses.transforms.expand_upstream_ops import expand_upstream_ops, has_upstream_only_ops
 from adpasses.transforms.inline_calls import inline_calls
 from adpasses.transforms.lower_affine import has_affine_ops, lower_affine
 
@@ -160,6 +163,9 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
     if has_affine_ops(work):
         lower_affine(work)
     start = lap("ad-lower-affine", start)
+    if has_upstream_only_ops(work):  # as the reverse pipeline's ad-expand-upstream-ops
+        expand_upstream_ops(work)
+    start = lap("ad-expand-upstream-ops", start)
     acts, rets = analysis_activities(request, primal.function_type)
     analysis = ActivityAnalysis(work, acts, rets)
     analysis.check_understood("forward")

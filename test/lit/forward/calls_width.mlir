@@ -34,9 +34,9 @@ func.func @main(%m: memref<?xf64>, %d0: memref<?xf64>, %d1: memref<?xf64>, %s: f
 // CHECK-NEXT:    ad.shadow_check %m, %dm_1 : memref<?xf64>, memref<?xf64>
 // CHECK-NOT:     func.call
 // CHECK:         scf.for %i = %c0 to %n step %c1 {
-// CHECK-NEXT:      %v = memref.load %m[%i] : memref<?xf64>
-// CHECK-NEXT:      %dv = memref.load %dm[%i] : memref<?xf64>
-// CHECK-NEXT:      %dv_1 = memref.load %dm_1[%i] : memref<?xf64>
+// CHECK-NEXT:      %v = memref.load %m[%i]
+// CHECK-NEXT:      %dv = memref.load %dm[%i]
+// CHECK-NEXT:      %dv_1 = memref.load %dm_1[%i]
 // CHECK-NEXT:      %r = arith.mulf %v, %v : f64
 // CHECK-NEXT:      %[[A:.*]] = arith.mulf %dv, %v : f64
 // CHECK-NEXT:      %dr = arith.addf %[[A]], %[[A]] : f64
@@ -49,9 +49,9 @@ func.func @main(%m: memref<?xf64>, %d0: memref<?xf64>, %d1: memref<?xf64>, %s: f
 // CHECK-NEXT:      %[[E:.*]] = arith.mulf %dr_1, %s : f64
 // CHECK-NEXT:      %[[F:.*]] = arith.mulf %ds_1, %r : f64
 // CHECK-NEXT:      %du_1 = arith.addf %[[E]], %[[F]] : f64
-// CHECK-NEXT:      memref.store %u, %m[%i] : memref<?xf64>
-// CHECK-NEXT:      memref.store %du, %dm[%i] : memref<?xf64>
-// CHECK-NEXT:      memref.store %du_1, %dm_1[%i] : memref<?xf64>
+// CHECK-NEXT:      memref.store %u, %m[%i]
+// CHECK-NEXT:      memref.store %du, %dm[%i]
+// CHECK-NEXT:      memref.store %du_1, %dm_1[%i]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 // CHECK-LABEL: func.func @main

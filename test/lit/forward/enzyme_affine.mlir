@@ -20,10 +20,10 @@
 // IR-NEXT:    %[[DMEM:.*]] = memref.alloc() : memref<1xf64>
 // IR-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f64
 // IR-NEXT:    %[[I:.*]] = arith.constant 0 : index
-// IR-NEXT:    memref.store %[[Z]], %[[DMEM]][%[[I]]] : memref<1xf64>
+// IR-NEXT:    memref.store %[[Z]], %[[DMEM]][%[[I]]] {{.*}}: memref<1xf64>
 // IR:         scf.if
-// IR:           memref.store %{{.*}}, %[[DMEM]][%[[I]]] : memref<1xf64>
-// IR:         memref.load %[[DMEM]][%[[I]]] : memref<1xf64>
+// IR:           memref.store %{{.*}}, %[[DMEM]][%[[I]]] {{.*}}: memref<1xf64>
+// IR:         memref.load %[[DMEM]][%[[I]]] {{.*}}: memref<1xf64>
 // IR:         memref.dealloc %[[DMEM]] : memref<1xf64>
 
 func.func @loop(%x: f64) -> f64 {

@@ -8,8 +8,9 @@
 // The argument attribute is kept on the primal and given to its shadow.
 // IR-LABEL: func.func @f_fwd_dd_d(
 // IR-SAME:  %{{.*}}: f32, %{{.*}}: f32, %[[A:[a-z0-9_]+]]: memref<f32> {ad.noalias}, %[[DA:[a-z0-9_]+]]: memref<f32> {ad.noalias}) -> (f32, f32)
-// IR:         %[[V:.*]] = memref.load %[[A]][] : memref<f32>
-// IR-NEXT:    %[[DV:.*]] = memref.load %[[DA]][] : memref<f32>
+// IR:         %[[V:.*]] = memref.load %[[A]][] {{.*}}: memref<f32>
+// IR-NEXT:    ad.keep %[[V]] : f32
+// IR-NEXT:    %[[DV:.*]] = memref.load %[[DA]][] {{.*}}: memref<f32>
 // IR-NEXT:    func.return %[[V]], %[[DV]] : f32, f32
 
 func.func @f(%b: f32, %a: memref<f32> {ad.noalias}) -> f32 {

@@ -10,7 +10,7 @@
 // IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64, %[[OUT:[a-z0-9_]+]]: memref<f64>, %[[DOUT:[a-z0-9_]+]]: memref<f64>)
 // IR-NOT:     func.call
 // IR:         %[[DC:.*]] = "memref.cast"(%[[DOUT]])
-// IR:         memref.store %{{.*}}, %[[DC]][] : memref<f64>
+// IR:         memref.store %{{.*}}, %[[DC]][] {{.*}}: memref<f64>
 
 func.func private @leaf(%x: f64, %out: memref<f64>) {
   %sq = arith.mulf %x, %x : f64

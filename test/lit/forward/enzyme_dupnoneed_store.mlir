@@ -16,15 +16,15 @@
 // keeps it (an optimisation it does not make; the values are the same).
 // IR-LABEL: func.func @stm_fwd_dn_(
 // IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64, %[[OUT:[a-z0-9_]+]]: memref<f64>, %[[DOUT:[a-z0-9_]+]]: memref<f64>)
-// IR:         memref.store %{{.*}}, %[[DOUT]][] : memref<f64>
+// IR:         memref.store %{{.*}}, %[[DOUT]][] {{.*}}: memref<f64>
 // IR-LABEL: func.func @sta_fwd_dn_(
 // IR-NOT:     affine.
 // IR:         scf.for %[[I:.*]] = 
-// IR:           memref.store %{{.*}}, %{{.*}}[%[[I]]] : memref<4xf64>
+// IR:           memref.store %{{.*}}, %{{.*}}[%[[I]]] {{.*}}: memref<4xf64>
 // IR-LABEL: func.func @cst_fwd_dn_(
 // IR-SAME:  %[[X:[a-z0-9_]+]]: f64, %[[DX:[a-z0-9_]+]]: f64, %[[OUT:[a-z0-9_]+]]: memref<f64>, %[[DOUT:[a-z0-9_]+]]: memref<f64>)
 // IR:         %[[DV:.*]] = "memref.cast"(%[[DOUT]])
-// IR:         memref.store %{{.*}}, %[[DV]][] : memref<f64>
+// IR:         memref.store %{{.*}}, %[[DV]][] {{.*}}: memref<f64>
 
 func.func @stm(%x: f64, %out: memref<f64>) {
   %sq = arith.mulf %x, %x : f64

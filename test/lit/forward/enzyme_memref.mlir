@@ -7,8 +7,9 @@
 // IR-LABEL: func.func @square_fwd_d_d(
 // IR:         %[[TMP:.*]] = memref.alloc() : memref<1xf64>
 // IR-NEXT:    %[[DTMP:.*]] = memref.alloc() : memref<1xf64>
-// IR:         memref.store %[[DY:.*]], %[[DTMP]][%{{.*}}] : memref<1xf64>
+// IR:         memref.store %[[DY:.*]], %[[DTMP]][%{{.*}}] {{.*}}: memref<1xf64>
 // IR:         %[[R:.*]] = memref.load %[[TMP]]
+// IR-NEXT:    ad.keep %[[R]] : f64
 // IR-NEXT:    %[[DR:.*]] = memref.load %[[DTMP]]
 // IR:         memref.dealloc %[[DTMP]]
 // IR-NEXT:    func.return %[[R]], %[[DR]] : f64, f64

@@ -36,24 +36,24 @@ func.func @views(%x: memref<?xf64>, %y: memref<4xf64>, %k: index, %c: memref<?xf
 // CHECK-NEXT:    %dt = memref.alloc() : memref<2xf64>
 // CHECK-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f64
 // CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %c2 step %c1 {
-// CHECK-NEXT:      memref.store %[[Z]], %dt[%[[I]]] : memref<2xf64>
+// CHECK-NEXT:      memref.store %[[Z]], %dt[%[[I]]]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    "memref.copy"(%sv, %t)
 // CHECK-NEXT:    "memref.copy"(%dsv, %dt)
-// CHECK-NEXT:    %b = memref.load %t[%c0] : memref<2xf64>
-// CHECK-NEXT:    %db = memref.load %dt[%c0] : memref<2xf64>
-// CHECK-NEXT:    %cc = memref.load %c[%c0] : memref<?xf64>
+// CHECK-NEXT:    %b = memref.load %t[%c0]
+// CHECK-NEXT:    %db = memref.load %dt[%c0]
+// CHECK-NEXT:    %cc = memref.load %c[%c0]
 // CHECK-NEXT:    %p = arith.mulf %a, %b : f64
 // CHECK-NEXT:    %[[T1:.*]] = arith.mulf %da, %b : f64
 // CHECK-NEXT:    %[[T2:.*]] = arith.mulf %db, %a : f64
 // CHECK-NEXT:    %dp = arith.addf %[[T1]], %[[T2]] : f64
 // CHECK-NEXT:    %q = arith.mulf %p, %cc : f64
 // CHECK-NEXT:    %dq = arith.mulf %dp, %cc : f64
-// CHECK-NEXT:    memref.store %q, %y[%c2] : memref<4xf64>
-// CHECK-NEXT:    memref.store %dq, %dy[%c2] : memref<4xf64>
+// CHECK-NEXT:    memref.store %q, %y[%c2]
+// CHECK-NEXT:    memref.store %dq, %dy[%c2]
 // CHECK-NEXT:    %one = arith.constant 1.000000e+00 : f64
-// CHECK-NEXT:    memref.store %one, %y[%c0] : memref<4xf64>
-// CHECK-NEXT:    memref.store %[[Z]], %dy[%c0] : memref<4xf64>
+// CHECK-NEXT:    memref.store %one, %y[%c0]
+// CHECK-NEXT:    memref.store %[[Z]], %dy[%c0]
 // CHECK-NEXT:    memref.dealloc %t : memref<2xf64>
 // CHECK-NEXT:    memref.dealloc %dt : memref<2xf64>
 // CHECK-NEXT:    func.return %q, %dq : f64, f64

@@ -41,8 +41,8 @@ func.func @main(%x: memref<?xf64>, %dx: memref<?xf64>, %w: f64) -> (f64, f64) {
 
 // CHECK-LABEL: func.func @loops_fwd_dc_d(%x: memref<?xf64>, %dx: memref<?xf64>, %w: f64) -> (f64, f64) {
 // CHECK:         %r, %r_1, %dr = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z, %cnt = %z, %dacc = %z) -> (f64, f64, f64) {
-// CHECK-NEXT:      %a = memref.load %x[%i] : memref<?xf64>
-// CHECK-NEXT:      %da = memref.load %dx[%i] : memref<?xf64>
+// CHECK-NEXT:      %a = memref.load %x[%i]
+// CHECK-NEXT:      %da = memref.load %dx[%i]
 // CHECK-NEXT:      %pos = arith.cmpf ogt, %a, %z : f64
 // CHECK-NEXT:      %v, %dv = scf.if %pos -> (f64, f64) {
 // CHECK-NEXT:        %e = math.exp %a : f64
