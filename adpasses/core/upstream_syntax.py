@@ -80,6 +80,11 @@ class ScfFor(scf.ForOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> scf.ForOp:
+        start = parser.pos
+        if parser.parse_optional_keyword("unsigned"):
+            parser.raise_error("scf.for unsigned (bounds compared as unsigned integers) is not supported "
+                               "by adpasses: write scf.for with signed bounds (the same loop when the "
+                               "bounds are below 2^63)", start, parser.pos)
         indvar = parser.parse_argument(expect_type=False)
         parser.parse_punctuation("=")
         lb = parser.parse_unresolved_operand()

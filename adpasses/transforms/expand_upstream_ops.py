@@ -141,6 +141,8 @@ def _expand_parallel(op: scf.ParallelOp) -> None:
     """scf.parallel -> scf.for nest; reductions become iter_args of every
     loop of the nest, combined by the scf.reduce regions (lhs: the
     accumulator, rhs: this iteration's value)."""
+    if not op.lowerBound:
+        raise error_at(op, "has no induction variable; write its body without the loop")
     body = op.body.block
     reduce = body.last_op
     assert isinstance(reduce, scf.ReduceOp)
