@@ -16,6 +16,7 @@ from adpasses.dialects.ad import (
     PINNED,
     STOP,
     AutodiffOp,
+    FwddiffOp,
     KeepOp,
     ShadowCheckOp,
     TapeCreateOp,
@@ -27,8 +28,10 @@ from adpasses.dialects.ad import (
 F64 = Float64Type()
 MEMREF = MemRefType(F64, [4])
 
-UNKNOWN_BY_DESIGN = {AutodiffOp}
-"""`ad` ops without an effect trait: ad.autodiff has its callee's effects."""
+UNKNOWN_BY_DESIGN = {AutodiffOp, FwddiffOp}
+"""`ad` ops without an effect trait: ad.autodiff and ad.fwddiff have their
+callee's effects (like func.call), and are replaced by calls before any
+pass that reads effects."""
 
 
 def _ops() -> dict[type[Operation], Operation]:
