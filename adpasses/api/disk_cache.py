@@ -123,6 +123,7 @@ class DiskCache:
         path = self._path(kind, parts)
         if path is not None:
             object_cache.write(path, {"kind": kind, **entry})
+            object_cache.share_runtime_with(path.parent)
 
     def load(self, kind: str, parts: tuple):  # type: ignore[no-untyped-def]
         """(CompiledModule, entry) from the cache, or None. An entry whose

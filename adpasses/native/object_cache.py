@@ -251,17 +251,40 @@ def runtime_machine_code(name: str, modules: tuple[str, ...], build_ir: Callable
     from adpasses.native.llvm_jit import _machine_code, machine_code_of_object
 
     runtime.register_python_objects()
-    folder = None
+    path = None
     if _runtime_cache:
+        # The configured folder first, then the user's: a process that set
+        # $ADPASSES_CACHE_DIR after its runtime was built (or whose parent
+        # did) still finds the runtime the user folder holds, instead of
+        # compiling it, and importing xDSL, in every worker.
         configured = os.environ.get(ENV_DIR)
-        folder = Path(configured) if configured else _user_folder()
-        path = folder / entry_name("runtime", name, _module_sources(modules))
-        entry = read(path)
-        if entry is not None and isinstance(entry.get("object"), bytes):
-            stats["hits"] += 1
-            return machine_code_of_object(entry["object"])
+        folders = ([Path(configured)] if configured else []) + [_user_folder()]
+        entry_file = entry_name("runtime", name, _module_sources(modules))
+        for folder in folders:
+            entry = read(folder / entry_file)
+            if entry is not None and isinstance(entry.get("object"), bytes):
+                stats["hits"] += 1
+                _runtime_objects[entry_file] = entry["object"]
+                return machine_code_of_object(entry["object"])
         stats["misses"] += 1
+        path = folders[0] / entry_file
     code, _, object_code = _machine_code(build_ir(), 3)
-    if folder is not None:
+    if path is not None:
+        _runtime_objects[path.name] = object_code
         write(path, {"object": object_code})
     return code
+
+
+_runtime_objects: dict[str, bytes] = {}
+"""This process's runtime modules by entry file name, as object code."""
+
+
+def share_runtime_with(folder: Path) -> None:
+    """Write this process's runtime modules into `folder` where missing: a
+    folder of function entries then serves a worker process with everything
+    it needs, without compiling (or importing xDSL), even when this process
+    built its runtime for another folder."""
+    for entry_file, object_code in list(_runtime_objects.items()):
+        path = folder / entry_file
+        if not path.exists():
+            write(path, {"object": object_code})
