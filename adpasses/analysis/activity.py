@@ -61,7 +61,8 @@ from adpasses.analysis.memref_views import (
     memory_object,
 )
 from adpasses.core.types import is_float_aggregate, is_float_type, is_int_like, is_memref_type
-from adpasses.dialects.ad import KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.dialects.ad import (KeepOp, ShadowCheckOp, SizeMatchOp, TapeCreateOp, TapeFreeOp, TapePopOp,
+                                  TapePushOp)
 
 MEMREF_OPS_UNDERSTOOD = (
     memref.LoadOp,
@@ -76,10 +77,11 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
-AD_OPS_UNDERSTOOD = (ShadowCheckOp, KeepOp, TapeCreateOp, TapeFreeOp, TapePushOp, TapePopOp)
+AD_OPS_UNDERSTOOD = (ShadowCheckOp, SizeMatchOp, KeepOp, TapeCreateOp, TapeFreeOp, TapePushOp, TapePopOp)
 """The `ad` ops of generated gradients (forward mode differentiates them:
 forward over reverse). A tape is memory: a push stores into it, a pop
-loads from it; checks and keeps move no data."""
+loads from it; checks (`ad.size_match` of a lowered matmul too) and keeps
+move no data."""
 
 _MODELED = frozenset((*MEMREF_OPS_UNDERSTOOD, *AD_OPS_UNDERSTOOD))
 
