@@ -43,6 +43,7 @@ from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.calls import CallMixin, lambda_def
+from adpasses.frontend.numbers import NumberMixin
 from adpasses.frontend.arithmetic import ArithmeticMixin
 from adpasses.frontend.arrays import ArrayMixin
 from adpasses.frontend.control import lift_loop_returns
@@ -177,7 +178,7 @@ def _static_key(value: object) -> object:
 
 
 class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
-                       CallMixin):
+                       CallMixin, NumberMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None):
         self.mb = mb
