@@ -104,7 +104,7 @@ ENTRIES = [
     ScalarOp(math.TanOp, python=(pymath.tan, np.tan), partials=lambda x, r: [c(1.0) + r * r],
              llvm=Libm("tan"), cost=TRANSCENDENTAL, domains=("unit",), oracle="_m.tan({0})"),
     ScalarOp(math.TanhOp, python=(pymath.tanh, np.tanh), partials=lambda x, r: [c(1.0) - r * r],
-             llvm=Libm("tanh"), cost=TRANSCENDENTAL, domains=("any",), oracle="_m.tanh({0})"),
+             llvm=Intrinsic("llvm.tanh"), cost=TRANSCENDENTAL, domains=("any",), oracle="_m.tanh({0})"),
     ScalarOp(math.SinhOp, python=(pymath.sinh, np.sinh), partials=lambda x, r: [call(math.CoshOp, x)],
              llvm=Libm("sinh"), cost=TRANSCENDENTAL, domains=("small",), oracle="_m.sinh({0})"),
     ScalarOp(math.CoshOp, python=(pymath.cosh, np.cosh), partials=lambda x, r: [call(math.SinhOp, x)],
