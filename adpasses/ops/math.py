@@ -155,7 +155,7 @@ ENTRIES = [
              llvm=Intrinsic("llvm.ceil"), cost=CHEAP, domains=("any",), oracle="_ceil({0})"),
     ScalarOp(math.RoundOp, python=(), partials=_piecewise_constant,
              llvm=Intrinsic("llvm.round"), cost=CHEAP, domains=("any",), oracle="_round({0})"),
-    ScalarOp(math.RoundEvenOp, python=(), partials=_piecewise_constant,
+    ScalarOp(math.RoundEvenOp, python=(np.rint,), partials=_piecewise_constant,
              llvm=Intrinsic("llvm.roundeven"), cost=CHEAP, domains=("any",), oracle="_roundeven({0})"),
     ScalarOp(math.TruncOp, python=(np.trunc, ToInt(pymath.trunc)), partials=_piecewise_constant,
              llvm=Intrinsic("llvm.trunc"), cost=CHEAP, domains=("any",), oracle="_trunc({0})"),
