@@ -18,6 +18,7 @@ a `break`/`continue` that may have run are compiled under `if not flag:`
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Callable
 
 from xdsl.dialects import arith, scf
@@ -26,7 +27,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from adpasses.core.index_arith import INDEX_MAX, trip_count
 from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, loop_exits
-from adpasses.frontend.values import Array, Scalar
+from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
 
 class CarriedTypeChanged(Exception):
@@ -46,11 +47,51 @@ class LoopMixin:
 
     def stmt_For(self, stmt: ast.For) -> None:
         call = stmt.iter
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range"
-                and self.env.get("range") is None):
-            self.error(stmt.iter, "only `for i in range(...)` loops are supported; index arrays with range(len(x))")
+        if not self._is_builtin_call(call, "range"):
+            self.iteration_loop(stmt)
+            return
         if not isinstance(stmt.target, ast.Name):
             self.error(stmt.target, "the loop variable must be a single name")
+        lower, upper, stride, ascending, i_bound, start, step = self.range_loop_bounds(call)
+        name = stmt.target.id
+
+        def bind_loop_variable(k: SSAValue) -> None:
+            if ascending:
+                i = k
+            else:
+                i = self.emit(arith.AddiOp(start, self.emit(arith.MuliOp(k, step)).results[0])).results[0]
+            if i_bound is not None:
+                self.lower_bounds[i] = i_bound
+            i.name_hint = value_name(name)
+            self.env[name] = Scalar(i)
+
+        self.run_loop(stmt, lower, upper, stride, bind_loop_variable)
+
+    def run_loop(self, stmt: ast.For, lower: SSAValue, upper: SSAValue, stride: SSAValue,
+                 bind_loop_variable: Callable[[SSAValue], None]) -> None:
+        if BREAK in loop_exits(stmt.body):
+            broken = self.loop_with_break(stmt, lower, upper, stride, bind_loop_variable)
+        else:
+            self.counted_loop(stmt, lower, upper, stride, bind_loop_variable)
+            broken = None
+        self.after_loop(stmt)
+        self.loop_else(stmt, broken)
+
+    def after_loop(self, stmt: ast.For) -> None:
+        """The loop's targets are local to it unless carried out of it."""
+        for name in _target_names(stmt.target):
+            if name not in getattr(self, "loop_carried_out", {}).get(id(stmt), ()):
+                self.env.pop(name, None)
+
+    def _is_builtin_call(self, node: ast.expr, name: str) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+                and node.func.id not in self.env and self.global_value(name, node.func) == PyObject(
+                    getattr(builtins, name)))
+
+    def range_loop_bounds(self, call: ast.Call):  # type: ignore[no-untyped-def]
+        """scf.for bounds of `range(...)`: (lower, upper, stride, ascending,
+        known minimum of i, start, step); a descending or non-literal step
+        iterates a counter k over the trip count with i = start + k * step."""
         if not 1 <= len(call.args) <= 3 or call.keywords:
             self.error(call, "range() takes 1 to 3 integer arguments")
         args = [self.to_index(self.scalar(a), a) for a in call.args]
@@ -72,25 +113,113 @@ class LoopMixin:
         else:  # descending: i > stop
             stop_bound = self.lower_bound(stop, call.args[1]) if step_const is not None else None
             i_bound = None if stop_bound is None else stop_bound + 1
-        name = stmt.target.id
+        return lower, upper, stride, ascending, i_bound, start, step
 
-        def bind_loop_variable(k: SSAValue) -> None:
-            if ascending:
-                i = k
-            else:
+    # -- for over arrays, enumerate, zip, reversed -------------------------------------
+
+    def iteration_loop(self, stmt: ast.For) -> None:
+        """`for v in x`, `enumerate(...)`, `zip(...)`, `reversed(...)`: a
+        counter k over the length (zip: the shortest), binding the targets
+        to the k-th items (an element of a 1-D array, a row view of a
+        deeper one) at the top of each iteration."""
+        with self.at(stmt.iter):
+            length, item = self.iterable(stmt.iter)
+
+        def bind_items(k: SSAValue) -> None:
+            self.lower_bounds[k] = 0
+            self.bind_target(stmt.target, item(k), stmt)
+
+        self.run_loop(stmt, self.const_index(0), length, self.const_index(1), bind_items)
+
+    def bind_target(self, target: ast.expr, value: object, stmt: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, Scalar) and isinstance(value.value, SSAValue) and not value.value.name_hint:
+                value.value.name_hint = value_name(target.id)
+            self.bind(target.id, value, stmt)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, (ast.Name, ast.Tuple, ast.List))
+                                                             for e in target.elts):
+            items = value.items if isinstance(value, TupleValue) else None
+            if items is None or len(items) != len(target.elts):
+                what = f"{len(items)} items" if items is not None else "not a tuple"
+                self.error(target, f"cannot unpack {what} into {len(target.elts)} loop variables")
+            for t, v in zip(target.elts, items):
+                self.bind_target(t, v, stmt)
+            return
+        self.error(target, "loop variables must be names or tuples of names")
+
+    def iterable(self, node: ast.expr):  # type: ignore[no-untyped-def]
+        """(length, k -> k-th item) of what a for loop iterates over,
+        evaluated once, before the loop."""
+        if self._is_builtin_call(node, "range"):
+            lower, upper, stride, ascending, i_bound, start, step = self.range_loop_bounds(node)
+            length = upper if not ascending else self._range_length(lower, upper, stride)
+
+            def range_item(k: SSAValue) -> Scalar:
                 i = self.emit(arith.AddiOp(start, self.emit(arith.MuliOp(k, step)).results[0])).results[0]
-            if i_bound is not None:
-                self.lower_bounds[i] = i_bound
-            i.name_hint = value_name(name)
-            self.env[name] = Scalar(i)
+                if i_bound is not None:
+                    self.lower_bounds[i] = i_bound
+                return Scalar(i)
 
-        if BREAK in loop_exits(stmt.body):
-            broken = self.loop_with_break(stmt, lower, upper, stride, bind_loop_variable)
-        else:
-            self.counted_loop(stmt, lower, upper, stride, bind_loop_variable)
-            broken = None
-        self.env.pop(name, None)
-        self.loop_else(stmt, broken)
+            return length, range_item
+        if self._is_builtin_call(node, "enumerate"):
+            if not 1 <= len(node.args) <= 2 or (node.keywords and [k.arg for k in node.keywords] != ["start"]):
+                self.error(node, "enumerate() takes an iterable and an optional start")
+            first = node.args[1] if len(node.args) == 2 else (node.keywords[0].value if node.keywords else None)
+            length, inner = self.iterable(node.args[0])
+            offset = self.to_index(self.scalar(first), first) if first is not None else None
+            known = 0 if first is None else self.constant_index_of(first)
+
+            def enumerate_item(k: SSAValue) -> TupleValue:
+                i = k if offset is None else self.emit(arith.AddiOp(k, offset)).results[0]
+                if known is not None and known >= 0:
+                    self.lower_bounds[i] = known
+                return TupleValue([Scalar(i), inner(k)])
+
+            return length, enumerate_item
+        if self._is_builtin_call(node, "zip"):
+            if not node.args or node.keywords:
+                self.error(node, "zip() takes one or more iterables (no keywords)")
+            parts = [self.iterable(a) for a in node.args]
+            length = parts[0][0]
+            for n, _ in parts[1:]:
+                length = self.emit(arith.MinSIOp(length, n)).results[0]
+            return length, lambda k: TupleValue([item(k) for _, item in parts])
+        if self._is_builtin_call(node, "reversed"):
+            if len(node.args) != 1 or node.keywords:
+                self.error(node, "reversed() takes one sequence")
+            length, inner = self.iterable(node.args[0])
+
+            def reversed_item(k: SSAValue) -> object:
+                last = self.emit(arith.SubiOp(length, self.const_index(1))).results[0]
+                j = self.emit(arith.SubiOp(last, k)).results[0]
+                self.lower_bounds[j] = 0
+                return inner(j)
+
+            return length, reversed_item
+        value = self.expr(node)
+        if isinstance(value, Array):
+            if value.ndim == 0:
+                self.error(node, "iteration over a 0-d array")
+            return self.dim(value, 0), lambda k: self.array_item(value, k, node)
+        self.error(node, "a for loop iterates over range(...), an array (its elements, or its rows), "
+                         "enumerate(...), zip(...) or reversed(...); "
+                         f"{_describe(node)} is not one of those")
+
+    def _range_length(self, lower: SSAValue, upper: SSAValue, stride: SSAValue) -> SSAValue:
+        return trip_count(self.emit, lower, upper, stride)
+
+    def array_item(self, a: Array, k: SSAValue, node: ast.AST) -> object:
+        """x[k] for 0 <= k < len(x): an element of a 1-D array, a row view of
+        a deeper one."""
+        name = "!item"
+        self.env[name] = Scalar(k)
+        try:
+            index = ast.copy_location(ast.Name(name, ast.Load()), node)
+            return self.load_or_view(a, ast.copy_location(ast.Subscript(node, index, ast.Load()), node))
+        finally:
+            self.env.pop(name, None)
+
 
     def counted_loop(self, stmt: ast.For, lower: SSAValue, upper: SSAValue, stride: SSAValue,
                      bind_loop_variable: Callable[[SSAValue], None]) -> None:
@@ -307,3 +436,18 @@ def _wider_type(carried: Attribute, value: Scalar) -> Attribute | None:
     if _is_float(carried) and not isinstance(carried, Float64Type) and isinstance(value.type, Float64Type):
         return f64
     return None
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _target_names(e)]
+    return []
+
+
+def _describe(node: ast.AST) -> str:
+    try:
+        return f"'{ast.unparse(node)}'"
+    except Exception:  # noqa: BLE001
+        return type(node).__name__

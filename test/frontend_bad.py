@@ -79,9 +79,16 @@ def return_in_loop_else(x):
     return 1.0
 
 
-def iterates_array(x):
+def iterates_shape(x):
     s = 0.0
-    for v in x:  # ERROR: for over an array
+    for n in x.shape:  # ERROR: for over a shape
+        s += n
+    return s
+
+
+def unpacks_too_many(x):
+    s = 0.0
+    for i, v, w in enumerate(x):  # ERROR: three targets for pairs
         s += v
     return s
 
