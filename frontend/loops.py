@@ -26,15 +26,40 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexTy
 from xdsl.ir import Attribute, Block, SSAValue
 
 from adpasses.core.index_arith import INDEX_MAX, trip_count
-from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, loop_exits
+from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_flag, loop_exits, maybe_unbound
 from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
 
 class CarriedTypeChanged(Exception):
-    """A carried variable needs a wider type than it had on entry."""
+    """A carried variable needs a wider type than it had on entry (None: a
+    variable first assigned in the loop is not a number, and is not carried)."""
 
-    def __init__(self, name: str, new_type: Attribute):
+    def __init__(self, name: str, new_type: Attribute | None):
         self.name, self.new_type = name, new_type
+
+
+class CarriedTypes(dict):
+    """name -> type of the variables a loop carries, in `carried` order;
+    `guessed`: those first assigned in the loop whose type is a guess until
+    the body is compiled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.carried: list[str] = []
+        self.guessed: set[str] = set()
+
+    def add(self, name: str, type_: Attribute, guessed: bool = False) -> None:
+        self[name] = type_
+        self.carried.append(name)
+        if guessed:
+            self.guessed.add(name)
+
+    def drop(self, name: str) -> None:
+        for n in (name, maybe_unbound(name)):
+            if n in self:
+                del self[n]
+                self.carried.remove(n)
+        self.guessed.discard(name)
 
 
 def value_name(name: str) -> str | None:
@@ -64,6 +89,7 @@ class LoopMixin:
                 self.lower_bounds[i] = i_bound
             i.name_hint = value_name(name)
             self.env[name] = Scalar(i)
+            self.env.pop(maybe_unbound(name), None)
 
         self.run_loop(stmt, lower, upper, stride, bind_loop_variable)
 
@@ -78,10 +104,12 @@ class LoopMixin:
         self.loop_else(stmt, broken)
 
     def after_loop(self, stmt: ast.For) -> None:
-        """The loop's targets are local to it unless carried out of it."""
+        """The loop's targets are local to it unless carried out of it (read
+        after the loop: their last values, unbound after no iteration)."""
         for name in _target_names(stmt.target):
-            if name not in getattr(self, "loop_carried_out", {}).get(id(stmt), ()):
+            if name not in self.carried_out.get(id(stmt), ()):
                 self.env.pop(name, None)
+                self.env.pop(maybe_unbound(name), None)
 
     def _is_builtin_call(self, node: ast.expr, name: str) -> bool:
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
@@ -223,8 +251,8 @@ class LoopMixin:
 
     def counted_loop(self, stmt: ast.For, lower: SSAValue, upper: SSAValue, stride: SSAValue,
                      bind_loop_variable: Callable[[SSAValue], None]) -> None:
-        carried = self.carried_names(stmt.body)
-        types = {n: self.env[n].type for n in carried}
+        types = self.carried_types(stmt)
+        carried = types.carried
 
         def build(attempt: list[Block]) -> list[Block]:
             block = Block(arg_types=[IndexType(), *(types[n] for n in carried)])
@@ -246,8 +274,8 @@ class LoopMixin:
                         bind_loop_variable: Callable[[SSAValue], None]) -> SSAValue:
         """for-with-break as scf.while over (counter, broken, carried...);
         returns the final "broken" flag."""
-        carried = self.carried_names(stmt.body)
-        types = {n: self.env[n].type for n in carried}
+        types = self.carried_types(stmt)
+        carried = types.carried
 
         def build(attempt: list[Block]) -> list[Block]:
             state = [IndexType(), i1, *(types[n] for n in carried)]
@@ -298,8 +326,8 @@ class LoopMixin:
     # -- while -----------------------------------------------------------------------
 
     def stmt_While(self, stmt: ast.While) -> None:
-        carried = self.carried_names(stmt.body)
-        types = {n: self.env[n].type for n in carried}
+        types = self.carried_types(stmt)
+        carried = types.carried
         has_break = BREAK in loop_exits(stmt.body)
         flag = [i1] if has_break else []
 
@@ -362,19 +390,34 @@ class LoopMixin:
         with self.at(stmt.orelse[0]):
             self.conditional(self.negation(broken), stmt.orelse, [], stmt.orelse[0])
 
-    def carried_names(self, body: list[ast.stmt]) -> list[str]:
-        """Scalar variables existing before the loop and assigned in it (the
-        loop's own break/continue flags are handled by the loop itself)."""
-        names = []
-        for name in assigned_names(body):
+    def carried_types(self, stmt: ast.For | ast.While) -> CarriedTypes:
+        """The variables a loop carries and their types: every scalar
+        variable existing before it and assigned in it, and every variable
+        first assigned in it (the targets of a for loop included) that is
+        read after it or by a later iteration (with a defined-flag, and a
+        type known once the body is compiled: float64 is the first guess).
+        The loop's own break/continue flags are handled by the loop itself."""
+        live = self.liveness.live_after(stmt)
+        entry = self.liveness.entry.get(id(stmt))
+        wanted = None if live is None or entry is None else live | entry
+        targets = _target_names(stmt.target) if isinstance(stmt, ast.For) else []
+        types = CarriedTypes()
+        for name in [*targets, *assigned_names(stmt.body)]:
             value = self.env.get(name)
-            if name in (BREAK, CONTINUE):
+            if name in (BREAK, CONTINUE) or name in types:
                 continue
             if isinstance(value, Array):
-                self.loop_protected.add(name)
-            elif isinstance(value, Scalar):
-                names.append(name)
-        return names
+                if name not in targets:
+                    self.loop_protected.add(name)
+            elif isinstance(value, Scalar) and (name not in targets or wanted is None or name in wanted):
+                types.add(name, value.type)
+                if maybe_unbound(name) in self.env:
+                    types.add(maybe_unbound(name), i1)
+            elif value is None and (wanted is None or name in wanted):
+                types.add(name, f64, guessed=True)
+                types.add(maybe_unbound(name), i1)
+        self.carried_out[id(stmt)] = set(types.carried)
+        return types
 
     def bind_carried(self, carried: list[str], values: list[SSAValue]) -> None:
         for n, v in zip(carried, values):
@@ -387,7 +430,15 @@ class LoopMixin:
             self.env[n] = Scalar(r)
 
     def carried_inits(self, carried: list[str], types: dict, stmt: ast.stmt) -> list[SSAValue]:
-        return [self.convert_to(self.env[n], types[n], stmt) for n in carried]
+        inits = []
+        for n in carried:
+            if is_flag(n):
+                inits.append(self.defined_flag(self.env, n[1:]))
+            elif n not in self.env:  # first assigned in the loop: unbound on entry
+                inits.append(self.zero_of(types[n]))
+            else:
+                inits.append(self.convert_to(self.env[n], types[n], stmt))
+        return inits
 
     def until_types_settle(self, types: dict[str, Attribute],
                            build: Callable[[list[Block]], list[Block]]) -> list[Block]:
@@ -400,7 +451,13 @@ class LoopMixin:
             try:
                 return build(attempt)
             except CarriedTypeChanged as change:
-                types[change.name] = change.new_type
+                if change.new_type is None:  # not a number: local to the loop after all
+                    assert isinstance(types, CarriedTypes)
+                    types.drop(change.name)
+                else:
+                    types[change.name] = change.new_type
+                    if isinstance(types, CarriedTypes):
+                        types.guessed.discard(change.name)
                 for block in attempt:  # so that no constant stays used by it
                     block.drop_all_references()
             finally:
@@ -408,8 +465,17 @@ class LoopMixin:
 
     def carried_values(self, carried: list[str], types: dict, stmt: ast.stmt) -> list[SSAValue]:
         values = []
+        guessed = types.guessed if isinstance(types, CarriedTypes) else set()
         for n in carried:
+            if is_flag(n):
+                values.append(self.defined_flag(self.env, n[1:]))
+                continue
             v = self.env.get(n)
+            if n in guessed:  # first assigned in the loop: now its type is known
+                if not isinstance(v, Scalar):
+                    raise CarriedTypeChanged(n, None)
+                if v.type != types[n]:
+                    raise CarriedTypeChanged(n, v.type)
             if not isinstance(v, Scalar):
                 self.error(stmt, f"variable '{n}' changes from a number to something else in the loop")
             if v.type != types[n]:

@@ -13,9 +13,12 @@ from __future__ import annotations
 import ast
 
 from xdsl.dialects import arith, scf
-from xdsl.ir import Block, SSAValue
+from xdsl.dialects.builtin import IndexType, i1
+from xdsl.ir import Attribute, Block, SSAValue
 
-from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, loop_exits
+from adpasses.dialects.ad import RaiseIfOp
+
+from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_flag, loop_exits, maybe_unbound
 from adpasses.frontend.loops import value_name
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
@@ -120,6 +123,18 @@ class StatementMixin:
         if isinstance(value, Scalar) and isinstance(value.value, SSAValue) and not value.value.name_hint:
             value.value.name_hint = value_name(name)
         self.env[name] = value
+        self.env.pop(maybe_unbound(name), None)
+
+    def check_bound(self, node: ast.Name) -> None:
+        """Python's UnboundLocalError, at run time, when a variable that may
+        be unbound here is read while it is; reads after it need no check."""
+        flag = self.env.pop(maybe_unbound(node.id)).value
+        if flag is self.const_bool(True):
+            return
+        with self.at(node):
+            self.emit(RaiseIfOp(self.negation(flag), "UnboundLocalError",
+                                f"cannot access local variable '{node.id}' where it is not associated "
+                                "with a value"))
 
     # -- if --------------------------------------------------------------------------
 
@@ -144,20 +159,51 @@ class StatementMixin:
             envs.append(self.env)
             blocks.append(block)
         self.env, self.loop_protected = before, protected
-        names = [
-            n for n in assigned
-            if all(isinstance(e.get(n), Scalar) for e in envs)
-            and (isinstance(before.get(n), Scalar) or all(n in e for e in envs))
-        ]
-        types = [self.common_type(envs[0][n], envs[1][n], node) for n in names]
+        live = self.liveness.live_after((body or orelse)[-1]) if (body or orelse) else set()
+        names, flagged = [], []
+        for n in assigned:
+            values = [e.get(n) for e in envs]
+            if not all(v is None or isinstance(v, Scalar) for v in values) or all(v is None for v in values):
+                continue
+            maybe = any(v is None or maybe_unbound(n) in e for v, e in zip(values, envs))
+            if maybe and not is_flag(n) and n not in (BREAK, CONTINUE) and (live is None or n in live):
+                names.append(n)  # may be unbound after the if: yield it with its defined-flag
+                flagged.append(n)
+            elif not maybe:
+                names.append(n)
+        types = []
+        for n in names:
+            present = [e[n] for e in envs if n in e]
+            types.append(self.common_type(present[0], present[-1], node))
         with self.at(node):
             for block, env in zip(blocks, envs):
                 with self.inserting_at_end(block):
-                    self.emit(scf.YieldOp(*(self.convert_to(env[n], t, node) for n, t in zip(names, types))))
-            op = self.emit(scf.IfOp(cond, types, [blocks[0]], [blocks[1]]))
+                    yields = [self.convert_to(env[n], t, node) if n in env else self.zero_of(t)
+                              for n, t in zip(names, types)]
+                    yields += [self.defined_flag(env, n) for n in flagged]
+                    self.emit(scf.YieldOp(*yields))
+            op = self.emit(scf.IfOp(cond, [*types, *[i1] * len(flagged)], [blocks[0]], [blocks[1]]))
         for n, r in zip(names, op.results):
             r.name_hint = value_name(n)
             self.env[n] = Scalar(r)
+            self.env.pop(maybe_unbound(n), None)
+        for n, r in zip(flagged, op.results[len(names):]):
+            self.env[maybe_unbound(n)] = Scalar(r)
+
+    def defined_flag(self, env: dict, name: str) -> SSAValue:
+        """Whether `name` is bound in `env`, as an i1."""
+        if name not in env:
+            return self.const_bool(False)
+        flag = env.get(maybe_unbound(name))
+        return flag.value if flag is not None else self.const_bool(True)
+
+    def zero_of(self, t: Attribute) -> SSAValue:
+        """The value an unbound variable holds beside its false defined-flag."""
+        if isinstance(t, IndexType):
+            return self.const_index(0)
+        if t == i1:
+            return self.const_bool(False)
+        return self.const_float(0.0, t)
 
     # -- break / continue ------------------------------------------------------------
 

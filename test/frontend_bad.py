@@ -117,10 +117,8 @@ def pong(n):
     return ping(n) + 1.0  # ERROR: mutual recursion (reported at the call closing the cycle)
 
 
-def undefined_after_loop(x):
-    for i in range(len(x)):
-        t = x[i] * 2.0
-    return t  # ERROR: undefined
+def undefined_name(x):
+    return x[0] * t  # ERROR: undefined
 
 
 def bad_attribute(x):

@@ -97,3 +97,90 @@ def iterate_with_break(x):
             break
         s += v * v
     return s
+
+
+# -- Python scoping: variables that may be unbound --------------------------------
+
+
+def loop_variable_after(x):
+    for i in range(len(x)):
+        x[i] = x[i] * 2.0
+    return x[i] * i  # the last i; unbound when x is empty
+
+
+def loop_variable_after_break(x):
+    for i in range(len(x)):
+        if x[i] < 0.0:
+            break
+    return i * x[i]
+
+
+def element_after_loop(x):
+    s = 0.0
+    for v in x:
+        s += v
+    return s * v  # the last element
+
+
+def assigned_in_loop_read_after(x):
+    for i in range(len(x)):
+        t = math.sin(x[i]) * 2.0
+    return t * t
+
+
+def first_iteration_branch(x):
+    s = 0.0
+    for i in range(len(x)):
+        if i == 0:
+            prev = x[0]
+        else:
+            s += (x[i] - prev) ** 2
+            prev = x[i]
+    return s
+
+
+def branch_only_then_read(x, flag):
+    if flag > 0.0:
+        y = x[0] * 3.0
+    return y * x[1]  # unbound when flag <= 0
+
+
+def nested_first_iteration(M):
+    s = 0.0
+    for t in range(M.shape[0]):
+        for j in range(M.shape[1]):
+            if t == 0 and j == 0:
+                ref = M[0, 0]
+            s += math.tanh(M[t, j] - ref)
+    return s
+
+
+def while_assigned_read_after(x):
+    k = 0
+    while k < len(x):
+        last = x[k] * x[k]
+        k += 1
+    return last + k
+
+
+def int_assigned_in_loop(x):
+    for i in range(len(x)):
+        m = i * 2
+    return x[m // 2] * m
+
+
+def unbound_in_branch_of_loop(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] > 0.5:
+            big = x[i]
+        s += x[i]
+    return s * big
+
+
+def dot_like_temporaries(x):
+    s = 0.0
+    for i in range(len(x)):
+        t = x[i] * 2.0
+        s += t * x[i]
+    return s

@@ -51,7 +51,7 @@ CASES = [
     ("unpacks_too_many", [X], "cannot unpack 2 items into 3 loop variables", ""),
     ("float_range", [X], "a float cannot be used as an integer here", "int(...)"),
     ("assigns_slice", [X], "assignment to a slice is not supported", "in a loop"),
-    ("undefined_after_loop", [X], "name 't' is not defined here", "define it before"),
+    ("undefined_name", [X], "name 't' is not defined here", "assign it before"),
     ("bad_attribute", [X], "array attribute .mean is not supported", ".shape"),
     ("float_index", [X], "array indices must be integers", ""),
     ("uses_varargs", [1.0], "only plain parameters are supported (no *args", "with defaults"),

@@ -74,3 +74,76 @@ def check_case(name, cases):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_iteration(name):
     check_case(name, CASES)
+
+
+SCOPING = {
+    "loop_variable_after": (k.loop_variable_after, lambda: [vec(5)], (0,)),
+    "loop_variable_after_break": (k.loop_variable_after_break, lambda: [np.array([0.5, 0.2, -0.3, 0.8])], (0,)),
+    "loop_variable_after_no_break": (k.loop_variable_after_break, lambda: [vec(4, 0.1, 1.0)], (0,)),
+    "element_after_loop": (k.element_after_loop, lambda: [vec(5)], (0,)),
+    "assigned_in_loop_read_after": (k.assigned_in_loop_read_after, lambda: [vec(4)], (0,)),
+    "first_iteration_branch": (k.first_iteration_branch, lambda: [vec(6)], (0,)),
+    "branch_only_then_read": (k.branch_only_then_read, lambda: [vec(3), 0.5], (0,)),
+    "nested_first_iteration": (k.nested_first_iteration, lambda: [mat(3, 4)], (0,)),
+    "while_assigned_read_after": (k.while_assigned_read_after, lambda: [vec(5)], (0,)),
+    "int_assigned_in_loop": (k.int_assigned_in_loop, lambda: [vec(5)], (0,)),
+    "unbound_in_branch_of_loop": (k.unbound_in_branch_of_loop, lambda: [np.array([0.2, 0.9, 0.1, 0.7, 0.3])], (0,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCOPING))
+def test_scoping(name):
+    check_case(name, SCOPING)
+
+
+UNBOUND = [
+    (k.loop_variable_after, [vec(0)], "i"),
+    (k.element_after_loop, [vec(0)], "v"),
+    (k.assigned_in_loop_read_after, [vec(0)], "t"),
+    (k.branch_only_then_read, [vec(3), -0.5], "y"),
+    (k.while_assigned_read_after, [vec(0)], "last"),
+    (k.unbound_in_branch_of_loop, [vec(4, -1.0, 0.4)], "big"),
+]
+
+
+@pytest.mark.parametrize("f,args,name", UNBOUND, ids=[u[0].__name__ for u in UNBOUND])
+@pytest.mark.parametrize("mode", ["jit", "grad", "jvp"])
+def test_reading_an_unbound_variable_raises_python_error(f, args, name, mode):
+    with pytest.raises(UnboundLocalError) as python:
+        f(*copy_args(args))
+    with pytest.raises(UnboundLocalError) as compiled:
+        if mode == "jit":
+            adpasses.jit(f)(*copy_args(args))
+        elif mode == "grad":
+            adpasses.grad(f)(*copy_args(args))
+        else:
+            adpasses.jvp(f, tuple(copy_args(args)), (np.ones_like(args[0]),) + (None,) * (len(args) - 1))
+    text = str(compiled.value)
+    assert text.startswith(str(python.value))  # Python's words
+    lines, first = __import__("inspect").getsourcelines(f)
+    read_line = first + max(j for j, t in enumerate(lines) if name in t and "return" in t)
+    assert f"(at {k.__file__}:{read_line}:" in text
+
+
+def test_unbound_check_stays_without_boundscheck():
+    f = adpasses.jit(k.assigned_in_loop_read_after, boundscheck=False)
+    with pytest.raises(UnboundLocalError):
+        f(vec(0))
+    assert f(np.array([0.3])) == pytest.approx(k.assigned_in_loop_read_after(np.array([0.3])))
+
+
+def primal_ir(f, *args):
+    from adpasses.frontend import ArrayArg, ScalarArg, arg_type, build_module
+
+    module, _ = build_module(f, [arg_type(a, j, f"a{j}") for j, a in enumerate(args)])
+    return str(module)
+
+
+def test_flags_only_where_a_variable_may_be_unbound():
+    """A variable bound on every path gets no defined-flag and no check; a
+    loop carries out only what is read after it."""
+    text = primal_ir(k.first_iteration_branch, vec(4))
+    assert text.count("ad.raise_if") == 1  # prev, read in the else branch
+    assert "ad.raise_if" not in primal_ir(k.iterate_elements, vec(4))
+    assert "ad.raise_if" not in primal_ir(k.dot_like_temporaries, vec(4))
+    assert primal_ir(k.dot_like_temporaries, vec(4)).count("iter_args") == 1  # s only, not t or i

@@ -17,6 +17,7 @@ their messages need:
 | STACK_LIMIT | MemoryError | bytes asked | the limit |
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
 | LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
+| RAISED | the site's exception (`ad.raise_if`) | value 0 of its message | value 1 |
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ ALLOCATION_FAILED = _BASE - 3
 STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
-CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP)
+RAISED = _BASE - 7
+CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, RAISED)
 
 # What an allocation was for (the `size` field of SIZE_OVERFLOW and
 # ALLOCATION_FAILED): the message names it.
@@ -59,11 +61,44 @@ def _human(nbytes: int) -> str:
     raise AssertionError("unreachable")
 
 
+def raise_site_text(exception: str, message: str, where: str | None) -> str:
+    """The site text of an `ad.raise_if`: what `exception()` decodes."""
+    return f"{exception}\n{message}\n{where or '?'}"
+
+
+def _raised(site: str, index: int, size: int) -> tuple[type[Exception], str, str]:
+    """(class, message, location) of an `ad.raise_if` stop; its `{0}`, `{1}`
+    and `{k:shapeN}` placeholders filled with the stop's values."""
+    import builtins
+    import re
+
+    name, message, where = (site.split("\n") + ["", "", "?"])[:3]
+    kind = getattr(builtins, name, None)
+    if not (isinstance(kind, type) and issubclass(kind, Exception)):
+        kind = RuntimeError
+    values = (index, size)
+
+    def fill(match: re.Match) -> str:
+        value = values[int(match.group(1))]
+        if match.group(2) is None:
+            return str(value)
+        count = int(match.group(2))
+        bits = 64 // count
+        unsigned = value & ((1 << 64) - 1)
+        sizes = [(unsigned >> (bits * (count - 1 - k))) & ((1 << bits) - 1) for k in range(count)]
+        return "(" + ",".join(map(str, sizes)) + ("," if count == 1 else "") + ")"
+
+    return kind, re.sub(r"\{([01])(?::shape([1-8]))?\}", fill, message), where
+
+
 def exception(code: int, where: str, index: int, size: int) -> Exception:
     """The exception for a call that stopped with `code` at source location
     `where`. It carries `location` (where) and `detail` (the message
     without the location), so `ad-run` can print `where: error: ...`."""
-    kind, detail = _describe(code, index, size)
+    if code == RAISED:
+        kind, detail, where = _raised(where, index, size)
+    else:
+        kind, detail = _describe(code, index, size)
     err = kind(f"{detail} (at {where})")
     err.location = where  # type: ignore[attr-defined]
     err.detail = detail  # type: ignore[attr-defined]

@@ -358,7 +358,7 @@ def _stops_without_checks(op: Operation) -> bool:
     if isinstance(op, scf.ForOp):
         step = op.step.owner
         return not isinstance(step, arith.ConstantOp)
-    return isinstance(op, (memref.AllocOp, memref.AllocaOp)) or op.name in ("ad.tape.create", "ad.tape.push")
+    return isinstance(op, (memref.AllocOp, memref.AllocaOp)) or op.name in ("ad.tape.create", "ad.tape.push", "ad.raise_if")
 
 
 def _intrinsic_suffix(ty: ir.Type) -> str:
