@@ -49,6 +49,7 @@ from adpasses.frontend.control import Liveness, lift_loop_returns
 from adpasses.frontend.expressions import ExpressionMixin
 from adpasses.frontend.loops import LoopMixin
 from adpasses.frontend.returns import ReturnMixin
+from adpasses.frontend.slices import SliceMixin
 from adpasses.frontend.statements import StatementMixin
 from adpasses.frontend.values import Array, PyObject, Scalar
 
@@ -176,7 +177,7 @@ def _static_key(value: object) -> object:
     return (type(value), id(value))
 
 
-class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
+class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
                        CallMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None):

@@ -86,9 +86,10 @@ class StatementMixin:
             array = self.expr(target.value)
             if not isinstance(array, Array):
                 self.error(target, "only array elements can be updated in place")
+            if not self.is_element_target(array, target):
+                self.store_slice(array, target, self.expr(stmt.value), stmt.op, stmt)
+                return
             current = self.load_or_view(array, target)
-            if not isinstance(current, Scalar):
-                self.error(target, "in-place update of a slice is not supported; update elements in a loop")
             self.store(array, target, self.binary(stmt.op, current, self.scalar(stmt.value), stmt))
             return
         self.error(target, f"cannot update {_describe(target)} in place; update a variable (s += v) or an "
@@ -101,6 +102,9 @@ class StatementMixin:
             array = self.expr(target.value)
             if not isinstance(array, Array):
                 self.error(target, "only array elements can be assigned with [...]")
+            if not self.is_element_target(array, target):
+                self.store_slice(array, target, value, None, stmt)
+                return
             if not isinstance(value, Scalar):
                 self.error(stmt, "only a number can be stored into an array element")
             self.store(array, target, value)

@@ -136,8 +136,8 @@ def float_range(x):
     return s
 
 
-def assigns_slice(x):
-    x[1:] = 0.0  # ERROR: slice assignment
+def assigns_tuple_to_slice(x):
+    x[1:] = (1.0, 2.0)  # ERROR: slice assignment of a tuple
     return x[0]
 
 

@@ -184,3 +184,99 @@ def dot_like_temporaries(x):
         t = x[i] * 2.0
         s += t * x[i]
     return s
+
+
+# -- slice assignment ---------------------------------------------------------------
+
+
+def fill_tail(x):
+    x[1:] = 0.0
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * x[i]
+    return s + x[0] * 3.0
+
+
+def column_inf(R):
+    R[:, 0] = np.inf
+    R[0, :] = 2.0
+    s = 0.0
+    for i in range(1, R.shape[0]):
+        for j in range(1, R.shape[1]):
+            s += R[i, j] * R[i, j] * math.exp(-1.0 / R[i, 0]) * R[0, j]
+    return s
+
+
+def set_rows(x, out):
+    for i in range(out.shape[0]):
+        out[i, :] = x  # a row from an array of the row's shape
+        out[i] *= i + 1.0
+    s = 0.0
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            s += math.sin(out[i, j])
+    return s
+
+
+def add_slices(x, y):
+    x[1:4] += y[0:3]
+    x[::2] -= 0.5 * y[0]
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * x[i] * x[i]
+    return s
+
+
+def shift_right(x):
+    x[1:] = x[:-1]  # numpy reads the source as if copied first
+    s = 0.0
+    for i in range(len(x)):
+        s += (i + 1) * x[i] * x[i]
+    return s
+
+
+def shift_left_add(x):
+    x[:-1] += x[1:]
+    s = 0.0
+    for i in range(len(x)):
+        s += (i + 1) * math.sin(x[i])
+    return s
+
+
+def broadcast_row(M, v):
+    M[:, :] = v  # v of shape (m,) into each row
+    M[1:, 1:] *= M[:-1, :-1]
+    s = 0.0
+    for i in range(M.shape[0]):
+        for j in range(M.shape[1]):
+            s += M[i, j] * (i + j + 1)
+    return s
+
+
+def local_buffer_slices(x):
+    buf = np.zeros(len(x) + 2)
+    buf[1:-1] = x
+    buf[0] = x[-1]
+    buf[-1] = x[0]
+    s = 0.0
+    for i in range(1, len(buf) - 1):
+        s += (buf[i - 1] - 2.0 * buf[i] + buf[i + 1]) ** 2
+    return s
+
+
+def reversed_slice_store(x, y):
+    x[::-1] = y
+    s = 0.0
+    for i in range(len(x)):
+        s += (i + 1) * x[i] * y[i]
+    return s
+
+
+def mismatched_slice(x, y):
+    x[1:] = y
+    return x[0]
+
+
+def mismatched_update(M, y):
+    M[:, 1:] += y
+    return M[0, 0]

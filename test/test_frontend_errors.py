@@ -51,7 +51,7 @@ CASES = [
     ("iterates_shape", [X], "a for loop iterates over range(...), an array", "'x.shape' is not one of those"),
     ("unpacks_too_many", [X], "cannot unpack 2 items into 3 loop variables", ""),
     ("float_range", [X], "a float cannot be used as an integer here", "int(...)"),
-    ("assigns_slice", [X], "assignment to a slice is not supported", "in a loop"),
+    ("assigns_tuple_to_slice", [X], "only a number or an array can be assigned to a slice", ""),
     ("undefined_name", [X], "name 't' is not defined here", "assign it before"),
     ("bad_attribute", [X], "array attribute .mean is not supported", ".shape"),
     ("float_index", [X], "array indices must be integers", ""),

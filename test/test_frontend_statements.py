@@ -147,3 +147,59 @@ def test_flags_only_where_a_variable_may_be_unbound():
     assert "ad.raise_if" not in primal_ir(k.iterate_elements, vec(4))
     assert "ad.raise_if" not in primal_ir(k.dot_like_temporaries, vec(4))
     assert primal_ir(k.dot_like_temporaries, vec(4)).count("iter_args") == 1  # s only, not t or i
+
+
+SLICES = {
+    "fill_tail": (k.fill_tail, lambda: [vec(5)], (0,)),
+    "column_inf": (k.column_inf, lambda: [mat(4, 3, lo=0.5, hi=2.0)], (0,)),
+    "set_rows": (k.set_rows, lambda: [vec(4), mat(3, 4)], (0, 1)),
+    "add_slices": (k.add_slices, lambda: [vec(6), vec(4)], (0, 1)),
+    "shift_right": (k.shift_right, lambda: [vec(6)], (0,)),
+    "shift_left_add": (k.shift_left_add, lambda: [vec(6)], (0,)),
+    "broadcast_row": (k.broadcast_row, lambda: [mat(3, 4), vec(4)], (0, 1)),
+    "broadcast_column_of_ones": (k.broadcast_row, lambda: [mat(3, 4), vec(1)], (0, 1)),
+    "local_buffer_slices": (k.local_buffer_slices, lambda: [vec(6)], (0,)),
+    "reversed_slice_store": (k.reversed_slice_store, lambda: [vec(5), vec(5)], (0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLICES))
+def test_slice_assignment(name):
+    check_case(name, SLICES)
+
+
+def test_slice_store_into_the_same_array_passed_twice():
+    """Two arguments may share memory: the source is read as if copied first."""
+    x = vec(6)
+    expected = x.copy()
+    k.reversed_slice_store(expected, expected)
+    y = x.copy()
+    got = adpasses.jit(k.reversed_slice_store)(y, y)
+    np.testing.assert_allclose(y, expected, rtol=1e-15)
+    z = x.copy()
+    assert got == pytest.approx(k.reversed_slice_store(z, z), rel=1e-12)
+
+
+SHAPE_ERRORS = [
+    (k.mismatched_slice, [vec(5), vec(3)]),
+    (k.mismatched_slice, [vec(5), vec(6)]),
+    (k.mismatched_update, [mat(3, 4), mat(3, 2)]),
+    (k.mismatched_update, [mat(3, 4), vec(2)]),
+]
+
+
+@pytest.mark.parametrize("f,args", SHAPE_ERRORS, ids=range(len(SHAPE_ERRORS)))
+@pytest.mark.parametrize("mode", ["jit", "grad"])
+def test_slice_shape_mismatch_is_numpy_value_error(f, args, mode):
+    with pytest.raises(ValueError) as python:
+        f(*copy_args(args))
+    with pytest.raises(ValueError) as compiled:
+        if mode == "jit":
+            adpasses.jit(f)(*copy_args(args))
+        else:
+            adpasses.grad(f)(*copy_args(args))
+    text = str(compiled.value)
+    assert text.startswith(str(python.value).strip())
+    lines, first = __import__("inspect").getsourcelines(f)
+    line = first + next(j for j, t in enumerate(lines) if "y" in t and "=" in t)
+    assert f"(at {k.__file__}:{line}:" in text
