@@ -49,6 +49,7 @@ from adpasses.frontend.control import Liveness, lift_loop_returns
 from adpasses.frontend.expressions import ExpressionMixin
 from adpasses.frontend.loops import LoopMixin
 from adpasses.frontend.returns import ReturnMixin
+from adpasses.frontend.array_vars import ArrayVariableMixin
 from adpasses.frontend.slices import SliceMixin
 from adpasses.frontend.statements import StatementMixin
 from adpasses.frontend.values import Array, PyObject, Scalar
@@ -177,7 +178,7 @@ def _static_key(value: object) -> object:
     return (type(value), id(value))
 
 
-class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
+class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
                        CallMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None):
@@ -226,6 +227,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ExpressionMixin,
             body = lift_loop_returns(self.fdef.body)
             self.liveness = Liveness(body)
             self.carried_out: dict[int, set[str]] = {}  # loop -> the variables it carries out
+            self.selection_frames: list = []  # loops rebinding array variables (array_vars.py)
             result = self.returning_statements(body, self.fdef)
             ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
             returned = [] if result is None else [self.returned_value(result)]

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexTy
 from xdsl.ir import Attribute, Block, SSAValue
 
 from adpasses.core.index_arith import INDEX_MAX, trip_count
+from adpasses.frontend.array_vars import is_selector, selector_key
 from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_flag, loop_exits, maybe_unbound
 from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
@@ -47,6 +48,7 @@ class CarriedTypes(dict):
         super().__init__()
         self.carried: list[str] = []
         self.guessed: set[str] = set()
+        self.arrays: list[str] = []  # rebound array variables (their selectors are carried)
 
     def add(self, name: str, type_: Attribute, guessed: bool = False) -> None:
         self[name] = type_
@@ -257,8 +259,8 @@ class LoopMixin:
         def build(attempt: list[Block]) -> list[Block]:
             block = Block(arg_types=[IndexType(), *(types[n] for n in carried)])
             attempt.append(block)
-            self.bind_carried(carried, block.args[1:])
             with self.inserting_at_end(block):
+                self.bind_carried(carried, block.args[1:])
                 with self.allocation_scope():
                     bind_loop_variable(block.args[0])
                     self.loop_body(stmt.body)
@@ -269,6 +271,9 @@ class LoopMixin:
         [block] = self.until_types_settle(types, build)
         op = self.emit(scf.ForOp(lower, upper, stride, self.carried_inits(carried, types, stmt), block))
         self.bind_results(carried, op.results)
+        if types.arrays:
+            with self.at(stmt):
+                self.finish_selection(types.arrays, stmt)
 
     def loop_with_break(self, stmt: ast.For, lower: SSAValue, upper: SSAValue, stride: SSAValue,
                         bind_loop_variable: Callable[[SSAValue], None]) -> SSAValue:
@@ -285,9 +290,9 @@ class LoopMixin:
                 in_range = self.emit(arith.CmpiOp(before.args[0], upper, "slt")).results[0]
                 go = self.emit(arith.AndIOp(in_range, self.negation(before.args[1]))).results[0]
                 self.emit(scf.ConditionOp(go, *before.args))
-            self.bind_carried(carried, after.args[2:])
             self.env[BREAK] = Scalar(self.const_bool(False))  # the condition checked it
             with self.inserting_at_end(after):
+                self.bind_carried(carried, after.args[2:])
                 with self.allocation_scope():
                     bind_loop_variable(after.args[0])
                     self.loop_body(stmt.body)
@@ -302,6 +307,9 @@ class LoopMixin:
         inits = [lower, self.const_bool(False), *self.carried_inits(carried, types, stmt)]
         op = self.emit(scf.WhileOp(inits, [a.type for a in before.args], [before], [after]))
         self.bind_results(carried, op.results[2:])
+        if types.arrays:
+            with self.at(stmt):
+                self.finish_selection(types.arrays, stmt)
         return op.results[1]
 
     def trip_count(self, start: SSAValue, stop: SSAValue, step: SSAValue, step_const: int | None) -> SSAValue:
@@ -335,18 +343,18 @@ class LoopMixin:
             state = [*flag, *(types[n] for n in carried)]
             before, after = Block(arg_types=state), Block(arg_types=state)
             attempt += [before, after]
-            self.bind_carried(carried, before.args[len(flag):])
             with self.inserting_at_end(before):
+                self.bind_carried(carried, before.args[len(flag):])
                 if has_break:  # never evaluate the test after a break
                     go = self.unless(before.args[0], lambda: self.to_bool(self.scalar(stmt.test)), stmt)
                 else:
                     go = self.to_bool(self.scalar(stmt.test))
                 with self.at(stmt):
                     self.emit(scf.ConditionOp(go, *before.args))
-            self.bind_carried(carried, after.args[len(flag):])
             if has_break:
                 self.env[BREAK] = Scalar(self.const_bool(False))
             with self.inserting_at_end(after):
+                self.bind_carried(carried, after.args[len(flag):])
                 with self.allocation_scope():
                     self.loop_body(stmt.body)
                     broken = [self.env[BREAK].value] if has_break else []
@@ -359,6 +367,9 @@ class LoopMixin:
         inits = [self.const_bool(False)] * len(flag) + self.carried_inits(carried, types, stmt)
         op = self.emit(scf.WhileOp(inits, [a.type for a in before.args], [before], [after]))
         self.bind_results(carried, op.results[len(flag):])
+        if types.arrays:
+            with self.at(stmt):
+                self.finish_selection(types.arrays, stmt)
         self.loop_else(stmt, op.results[0] if has_break else None)
 
     def unless(self, flag: SSAValue, test: Callable[[], SSAValue], node: ast.AST) -> SSAValue:
@@ -402,13 +413,14 @@ class LoopMixin:
         wanted = None if live is None or entry is None else live | entry
         targets = _target_names(stmt.target) if isinstance(stmt, ast.For) else []
         types = CarriedTypes()
+        rebound: list[str] = []
         for name in [*targets, *assigned_names(stmt.body)]:
             value = self.env.get(name)
             if name in (BREAK, CONTINUE) or name in types:
                 continue
             if isinstance(value, Array):
                 if name not in targets:
-                    self.loop_protected.add(name)
+                    rebound.append(name)
             elif isinstance(value, Scalar) and (name not in targets or wanted is None or name in wanted):
                 types.add(name, value.type)
                 if maybe_unbound(name) in self.env:
@@ -416,6 +428,11 @@ class LoopMixin:
             elif value is None and (wanted is None or name in wanted):
                 types.add(name, f64, guessed=True)
                 types.add(maybe_unbound(name), i1)
+        if rebound:  # array variables the loop rebinds: carried as selectors among its arrays
+            self.start_selection(rebound, stmt)
+            for name in rebound:
+                types.add(selector_key(name), IndexType())
+            types.arrays = rebound
         self.carried_out[id(stmt)] = set(types.carried)
         return types
 
@@ -423,6 +440,9 @@ class LoopMixin:
         for n, v in zip(carried, values):
             v.name_hint = value_name(n)
             self.env[n] = Scalar(v)
+        for n in carried:
+            if is_selector(n):  # a rebound array variable: the array its selector picks
+                self.select_array(n[1:])
 
     def bind_results(self, carried: list[str], results: list[SSAValue]) -> None:
         for n, r in zip(carried, results):

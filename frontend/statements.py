@@ -18,6 +18,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from adpasses.dialects.ad import RaiseIfOp
 
+from adpasses.frontend.array_vars import selector_key
 from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_flag, loop_exits, maybe_unbound
 from adpasses.frontend.loops import value_name
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
@@ -121,6 +122,9 @@ class StatementMixin:
 
     def bind(self, name: str, value: object, stmt: ast.AST) -> None:
         old = self.env.get(name)
+        if selector_key(name) in self.env:  # an array variable this loop rebinds
+            self.rebind_selected(name, value, stmt)
+            return
         if isinstance(old, Array) and name in self.loop_protected:
             self.error(stmt, f"array variable '{name}' is rebound inside a loop or branch; "
                              "use a new name for the new array")
@@ -156,8 +160,9 @@ class StatementMixin:
         protected = set(self.loop_protected)
         assigned = assigned_names(body + orelse)
         for name in assigned:
-            if isinstance(before.get(name), Array):
+            if isinstance(before.get(name), Array) and selector_key(name) not in before:
                 self.loop_protected.add(name)
+        selected = [n for n in assigned if selector_key(n) in before]  # rebound array variables
         blocks, envs = [], []
         for branch in (body, orelse):
             block = Block()
@@ -169,7 +174,7 @@ class StatementMixin:
         self.env, self.loop_protected = before, protected
         live = self.liveness.live_after((body or orelse)[-1]) if (body or orelse) else set()
         names, flagged = [], []
-        for n in assigned:
+        for n in [*assigned, *map(selector_key, selected)]:
             values = [e.get(n) for e in envs]
             if not all(v is None or isinstance(v, Scalar) for v in values) or all(v is None for v in values):
                 continue
@@ -197,6 +202,9 @@ class StatementMixin:
             self.env.pop(maybe_unbound(n), None)
         for n, r in zip(flagged, op.results[len(names):]):
             self.env[maybe_unbound(n)] = Scalar(r)
+        for n in selected:
+            with self.at(node):
+                self.select_array(n)
 
     def defined_flag(self, env: dict, name: str) -> SSAValue:
         """Whether `name` is bound in `env`, as an i1."""

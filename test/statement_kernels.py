@@ -280,3 +280,75 @@ def mismatched_slice(x, y):
 def mismatched_update(M, y):
     M[:, 1:] += y
     return M[0, 0]
+
+
+# -- rebinding array variables ------------------------------------------------------
+
+
+def heat_two_buffers(u0, work, steps, nu):
+    u, unew = u0, work
+    n = len(u)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            unew[i] = u[i] + nu * (u[i - 1] - 2.0 * u[i] + u[i + 1]) + 0.1 * math.sin(u[i])
+        unew[0] = u[0]
+        unew[n - 1] = u[n - 1]
+        u, unew = unew, u
+    s = 0.0
+    for i in range(n):
+        s += u[i] * u[i] * (i + 1)
+    return s
+
+
+def rebind_to_other(a, b, steps):
+    u = a
+    for t in range(steps):
+        for i in range(len(u)):
+            b[i] = u[i] * u[i] * 0.5 + 0.1
+        u = b  # from the second step on, square b in place
+    return u[0] + u[len(u) - 1] * 2.0
+
+
+def swap_in_branch(a, b, steps):
+    u, v = a, b
+    for t in range(steps):
+        for i in range(len(u)):
+            v[i] = math.tanh(u[i] + v[i])
+        if t % 2 == 0:
+            u, v = v, u
+    s = 0.0
+    for i in range(len(u)):
+        s += u[i] * (i + 1) + v[i]
+    return s
+
+
+def swap_while(a, b):
+    u, v = a, b
+    k = 0
+    while k < 3:
+        for i in range(len(u)):
+            v[i] = u[i] * 0.9 + math.cos(u[i])
+        u, v = v, u
+        k += 1
+    return u[0] * u[1]
+
+
+def swap_local_buffers(x, steps):
+    u = np.zeros(len(x))
+    w = np.empty(len(x))
+    u[:] = x
+    for t in range(steps):
+        for i in range(len(x)):
+            w[i] = math.sin(u[i]) + x[i] * u[i]
+        u, w = w, u
+    s = 0.0
+    for i in range(len(x)):
+        s += u[i]
+    return s
+
+
+def rebinds_to_new_array(x):
+    u = x
+    for t in range(2):
+        u = np.zeros(len(x))  # ERROR: a new array each step
+    return u[0]

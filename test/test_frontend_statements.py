@@ -66,7 +66,11 @@ def check_case(name, cases):
     tangents = [None] * len(args)
     for n in argnums:
         tangents[n] = rng.uniform(-1, 1, np.shape(args[n])) if isinstance(args[n], np.ndarray) else float(rng.uniform(-1, 1))
-    _, derivative = adpasses.jvp(f, tuple(copy_args(args)), tuple(tangents))
+    primals, given = copy_args(args), copy_args(tangents)
+    _, derivative = adpasses.jvp(f, tuple(primals), tuple(given))
+    for before, after in zip(args + tangents, primals + given):  # jvp leaves its arguments unchanged
+        if isinstance(before, np.ndarray):
+            np.testing.assert_array_equal(after, before)
     directional = sum(float(np.sum(e * t)) for e, t in zip(expected, (tangents[n] for n in argnums)))
     assert derivative == pytest.approx(directional, rel=1e-6, abs=1e-8), f"{name}: jvp"
 
@@ -203,3 +207,27 @@ def test_slice_shape_mismatch_is_numpy_value_error(f, args, mode):
     lines, first = __import__("inspect").getsourcelines(f)
     line = first + next(j for j, t in enumerate(lines) if "y" in t and "=" in t)
     assert f"(at {k.__file__}:{line}:" in text
+
+
+REBINDING = {
+    "heat_two_buffers": (k.heat_two_buffers, lambda: [vec(7), vec(7), 5, 0.2], (0, 1, 3)),
+    "heat_two_buffers_odd": (k.heat_two_buffers, lambda: [vec(6), vec(6), 4, 0.3], (0, 3)),
+    "heat_two_buffers_zero_steps": (k.heat_two_buffers, lambda: [vec(5), vec(5), 0, 0.3], (0,)),
+    "rebind_to_other": (k.rebind_to_other, lambda: [vec(4), vec(4), 3], (0, 1)),
+    "swap_in_branch": (k.swap_in_branch, lambda: [vec(5), vec(5), 5], (0, 1)),
+    "swap_while": (k.swap_while, lambda: [vec(4), vec(4)], (0, 1)),
+    "swap_local_buffers": (k.swap_local_buffers, lambda: [vec(5), 3], (0,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REBINDING))
+def test_rebinding_array_variables(name):
+    check_case(name, REBINDING)
+
+
+def test_rebinding_to_an_array_made_in_the_loop_is_an_error():
+    with pytest.raises(adpasses.CompileError) as info:
+        adpasses.jit(k.rebinds_to_new_array)(vec(3))
+    text = str(info.value)
+    assert "array variable 'u' is rebound inside a loop to an array that is not one of the arrays" in text
+    assert "allocate the buffers before the loop" in text
