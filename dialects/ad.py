@@ -834,3 +834,9 @@ OWN_SIZES_ATTR = "ad.own_sizes"
 """Unit, on a reverse-sweep access whose indices run over the accessed
 memref's own sizes (zeroing a shadow, the reverse of a copy): in bounds if
 the IR still shows it (`ad-elide-shadow-checks`)."""
+
+RAISES_ATTR = "ad.raises"
+"""A string, on `cf.assert`: the Python exception class (a builtin, by
+name: "ValueError") a failed assertion raises; without it, AssertionError.
+The frontend's `raise` and `assert` (frontend/effects.py); the lowering
+stops the call through the error slot (`stop_codes.USER_RAISE`)."""

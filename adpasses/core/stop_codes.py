@@ -17,7 +17,11 @@ their messages need:
 | STACK_LIMIT | MemoryError | bytes asked | the limit |
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
 | LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
+| USER_RAISE | the class `cf.assert` names (`ad.raises`) | - | - |
 | RAISED | the site's exception (`ad.raise_if`) | value 0 of its message | value 1 |
+
+A USER_RAISE site's text is `user_raise_site(location, class name,
+message)`: the Python `raise` / `assert` it comes from.
 """
 
 from __future__ import annotations
@@ -31,8 +35,26 @@ ALLOCATION_FAILED = _BASE - 3
 STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
-RAISED = _BASE - 7
-CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, RAISED)
+USER_RAISE = _BASE - 7
+RAISED = _BASE - 8
+CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, USER_RAISE,
+         RAISED)
+
+_SEP = "\x1f"  # between the parts of a USER_RAISE site's text
+
+
+def user_raise_site(location: str, exception_class: str, message: str) -> str:
+    """The site text of a `cf.assert` (a Python raise or assert)."""
+    return _SEP.join((location, exception_class, message))
+
+
+def raisable(name: str) -> type[BaseException] | None:
+    """The builtin exception class `name` compiled code may raise (an
+    Exception subclass of builtins), or None."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Exception) else None
 
 # What an allocation was for (the `size` field of SIZE_OVERFLOW and
 # ALLOCATION_FAILED): the message names it.
@@ -69,13 +91,10 @@ def raise_site_text(exception: str, message: str, where: str | None) -> str:
 def _raised(site: str, index: int, size: int) -> tuple[type[Exception], str, str]:
     """(class, message, location) of an `ad.raise_if` stop; its `{0}`, `{1}`
     and `{k:shapeN}` placeholders filled with the stop's values."""
-    import builtins
     import re
 
     name, message, where = (site.split("\n") + ["", "", "?"])[:3]
-    kind = getattr(builtins, name, None)
-    if not (isinstance(kind, type) and issubclass(kind, Exception)):
-        kind = RuntimeError
+    kind = raisable(name) or RuntimeError
     values = (index, size)
 
     def fill(match: re.Match) -> str:
@@ -97,6 +116,9 @@ def exception(code: int, where: str, index: int, size: int) -> Exception:
     without the location), so `ad-run` can print `where: error: ...`."""
     if code == RAISED:
         kind, detail, where = _raised(where, index, size)
+    elif code == USER_RAISE:
+        where, name, detail = where.split(_SEP, 2)
+        kind = raisable(name) or AssertionError
     else:
         kind, detail = _describe(code, index, size)
     err = kind(f"{detail} (at {where})")
