@@ -820,3 +820,13 @@ OWN_SIZES_ATTR = "ad.own_sizes"
 """Unit, on a reverse-sweep access whose indices run over the accessed
 memref's own sizes (zeroing a shadow, the reverse of a copy): in bounds if
 the IR still shows it (`ad-elide-shadow-checks`)."""
+
+CHECKPOINT_ATTR = "ad.checkpoint"
+"""Unit attribute on a `func.call` in a function being differentiated: the
+call is not inlined, and the reverse sweep recomputes it instead of taping
+its internals (`adpasses.checkpoint(g)`, like `jax.checkpoint`). The forward
+sweep runs the callee's primal only; the reverse sweep calls the callee's
+own gradient (which reruns its forward sweep, taping locally, then its
+reverse), on the call's inputs: scalars made available by the cache plan,
+memref contents the call or later code overwrites restored from a snapshot
+(docs/cache.md, "Checkpointing")."""

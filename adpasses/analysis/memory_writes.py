@@ -139,3 +139,25 @@ def alloca_scope_of(alloca: memref.AllocaOp) -> memref.AllocaScopeOp | None:
     while parent is not None and not isinstance(parent, (memref.AllocaScopeOp, func.FuncOp)):
         parent = parent.parent_op()
     return parent if isinstance(parent, memref.AllocaScopeOp) else None
+
+
+def written_arguments(effects: WriteEffects, callee: func.FuncOp) -> set[int] | None:
+    """The positions of the memref arguments `callee` may write (through
+    views, nested calls too); None if it may write memory it was not given
+    (unknown memory, globals, an external function)."""
+    if not callee.body.blocks:
+        return None
+    params = list(callee.body.block.args)
+    written: set[int] = set()
+    for op in callee.body.walk():
+        if isinstance(op, memref.GetGlobalOp):
+            return None
+        for target in effects.targets(op):
+            if target.extent is Extent.OUTSIDE or target.memref is None:
+                return None
+            obj = object_of(target.memref)
+            if obj.kind is ObjectKind.ARGUMENT and obj.value in params:
+                written.add(params.index(obj.value))
+            elif obj.kind is ObjectKind.UNKNOWN:
+                return None
+    return written
