@@ -130,13 +130,15 @@ def _depends_on(value: SSAValue, target: SSAValue) -> bool:
 class LoopFactor:
     """One enclosing loop of a taped value: how often its body runs."""
 
-    kind: str  # "for" or "while"
+    kind: str  # "for", "while", or "size" (the elements of a snapshot memref)
     lb: SizeExpr | None = None
     ub: SizeExpr | None = None
     step: SizeExpr | None = None
     location: str | None = None
     iv: SSAValue | None = None
     """The loop's induction variable, where the bounds of loops inside it may read it."""
+    memref: SSAValue | None = None
+    """For `size`: the memref whose elements a snapshot copies."""
 
     def reads(self, iv: SSAValue | None) -> bool:
         """Whether this loop's trip count depends on `iv` (a triangular nest)."""
@@ -146,6 +148,9 @@ class LoopFactor:
         return any(_depends_on(e.value, iv) for e in (self.lb, self.ub, self.step))
 
     def text(self) -> str:
+        if self.kind == "size":
+            assert self.memref is not None
+            return f"size({self.memref.name_hint or value_label(self.memref)})"
         if self.kind == "while":
             return f"iterations(while at {self.location})"
         assert self.lb and self.ub and self.step
@@ -172,11 +177,37 @@ class LoopFactor:
     def evaluate(self, env: dict[SSAValue, object]) -> Any:
         """How often the body runs (per iteration of the enclosing loops
         bound in `env`): an int, an int64 array, or None if unknown."""
+        if self.kind == "size":
+            assert self.memref is not None
+            return _elements(self.memref, env)
         bounds = self.bounds(env)
         if bounds is None:
             return None
         lb, ub, step = bounds
         return np.maximum(0, -(-(ub - lb) // step))
+
+
+def _elements(value: SSAValue, env: dict[SSAValue, object]) -> int | None:
+    """The number of elements of a memref: of its bound array, or of its
+    allocation's static and dynamic sizes."""
+    bound = env.get(value)
+    if isinstance(bound, np.ndarray):
+        return int(bound.size)
+    mtype = value.type
+    if not isinstance(mtype, MemRefType):
+        return None
+    if isinstance(value, OpResult) and isinstance(value.op, (memref.AllocOp, memref.AllocaOp)):
+        dynamic = iter(value.op.dynamic_sizes)
+        total = 1
+        for n in mtype.get_shape():
+            size = n if n >= 0 else _evaluate(next(dynamic), env)
+            if size is None or isinstance(size, np.ndarray):
+                return None
+            total *= int(size)
+        return total
+    if all(n >= 0 for n in mtype.get_shape()):
+        return int(np.prod(mtype.get_shape()))
+    return None
 
 
 def count_terms(factors: Sequence[LoopFactor]) -> list[str]:
@@ -238,6 +269,11 @@ def _count(factors: tuple[LoopFactor, ...], env: dict, budget: list[int]) -> Any
     return total
 
 
+TAPED = ("tape", "snapshot")
+"""Decisions that cost tape: a value pushed per iteration, a memref's
+contents pushed before a checkpointed call."""
+
+
 @dataclass
 class CacheEntry:
     value: str
@@ -257,7 +293,7 @@ class CacheEntry:
 
     @property
     def bytes_text(self) -> str:
-        if self.decision != "tape":
+        if self.decision not in TAPED:
             return "0"
         return f"{self.element_bytes}" + "".join(f"*{_paren(t)}" for t in count_terms(self.factors))
 
@@ -300,6 +336,23 @@ class CacheReport:
                     factors=_loop_factors(value),
                 )
             )
+        for d in plan.memory:
+            call, mem = d.need.op, d.need.memref
+            loc = op_location(call)
+            mtype = mem.type
+            assert isinstance(mtype, MemRefType)
+            entries.append(CacheEntry(
+                value=_label(mem, value_location(mem)),
+                op=f"memory of {call.name} @{call.callee.root_reference.data}"  # type: ignore[attr-defined]
+                   if hasattr(call, "callee") else call.name,
+                decision=d.kind,
+                location=loc,
+                reason=d.reason,
+                dtype=str(mtype.element_type),
+                element_bytes=byte_size(mtype.element_type),
+                factors=(*_loop_factors_of_block(call.parent_block()),
+                         LoopFactor("size", memref=mem)),
+            ))
         return cls(gradient_name, primal_name, policy, entries,
                    list(plan.top_block.args))
 
@@ -312,7 +365,7 @@ class CacheReport:
         entries = []
         for e in self.entries:
             times = count(e.factors, env)
-            nbytes = 0 if e.decision != "tape" else (None if times is None else times * e.element_bytes)
+            nbytes = 0 if e.decision not in TAPED else (None if times is None else times * e.element_bytes)
             entries.append(replace(e, count=times, bytes=nbytes))
         return replace(self, entries=entries, bound=True)
 
@@ -321,7 +374,7 @@ class CacheReport:
         """Total bytes taped per call for the bound arguments (`bind`); None
         before binding, or where a count is unknown (a while loop's
         iterations): `taped_bytes_formula` is the formula then."""
-        taped = [e for e in self.entries if e.decision == "tape"]
+        taped = [e for e in self.entries if e.decision in TAPED]
         if self.bound and all(e.bytes is not None for e in taped):
             return sum(e.bytes for e in taped)  # type: ignore[misc]
         return None
@@ -330,7 +383,7 @@ class CacheReport:
     def taped_bytes_formula(self) -> str:
         """Total bytes taped per call as a formula of the arguments' sizes
         (triangular nests as sums over the outer loop's iterations)."""
-        taped = [e for e in self.entries if e.decision == "tape"]
+        taped = [e for e in self.entries if e.decision in TAPED]
         return " + ".join(e.bytes_text for e in taped) or "0"
 
     # -- output -------------------------------------------------------------------
@@ -339,8 +392,8 @@ class CacheReport:
         lines = [f"cache report for @{self.gradient} (gradient of @{self.primal}, policy {self.policy})"]
         width = max([len(e.value) for e in self.entries] + [4])
         for e in self.entries:
-            amount = f"{e.dtype} x {e.count_text}" if e.decision == "tape" else e.dtype
-            if e.decision == "tape" and e.bytes is not None:
+            amount = f"{e.dtype} x {e.count_text}" if e.decision in TAPED else e.dtype
+            if e.decision in TAPED and e.bytes is not None:
                 amount += f" = {e.bytes} bytes"
             lines.append(
                 f"  {e.decision:<9} {e.value:<{width}}  {amount:<24} {e.location or '?'}  {e.op}: {e.reason}"
@@ -449,8 +502,12 @@ def _describe(value: SSAValue) -> str:
 
 
 def _loop_factors(value: SSAValue) -> tuple[LoopFactor, ...]:
+    return _loop_factors_of_block(home_block(value))
+
+
+def _loop_factors_of_block(block) -> tuple[LoopFactor, ...]:  # type: ignore[no-untyped-def]
     factors: list[LoopFactor] = []
-    op = home_block(value).parent_op()
+    op = block.parent_op()
     while op is not None and not isinstance(op, func.FuncOp):
         bounds = trip_bounds(op)
         if bounds is not None:  # a counted loop: ceil((ub - lb) / step) runs

@@ -35,6 +35,7 @@ from adpasses.analysis.activity import ActivityAnalysis
 from adpasses.cache.plan import CachePlan, is_recomputable_op
 from adpasses.dialects.ad import (
     BOUNDS_CHECKED_OPS,
+    OWN_SIZES_ATTR,
     WORKSPACE_ATTR,
     TWIN_ID_ATTR,
     TWIN_OF_ATTR,
@@ -261,7 +262,9 @@ class GradientBuilder:
             sizes = self.memref_sizes(at, forward_mem)
 
             def push(b: Builder, idx: list[SSAValue]) -> None:
-                value = b.insert(memref.LoadOp.get(forward_mem, idx)).results[0]
+                load = memref.LoadOp.get(forward_mem, idx)
+                load.attributes[OWN_SIZES_ATTR] = UnitAttr()  # 0 <= idx < its own dims
+                value = b.insert(load).results[0]
                 b.insert(TapePushOp(value, tape)).location = op.location
 
             _loop_nest(at, sizes, push, op.location)
@@ -311,7 +314,7 @@ class GradientBuilder:
                 sizes.append(builder.insert(arith.ConstantOp(IntegerAttr(n, IndexType()))).results[0])
             else:
                 k = builder.insert(arith.ConstantOp(IntegerAttr(d, IndexType()))).results[0]
-                sizes.append(builder.insert(memref.DimOp.from_source_and_index(value, k)).results[0])
+                sizes.append(builder.insert(memref.DimOp(value, k)).results[0])
         return sizes
 
     def _element_count(self, mem: SSAValue, builder: Builder,
