@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
@@ -88,6 +89,8 @@ def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> Any:
         source = env.get(op.source)
         k = _evaluate(op.index, env)
         shape = getattr(source, "shape", None)
+        if shape is None and k is not None:
+            return _allocated_size(op.source, int(k), env)
         return int(shape[k]) if shape is not None and k is not None else None
     if isinstance(op, arith.IndexCastOp):
         return _evaluate(op.input, env)
@@ -100,11 +103,54 @@ def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> Any:
         arith.MaxSIOp: np.maximum,
         arith.MinSIOp: np.minimum,
     }
-    fn = binary.get(type(op))
+    fn = binary.get(type(op)) or _MORE_BINARY.get(type(op))
     if fn is not None:
         a, b = _evaluate(op.lhs, env), _evaluate(op.rhs, env)
         return fn(a, b) if a is not None and b is not None else None
+    if isinstance(op, arith.CmpiOp):
+        a, b = _evaluate(op.lhs, env), _evaluate(op.rhs, env)
+        compare = _COMPARISONS.get(op.predicate.value.data)
+        return None if a is None or b is None or compare is None else compare(a, b)
+    if isinstance(op, arith.SelectOp):
+        c, a, b = (_evaluate(v, env) for v in op.operands)
+        return None if c is None or a is None or b is None else np.where(c, a, b) if isinstance(
+            c, np.ndarray) else (a if c else b)
+    # The segment length of a checkpointed loop: ceil(sqrt(n)) through f64.
+    if isinstance(op, (arith.SIToFPOp, arith.FPToSIOp)):
+        return _evaluate(op.input, env)
+    if isinstance(op, (mathd.SqrtOp, mathd.CeilOp)):
+        x = _evaluate(op.operand, env)
+        if x is None:
+            return None
+        return np.sqrt(x) if isinstance(op, mathd.SqrtOp) else np.ceil(x)
     return None
+
+
+def _allocated_size(value: SSAValue, dim: int, env: dict[SSAValue, object]) -> Any:
+    """Size `dim` of a local allocation (static, or its dynamic size operand)."""
+    if not (isinstance(value, OpResult) and isinstance(value.op, (memref.AllocOp, memref.AllocaOp))):
+        return None
+    shape = value.type.get_shape()  # type: ignore[attr-defined]
+    if dim >= len(shape):
+        return None
+    if shape[dim] >= 0:
+        return shape[dim]
+    dynamic = [k for k, n in enumerate(shape) if n < 0]
+    return _evaluate(value.op.dynamic_sizes[dynamic.index(dim)], env)
+
+
+def _unsigned_div(a: Any, b: Any) -> Any:
+    return None if np.any(b == 0) else a // b
+
+
+_MORE_BINARY = {
+    arith.DivUIOp: _unsigned_div,
+    arith.MaxUIOp: np.maximum,
+    arith.MinUIOp: np.minimum,
+}
+_COMPARISONS = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
+                5: np.greater_equal, 6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
+"""arith.cmpi predicates (eq ne slt sle sgt sge ult ule ugt uge; sizes are >= 0)."""
 
 
 def _trunc_div(a: Any, b: Any) -> Any:
