@@ -356,6 +356,14 @@ class CacheReport:
     entries: list[CacheEntry] = field(default_factory=list)
     argument_values: Sequence[SSAValue] = ()
     bound: bool = False
+    checkpointed: list = field(default_factory=list)
+    """(checkpointed call, name of the callee gradient its reverse calls)."""
+    callees: list = field(default_factory=list)
+    """(checkpointed call, the callee gradient's report), bound for the
+    first call (enclosing loops at their first iteration) when this one is."""
+
+    def link_callees(self, reports: dict) -> None:  # type: ignore[type-arg]
+        self.callees = [(call, reports[name]) for call, name in self.checkpointed if name in reports]
 
     @classmethod
     def from_plan(cls, plan: CachePlan, *, gradient_name: str, primal_name: str,
@@ -413,7 +421,26 @@ class CacheReport:
             times = count(e.factors, env)
             nbytes = 0 if e.decision not in TAPED else (None if times is None else times * e.element_bytes)
             entries.append(replace(e, count=times, bytes=nbytes))
-        return replace(self, entries=entries, bound=True)
+        callees = [(call, report.bind(_call_arguments(call, env))) for call, report in self.callees]
+        return replace(self, entries=entries, bound=True, callees=callees)
+
+    @property
+    def recompute_factor(self) -> int:
+        """How many times the most recomputed code runs forward per gradient
+        call: 1 without checkpoints; each level of checkpointed calls adds one
+        (the forward sweep runs the callee, its gradient reruns it)."""
+        return 1 + max((r.recompute_factor for _, r in self.callees), default=0)
+
+    @property
+    def peak_taped_bytes(self) -> int | None:
+        """Bytes held on tapes at most at once: this gradient's, plus the
+        largest of the callee gradients' (one runs at a time; each frees its
+        tape when it returns), for the bound arguments."""
+        own = self.taped_bytes
+        inner = [r.peak_taped_bytes for _, r in self.callees]
+        if own is None or any(b is None for b in inner):
+            return None
+        return own + max(inner, default=0)  # type: ignore[type-var]
 
     @property
     def taped_bytes(self) -> int | None:
@@ -447,6 +474,17 @@ class CacheReport:
         total = self.taped_bytes
         lines.append(f"  taped bytes: {self.taped_bytes_formula}" if total is None else
                      f"  taped bytes: {total} = {self.taped_bytes_formula}")
+        for call, report in self.callees:
+            where = op_location(call) or call.name
+            taped = report.taped_bytes
+            lines.append(f"  checkpoint @{call.callee.root_reference.data} at {where}: recomputed by "
+                         f"@{report.gradient}, which tapes "
+                         + (f"{taped} bytes per call (its first)" if taped is not None else
+                            report.taped_bytes_formula + " bytes per call"))
+        if self.callees:
+            peak = self.peak_taped_bytes
+            lines.append(f"  recompute factor: {self.recompute_factor} (forward runs of the checkpointed code)"
+                         + (f"; peak taped bytes: {peak}" if peak is not None else ""))
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -469,6 +507,10 @@ class CacheReport:
             ],
             "taped_bytes": self.taped_bytes,
             "taped_bytes_formula": self.taped_bytes_formula,
+            "checkpoints": [{"callee": call.callee.root_reference.data, "location": op_location(call),
+                             "report": report.to_dict()} for call, report in self.callees],
+            "recompute_factor": self.recompute_factor,
+            "peak_taped_bytes": self.peak_taped_bytes,
         }
 
     def to_json(self) -> str:
@@ -566,3 +608,32 @@ def _loop_factors_of_block(block) -> tuple[LoopFactor, ...]:  # type: ignore[no-
         parent = op.parent_block()
         op = parent.parent_op() if parent is not None else None
     return tuple(reversed(factors))
+
+
+def _call_arguments(call: Operation, env: dict[SSAValue, object]) -> list[object]:
+    """The values of a call's operands for the bound arguments, with the
+    loops around the call at their first iteration (for a checkpointed
+    segment: the first, full-length segment): arrays for memrefs (of the
+    evaluated shape for local allocations), ints for index values."""
+    env = dict(env)
+    op = call.parent_op()
+    loops = []
+    while op is not None and not isinstance(op, func.FuncOp):
+        loops.append(op)
+        op = op.parent_op()
+    for loop in reversed(loops):
+        counted = counted_loop(loop)
+        if counted is not None:
+            env[counted[0]] = _evaluate(counted[1], env)
+    values: list[object] = []
+    for v in call.operands:
+        if v in env:
+            values.append(env[v])
+        elif isinstance(v.type, MemRefType):
+            shape = [_allocated_size(v, d, env) for d in range(len(v.type.get_shape()))]
+            values.append(np.empty(0) if any(s is None for s in shape) else
+                          np.lib.stride_tricks.as_strided(np.empty(1), shape=tuple(int(s) for s in shape),
+                                                          strides=(0,) * len(shape)))
+        else:
+            values.append(_evaluate(v, env))
+    return values

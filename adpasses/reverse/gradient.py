@@ -71,6 +71,8 @@ class GradientBuilder:
         gradient function, built by the caller (`ad-build-gradients`): what a
         checkpointed call's reverse calls."""
         self.snapshot_tapes: dict[tuple[Operation, SSAValue], SSAValue] = {}
+        self.checkpointed_calls: list[tuple[Operation, str]] = []
+        """(checkpointed call of the primal, the callee gradient its reverse calls)."""
         self.rules = rules  # handed in: the engine does not import the rules
         self.activity = activity
         self.plan = plan

@@ -149,6 +149,7 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
     block.detach_op(work)
     report = CacheReport.from_plan(plan, gradient_name=name, primal_name=request.primal,
                                    policy=cache_policy)
+    report.checkpointed = list(sweep.checkpointed_calls)
     return GeneratedGradient(name, gradient, analysis, report, request.primal,
                             list(request.activity), list(request.ret_activity))
 
@@ -205,6 +206,10 @@ class BuildGradientsPass(ModulePass):
             call = func.CallOp(g.name, list(autodiff.args), list(autodiff.result_types))
             call.location = autodiff.location
             Rewriter.replace_op(autodiff, call)
+        # Each report names the reports of the callee gradients it calls.
+        reports = {g.name: g.cache_report for g in [*built.values(), *nested_built.values()]}
+        for report in reports.values():
+            report.link_callees(reports)
         if self.report:
             for g in [*built.values(), *nested_built.values()]:
                 text = g.cache_report.to_json() if self.report == "json" else str(g.cache_report)

@@ -85,6 +85,8 @@ def used_from_outside(loop: scf.ForOp) -> list[SSAValue]:
 def _constants_used(loop: scf.ForOp) -> list[Operation]:
     ops: dict[Operation, None] = {}
     for op in loop.walk():
+        if op is loop:
+            continue  # its bounds and inits become parameters
         for v in op.operands:
             if is_constant(v) and home_block(v) is loop.parent_block():
                 ops.setdefault(v.owner, None)  # type: ignore[arg-type]
