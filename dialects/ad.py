@@ -810,3 +810,9 @@ own gradient (which reruns its forward sweep, taping locally, then its
 reverse), on the call's inputs: scalars made available by the cache plan,
 memref contents the call or later code overwrites restored from a snapshot
 (docs/cache.md, "Checkpointing")."""
+
+RAISES_ATTR = "ad.raises"
+"""A string, on `cf.assert`: the Python exception class (a builtin, by
+name: "ValueError") a failed assertion raises; without it, AssertionError.
+The frontend's `raise` and `assert` (frontend/effects.py); the lowering
+stops the call through the error slot (`stop_codes.USER_RAISE`)."""

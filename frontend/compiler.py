@@ -45,6 +45,8 @@ from adpasses.dialects.ad import CHECKPOINT_ATTR
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.calls import CallMixin, lambda_def
+from adpasses.frontend.effects import RAISED, EffectMixin
+from adpasses.frontend.numbers import NumberMixin
 from adpasses.frontend.arithmetic import ArithmeticMixin
 from adpasses.frontend.arrays import ArrayMixin
 from adpasses.frontend.control import lift_loop_returns
@@ -179,7 +181,7 @@ def _static_key(value: object) -> object:
 
 
 class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
-                       CallMixin):
+                       CallMixin, NumberMixin, EffectMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None):
         self.mb = mb
@@ -226,7 +228,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         with self.allocation_scope():
             result = self.returning_statements(lift_loop_returns(self.fdef.body), self.fdef)
             ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
-            returned = [] if result is None else [self.returned_value(result)]
+            returned = [] if result is None or result is RAISED else [self.returned_value(result)]
         with self.at_loc(ret_loc):
             self.emit(func.ReturnOp(*returned))
         self.drop_unused_constants()

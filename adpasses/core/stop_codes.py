@@ -17,6 +17,10 @@ their messages need:
 | STACK_LIMIT | MemoryError | bytes asked | the limit |
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
 | LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
+| USER_RAISE | the class `cf.assert` names (`ad.raises`) | - | - |
+
+A USER_RAISE site's text is `user_raise_site(location, class name,
+message)`: the Python `raise` / `assert` it comes from.
 """
 
 from __future__ import annotations
@@ -30,7 +34,24 @@ ALLOCATION_FAILED = _BASE - 3
 STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
-CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP)
+USER_RAISE = _BASE - 7
+CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, USER_RAISE)
+
+_SEP = "\x1f"  # between the parts of a USER_RAISE site's text
+
+
+def user_raise_site(location: str, exception_class: str, message: str) -> str:
+    """The site text of a `cf.assert` (a Python raise or assert)."""
+    return _SEP.join((location, exception_class, message))
+
+
+def raisable(name: str) -> type[BaseException] | None:
+    """The builtin exception class `name` compiled code may raise (an
+    Exception subclass of builtins), or None."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Exception) else None
 
 # What an allocation was for (the `size` field of SIZE_OVERFLOW and
 # ALLOCATION_FAILED): the message names it.
@@ -63,7 +84,11 @@ def exception(code: int, where: str, index: int, size: int) -> Exception:
     """The exception for a call that stopped with `code` at source location
     `where`. It carries `location` (where) and `detail` (the message
     without the location), so `ad-run` can print `where: error: ...`."""
-    kind, detail = _describe(code, index, size)
+    if code == USER_RAISE:
+        where, name, detail = where.split(_SEP, 2)
+        kind = raisable(name) or AssertionError
+    else:
+        kind, detail = _describe(code, index, size)
     err = kind(f"{detail} (at {where})")
     err.location = where  # type: ignore[attr-defined]
     err.detail = detail  # type: ignore[attr-defined]
