@@ -116,8 +116,11 @@ def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> Any:
         return None if c is None or a is None or b is None else np.where(c, a, b) if isinstance(
             c, np.ndarray) else (a if c else b)
     # The segment length of a checkpointed loop: ceil(sqrt(n)) through f64.
-    if isinstance(op, (arith.SIToFPOp, arith.FPToSIOp)):
+    if isinstance(op, arith.SIToFPOp):
         return _evaluate(op.input, env)
+    if isinstance(op, arith.FPToSIOp):
+        x = _evaluate(op.input, env)
+        return None if x is None else (x.astype(np.int64) if isinstance(x, np.ndarray) else int(x))
     if isinstance(op, (mathd.SqrtOp, mathd.CeilOp)):
         x = _evaluate(op.operand, env)
         if x is None:
@@ -147,6 +150,8 @@ _MORE_BINARY = {
     arith.DivUIOp: _unsigned_div,
     arith.MaxUIOp: np.maximum,
     arith.MinUIOp: np.minimum,
+    arith.MulfOp: lambda a, b: a * b,
+    arith.DivfOp: lambda a, b: None if np.any(b == 0) else a / b,
 }
 _COMPARISONS = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
                 5: np.greater_equal, 6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}

@@ -93,9 +93,10 @@ def _constants_used(loop: scf.ForOp) -> list[Operation]:
     return list(ops)
 
 
-def loops_to_checkpoint(function: func.FuncOp, request: GradientRequest) -> list[scf.ForOp]:
+def loops_to_checkpoint(function: func.FuncOp,
+                        request: GradientRequest) -> list[tuple[scf.ForOp, list[SSAValue]]]:
     """The top-level scf.for loops of the copy that a trial cache plan tapes
-    values in (or snapshots memory in)."""
+    values in (or snapshots memory in), each with the values it would tape."""
     from adpasses.analysis.activity import ActivityAnalysis
     from adpasses.cache.planner import plan_cache
     from adpasses.transforms.build_gradients import collect_memory_needs, collect_needs
@@ -107,19 +108,20 @@ def loops_to_checkpoint(function: func.FuncOp, request: GradientRequest) -> list
     activity = ActivityAnalysis(function, list(request.activity), list(request.ret_activity))
     plan = plan_cache(function, collect_needs(function, activity), activity,
                       memory_needs=collect_memory_needs(function, activity))
-    taped_in: set[Operation] = set()
+    taped_in: dict[Operation, list[SSAValue]] = {}
     for v in plan.taped():
         op = home_block(v).parent_op()
         while op is not None and op.parent_block() is not top:
             op = op.parent_op()
         if op is not None:
-            taped_in.add(op)
+            taped_in.setdefault(op, []).append(v)
     for need in plan.snapshots():
         op = need.op
         while op.parent_block() is not top:
             op = op.parent_op()  # type: ignore[assignment]
-        taped_in.add(op)
-    return [loop for loop in loops if loop in taped_in and all(_passable(v) for v in used_from_outside(loop))]
+        taped_in.setdefault(op, [])
+    return [(loop, taped_in[loop]) for loop in loops
+            if loop in taped_in and all(_passable(v) for v in used_from_outside(loop))]
 
 
 def outline_segment(loop: scf.ForOp, module: ModuleOp, name: str) -> tuple[func.FuncOp, list[SSAValue]]:
@@ -157,17 +159,25 @@ def outline_segment(loop: scf.ForOp, module: ModuleOp, name: str) -> tuple[func.
     return function, used
 
 
-def _segment_length(b: Builder, n: SSAValue, state_bytes: SSAValue, limit: int) -> SSAValue:
-    """k = n if n*S <= limit, else ceil(sqrt(n)) (at least 1)."""
+def _segment_length(b: Builder, n: SSAValue, state_bytes: SSAValue, step_bytes: SSAValue,
+                    limit: int) -> SSAValue:
+    """k = n if n*T <= limit (T: one step's tape), else ceil(sqrt(n*S/T))
+    (S: the state a snapshot holds), which minimises (n/k)*S + k*T, the
+    snapshots plus one segment's tape; at least 1, at most n."""
     def emit(op: Operation) -> SSAValue:
         return b.insert(op).results[0]
 
     one = emit(arith.ConstantOp(IntegerAttr(1, IndexType())))
-    i64 = IntegerType(64)
-    n64 = emit(arith.IndexCastOp(n, i64))
-    root = emit(math.CeilOp(emit(math.SqrtOp(emit(arith.SIToFPOp(n64, Float64Type()))))))
-    sqrt_k = emit(arith.IndexCastOp(emit(arith.FPToSIOp(root, i64)), IndexType()))
-    total = saturating_mul(b, n, state_bytes)
+    i64, f64 = IntegerType(64), Float64Type()
+
+    def to_float(v: SSAValue) -> SSAValue:
+        return emit(arith.SIToFPOp(emit(arith.IndexCastOp(v, i64)), f64))
+
+    ratio = emit(arith.DivfOp(emit(arith.MulfOp(to_float(n), to_float(state_bytes))),
+                              to_float(emit(arith.MaxSIOp(step_bytes, one)))))
+    root = emit(math.CeilOp(emit(math.SqrtOp(ratio))))
+    sqrt_k = emit(arith.MinSIOp(emit(arith.IndexCastOp(emit(arith.FPToSIOp(root, i64)), IndexType())), n))
+    total = saturating_mul(b, n, step_bytes)
     fits = emit(arith.CmpiOp(total, emit(arith.ConstantOp(IntegerAttr(limit, IndexType()))), "ule"))
     k = emit(arith.SelectOp(fits, n, sqrt_k))
     return emit(arith.MaxSIOp(k, one))
@@ -197,7 +207,42 @@ def _state_bytes(b: Builder, loop: scf.ForOp, used: list[SSAValue], module: Modu
     return total
 
 
-def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int) -> func.FuncOp:
+def _step_tape_bytes(b: Builder, loop: scf.ForOp, taped: list[SSAValue]) -> SSAValue | None:
+    """The bytes one iteration of `loop` tapes (the trial plan's values, each
+    times the trip counts of the loops between it and `loop`), computed
+    before `loop`; None where a trip count is not known there (bounds
+    computed inside the loop, a while loop)."""
+    from adpasses.core.region_flow import runs_at_most_once, trip_bounds
+
+    def hoist(v: SSAValue) -> SSAValue | None:
+        if home_block(v) is not loop.parent_block() or v.owner is loop:
+            return None
+        return v  # defined before the loop, in the function's top block
+
+    total = b.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).results[0]
+    for v in taped:
+        count = b.insert(arith.ConstantOp(IntegerAttr(byte_size(v.type), IndexType()))).results[0]
+        op = home_block(v).parent_op()
+        while op is not None and op is not loop:
+            bounds = trip_bounds(op)
+            if bounds is not None:
+                hoisted = [hoist(x) if not is_constant(x) else
+                           b.insert(x.owner.clone()).results[0] for x in bounds]  # type: ignore[union-attr]
+                if any(h is None for h in hoisted):
+                    return None
+                trips = trip_count(b, *hoisted)  # type: ignore[arg-type]
+                if not isinstance(trips.type, IndexType):
+                    return None
+                count = saturating_mul(b, count, trips)
+            elif not runs_at_most_once(op):
+                return None
+            op = op.parent_op()
+        total = b.insert(arith.AddiOp(total, count)).results[0]
+    return total
+
+
+def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int,
+                    taped: list[SSAValue] = ()) -> func.FuncOp:  # type: ignore[assignment]
     """Replace `loop` by segments, each a checkpointed call of a new function."""
     request = GradientRequest.of_function(function)
     base = f"{request.primal if request else function.sym_name.data}{SEGMENT_SUFFIX}"
@@ -215,7 +260,9 @@ def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, li
 
     n = trip_count(b, loop.lb, loop.ub, loop.step)
     n.name_hint = n.name_hint or "trips"
-    seg_len = _segment_length(b, n, _state_bytes(b, loop, used, module, segment), limit)
+    state = _state_bytes(b, loop, used, module, segment)
+    step_bytes = _step_tape_bytes(b, loop, taped) if taped else None
+    seg_len = _segment_length(b, n, state, step_bytes or state, limit)
     seg_len.name_hint = "segment_length"  # named in the cache report's counts
     one = emit(arith.ConstantOp(IntegerAttr(1, IndexType())))
     zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
@@ -258,5 +305,5 @@ class CheckpointLoopsPass(ModulePass):
         for function in marked_functions(op):
             request = GradientRequest.of_function(function)
             assert request is not None
-            for loop in loops_to_checkpoint(function, request):
-                checkpoint_loop(loop, op, function, self.tape_limit)
+            for loop, taped in loops_to_checkpoint(function, request):
+                checkpoint_loop(loop, op, function, self.tape_limit, taped)
