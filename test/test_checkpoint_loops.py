@@ -133,13 +133,16 @@ def test_limit_chooses_segments_and_report_shows_snapshots():
     assert plain.recompute_factor == 1 and not plain.callees
     assert ck.recompute_factor == 2
     snapshots = [e for e in ck.entries if e.decision == "snapshot"]
-    # ceil(sqrt(100)) = 10 segments: u and du, 10 states each.
+    # S = 800 bytes (u; du is written before it is read in each step: a
+    # scratch buffer, not snapshot), T = 99 * 8 per step: segments of
+    # k = ceil(sqrt(100 * 800 / 792)) = 11 steps, 10 segments, 10 snapshots.
     assert {e.bytes for e in snapshots} == {10 * 100 * 8}
+    assert [e.decision for e in ck.entries if e.value == "np.zeros(n)"] == ["scratch"]
     # The time loop, and the final sum (it tapes sin(u[i]); 100 * 8 bytes of
     # state fit the limit: one segment).
     by_callee = {r.primal: r for _, r in ck.callees}
     segment, final_sum = by_callee["array_state_segment_0"], by_callee["array_state_segment_1"]
-    assert segment.taped_bytes == 10 * 99 * 8  # one segment: 10 steps of u[i], i >= 1
+    assert segment.taped_bytes == 11 * 99 * 8  # one segment: 11 steps of u[i], i >= 1
     assert final_sum.taped_bytes == 100 * 8
     assert ck.peak_taped_bytes == ck.taped_bytes + segment.taped_bytes
     assert ck.peak_taped_bytes < plain.taped_bytes / 3

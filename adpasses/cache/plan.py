@@ -56,7 +56,7 @@ class MemoryNeed:
 @dataclass
 class MemoryDecision:
     need: MemoryNeed
-    kind: str  # "snapshot" or "reuse"
+    kind: str  # "snapshot", "reuse", or "scratch" (an uninitialised buffer serves)
     reason: str
 
 
@@ -74,7 +74,11 @@ class CachePlan:
         return [d.need for d in self.memory if d.kind == "snapshot"]
 
     def is_snapshot(self, op: Operation, memref_value: SSAValue) -> bool:
-        return any(d.kind == "snapshot" and d.need == MemoryNeed(op, memref_value) for d in self.memory)
+        return self.memory_kind(op, memref_value) == "snapshot"
+
+    def memory_kind(self, op: Operation, memref_value: SSAValue) -> str | None:
+        need = MemoryNeed(op, memref_value)
+        return next((d.kind for d in self.memory if d.need == need), None)
 
     def decide(self, value: SSAValue, kind: str, reason: str) -> None:
         assert kind in DECISION_KINDS
@@ -142,18 +146,44 @@ def plan_tape_all(function: func.FuncOp, needed: Iterable[SSAValue]) -> CachePla
     return plan
 
 
-def plan_memory(plan: CachePlan, needs: Iterable[MemoryNeed], overwrites) -> None:  # type: ignore[no-untyped-def]
+def plan_memory(plan: CachePlan, needs: Iterable[MemoryNeed], overwrites,  # type: ignore[no-untyped-def]
+                written_first=None) -> None:  # type: ignore[no-untyped-def]
     """Snapshot or reuse the memory each need reads; `overwrites(op, memref)`
     lists the writes that may change it from `op` on
-    (`AliasAnalysis.overwrites_from`)."""
+    (`AliasAnalysis.overwrites_from`); `written_first(op, memref)`: the op
+    writes every element before reading it (its contents on entry never
+    matter: a scratch buffer serves, nothing is taped)."""
     seen: set[MemoryNeed] = set()
     for need in needs:
         if need in seen:
             continue
         seen.add(need)
         found = overwrites(need.op, need.memref)
-        if found:
+        if found and written_first is not None and written_first(need.op, need.memref):
+            plan.memory.append(MemoryDecision(
+                need, "scratch", "the call writes every element it reads before reading it: "
+                "its rerun gets an uninitialised buffer"))
+        elif found:
             plan.memory.append(MemoryDecision(need, "snapshot", f"overwritten: {found[0].reason}"))
         else:
             plan.memory.append(MemoryDecision(
                 need, "reuse", "no write may change it from the call on (alias analysis)"))
+
+
+def call_writes_first(op: Operation, memref_value: SSAValue) -> bool:
+    """For a call: its callee writes the argument `memref_value` before
+    reading it (`memory_writes.written_before_read`)."""
+    from xdsl.traits import SymbolTable
+
+    from adpasses.analysis.memory_writes import written_before_read
+
+    if not isinstance(op, func.CallOp):
+        return False
+    module = op
+    while module.parent_op() is not None:
+        module = module.parent_op()  # type: ignore[assignment]
+    callee = SymbolTable.lookup_symbol(module, op.callee)
+    if not isinstance(callee, func.FuncOp):
+        return False
+    return all(written_before_read(callee, k)
+               for k, v in enumerate(op.operands) if v is memref_value)

@@ -36,6 +36,7 @@ from adpasses.cache.plan import (
     CachePlan,
     MemoryNeed,
     ProgramOrder,
+    call_writes_first,
     is_recomputable_op,
     plan_memory,
     plan_tape_all,
@@ -63,11 +64,11 @@ def plan_cache(
         if memory_needs:
             from adpasses.analysis.alias import AliasAnalysis
 
-            plan_memory(plan, memory_needs, AliasAnalysis(function).overwrites_from)
+            plan_memory(plan, memory_needs, AliasAnalysis(function).overwrites_from, call_writes_first)
         return plan
     planner = MinCutPlanner(function, model or CostModel())
     plan = planner.plan(needed)
-    plan_memory(plan, memory_needs, planner.alias.overwrites_from)
+    plan_memory(plan, memory_needs, planner.alias.overwrites_from, call_writes_first)
     return plan
 
 

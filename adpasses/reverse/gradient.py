@@ -276,17 +276,8 @@ class GradientBuilder:
         contents `mem` had when `op` started, popped from its snapshot tape;
         `release_scratch` frees it after use."""
         tape = self.snapshot_tapes[(op, mem)]
-        source = rc.primal(mem)
-        mtype = mem.type
-        assert isinstance(mtype, MemRefType)
-        sizes = self.memref_sizes(rc.builder, source)
-        dynamic = [s for s, n in zip(sizes, mtype.get_shape()) if n < 0]
-        plain = MemRefType(mtype.element_type, mtype.get_shape())
-        alloc = rc.insert(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
-                                             dynamic_sizes=dynamic))
-        alloc.attributes[WORKSPACE_ATTR] = UnitAttr()
-        scratch = alloc.results[0]
-        scratch.name_hint = f"{mem.name_hint}_at_call" if mem.name_hint else None
+        sizes = self.memref_sizes(rc.builder, rc.primal(mem))
+        scratch = self._scratch_alloc(rc, mem, sizes)
         one = rc.index(1)
 
         def pop(b: Builder, idx: list[SSAValue]) -> None:
@@ -297,7 +288,32 @@ class GradientBuilder:
             b.insert(memref.StoreOp.get(value, scratch, back))
 
         _loop_nest(rc.builder, sizes, pop, rc.loc)
-        if plain != mtype:  # a strided view: the buffer under the operand's type
+        return self._as_operand_type(rc, scratch, mem)
+
+    def scratch_buffer(self, rc: ReverseContext, mem: SSAValue) -> SSAValue:
+        """An uninitialised buffer of `mem`'s sizes (for a call that writes
+        it before reading it); `release_scratch` frees it."""
+        scratch = self._scratch_alloc(rc, mem, self.memref_sizes(rc.builder, rc.primal(mem)))
+        return self._as_operand_type(rc, scratch, mem)
+
+    @staticmethod
+    def _scratch_alloc(rc: ReverseContext, mem: SSAValue, sizes: list[SSAValue]) -> SSAValue:
+        mtype = mem.type
+        assert isinstance(mtype, MemRefType)
+        dynamic = [s for s, n in zip(sizes, mtype.get_shape()) if n < 0]
+        alloc = rc.insert(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
+                                             dynamic_sizes=dynamic))
+        alloc.attributes[WORKSPACE_ATTR] = UnitAttr()  # kept across calls: no allocation per call
+        scratch = alloc.results[0]
+        scratch.name_hint = f"{mem.name_hint}_at_call" if mem.name_hint else None
+        return scratch
+
+    @staticmethod
+    def _as_operand_type(rc: ReverseContext, scratch: SSAValue, mem: SSAValue) -> SSAValue:
+        mtype = mem.type
+        assert isinstance(mtype, MemRefType)
+        if MemRefType(mtype.element_type, mtype.get_shape()) != mtype:
+            # a strided view: the buffer under the operand's type
             return rc.insert(memref.CastOp.get(scratch, mtype)).results[0]
         return scratch
 

@@ -20,11 +20,15 @@ scalars and snapshots the arrays the loop overwrites (one state per
 segment), and the reverse sweep, segment by segment from the last, restores
 the snapshot, reruns the segment taping it (k steps) and reverses it.
 
-k is chosen when the gradient runs: the state S (bytes of the memrefs the
-loop may write, plus 8 per carried value) stands for one step's tape; if
-N*S <= tape-limit, k = N (one segment); else k = ceil(sqrt(N)), so that
-about 2*sqrt(N) states are held (sqrt(N) snapshots, one segment's tape),
-at the cost of one more forward run of the loop.
+k is chosen when the gradient runs, from the state S a snapshot holds
+(bytes of the memrefs the loop may write, except those each step writes
+before reading; plus 8 per carried value) and T, what one step tapes
+(the trial plan's taped values times the trip counts of their loops
+inside the step; S where those are not known before the loop): if
+N*T <= tape-limit, k = N (one segment); else k = ceil(sqrt(N*S/T)), which
+minimises (N/k)*S + k*T: for T = S about 2*sqrt(N) states are held
+(sqrt(N) snapshots, one segment's tape). Either way the loop runs forward
+once more (the recompute factor 2).
 """
 
 from __future__ import annotations
@@ -186,7 +190,7 @@ def _segment_length(b: Builder, n: SSAValue, state_bytes: SSAValue, step_bytes: 
 def _state_bytes(b: Builder, loop: scf.ForOp, used: list[SSAValue], module: ModuleOp,
                  segment: func.FuncOp) -> SSAValue:
     """Bytes of what the loop carries and the memory it may write."""
-    from adpasses.analysis.memory_writes import WriteEffects, written_arguments
+    from adpasses.analysis.memory_writes import WriteEffects, written_arguments, written_before_read
 
     def emit(op: Operation) -> SSAValue:
         return b.insert(op).results[0]
@@ -196,6 +200,8 @@ def _state_bytes(b: Builder, loop: scf.ForOp, used: list[SSAValue], module: Modu
     for k, v in enumerate(used):
         if not is_memref_type(v.type) or (written is not None and 3 + k not in written):
             continue
+        if written_before_read(segment, 3 + k):
+            continue  # scratch of each step: nothing to snapshot
         mtype = v.type
         assert isinstance(mtype, MemRefType)
         size = emit(arith.ConstantOp(IntegerAttr(byte_size(mtype.element_type), IndexType())))

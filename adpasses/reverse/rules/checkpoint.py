@@ -13,7 +13,8 @@ That rerun needs the call's inputs as they were when the call ran:
   call itself or later code may overwrite (`plan.plan_memory`); the
   reverse restores the snapshot into a scratch buffer and passes that, so
   the primal memory keeps its final contents. Memory nothing overwrites is
-  passed as it is.
+  passed as it is; memory the callee writes before reading it gets an
+  uninitialised scratch buffer (nothing taped).
 
 The shadow of each memref operand with active memory is passed (`dup`);
 the adjoint of each active float result is the callee gradient's seed; the
@@ -49,9 +50,11 @@ class CheckpointCallRule:
         active_scalars: list[SSAValue] = []
         for v in op.operands:
             if is_memref_type(v.type):
-                if sweep.plan.is_snapshot(op, v):
+                kind = sweep.plan.memory_kind(op, v)
+                if kind in ("snapshot", "scratch"):
                     if v not in scratch:
-                        scratch[v] = sweep.restore_snapshot(rc, op, v)
+                        scratch[v] = (sweep.restore_snapshot(rc, op, v) if kind == "snapshot"
+                                      else sweep.scratch_buffer(rc, v))
                     args.append(scratch[v])
                 else:
                     args.append(rc.primal(v))
