@@ -183,6 +183,8 @@ def dot_like_temporaries(x):
     for i in range(len(x)):
         t = x[i] * 2.0
         s += t * x[i]
+    for i in range(len(x)):  # i is bound again before any read: nothing carried out of the first
+        s += x[i]
     return s
 
 

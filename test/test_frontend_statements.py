@@ -154,7 +154,10 @@ def test_flags_only_where_a_variable_may_be_unbound():
     assert text.count("ad.raise_if") == 1  # prev, read in the else branch
     assert "ad.raise_if" not in primal_ir(k.iterate_elements, vec(4))
     assert "ad.raise_if" not in primal_ir(k.dot_like_temporaries, vec(4))
-    assert primal_ir(k.dot_like_temporaries, vec(4)).count("iter_args") == 1  # s only, not t or i
+    loops = [line for line in primal_ir(k.dot_like_temporaries, vec(4)).splitlines() if "scf.for" in line]
+    assert len(loops) == 2 and all(line.endswith("-> (f64) {") for line in loops), loops  # s only: not t, not i
+    loops = [line for line in primal_ir(k.loop_variable_after, vec(4)).splitlines() if "scf.for" in line]
+    assert len(loops) == 1 and loops[0].endswith("-> (index, i1) {"), loops  # i and its defined-flag
 
 
 SLICES = {
