@@ -837,3 +837,10 @@ CUSTOM_CALL_ATTR = "ad.custom_call"
 of a custom rule (`ad-inline-calls` does not inline it): `primal = @f` and
 the rule functions it uses; in reverse mode a call of f's augmented primal
 also carries `residuals = N` (its last N results)."""
+
+NO_MEMORY_ATTR = "ad.no_memory"
+"""Unit attribute on a function declaration (no body): it reads and writes
+no memory the module can address, only its scalar arguments (a C math
+function; `adpasses.extern` of a signature without pointers sets it). The
+write analysis then lets loads across its calls be reloaded rather than
+taped (adpasses/analysis/memory_writes.py)."""

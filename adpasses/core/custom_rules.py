@@ -199,3 +199,24 @@ def residual_note(value: Attribute) -> str | None:
         return None
     return (f"residual {value.index - first} of the custom rule of @{rule.primal} (returned by "
             f"@{rule.augmented_primal} for @{rule.reverse})")
+
+
+def forwarded_arguments(call: Operation, rule: CustomRule) -> dict[int, int]:
+    """Residuals that the augmented primal returns unchanged from its
+    arguments (residual k is argument j): the reverse rule reads the call's
+    operand j instead, which the cache planner may reuse or reload rather
+    than tape."""
+    if rule.augmented_primal is None or rule.residuals is None:
+        return {}
+    aug = SymbolTable.lookup_symbol(call, rule.augmented_primal)
+    if not isinstance(aug, func.FuncOp) or not aug.body.blocks:
+        return {}
+    ret = aug.body.blocks[-1].last_op
+    if not isinstance(ret, func.ReturnOp):
+        return {}
+    first = len(ret.arguments) - rule.residuals
+    found = {}
+    for k, value in enumerate(list(ret.arguments)[first:]):
+        if value in aug.body.block.args:
+            found[k] = aug.body.block.args.index(value)
+    return found

@@ -21,12 +21,18 @@ from adpasses.core.types import is_float_type, is_memref_type
 
 class CallRule:
     def forward(self, fb, op: func.CallOp) -> None:  # type: ignore[no-untyped-def]
-        touches = any(fb.is_active(v) for v in (*op.operands, *op.results)) or any(
-            fb.activity.is_active_memory(v) for v in op.operands if hasattr(v.type, "get_shape"))
+        rule = custom_rule_of_call(op)
+        if rule is not None:
+            # A custom rule gives the tangents of the results: needed only if
+            # one carries a derivative (a call whose result is unused, e.g.
+            # an augmented primal's output in forward over reverse, is not).
+            touches = any(fb.is_active(r) for r in op.results)
+        else:
+            touches = any(fb.is_active(v) for v in (*op.operands, *op.results)) or any(
+                fb.activity.is_active_memory(v) for v in op.operands if hasattr(v.type, "get_shape"))
         if not touches:
             fb.clone(op)
             return
-        rule = custom_rule_of_call(op)
         if rule is None:
             raise error_at(
                 op,
@@ -37,9 +43,9 @@ class CallRule:
             raise error_at(
                 op,
                 f"calls @{rule.primal}, which has a custom reverse rule (custom_vjp) but no forward "
-                "rule, with values that carry derivatives: forward mode (jvp, jacfwd, fwddiff, and "
-                "hessian/hvp where its value's tangent is needed) needs one; give it with defjvp "
-                "(or `forward = @f_jvp` in its ad.custom_rule)",
+                "rule, and its result's tangent is needed: forward mode (jvp, jacfwd, fwddiff, and "
+                "hessian/hvp where the function's value feeds the gradient) needs a forward rule; "
+                "give it with defjvp (or `forward = @f_jvp` in its ad.custom_rule)",
             )
         self._by_forward_rule(fb, op, rule.forward)
 

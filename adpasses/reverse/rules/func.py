@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from xdsl.dialects import arith, func
 from xdsl.ir import SSAValue
 
-from adpasses.core.custom_rules import CustomRule, custom_rule_of_call
+from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
 
@@ -36,6 +36,17 @@ def _primal_results(op: func.CallOp, rule: CustomRule) -> Sequence[SSAValue]:
     return op.results[: len(op.results) - (rule.residuals or 0)]
 
 
+def _residuals(op: func.CallOp, rule: CustomRule) -> list[SSAValue]:
+    """The values the reverse rule reads as residuals: the call's residual
+    results, except those the augmented primal returns unchanged from an
+    argument, for which the argument (available without a tape if it is
+    outside the loop, or reloadable)."""
+    first = len(op.results) - (rule.residuals or 0)
+    forwarded = forwarded_arguments(op, rule)
+    return [op.operands[forwarded[k]] if k in forwarded else r
+            for k, r in enumerate(op.results[first:])]
+
+
 class CallRule:
     """A call of a function with a custom rule:
 
@@ -54,7 +65,7 @@ class CallRule:
         if rule is None:
             return ()
         if rule.residuals is not None:
-            return list(op.results[len(op.results) - rule.residuals:])
+            return _residuals(op, rule)
         return [o for o in op.operands if not is_memref_type(o.type)]
 
     def reverse(self, rc, op: func.CallOp) -> None:  # type: ignore[no-untyped-def]
@@ -75,7 +86,7 @@ class CallRule:
             return
         floats = [o for o in op.operands if is_float_type(o.type)]
         if rule.residuals is not None:
-            residuals = [rc.primal(r) for r in op.results[len(op.results) - rule.residuals:]]
+            residuals = [rc.primal(r) for r in _residuals(op, rule)]
             cotangents = [rc.adjoint_or_zero(r) for r in results]
             assert rule.reverse is not None
             back = rc.insert(func.CallOp(rule.reverse, residuals + cotangents, [o.type for o in floats]))

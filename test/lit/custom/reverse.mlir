@@ -9,15 +9,15 @@ func.func private @sq(%x: f64) -> f64 attributes {ad.custom_rule = {augmented_pr
   %y = arith.mulf %x, %x : f64
   func.return %y : f64
 }
-// The augmented primal: sq's result, then one residual (x).
+// The augmented primal: sq's result, then one residual (3x).
 func.func private @sq_fwd(%x: f64) -> (f64, f64) {
   %y = func.call @sq(%x) : (f64) -> f64
-  func.return %y, %x : f64, f64
-}
-// The reverse rule: (residuals, cotangent of the result) -> cotangent of x.
-func.func private @sq_bwd(%x: f64, %g: f64) -> f64 {
   %three = arith.constant 3.0 : f64
   %t = arith.mulf %three, %x : f64
+  func.return %y, %t : f64, f64
+}
+// The reverse rule: (residuals, cotangent of the result) -> cotangent of x.
+func.func private @sq_bwd(%t: f64, %g: f64) -> f64 {
   %d = arith.mulf %g, %t : f64
   func.return %d : f64
 }
@@ -78,6 +78,45 @@ func.func @loop(%x: memref<?xf64>) -> f64 {
   func.return %r : f64
 }
 
+// A residual that is the augmented primal's own argument is not a new
+// value: the reverse rule reads the call's operand (reused here; in a loop,
+// reloaded or recomputed like any value, rather than taped).
+func.func private @cube(%x: f64) -> f64 attributes {ad.custom_rule = {augmented_primal = @cube_fwd, reverse = @cube_bwd}} {
+  %y = arith.mulf %x, %x : f64
+  %z = arith.mulf %y, %x : f64
+  func.return %z : f64
+}
+func.func private @cube_fwd(%x: f64) -> (f64, f64) {
+  %y = func.call @cube(%x) : (f64) -> f64
+  func.return %y, %x : f64, f64
+}
+func.func private @cube_bwd(%x: f64, %g: f64) -> f64 {
+  %y = arith.mulf %x, %x : f64
+  %d = arith.mulf %g, %y : f64
+  func.return %d : f64
+}
+// CHECK-LABEL: func.func @cubes_grad_d_a(
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.for
+// CHECK:           %[[A:.*]] = memref.load %x
+// CHECK:           func.call @cube_fwd(%[[A]])
+// CHECK:         scf.for
+// CHECK:           %[[R:.*]] = memref.load %x
+// CHECK-NEXT:      func.call @cube_bwd(%[[R]],
+func.func @cubes(%x: memref<?xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f64
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (f64) {
+    %a = memref.load %x[%i] : memref<?xf64>
+    %c = func.call @cube(%a) : (f64) -> f64
+    %s = arith.addf %acc, %c : f64
+    scf.yield %s : f64
+  }
+  func.return %r : f64
+}
+
 func.func @main() {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -107,6 +146,14 @@ func.func @main() {
   %d0 = memref.load %dx[%c0] : memref<?xf64>
   %d1 = memref.load %dx[%c1] : memref<?xf64>
   "printf.print_format"(%d0, %d1) {format_str = "dloop = {} {}\0A"} : (f64, f64) -> ()
+  // cube's rule: d/dx = x^2 (deliberately not 3x^2)
+  // OUT: dcubes = 2.25 4
+  memref.store %zero, %dx[%c0] : memref<?xf64>
+  memref.store %zero, %dx[%c1] : memref<?xf64>
+  ad.autodiff @cubes(%x, %dx, %one) {activity = [dup], ret_activity = [active]} : (memref<?xf64>, memref<?xf64>, f64) -> ()
+  %e0 = memref.load %dx[%c0] : memref<?xf64>
+  %e1 = memref.load %dx[%c1] : memref<?xf64>
+  "printf.print_format"(%e0, %e1) {format_str = "dcubes = {} {}\0A"} : (f64, f64) -> ()
   memref.dealloc %x : memref<?xf64>
   memref.dealloc %dx : memref<?xf64>
   func.return
