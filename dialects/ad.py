@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
@@ -61,6 +62,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
+    attr_def,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -731,9 +733,41 @@ class KeepOp(IRDLOperation):
         super().__init__(operands=[list(kept)])
 
 
+@irdl_op_definition
+class RaiseIfOp(IRDLOperation):
+    """Stops the call with a Python exception when `cond` is true: the
+    builtin exception class named `exception`, with `message`, in which
+    `{0}` and `{1}` stand for the values of the `values` operands (at most
+    two) and `{0:shapeN}` for N sizes packed into value 0 (64 // N bits
+    each, the first in the high bits), written as numpy writes a shape.
+    The frontend's run-time errors of Python semantics (a variable read
+    while unbound, a slice assignment whose shapes do not broadcast); the
+    stop is kept with `boundscheck=False`."""
+
+    name = "ad.raise_if"
+
+    cond = operand_def(IntegerType(1))
+    values = var_operand_def(IndexType)
+    exception = attr_def(StringAttr)
+    message = attr_def(StringAttr)
+
+    traits = traits_def(MayStop())
+
+    assembly_format = "$cond (`,` $values^)? attr-dict"
+
+    def __init__(self, cond: SSAValue, exception: str, message: str, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[cond, list(values)],
+                         attributes={"exception": StringAttr(exception), "message": StringAttr(message)})
+
+    def verify_(self) -> None:
+        if len(self.values) > 2:
+            raise VerifyException("ad.raise_if takes at most two values for its message")
+
+
 AD = Dialect(
     "ad",
-    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp],
+    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
+     RaiseIfOp],
     [TapeType],
 )
 
@@ -824,3 +858,9 @@ no memory the module can address, only its scalar arguments (a C math
 function; `adpasses.extern` of a signature without pointers sets it). The
 write analysis then lets loads across its calls be reloaded rather than
 taped (adpasses/analysis/memory_writes.py)."""
+
+RAISES_ATTR = "ad.raises"
+"""A string, on `cf.assert`: the Python exception class (a builtin, by
+name: "ValueError") a failed assertion raises; without it, AssertionError.
+The frontend's `raise` and `assert` (frontend/effects.py); the lowering
+stops the call through the error slot (`stop_codes.USER_RAISE`)."""

@@ -43,12 +43,16 @@ from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.calls import CallMixin, lambda_def
+from adpasses.frontend.effects import RAISED, EffectMixin
+from adpasses.frontend.numbers import NumberMixin
 from adpasses.frontend.arithmetic import ArithmeticMixin
 from adpasses.frontend.arrays import ArrayMixin
-from adpasses.frontend.control import lift_loop_returns
+from adpasses.frontend.control import Liveness, lift_loop_returns
 from adpasses.frontend.expressions import ExpressionMixin
 from adpasses.frontend.loops import LoopMixin
 from adpasses.frontend.returns import ReturnMixin
+from adpasses.frontend.array_vars import ArrayVariableMixin
+from adpasses.frontend.slices import SliceMixin
 from adpasses.frontend.statements import StatementMixin
 from adpasses.frontend.values import Array, PyObject, Scalar
 
@@ -187,8 +191,8 @@ def _static_key(value: object) -> object:
     return (type(value), id(value))
 
 
-class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
-                       CallMixin):
+class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
+                       CallMixin, NumberMixin, EffectMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None):
         self.mb = mb
@@ -233,9 +237,13 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
             value.name_hint = a.arg
             self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
         with self.allocation_scope():
-            result = self.returning_statements(lift_loop_returns(self.fdef.body), self.fdef)
+            body = lift_loop_returns(self.fdef.body)
+            self.liveness = Liveness(body)
+            self.carried_out: dict[int, set[str]] = {}  # loop -> the variables it carries out
+            self.selection_frames: list = []  # loops rebinding array variables (array_vars.py)
+            result = self.returning_statements(body, self.fdef)
             ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
-            returned = [] if result is None else [self.returned_value(result)]
+            returned = [] if result is None or result is RAISED else [self.returned_value(result)]
         with self.at_loc(ret_loc):
             self.emit(func.ReturnOp(*returned))
         self.drop_unused_constants()
@@ -359,8 +367,8 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
             return self.python_value(self.pyfunc.__globals__[name], node, name)
         if hasattr(builtins, name):
             return PyObject(getattr(builtins, name))
-        self.error(node, f"name '{name}' is not defined here (a variable assigned only inside a loop "
-                         "or one branch of an if is local to it; define it before)")
+        self.error(node, f"name '{name}' is not defined here; assign it before this line or pass it "
+                         "as an argument")
 
     def python_value(self, value: object, node: ast.AST, name: str, closure: bool = False) -> object:
         """A Python object read from globals, a closure or a module attribute.
