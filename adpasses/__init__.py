@@ -42,6 +42,7 @@ _LAZY = {
     "custom_vjp": "adpasses.api.custom_rules",
     "custom_jvp": "adpasses.api.custom_rules",
     "extern": "adpasses.api.custom_rules",
+    "checkpoint": "adpasses.api.checkpoint",
 }
 
 

@@ -859,6 +859,16 @@ function; `adpasses.extern` of a signature without pointers sets it). The
 write analysis then lets loads across its calls be reloaded rather than
 taped (adpasses/analysis/memory_writes.py)."""
 
+CHECKPOINT_ATTR = "ad.checkpoint"
+"""Unit attribute on a `func.call` in a function being differentiated: the
+call is not inlined, and the reverse sweep recomputes it instead of taping
+its internals (`adpasses.checkpoint(g)`, like `jax.checkpoint`). The forward
+sweep runs the callee's primal only; the reverse sweep calls the callee's
+own gradient (which reruns its forward sweep, taping locally, then its
+reverse), on the call's inputs: scalars made available by the cache plan,
+memref contents the call or later code overwrites restored from a snapshot
+(docs/cache.md, "Checkpointing")."""
+
 RAISES_ATTR = "ad.raises"
 """A string, on `cf.assert`: the Python exception class (a builtin, by
 name: "ValueError") a failed assertion raises; without it, AssertionError.

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    UnitAttr,
     UnknownLoc,
     f64,
 )
@@ -40,6 +41,7 @@ from xdsl.rewriter import InsertPoint
 from adpasses.core.compile_locks import parse_python
 from adpasses.core.compile_thread import too_deep_error
 from adpasses.core.diagnostics import CompileError
+from adpasses.dialects.ad import CHECKPOINT_ATTR
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.calls import CallMixin, lambda_def
@@ -432,6 +434,8 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         callee = self.mb.function(target, types_, public=False, node=node, caller=self, static=static)
         outputs = list(callee.function_type.outputs.data)
         call = self.emit(func.CallOp(callee.sym_name.data, operands, outputs))
+        if getattr(fn, "__adpasses_checkpoint__", False):  # adpasses.checkpoint(g): recomputed, not taped
+            call.attributes[CHECKPOINT_ATTR] = UnitAttr()
         return Scalar(call.results[0]) if outputs else None
 
     def call_arguments(self, target: types.FunctionType, node: ast.Call) -> list[object]:

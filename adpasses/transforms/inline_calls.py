@@ -24,6 +24,7 @@ from xdsl.traits import SymbolTable
 from adpasses.core.custom_rules import custom_rule_of_function
 from adpasses.core.diagnostics import error_at
 from adpasses.transforms.custom_calls import custom_calls, is_kept_call, keep_custom_call
+from adpasses.dialects.ad import CHECKPOINT_ATTR
 from adpasses.transforms.expand_upstream_ops import resolve_indirect_calls
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
@@ -89,8 +90,9 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
 def inline_calls(function: func.FuncOp, module: Operation, name: str | None = None,
                  mode: str = "reverse") -> None:
     """Inline, transitively, every call in `function` (a copy of `@name`)
-    to a defined function, except calls of functions with a custom rule
-    (reverse or forward `mode`): those stay calls, tagged
+    to a defined function, except checkpointed calls (`ad.checkpoint`: the
+    reverse sweep calls the callee's own gradient) and calls of functions
+    with a custom rule (reverse or forward `mode`): those stay calls, tagged
     `ad.custom_call` (adpasses/transforms/custom_calls.py)."""
     resolve_indirect_calls(function)
     check_no_recursion(module, function, name)
@@ -101,7 +103,8 @@ def inline_calls(function: func.FuncOp, module: Operation, name: str | None = No
         calls = [
             (op, callee)
             for op in function.walk()
-            if isinstance(op, func.CallOp) and not is_kept_call(op, mode)
+            if isinstance(op, func.CallOp) and CHECKPOINT_ATTR not in op.attributes
+            and not is_kept_call(op, mode)
             and (callee := _callee(module, op)) is not None
         ]
         if not calls:

@@ -2,10 +2,11 @@
 
 `func.return` starts the reverse sweep: each active result's adjoint is its
 seed. Calls are inlined before differentiation (`ad-inline-calls`), so a
-`func.call` reaching the reverse sweep is either a call that its custom
-rule differentiates (tagged `ad.custom_call`, adpasses/transforms/
-custom_calls.py; conventions in adpasses/core/custom_rules.py) or a call
-of a function without a body (an error if it carries derivatives).
+`func.call` reaching the reverse sweep is checkpointed (`ad.checkpoint`,
+`rules/checkpoint.py`), a call that its custom rule differentiates (tagged
+`ad.custom_call`, adpasses/transforms/custom_calls.py; conventions in
+adpasses/core/custom_rules.py), or a call of a function without a body (an
+error if it carries derivatives).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from xdsl.ir import SSAValue
 from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
+from adpasses.reverse.rules.checkpoint import CheckpointCallRule, is_checkpointed
+
+CHECKPOINT = CheckpointCallRule()
 
 
 class ReturnRule:
@@ -48,7 +52,9 @@ def _residuals(op: func.CallOp, rule: CustomRule) -> list[SSAValue]:
 
 
 class CallRule:
-    """A call of a function with a custom rule:
+    """A call left after inlining: a checkpointed call (`ad.checkpoint`,
+    `rules/checkpoint.py`) is recomputed in the reverse sweep; a call of a
+    function with a custom rule:
 
     - with a reverse rule (the call is of the augmented primal): the reverse
       sweep calls `reverse(residuals..., cotangents of the float results)`
@@ -58,9 +64,13 @@ class CallRule:
       float argument, with a unit tangent for it and zeros for the others;
       that argument's adjoint gets `sum_j cotangent_j * tangent_j`. The rule
       needs the call's arguments.
+
+    Any other call calls a function without a body (an error if active).
     """
 
     def needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        if is_checkpointed(op):
+            return CHECKPOINT.needs(op, activity)
         rule = custom_rule_of_call(op)
         if rule is None:
             return ()
@@ -68,7 +78,15 @@ class CallRule:
             return _residuals(op, rule)
         return [o for o in op.operands if not is_memref_type(o.type)]
 
+    def memory_needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        if is_checkpointed(op):
+            return CHECKPOINT.memory_needs(op, activity)
+        return ()
+
     def reverse(self, rc, op: func.CallOp) -> None:  # type: ignore[no-untyped-def]
+        if is_checkpointed(op):
+            CHECKPOINT.reverse(rc, op)
+            return
         rule = custom_rule_of_call(op)
         if rule is None:
             raise error_at(
