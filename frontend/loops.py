@@ -410,8 +410,15 @@ class LoopMixin:
         The loop's own break/continue flags are handled by the loop itself."""
         live = self.liveness.live_after(stmt)
         entry = self.liveness.entry.get(id(stmt))
-        wanted = None if live is None or entry is None else live | entry
         targets = _target_names(stmt.target) if isinstance(stmt, ast.For) else []
+
+        def wanted(name: str) -> bool:
+            """Read after the loop, or (not a target, which each iteration
+            binds first) by an iteration before the body assigns it."""
+            if live is None or entry is None:
+                return True
+            return name in live or (name not in targets and name in entry)
+
         types = CarriedTypes()
         rebound: list[str] = []
         for name in [*targets, *assigned_names(stmt.body)]:
@@ -421,11 +428,11 @@ class LoopMixin:
             if isinstance(value, Array):
                 if name not in targets:
                     rebound.append(name)
-            elif isinstance(value, Scalar) and (name not in targets or wanted is None or name in wanted):
+            elif isinstance(value, Scalar) and (name not in targets or wanted(name)):
                 types.add(name, value.type)
                 if maybe_unbound(name) in self.env:
                     types.add(maybe_unbound(name), i1)
-            elif value is None and (wanted is None or name in wanted):
+            elif value is None and wanted(name):
                 types.add(name, f64, guessed=True)
                 types.add(maybe_unbound(name), i1)
         if rebound:  # array variables the loop rebinds: carried as selectors among its arrays

@@ -64,11 +64,12 @@ def plan_cache(
         if memory_needs:
             from adpasses.analysis.alias import AliasAnalysis
 
-            plan_memory(plan, memory_needs, AliasAnalysis(function).overwrites_from, call_writes_first)
+            plan_memory(plan, memory_needs,
+                        MinCutPlanner(function, model or CostModel()).overwrites_from, call_writes_first)
         return plan
     planner = MinCutPlanner(function, model or CostModel())
     plan = planner.plan(needed)
-    plan_memory(plan, memory_needs, planner.alias.overwrites_from, call_writes_first)
+    plan_memory(plan, memory_needs, planner.overwrites_from, call_writes_first)
     return plan
 
 
@@ -110,6 +111,12 @@ class MinCutPlanner:
             self._clobbers[load] = [c for c in found if not self._deferred_dealloc(c.op)]
             self._freed_after[load] = [c.op for c in found if self._deferred_dealloc(c.op)]
         return self._clobbers[load]
+
+    def overwrites_from(self, op: Operation, memref_value: SSAValue) -> list:
+        """`AliasAnalysis.overwrites_from`, less the deallocations of the top
+        block (deferred until after the reverse sweep, as for `clobbers`)."""
+        return [c for c in self.alias.overwrites_from(op, memref_value)
+                if not self._deferred_dealloc(c.op)]
 
     def _deferred_dealloc(self, op: Operation) -> bool:
         return isinstance(op, memref.DeallocOp) and op.parent_block() is self.top
