@@ -874,3 +874,13 @@ RAISES_ATTR = "ad.raises"
 name: "ValueError") a failed assertion raises; without it, AssertionError.
 The frontend's `raise` and `assert` (frontend/effects.py); the lowering
 stops the call through the error slot (`stop_codes.USER_RAISE`)."""
+
+PYTHON_PRINT_ATTR = "ad.python_print"
+"""Unit, on `printf.print_format`: a Python `print` (the frontend's): the
+lowering hands the values to Python (adpasses/native/python_print.py),
+which formats them as Python and numpy do and writes to sys.stdout; the
+op may take memrefs (printed as numpy arrays). Without it, C printf."""
+
+PRINT_SPECS_ATTR = "ad.print_specs"
+"""A string beside `ad.python_print`: the format spec of each value
+(f-string `!r`, `:.3f`), separated by `core.print_codes.SPEC_SEP`."""

@@ -288,6 +288,8 @@ class ActivityAnalysis:
             return True
         if op.has_trait(IsTerminator):
             return True  # handled with its parent
+        if not op.results and not op.regions and only_prints(op):
+            return True  # a print (of numbers or arrays): reads, produces nothing with a derivative
         if op.regions or _memrefs(op.operands) or _memrefs(op.results):
             return False
         if any(is_float_aggregate(v.type) for v in (*op.operands, *op.results)):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
 
+from adpasses.core import print_codes
 from adpasses.core.compile_locks import LLVM_LOCK, load_compiler, locked, once
 from adpasses.core.compile_thread import compile_entry, current_stack_bytes, run_with_stack
 from adpasses.core.options import check_flag, check_module_input, check_opt_level
@@ -302,7 +303,8 @@ def _binding(binding: str) -> str:
     return binding
 
 
-_RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot", *runtime.THREAD_RUNTIME_FUNCTIONS}
+_RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot", *runtime.THREAD_RUNTIME_FUNCTIONS,
+                    print_codes.SYMBOL}
 
 # Compiled modules by key, held weakly: a module stays cached while
 # something uses it (a jitted function's caches, a caller), and its code is
