@@ -176,6 +176,8 @@ class MinCutPlanner:
             return "allocation"
         if op.regions:
             return f"result of {op.name}: recomputing would run the region again"
+        if isinstance(op, func.CallOp):
+            return f"result of a call of {op.callee}: recomputing it would call it again"
         if not is_recomputable_op(op):
             return f"{op.name} has side effects"
         return self._reads_unavailable_memref(op)
