@@ -467,3 +467,31 @@ def calls_lgamma_badly(x):
 
 def uses_bare_extern(x):
     return BARE(x) * 2.0
+
+
+def test_the_disk_cache_key_covers_the_rules():
+    # jit(cache=True) keys compiled code by the sources it was compiled from:
+    # the rules' sources are part of it (a changed bwd is a new entry).
+    assert {"log1pexp", "log1pexp_fwd", "log1pexp_bwd"} <= set(_fingerprinted_names(uses_log1pexp))
+    assert {"softplus_jvp", "weighted_jvp"} <= set(_fingerprinted_names(softplus_sum))
+    assert "lgamma_vjp" in _fingerprinted_names(gamma_loglik)
+    assert "log1pexp_bwd" in _fingerprinted_names(log1pexp.fun)  # the custom function itself
+
+
+def _fingerprinted_names(fn):
+    """The functions source_fingerprint reads, by name (its todo walk)."""
+    from adpasses.api import disk_cache
+
+    names = []
+    real = disk_cache._source
+
+    def spy(f):
+        names.append(f.__name__)
+        return real(f)
+
+    disk_cache._source = spy
+    try:
+        disk_cache.source_fingerprint(fn)
+    finally:
+        disk_cache._source = real
+    return names
