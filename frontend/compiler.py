@@ -209,7 +209,6 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         self.builder = Builder(InsertPoint.at_end(self.entry))
         self.env: dict[str, object] = {}
         self.lower_bounds: dict[SSAValue, int] = {}  # index values with a known minimum
-        self.loop_protected: set[str] = set()
         self.return_required = False
         self._constants: dict[tuple, SSAValue] = {}
         self._loc_stack: list[Attribute] = [self.loc(self.fdef)]

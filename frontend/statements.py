@@ -3,7 +3,11 @@ structured IR (loops are in loops.py, returns in returns.py).
 
 Python locals become SSA values. An if yields every scalar variable
 assigned in a branch that exists before it (or is assigned in both
-branches); variables first assigned in a single branch are local to it.
+branches); one that may be unbound after it (assigned in one branch) is
+yielded with its defined-flag when it is read later (control.Liveness),
+and reading it while unbound raises UnboundLocalError at run time. An
+array variable an if rebinds to arrays existing before it is their
+arith.select after it.
 After a statement that may `break` or `continue`, the rest of the loop body
 is compiled under `if not <flag>:`.
 """
@@ -153,7 +157,6 @@ class StatementMixin:
         """`if cond: body else: orelse` as an scf.if yielding the variables
         the branches assign."""
         before = dict(self.env)
-        protected = set(self.loop_protected)
         assigned = assigned_names(body + orelse)
         selected = [n for n in assigned if selector_key(n) in before]  # rebound array variables of a loop
         blocks, envs = [], []
@@ -164,7 +167,7 @@ class StatementMixin:
                 self.statements(branch)
             envs.append(self.env)
             blocks.append(block)
-        self.env, self.loop_protected = before, protected
+        self.env = before
         self.merge_raising_branches([body, orelse], envs, blocks, before)  # effects.py
         live = self.liveness.live_after((body or orelse)[-1]) if (body or orelse) else set()
         names, flagged = [], []
