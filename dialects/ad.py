@@ -751,9 +751,31 @@ class KeepOp(IRDLOperation):
         super().__init__(operands=[list(kept)])
 
 
+@irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """The size numpy's broadcasting gives two sizes of one dimension: `b`
+    if `a` is 1, else `a`; the call stops (ValueError: operands could not
+    be broadcast together) when they differ and neither is 1. Written by
+    the frontend's array expressions (`x * y`); it moves no data."""
+
+    name = "ad.broadcast"
+
+    lhs = operand_def(IndexType)
+    rhs = operand_def(IndexType)
+    size = result_def(IndexType)
+
+    traits = traits_def(MayStop())
+
+    assembly_format = "$lhs `,` $rhs attr-dict"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[IndexType()])
+
+
 AD = Dialect(
     "ad",
-    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp],
+    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
+     BroadcastOp],
     [TapeType],
 )
 

@@ -61,7 +61,7 @@ from adpasses.analysis.memref_views import (
     memory_object,
 )
 from adpasses.core.types import is_float_aggregate, is_float_type, is_int_like, is_memref_type
-from adpasses.dialects.ad import KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.dialects.ad import BroadcastOp, KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
 
 MEMREF_OPS_UNDERSTOOD = (
     memref.LoadOp,
@@ -76,7 +76,7 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
-AD_OPS_UNDERSTOOD = (ShadowCheckOp, KeepOp, TapeCreateOp, TapeFreeOp, TapePushOp, TapePopOp)
+AD_OPS_UNDERSTOOD = (ShadowCheckOp, KeepOp, BroadcastOp, TapeCreateOp, TapeFreeOp, TapePushOp, TapePopOp)
 """The `ad` ops of generated gradients (forward mode differentiates them:
 forward over reverse). A tape is memory: a push stores into it, a pop
 loads from it; checks and keeps move no data."""

@@ -17,6 +17,7 @@ their messages need:
 | STACK_LIMIT | MemoryError | bytes asked | the limit |
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
 | LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
+| BROADCAST | ValueError | one size of a dimension | the other (`ad.broadcast`) |
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ ALLOCATION_FAILED = _BASE - 3
 STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
-CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP)
+BROADCAST = _BASE - 7
+CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, BROADCAST)
 
 # What an allocation was for (the `size` field of SIZE_OVERFLOW and
 # ALLOCATION_FAILED): the message names it.
@@ -99,4 +101,7 @@ def _describe(code: int, index: int, size: int) -> tuple[type[Exception], str]:
     if code == LOOP_STEP:
         return ValueError, (f"scf.for step must be positive, got {index} (a loop with this step "
                             f"would never end)")
+    if code == BROADCAST:
+        return ValueError, (f"operands could not be broadcast together: a dimension of size {index} "
+                            f"meets one of size {size} (sizes must be equal, or one of them 1)")
     raise ValueError(f"unknown stop code {code}")

@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from adpasses.core import stop_codes
 from adpasses.core.diagnostics import error_at, op_location
-from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, KeepOp, ShadowCheckOp
+from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, BroadcastOp, KeepOp, ShadowCheckOp
 from adpasses.core.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
@@ -271,6 +271,22 @@ def _shadow_check(ft: FunctionTranslator, op: ShadowCheckOp) -> None:
             ft.fail(site, s, SHADOW_AXIS - d, p)
 
 
+def _broadcast(ft: FunctionTranslator, op: BroadcastOp) -> None:
+    """numpy's broadcast of two sizes: `b` if `a` is 1, else `a`; the call
+    stops when they differ and neither is 1. Always checked (like
+    allocation sizes): with boundscheck=False a wrong size would read
+    past an array."""
+    b = ft.b
+    a, c = ft.get(op.lhs), ft.get(op.rhs)
+    one = const_i64(1)
+    a_is_one = b.icmp_signed("==", a, one)
+    bad = b.and_(b.and_(b.icmp_signed("!=", a, c), b.not_(a_is_one)), b.icmp_signed("!=", c, one))
+    site = ft.mt.check_site(op)
+    with b.if_then(bad, likely=False):
+        ft.fail(site, a, stop_codes.BROADCAST, c)
+    ft.set(op.size, b.select(a_is_one, c, a))
+
+
 def _keep(ft: FunctionTranslator, op: KeepOp) -> None:
     """Nothing: `ad.keep` only kept its operands' ops (and their checks)
     alive through the xDSL passes."""
@@ -441,5 +457,6 @@ LOWERINGS = {
     memref.CopyOp: _copy,
     ShadowCheckOp: _shadow_check,
     KeepOp: _keep,
+    BroadcastOp: _broadcast,
 }
 

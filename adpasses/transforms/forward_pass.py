@@ -52,6 +52,7 @@ from adpasses.transforms.build_gradients import check_const_memory
 from adpasses.transforms.expand_upstream_ops import expand_upstream_ops, has_upstream_only_ops
 from adpasses.transforms.inline_calls import inline_calls
 from adpasses.transforms.lower_affine import has_affine_ops, lower_affine
+from adpasses.transforms.lower_linalg import has_linalg_ops, lower_linalg
 
 _CODES = {"const": "c", "dup": "d", "dupnoneed": "n"}
 
@@ -163,6 +164,9 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
     if has_affine_ops(work):
         lower_affine(work)
     start = lap("ad-lower-affine", start)
+    if has_linalg_ops(work):
+        lower_linalg(work)
+    start = lap("ad-lower-linalg", start)
     if has_upstream_only_ops(work):  # as the reverse pipeline's ad-expand-upstream-ops
         expand_upstream_ops(work)
     start = lap("ad-expand-upstream-ops", start)

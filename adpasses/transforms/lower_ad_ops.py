@@ -6,6 +6,7 @@ upstream MLIR (`mlir-opt`) reads, verifies and lowers our gradients.
   equal, `memref.dim` of both, `arith.cmpi eq` and `cf.assert` with the
   message adpasses raises (a statically different size asserts false);
 - `ad.keep`: removed (it only kept values alive through our own passes);
+- `ad.broadcast %a, %b`: `cf.assert` (equal, or one is 1) and `arith.select`;
 - tapes with a capacity: memref buffers, as `ad-lower-tapes` makes them;
 - tapes without one (those of `scf.while` loops, which grow): calls to a
   small runtime, declared in the module (`T` is the element type: f64, f32,
@@ -37,7 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
-from adpasses.dialects.ad import KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp, TapeType
+from adpasses.dialects.ad import BroadcastOp, KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp, TapeType
 from adpasses.transforms.lower_tapes import lower_tapes
 
 RUNTIME_PREFIX = "adpasses_tape_"
@@ -51,6 +52,8 @@ def lower_ad_ops(module: ModuleOp) -> None:
             _lower_shadow_check(op)
         elif isinstance(op, KeepOp):
             Rewriter.erase_op(op)
+        elif isinstance(op, BroadcastOp):
+            _lower_broadcast(op)
         elif isinstance(op, TapeCreateOp):
             runtime.lower_tape(op)
     for op in module.walk():
@@ -84,6 +87,19 @@ def _lower_shadow_check(op: ShadowCheckOp) -> None:
             ok = _emit(arith.CmpiOp(psize, ssize, "eq"), op)
         assert ok is not None
         _emit(cf.AssertOp(ok, StringAttr(message)), op)
+    Rewriter.erase_op(op)
+
+
+def _lower_broadcast(op: BroadcastOp) -> None:
+    """`b if a == 1 else a`, after `cf.assert` that a == b, a == 1 or b == 1."""
+    one = _emit(arith.ConstantOp(IntegerAttr(1, IndexType())), op)
+    a_is_one = _emit(arith.CmpiOp(op.lhs, one, "eq"), op)
+    ok = _emit(arith.OrIOp(_emit(arith.OrIOp(a_is_one, _emit(arith.CmpiOp(op.rhs, one, "eq"), op)), op),
+                           _emit(arith.CmpiOp(op.lhs, op.rhs, "eq"), op)), op)
+    _emit(cf.AssertOp(ok, StringAttr("operands could not be broadcast together: sizes must be equal, "
+                                     "or one of them 1")), op)
+    size = _emit(arith.SelectOp(a_is_one, op.rhs, op.lhs), op)
+    op.size.replace_all_uses_with(size)
     Rewriter.erase_op(op)
 
 

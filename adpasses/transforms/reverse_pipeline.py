@@ -8,6 +8,7 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-clone-primals                  verify; a marked copy of each requested primal
     ad-inline-calls                   callees inlined into the copies
     ad-lower-affine{marked-only=true} affine ops of the copies as scf/memref
+    ad-lower-linalg{marked-only=true} linalg ops (array expressions) as scf loops
     ad-expand-upstream-ops{marked-only=true}  sincos, ipowi, scf.parallel as known ops
     ad-count-while                    every scf.while counts its iterations
     ad-build-gradients{...}           activity, cache plan, the gradient in the copy's place
@@ -60,6 +61,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     from adpasses.transforms.inline_calls import InlineCallsPass
     from adpasses.transforms.expand_upstream_ops import ExpandUpstreamOpsPass
     from adpasses.transforms.lower_affine import LowerAffinePass
+    from adpasses.transforms.lower_linalg import LowerLinalgPass
     from adpasses.transforms.lower_tapes import LowerTapesPass
     from adpasses.transforms.simplify import SimplifyPass
 
@@ -67,6 +69,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
         ClonePrimalsPass(),
         InlineCallsPass(),
         LowerAffinePass(marked_only=True),
+        LowerLinalgPass(marked_only=True),
         ExpandUpstreamOpsPass(marked_only=True),
         CountWhilePass(),
         BuildGradientsPass(options.cache_policy, options.activity, options.report),
