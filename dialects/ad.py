@@ -753,24 +753,35 @@ class KeepOp(IRDLOperation):
 
 @irdl_op_definition
 class BroadcastOp(IRDLOperation):
-    """The size numpy's broadcasting gives two sizes of one dimension: `b`
-    if `a` is 1, else `a`; the call stops (ValueError: operands could not
-    be broadcast together) when they differ and neither is 1. Written by
-    the frontend's array expressions (`x * y`); it moves no data."""
+    """The size numpy's broadcasting gives two sizes `lhs`, `rhs` of one
+    dimension: `rhs` if `lhs` is 1, else `lhs`; the call stops
+    (ValueError, operands could not be broadcast together) when they
+    differ and neither is 1. With `into`, `rhs` is the size of an array
+    updated in place (`x += y`): `lhs` must be `rhs` or 1, and the result
+    is `rhs`. With `equal` (`np.dot` of vectors), the sizes must be equal.
+    Written by the frontend's array expressions; it moves no data."""
 
     name = "ad.broadcast"
 
     lhs = operand_def(IndexType)
     rhs = operand_def(IndexType)
     size = result_def(IndexType)
+    into = opt_prop_def(UnitAttr)
+    equal = opt_prop_def(UnitAttr)
 
     traits = traits_def(MayStop())
 
-    assembly_format = "$lhs `,` $rhs attr-dict"
+    assembly_format = "$lhs `,` $rhs (`into` $into^)? (`equal` $equal^)? attr-dict"
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[IndexType()])
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, mode: str = "broadcast"):
+        assert mode in ("broadcast", "into", "equal")
+        super().__init__(operands=[lhs, rhs], result_types=[IndexType()],
+                         properties={"into": UnitAttr() if mode == "into" else None,
+                                     "equal": UnitAttr() if mode == "equal" else None})
 
+    @property
+    def mode(self) -> str:
+        return "into" if self.into is not None else "equal" if self.equal is not None else "broadcast"
 
 AD = Dialect(
     "ad",

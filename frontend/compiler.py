@@ -43,6 +43,7 @@ from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.arithmetic import ArithmeticMixin
+from adpasses.frontend.array_exprs import ArrayExprMixin
 from adpasses.frontend.arrays import ArrayMixin
 from adpasses.frontend.control import lift_loop_returns
 from adpasses.frontend.expressions import ExpressionMixin
@@ -161,7 +162,7 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip(" \t"))
 
 
-class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin):
+class FunctionCompiler(ArithmeticMixin, ArrayMixin, ArrayExprMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool):
         self.mb = mb
@@ -180,6 +181,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         self._constants: dict[tuple, SSAValue] = {}
         self._loc_stack: list[Attribute] = [self.loc(self.fdef)]
         self._allocations: list[list[SSAValue]] = []
+        self.pre_evaluated: dict[int, object] = {}  # id(ast node) -> its value, evaluated once already
 
     # -- driver --------------------------------------------------------------------
 
@@ -365,6 +367,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         values = self.call_arguments(target, node)
         operands, types_ = [], []
         for k, v in enumerate(values):
+            v = self.materialize(v, node)  # an array expression: computed into a local array
             if isinstance(v, Array):
                 operands.append(v.value)
                 types_.append(v.type)

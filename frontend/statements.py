@@ -75,6 +75,10 @@ class StatementMixin:
 
     def stmt_AugAssign(self, stmt: ast.AugAssign) -> None:
         target = stmt.target
+        if isinstance(target, ast.Name) and isinstance(self.env.get(target.id), Array):
+            # x += y on an array writes x (frontend/array_exprs.py)
+            self.update_in_place(self.env[target.id], stmt.op, self.expr(stmt.value), stmt)
+            return
         if isinstance(target, ast.Name):
             current = self.scalar(ast.copy_location(ast.Name(target.id, ast.Load()), target))
             self.bind(target.id, self.binary(stmt.op, current, self.scalar(stmt.value), stmt), stmt)
@@ -113,6 +117,7 @@ class StatementMixin:
                                "array element (x[i] = ...)")
 
     def bind(self, name: str, value: object, stmt: ast.AST) -> None:
+        value = self.materialize(value, stmt)  # an array expression: computed into a local array
         old = self.env.get(name)
         if isinstance(old, Array) and name in self.loop_protected:
             self.error(stmt, f"array variable '{name}' is rebound inside a loop or branch; "

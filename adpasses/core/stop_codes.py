@@ -18,6 +18,8 @@ their messages need:
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
 | LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
 | BROADCAST | ValueError | one size of a dimension | the other (`ad.broadcast`) |
+| BROADCAST_INTO | ValueError | the operand's size | the size of the array updated in place |
+| NOT_ALIGNED | ValueError | one vector's length | the other's (`np.dot`) |
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
 BROADCAST = _BASE - 7
-CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, BROADCAST)
+BROADCAST_INTO = _BASE - 8
+NOT_ALIGNED = _BASE - 9
+CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, BROADCAST,
+         BROADCAST_INTO, NOT_ALIGNED)
 
 # What an allocation was for (the `size` field of SIZE_OVERFLOW and
 # ALLOCATION_FAILED): the message names it.
@@ -104,4 +109,9 @@ def _describe(code: int, index: int, size: int) -> tuple[type[Exception], str]:
     if code == BROADCAST:
         return ValueError, (f"operands could not be broadcast together: a dimension of size {index} "
                             f"meets one of size {size} (sizes must be equal, or one of them 1)")
+    if code == BROADCAST_INTO:
+        return ValueError, (f"non-broadcastable operand: size {index} cannot be broadcast into the array "
+                            f"updated in place, of size {size} in that dimension")
+    if code == NOT_ALIGNED:
+        return ValueError, f"shapes ({index},) and ({size},) not aligned: {index} (dim 0) != {size} (dim 0)"
     raise ValueError(f"unknown stop code {code}")

@@ -272,19 +272,27 @@ def _shadow_check(ft: FunctionTranslator, op: ShadowCheckOp) -> None:
 
 
 def _broadcast(ft: FunctionTranslator, op: BroadcastOp) -> None:
-    """numpy's broadcast of two sizes: `b` if `a` is 1, else `a`; the call
-    stops when they differ and neither is 1. Always checked (like
+    """numpy's broadcast of two sizes (dialects/ad.py, BroadcastOp): the
+    size, or a stop when they do not broadcast. Always checked (like
     allocation sizes): with boundscheck=False a wrong size would read
     past an array."""
     b = ft.b
     a, c = ft.get(op.lhs), ft.get(op.rhs)
     one = const_i64(1)
+    differ = b.icmp_signed("!=", a, c)
     a_is_one = b.icmp_signed("==", a, one)
-    bad = b.and_(b.and_(b.icmp_signed("!=", a, c), b.not_(a_is_one)), b.icmp_signed("!=", c, one))
+    mode = op.mode
+    if mode == "equal":
+        bad, code, size = differ, stop_codes.NOT_ALIGNED, a
+    elif mode == "into":
+        bad, code, size = b.and_(differ, b.not_(a_is_one)), stop_codes.BROADCAST_INTO, c
+    else:
+        bad = b.and_(b.and_(differ, b.not_(a_is_one)), b.icmp_signed("!=", c, one))
+        code, size = stop_codes.BROADCAST, b.select(a_is_one, c, a)
     site = ft.mt.check_site(op)
     with b.if_then(bad, likely=False):
-        ft.fail(site, a, stop_codes.BROADCAST, c)
-    ft.set(op.size, b.select(a_is_one, c, a))
+        ft.fail(site, a, code, c)
+    ft.set(op.size, size)
 
 
 def _keep(ft: FunctionTranslator, op: KeepOp) -> None:

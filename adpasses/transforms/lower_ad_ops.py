@@ -91,14 +91,24 @@ def _lower_shadow_check(op: ShadowCheckOp) -> None:
 
 
 def _lower_broadcast(op: BroadcastOp) -> None:
-    """`b if a == 1 else a`, after `cf.assert` that a == b, a == 1 or b == 1."""
+    """`cf.assert` that the sizes broadcast (equal, or one of them 1, as
+    the op's mode asks), then the size (`arith.select`)."""
     one = _emit(arith.ConstantOp(IntegerAttr(1, IndexType())), op)
+    equal = _emit(arith.CmpiOp(op.lhs, op.rhs, "eq"), op)
     a_is_one = _emit(arith.CmpiOp(op.lhs, one, "eq"), op)
-    ok = _emit(arith.OrIOp(_emit(arith.OrIOp(a_is_one, _emit(arith.CmpiOp(op.rhs, one, "eq"), op)), op),
-                           _emit(arith.CmpiOp(op.lhs, op.rhs, "eq"), op)), op)
-    _emit(cf.AssertOp(ok, StringAttr("operands could not be broadcast together: sizes must be equal, "
-                                     "or one of them 1")), op)
-    size = _emit(arith.SelectOp(a_is_one, op.rhs, op.lhs), op)
+    mode = op.mode
+    if mode == "equal":
+        ok, size, message = equal, op.lhs, "shapes not aligned: the vectors' lengths differ"
+    elif mode == "into":
+        ok, size = _emit(arith.OrIOp(equal, a_is_one), op), op.rhs
+        message = "non-broadcastable operand: its size cannot be broadcast into the array updated in place"
+    else:
+        b_is_one = _emit(arith.CmpiOp(op.rhs, one, "eq"), op)
+        ok = _emit(arith.OrIOp(_emit(arith.OrIOp(equal, a_is_one), op), b_is_one), op)
+        size = _emit(arith.SelectOp(a_is_one, op.rhs, op.lhs), op)
+        message = "operands could not be broadcast together: sizes must be equal, or one of them 1"
+    assert ok is not None and size is not None
+    _emit(cf.AssertOp(ok, StringAttr(message)), op)
     op.size.replace_all_uses_with(size)
     Rewriter.erase_op(op)
 
