@@ -31,7 +31,8 @@ import math as pymath
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, linalg, math, memref, scf
+from xdsl.dialects import arith, math, memref, scf
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,

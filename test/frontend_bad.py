@@ -62,7 +62,7 @@ def unknown_function(x):
 
 
 def array_arithmetic(x, y):
-    z = x + y  # ERROR: whole array
+    z = not x  # ERROR: truth value of an array
     return z[0]
 
 
@@ -92,7 +92,7 @@ def list_comprehension(x):
 
 
 def numpy_reduction(x):
-    return np.sum(x)  # ERROR: np.sum
+    return np.median(x)  # ERROR: np.median
 
 
 def calls_print(x):
@@ -117,7 +117,7 @@ def undefined_after_loop(x):
 
 
 def bad_attribute(x):
-    return x.mean()  # ERROR: attribute
+    return x.dtype  # ERROR: attribute
 
 
 def float_range(x):

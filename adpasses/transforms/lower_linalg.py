@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, linalg, memref, scf
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
@@ -92,7 +93,7 @@ class _Nest:
         static = value.type.get_shape()[k]
         if static != DYNAMIC_INDEX:
             return self.index(static)
-        return self.emit(memref.DimOp.from_source_and_index(value, self.index(k))).results[0]
+        return self.emit(memref.DimOp(value, self.index(k))).results[0]
 
     def indices(self, amap: AffineMap, ivs: Sequence[SSAValue]) -> list[SSAValue]:
         out = []

@@ -187,8 +187,8 @@ NUMPY_SUPPORTED = ("np.abs, np.absolute, np.arccos, np.arccosh, np.arcsin, np.ar
 MODULES_ONLY = "compiled code can only use the math and numpy modules, not messages_helpers"
 COMPILED_WITH_CALLER = ("functions defined with def and @adpasses.jit functions are compiled along with "
                         "the caller")
-ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape) or np.empty(shape) (optionally dtype=...) and "
-            "fill it in a loop")
+ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape), np.empty(shape) (optionally dtype=...), "
+            "np.full(shape, value) or np.arange(...) and fill it in a loop")
 
 MESSAGES = [
     # (function, arguments, the message after "error: ")
@@ -201,10 +201,13 @@ MESSAGES = [
     ("clip_number", [1.5], "np.clip is not supported in compiled code; write min(max(x, lo), hi)"),
     ("unknown_numpy_on_number", [1.5], "np.spacing is not supported in compiled code; the numpy functions it "
                                        f"supports on numbers are {NUMPY_SUPPORTED}"),
-    ("sum_of_array", [X], "np.sum on arrays is not supported in compiled code (there are no whole-array "
-                          "operations); write a loop over the elements, e.g. `for i in range(len(x)):`"),
-    ("full_array", [3], f"np.full is not supported in compiled code; {ALLOCATE}"),
-    ("arange_array", [3], f"np.arange is not supported in compiled code; {ALLOCATE}"),
+    ("sum_of_array", [X], "np.median on arrays is not supported in compiled code (the numpy functions it "
+                          "supports on arrays are np.sum, np.mean, np.max, np.min, np.prod, np.dot, "
+                          "np.linalg.norm, np.where, np.clip, np.sign, np.abs, np.outer, np.cumsum, np.asarray, "
+                          "np.copy and the math functions (np.exp, np.tanh, ...)); write a loop over the elements, "
+                          "e.g. `for i in range(len(x)):`"),
+    ("full_array", [3], f"np.full_like is not supported in compiled code; {ALLOCATE}"),
+    ("arange_array", [3], f"np.linspace is not supported in compiled code; {ALLOCATE}"),
     ("numpy_submodule", [1.5], "numpy.random.rand is not supported in compiled code (numpy's random module is "
                                "not compiled); compute it outside and pass the result as an argument"),
     ("helper_through_module", [1.5], f"messages_helpers.double: {MODULES_ONLY}; import the function itself "
