@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -74,6 +75,8 @@ IN_PLACE = [
     ("x += y", (3, 4), (4,)),
     ("x *= 2\n    x -= y[:, None]", (3, 4), (3,)),
     ("x /= y", (5,), (5,)),
+    ("x += x[::-1] * y", (5,), (5,)),      # reads what it overwrites: computed first, as numpy does
+    ("x -= 0.5 * x[:, 0:1] + x.T", (3, 3), (3,)),
 ]
 
 
@@ -109,7 +112,7 @@ def kernels(tmp_path_factory):
     for k, (stmts, _, _) in enumerate(IN_PLACE):
         lines += [f"def upd_{k}(x, y):\n    {stmts}\n",
                   f"def updloss_{k}(x, y, w):\n    z = x.copy()\n    "
-                  + stmts.replace("x ", "z ").replace("\n    x", "\n    z")
+                  + re.sub(r"\bx\b", "z", stmts)
                   + "\n    return np.sum(w * z)\n"]
     return _module(tmp_path_factory, "array_expr_kernels", "\n".join(lines))
 
