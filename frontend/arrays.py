@@ -117,7 +117,9 @@ class ArrayMixin:
             self.error(node, f"too many indices: the array has {a.ndim} dimension(s)")
         if len(rest) == a.ndim and not any(isinstance(i, ast.Slice) for i in rest) and rest:
             self.error(node, "x[i, None] of a single element is not supported; index the element (x[i])")
-        view = self.view(a, rest, node) if rest else a
+        whole = all(isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
+                    for i in rest)
+        view = a if whole else self.view(a, rest, node)
         new_axes, position = [], 0
         for item in items:
             if _is_new_axis(item):
