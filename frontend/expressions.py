@@ -13,6 +13,8 @@ from xdsl.ir import Block, SSAValue
 
 from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
+from adpasses.frontend.calls import LocalLambda
+from adpasses.frontend.numbers import number_function
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
 from adpasses.ops import int_calls, python_calls
 
@@ -48,6 +50,10 @@ class ExpressionMixin:
         if self.is_array(value):
             self.error(node, f"{_describe(node)} is an array where a number is needed; index it (x[i]) or "
                              "reduce it (np.sum(x), x.max(), ...)")
+        if isinstance(value, PyObject) and value.obj is None:
+            self.error(node, f"{_describe(node)} is None here, not a number (a None argument or default "
+                             "is known when the function is compiled: test it with `if ... is None:` "
+                             "before using it)")
         self.error(node, f"{_describe(node)} is not a number")
 
     # -- leaves ------------------------------------------------------------------
@@ -61,7 +67,7 @@ class ExpressionMixin:
         if isinstance(v, float):
             return Scalar(self.const_float(v), weak=True)
         if v is None:
-            self.error(node, "None is not a value compiled functions can use")
+            return PyObject(None)  # a compile-time object: `x is None`, a callee's argument
         self.error(node, f"{type(v).__name__} constants are not supported; only numbers")
 
     def expr_Name(self, node: ast.Name) -> object:
@@ -103,6 +109,8 @@ class ExpressionMixin:
         self.error(node, "bitwise ~ is not supported; write -x - 1 for an int, or `not b` for a bool")
 
     def expr_Compare(self, node: ast.Compare) -> object:
+        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            return self.identity_compare(node)  # decided while compiling (calls.py)
         left = self.expr(node.left)
         if len(node.ops) == 1:
             right = self.expr(node.comparators[0])
@@ -135,8 +143,11 @@ class ExpressionMixin:
         when needed (`i < n and x[i] > 0` never reads x[n]); two bools whose
         right side cannot raise are combined with andi/ori instead."""
         is_and = isinstance(node.op, ast.And)
-        value = self.scalar(node.values[0])
-        for rhs in node.values[1:]:
+        operands = self.static_bool_operands(node)  # `r is not None and ...` (calls.py)
+        if isinstance(operands, bool):
+            return Scalar(self.const_bool(operands))
+        value = self.scalar(operands[0])
+        for rhs in operands[1:]:
             if value.is_bool and not _may_raise(rhs):
                 right = self.scalar(rhs)
                 if right.is_bool:
@@ -154,6 +165,9 @@ class ExpressionMixin:
         return value
 
     def expr_IfExp(self, node: ast.IfExp) -> Scalar:
+        static = self.static_truth(node.test)  # `1.0 if r is None else r` (calls.py)
+        if static is not None:
+            return self.expr(node.body if static else node.orelse)
         cond = self.to_bool(self.scalar(node.test))
         return self.branch_values(cond, lambda: self.scalar(node.body), lambda: self.scalar(node.orelse), node)
 
@@ -200,9 +214,9 @@ class ExpressionMixin:
             value = getattr(base.obj, node.attr)
             if base.obj is np.linalg and node.attr == "norm":  # frontend/array_exprs.py
                 return PyObject(value)
-            if base.obj not in unsupported.SUPPORTED_MODULES:
-                self.error(node, unsupported.module_attribute(
-                    base.obj, node.attr, value, self.is_compiled_function(value)))
+            if base.obj not in unsupported.SUPPORTED_MODULES and not unsupported.readable_attribute(
+                    base.obj, value, self.is_compiled_function(value)):
+                self.error(node, unsupported.module_attribute(base.obj, node.attr, value))
             return self.python_value(value, node, f"{base.obj.__name__}.{node.attr}")
         self.error(node, f"attribute .{node.attr} is not supported here")
 
@@ -243,11 +257,15 @@ class ExpressionMixin:
         if not isinstance(callee, PyObject):
             self.error(node, f"{_describe(node.func)} is not callable")
         fn = callee.obj
+        if isinstance(fn, LocalLambda):
+            return self.call_lambda(fn, node)
         result = self.array_call(fn, node)
         if result is not NotImplemented:
             return result
         if fn in ALLOCATORS:
             return self.allocate(ALLOCATORS[fn], node)
+        if number_function(fn):  # round, isnan, ... (numbers.py)
+            return self.number_call(fn, node)
         if self.is_compiled_function(fn):
             return self.call_function(fn, node)
         if node.keywords and _known_callee(fn):
@@ -370,7 +388,8 @@ class ExpressionMixin:
 
 SUPPORTED_NUMPY = ", ".join(sorted(
     {f"np.{f.__name__}" for f in (*UNARY_MATH, *BINARY_MATH) if getattr(np, f.__name__, None) is f}
-    | {"np.abs", "np.absolute", "np.hypot", "np.float64", "np.float32", "np.int64"}))
+    | {"np.abs", "np.absolute", "np.hypot", "np.float64", "np.float32", "np.int64", "np.round", "np.around",
+       "np.isnan", "np.isinf", "np.isfinite"}))
 
 
 def _known_callee(fn: object) -> bool:

@@ -14,6 +14,7 @@ from xdsl.dialects import scf
 from xdsl.ir import Block
 
 from adpasses.frontend.control import always_returns, contains_return
+from adpasses.frontend.effects import RAISED
 from adpasses.frontend.values import Array, Scalar
 
 
@@ -26,6 +27,9 @@ class ReturnMixin:
                 if rest:
                     self.error(rest[0], "code after return is never run; remove it")
                 return self.return_value(stmt)
+            if isinstance(stmt, ast.Raise):  # the rest is never run (effects.py)
+                self.statement(stmt)
+                return RAISED
             if isinstance(stmt, ast.If) and contains_return([stmt]):
                 body_returns, else_returns = always_returns(stmt.body), always_returns(stmt.orelse)
                 if body_returns and else_returns and rest:
@@ -52,6 +56,9 @@ class ReturnMixin:
         return value
 
     def returning_if(self, stmt: ast.If, body: list[ast.stmt], orelse: list[ast.stmt]) -> Scalar | None:
+        static = self.static_truth(stmt.test)  # `if radius is None: return ...` (calls.py)
+        if static is not None:  # the branch not taken is not compiled
+            return self.returning_statements(body if static else orelse, stmt)
         with self.at(stmt):
             cond = self.to_bool(self.scalar(stmt.test))
         blocks, values = [], []
@@ -62,6 +69,16 @@ class ReturnMixin:
                 values.append(self.returning_statements(branch, stmt))
             self.env = saved
             blocks.append(block)
+        if values[0] is RAISED and values[1] is RAISED:
+            values = [None, None]
+            result_raised = True
+        else:
+            result_raised = False
+            for k in (0, 1):  # a branch that raises takes the other's kind of result (effects.py)
+                if values[k] is RAISED:
+                    other = values[1 - k]
+                    with self.inserting_at_end(blocks[k]):
+                        values[k] = None if other is None else self.placeholder(other)
         if (values[0] is None) != (values[1] is None):
             self.error(stmt, "one branch returns a value and the other does not")
         if values[0] is None:
@@ -70,7 +87,7 @@ class ReturnMixin:
                     self.emit(scf.YieldOp())
             with self.at(stmt):
                 self.emit(scf.IfOp(cond, [], [blocks[0]], [blocks[1]]))
-            return None
+            return RAISED if result_raised else None
         t = self.common_type(values[0], values[1], stmt)
         for block, v in zip(blocks, values):
             with self.inserting_at_end(block), self.at(stmt):

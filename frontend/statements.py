@@ -31,7 +31,7 @@ class StatementMixin:
                 self.error(stmt, "return in the else clause of a loop is not supported; assign to "
                                  "a variable and return it after the loop")
             self.statement(stmt)
-            if isinstance(stmt, (ast.Break, ast.Continue)):
+            if isinstance(stmt, (ast.Break, ast.Continue, ast.Raise)):
                 return  # the rest of the block is never run
             flags = loop_exits([stmt])
             rest = stmts[k + 1 :]
@@ -129,6 +129,10 @@ class StatementMixin:
     # -- if --------------------------------------------------------------------------
 
     def stmt_If(self, stmt: ast.If) -> None:
+        static = self.static_truth(stmt.test)  # `if radius is None:` (calls.py)
+        if static is not None:  # the branch not taken is not compiled
+            self.statements(stmt.body if static else stmt.orelse)
+            return
         self.conditional(self.to_bool(self.scalar(stmt.test)), stmt.body, stmt.orelse, stmt)
 
     def conditional(self, cond: SSAValue, body: list[ast.stmt], orelse: list[ast.stmt], node: ast.AST) -> None:
@@ -149,6 +153,7 @@ class StatementMixin:
             envs.append(self.env)
             blocks.append(block)
         self.env, self.loop_protected = before, protected
+        self.merge_raising_branches([body, orelse], envs, blocks, before)  # effects.py
         names = [
             n for n in assigned
             if all(isinstance(e.get(n), Scalar) for e in envs)
@@ -183,13 +188,11 @@ _HINTS = {
     "Lambda": "; define a function at module level and call it",
     "Global": "; pass the value as an argument",
     "Nonlocal": "; pass the value as an argument",
-    "Raise": "; check the condition before calling",
     "Delete": "; remove it (a variable simply stops being used)",
     "ClassDef": "; define classes outside and pass numbers and arrays",
     "Match": "; use if/elif/else",
     "Import": "; import at module level",
     "ImportFrom": "; import at module level",
-    "Assert": "; check the condition before calling",
 }
 
 

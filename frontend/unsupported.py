@@ -15,13 +15,12 @@ import numpy as np
 import math
 
 SUPPORTED_MODULES = (math, np)  # modules whose attributes compiled code reads
-SUPPORTED_BUILTINS = "abs, min, max, float, int, bool, len and range (in for loops)"
+SUPPORTED_BUILTINS = "abs, min, max, round, float, int, bool, len and range (in for loops)"
 
 # Builtins, by name: what to write instead.
 BUILTIN_HINTS = {
     "print": "remove it, or print the arguments or the result outside the compiled function",
     "sum": "accumulate in a loop: `s = 0.0`, then `for i in range(len(x)): s += x[i]`",
-    "round": "use math.floor(x + 0.5), math.floor, math.ceil or math.trunc (int() truncates)",
     "pow": "write a ** b (or math.pow(a, b))",
     "divmod": "write a // b and a % b",
     "enumerate": "loop over the indices: `for i in range(len(x))`, and read x[i]",
@@ -53,12 +52,6 @@ NUMPY_SCALAR_HINTS = {
     "mod": "write a % b", "remainder": "write a % b",
     "clip": "write min(max(x, lo), hi)",
     "where": "write a if cond else b",
-    "isnan": "write x != x",
-    "isinf": "write abs(x) == math.inf",
-    "isfinite": "write abs(x) < math.inf",
-    "round": "use math.floor(x + 0.5), math.floor, math.ceil or math.trunc",
-    "around": "use math.floor(x + 0.5), math.floor, math.ceil or math.trunc",
-    "rint": "use math.floor(x + 0.5), math.floor, math.ceil or math.trunc",
     "max": "use max(a, b) (or np.maximum(a, b))", "min": "use min(a, b) (or np.minimum(a, b))",
     "amax": "use max(a, b)", "amin": "use min(a, b)",
     "fmax": "use np.maximum(a, b)", "fmin": "use np.minimum(a, b)",
@@ -122,29 +115,29 @@ def unsupported_numpy(qualified: str, kinds: list[str], supported: str) -> str:
     return f"{qualified} is not supported in compiled code; the numpy functions it supports on numbers are {supported}"
 
 
-def module_attribute(module: types.ModuleType, attr: str, value: object, is_compiled_function: bool) -> str:
-    """`module.attr` read in compiled code, where `module` is neither math nor
-    numpy: why that fails and what to write instead."""
+def readable_attribute(module: types.ModuleType, value: object, is_compiled_function: bool) -> bool:
+    """Compiled code may read `module.attr` of a user's module (not one of
+    numpy's submodules) when the attribute is a function it compiles, a
+    number (frozen) or a module."""
+    if module.__name__.startswith("numpy."):
+        return False
+    return (is_compiled_function or isinstance(value, (bool, int, float, np.integer, np.floating, types.ModuleType)))
+
+
+def module_attribute(module: types.ModuleType, attr: str, value: object) -> str:
+    """`module.attr` read in compiled code, where the attribute is not
+    something it compiles (`readable_attribute`): why, and what to write
+    instead."""
     mod = module.__name__
     if mod.startswith("numpy."):
         return (f"{mod}.{attr} is not supported in compiled code (numpy's {mod[len('numpy.'):]} module is "
                 "not compiled); compute it outside and pass the result as an argument")
-    head = f"{mod}.{attr}: compiled code can only use the math and numpy modules, not {mod}"
-    if is_compiled_function:
-        return (f"{head}; import the function itself (`from {mod} import {attr}`) and call {attr}(...): "
-                "functions defined with def and @adpasses.jit functions are compiled along with the caller")
-    if isinstance(value, types.ModuleType):
-        use = (f"import it directly (`import {value.__name__}`)" if value in SUPPORTED_MODULES
-               else f"{value.__name__} cannot be used either")
-        return f"{head}; {use}"
-    if isinstance(value, (bool, int, float, np.integer, np.floating)):
-        return (f"{head}; import the number itself (`from {mod} import {attr}`; it is frozen when the "
-                "function is compiled) or pass it as an argument")
     if callable(value):
-        return (f"{head}, and {attr} ({type(value).__name__}) cannot be compiled: only functions defined "
-                "with def, @adpasses.jit functions and math/numpy scalar functions can be called; call it "
+        return (f"{mod}.{attr} ({type(value).__name__}) cannot be compiled: only functions defined with def, "
+                "lambdas, @adpasses.jit functions and math/numpy scalar functions can be called; call it "
                 "outside and pass the result as an argument")
-    return f"{head}; pass {attr} (a {type(value).__name__}) as an argument"
+    return (f"{mod}.{attr} is a {type(value).__name__}, which compiled code cannot read (it reads numbers, "
+            "functions and modules); pass it as an argument")
 
 
 def value_kind(value: object) -> str:

@@ -20,6 +20,10 @@ their messages need:
 | BROADCAST | ValueError | one size of a dimension | the other (`ad.broadcast`) |
 | BROADCAST_INTO | ValueError | the operand's size | the size of the array updated in place |
 | NOT_ALIGNED | ValueError | one vector's length | the other's (`np.dot`) |
+| USER_RAISE | the class `cf.assert` names (`ad.raises`) | - | - |
+
+A USER_RAISE site's text is `user_raise_site(location, class name,
+message)`: the Python `raise` / `assert` it comes from.
 """
 
 from __future__ import annotations
@@ -33,11 +37,28 @@ ALLOCATION_FAILED = _BASE - 3
 STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
-BROADCAST = _BASE - 7
-BROADCAST_INTO = _BASE - 8
-NOT_ALIGNED = _BASE - 9
-CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, BROADCAST,
-         BROADCAST_INTO, NOT_ALIGNED)
+USER_RAISE = _BASE - 7
+BROADCAST = _BASE - 8
+BROADCAST_INTO = _BASE - 9
+NOT_ALIGNED = _BASE - 10
+CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, USER_RAISE,
+         BROADCAST, BROADCAST_INTO, NOT_ALIGNED)
+
+_SEP = "\x1f"  # between the parts of a USER_RAISE site's text
+
+
+def user_raise_site(location: str, exception_class: str, message: str) -> str:
+    """The site text of a `cf.assert` (a Python raise or assert)."""
+    return _SEP.join((location, exception_class, message))
+
+
+def raisable(name: str) -> type[BaseException] | None:
+    """The builtin exception class `name` compiled code may raise (an
+    Exception subclass of builtins), or None."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Exception) else None
 
 # What an allocation was for (the `size` field of SIZE_OVERFLOW and
 # ALLOCATION_FAILED): the message names it.
@@ -70,7 +91,11 @@ def exception(code: int, where: str, index: int, size: int) -> Exception:
     """The exception for a call that stopped with `code` at source location
     `where`. It carries `location` (where) and `detail` (the message
     without the location), so `ad-run` can print `where: error: ...`."""
-    kind, detail = _describe(code, index, size)
+    if code == USER_RAISE:
+        where, name, detail = where.split(_SEP, 2)
+        kind = raisable(name) or AssertionError
+    else:
+        kind, detail = _describe(code, index, size)
     err = kind(f"{detail} (at {where})")
     err.location = where  # type: ignore[attr-defined]
     err.detail = detail  # type: ignore[attr-defined]
