@@ -14,6 +14,7 @@ from xdsl.ir import Block, SSAValue
 from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.calls import LocalLambda
+from adpasses.frontend.control import maybe_unbound
 from adpasses.frontend.numbers import number_function
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
 from adpasses.ops import int_calls, python_calls
@@ -72,6 +73,8 @@ class ExpressionMixin:
 
     def expr_Name(self, node: ast.Name) -> object:
         if node.id in self.env:
+            if maybe_unbound(node.id) in self.env:
+                self.check_bound(node)
             return self.env[node.id]
         return self.global_value(node.id, node)
 

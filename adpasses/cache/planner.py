@@ -34,8 +34,11 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from adpasses.analysis.activity import ActivityAnalysis
 from adpasses.cache.plan import (
     CachePlan,
+    MemoryNeed,
     ProgramOrder,
+    call_writes_first,
     is_recomputable_op,
+    plan_memory,
     plan_tape_all,
 )
 from adpasses.cache.cost_model import CostModel
@@ -51,10 +54,23 @@ def plan_cache(
     activity: ActivityAnalysis,
     policy: str = "minimal",
     model: CostModel | None = None,
+    memory_needs: Iterable[MemoryNeed] = (),
 ) -> CachePlan:
+    """The cache plan; `memory_needs` (memory checkpointed calls rerun on)
+    are snapshot where some write may change them (`plan.plan_memory`)."""
+    memory_needs = list(memory_needs)
     if policy == "tape-all":
-        return plan_tape_all(function, needed)
-    return MinCutPlanner(function, model or CostModel()).plan(needed)
+        plan = plan_tape_all(function, needed)
+        if memory_needs:
+            from adpasses.analysis.alias import AliasAnalysis
+
+            plan_memory(plan, memory_needs,
+                        MinCutPlanner(function, model or CostModel()).overwrites_from, call_writes_first)
+        return plan
+    planner = MinCutPlanner(function, model or CostModel())
+    plan = planner.plan(needed)
+    plan_memory(plan, memory_needs, planner.overwrites_from, call_writes_first)
+    return plan
 
 
 def _depth(block: Block) -> int:
@@ -95,6 +111,12 @@ class MinCutPlanner:
             self._clobbers[load] = [c for c in found if not self._deferred_dealloc(c.op)]
             self._freed_after[load] = [c.op for c in found if self._deferred_dealloc(c.op)]
         return self._clobbers[load]
+
+    def overwrites_from(self, op: Operation, memref_value: SSAValue) -> list:
+        """`AliasAnalysis.overwrites_from`, less the deallocations of the top
+        block (deferred until after the reverse sweep, as for `clobbers`)."""
+        return [c for c in self.alias.overwrites_from(op, memref_value)
+                if not self._deferred_dealloc(c.op)]
 
     def _deferred_dealloc(self, op: Operation) -> bool:
         return isinstance(op, memref.DeallocOp) and op.parent_block() is self.top

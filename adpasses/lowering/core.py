@@ -360,7 +360,7 @@ def _stops_without_checks(op: Operation) -> bool:
         step = op.step.owner
         return not isinstance(step, arith.ConstantOp)
     return (isinstance(op, (memref.AllocOp, memref.AllocaOp))
-            or op.name in ("ad.tape.create", "ad.tape.push", "cf.assert"))
+            or op.name in ("ad.tape.create", "ad.tape.push", "cf.assert", "ad.raise_if"))
 
 
 def _intrinsic_suffix(ty: ir.Type) -> str:

@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from adpasses.core import stop_codes
 from adpasses.core.diagnostics import error_at, op_location
-from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, BroadcastOp, KeepOp, ShadowCheckOp
+from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp
 from adpasses.core.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
@@ -295,6 +295,17 @@ def _broadcast(ft: FunctionTranslator, op: BroadcastOp) -> None:
     ft.set(op.size, size)
 
 
+def _raise_if(ft: FunctionTranslator, op: RaiseIfOp) -> None:
+    """Stop the call with the op's exception when its condition holds (kept
+    with boundscheck=False: it is the program's semantics, not a check)."""
+    where = op_location(op)
+    site = ft.mt.check_site(op, stop_codes.raise_site_text(op.exception.data, op.message.data, where))
+    values = [ft.get(v) for v in op.values] + [const_i64(0)] * (2 - len(op.values))
+    b = ft.b
+    with b.if_then(ft.get(op.cond), likely=False):
+        ft.fail(site, values[0], stop_codes.RAISED, values[1])
+
+
 def _keep(ft: FunctionTranslator, op: KeepOp) -> None:
     """Nothing: `ad.keep` only kept its operands' ops (and their checks)
     alive through the xDSL passes."""
@@ -466,5 +477,6 @@ LOWERINGS = {
     ShadowCheckOp: _shadow_check,
     KeepOp: _keep,
     BroadcastOp: _broadcast,
+    RaiseIfOp: _raise_if,
 }
 
