@@ -80,6 +80,8 @@ from xdsl.printer import Printer
 from xdsl.traits import (
     EffectInstance,
     MemoryAllocEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
     MemoryEffect,
     MemoryEffectKind,
     Resource,
@@ -767,6 +769,58 @@ class BroadcastOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SizeMatchOp(IRDLOperation):
+    """Stops the call (ValueError, always: BLAS and the loops after it rely
+    on it, `boundscheck=False` included) unless dimension `lhs_dim` of `lhs`
+    has the size of dimension `rhs_dim` of `rhs`. `ad-lower-matmul` puts
+    three before each matrix product; `what` names the product in the
+    message."""
+
+    name = "ad.size_match"
+
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    lhs_dim = prop_def(IntegerAttr)
+    rhs_dim = prop_def(IntegerAttr)
+    what = prop_def(StringAttr)
+
+    traits = traits_def(MayStop())
+
+    assembly_format = ("$lhs `[` $lhs_dim `]` `,` $rhs `[` $rhs_dim `]` $what attr-dict "
+                       "`:` type($lhs) `,` type($rhs)")
+
+    def __init__(self, lhs: SSAValue, lhs_dim: int, rhs: SSAValue, rhs_dim: int, what: str):
+        super().__init__(operands=[lhs, rhs], properties={
+            "lhs_dim": IntegerAttr(lhs_dim, IndexType()), "rhs_dim": IntegerAttr(rhs_dim, IndexType()),
+            "what": StringAttr(what)})
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """`c += a @ b` by BLAS (`cblas_dgemm` / `cblas_sgemm` of numpy's
+    OpenBLAS, adpasses.native.blas) when each operand's layout is one BLAS
+    takes (unit stride in one dimension, the other no smaller than the
+    rows it spans) and `c` shares no memory with `a` or `b`; `done` says
+    whether it did (else nothing happened, and the caller's loop nest runs).
+    The sizes must have been checked (`ad.size_match`). Made by
+    `ad-lower-matmul{blas=true}` after differentiation; no derivative."""
+
+    name = "ad.gemm"
+
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    c = operand_def(MemRefType)
+    done = result_def(IntegerType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($done)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue):
+        super().__init__(operands=[a, b, c], result_types=[IntegerType(1)])
+
+
+@irdl_op_definition
 class RaiseIfOp(IRDLOperation):
     """Stops the call with a Python exception when `cond` is true: the
     builtin exception class named `exception`, with `message`, in which
@@ -800,7 +854,7 @@ class RaiseIfOp(IRDLOperation):
 AD = Dialect(
     "ad",
     [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
-     RaiseIfOp, BroadcastOp],
+     SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp],
     [TapeType],
 )
 
@@ -868,6 +922,30 @@ OWN_SIZES_ATTR = "ad.own_sizes"
 memref's own sizes (zeroing a shadow, the reverse of a copy): in bounds if
 the IR still shows it (`ad-elide-shadow-checks`)."""
 
+# Custom derivative rules (docs/custom_rules.md; adpasses/core/custom_rules.py).
+
+CUSTOM_RULE_ATTR = "ad.custom_rule"
+"""Dictionary on a `func.func` (with or without a body) naming the functions
+that differentiate it instead of its body, like Enzyme-MLIR's
+`enzyme.custom_rule`: `augmented_primal = @f_fwd` (f's arguments -> f's
+results, then residuals) with `reverse = @f_bwd` (residuals, then the
+cotangent of each float result -> the cotangent of each float argument),
+and/or `forward = @f_jvp` (f's arguments, then the tangent of each float
+argument -> f's results, then the tangent of each float result)."""
+
+CUSTOM_CALL_ATTR = "ad.custom_call"
+"""Dictionary on a `func.call` that a differentiation step keeps as a call
+of a custom rule (`ad-inline-calls` does not inline it): `primal = @f` and
+the rule functions it uses; in reverse mode a call of f's augmented primal
+also carries `residuals = N` (its last N results)."""
+
+NO_MEMORY_ATTR = "ad.no_memory"
+"""Unit attribute on a function declaration (no body): it reads and writes
+no memory the module can address, only its scalar arguments (a C math
+function; `adpasses.extern` of a signature without pointers sets it). The
+write analysis then lets loads across its calls be reloaded rather than
+taped (adpasses/analysis/memory_writes.py)."""
+
 CHECKPOINT_ATTR = "ad.checkpoint"
 """Unit attribute on a `func.call` in a function being differentiated: the
 call is not inlined, and the reverse sweep recomputes it instead of taping
@@ -883,3 +961,13 @@ RAISES_ATTR = "ad.raises"
 name: "ValueError") a failed assertion raises; without it, AssertionError.
 The frontend's `raise` and `assert` (frontend/effects.py); the lowering
 stops the call through the error slot (`stop_codes.USER_RAISE`)."""
+
+PYTHON_PRINT_ATTR = "ad.python_print"
+"""Unit, on `printf.print_format`: a Python `print` (the frontend's): the
+lowering hands the values to Python (adpasses/native/python_print.py),
+which formats them as Python and numpy do and writes to sys.stdout; the
+op may take memrefs (printed as numpy arrays). Without it, C printf."""
+
+PRINT_SPECS_ATTR = "ad.print_specs"
+"""A string beside `ad.python_print`: the format spec of each value
+(f-string `!r`, `:.3f`), separated by `core.print_codes.SPEC_SEP`."""

@@ -15,7 +15,7 @@ from xdsl.ir import Block
 
 from adpasses.frontend.control import always_returns, contains_return
 from adpasses.frontend.effects import RAISED
-from adpasses.frontend.values import Array, Scalar
+from adpasses.frontend.values import Array, PyObject, Scalar
 
 
 class ReturnMixin:
@@ -47,6 +47,8 @@ class ReturnMixin:
             return None
         with self.at(stmt):
             value = self.expr(stmt.value)
+        if isinstance(value, PyObject) and value.obj is None:
+            return None  # `return None` is a bare return
         if isinstance(value, Array):
             self.error(stmt, "returning an array is not supported; write the result into an output "
                              "array argument instead")

@@ -106,8 +106,8 @@ def numpy_reduction(x):
     return np.median(x)  # ERROR: np.median
 
 
-def calls_print(x):
-    print(x)  # ERROR: print
+def calls_input(x):
+    input(x)  # ERROR: input
     return 1.0
 
 

@@ -57,6 +57,7 @@ from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.core.effects import is_pure, only_prints
 from adpasses.core.ir_walk import nested_ops
 from adpasses.core.region_flow import region_flow
+from adpasses.dialects.ad import CUSTOM_CALL_ATTR
 from adpasses.analysis.memref_views import (
     ALLOCATION_OPS,
     chosen_sources,
@@ -69,6 +70,7 @@ from adpasses.dialects.ad import (
     BroadcastOp,
     KeepOp,
     ShadowCheckOp,
+    SizeMatchOp,
     TapeCreateOp,
     TapeFreeOp,
     TapePopOp,
@@ -88,10 +90,12 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
-AD_OPS_UNDERSTOOD = (ShadowCheckOp, KeepOp, BroadcastOp, TapeCreateOp, TapeFreeOp, TapePushOp, TapePopOp)
+AD_OPS_UNDERSTOOD = (ShadowCheckOp, SizeMatchOp, KeepOp, BroadcastOp, TapeCreateOp, TapeFreeOp, TapePushOp,
+                     TapePopOp)
 """The `ad` ops of generated gradients (forward mode differentiates them:
 forward over reverse). A tape is memory: a push stores into it, a pop
-loads from it; checks and keeps move no data."""
+loads from it; checks (`ad.size_match` of a lowered matmul too) and keeps
+move no data."""
 
 _MODELED = frozenset((*MEMREF_OPS_UNDERSTOOD, *AD_OPS_UNDERSTOOD))
 
@@ -274,6 +278,8 @@ class ActivityAnalysis:
         understand that touches active data (see the module docstring);
         `mode` (reverse, forward) names the differentiation in the message."""
         for op in self.unknown:
+            if CUSTOM_CALL_ATTR in op.attributes:
+                continue  # a call its custom rule differentiates (transforms/custom_calls.py)
             touched = self._touched_active(op)
             if touched is not None:
                 raise self._unknown_error(op, touched, mode)
@@ -286,6 +292,8 @@ class ActivityAnalysis:
             return True
         if op.has_trait(IsTerminator):
             return True  # handled with its parent
+        if not op.results and not op.regions and only_prints(op):
+            return True  # a print (of numbers or arrays): reads, produces nothing with a derivative
         if op.regions or _memrefs(op.operands) or _memrefs(op.results):
             return False
         if any(is_float_aggregate(v.type) for v in (*op.operands, *op.results)):

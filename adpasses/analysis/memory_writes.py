@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, SymbolTable
 
+from adpasses.dialects.ad import NO_MEMORY_ATTR
 from adpasses.core.effects import effects_of, touches_memory
 from adpasses.analysis.memref_access import ObjectKind, object_of
 from adpasses.analysis.memref_views import is_view_result
@@ -124,13 +125,15 @@ class WriteEffects:
         """NONE if the callee's body writes nothing; ARGUMENTS if every write
         in it goes to its own arguments or allocations (no `get_global`, calls
         only to such functions); UNKNOWN otherwise, for external functions
-        and for recursion."""
+        and for recursion; NONE for a declaration marked `ad.no_memory`."""
         if name in self._callees:
             return self._callees[name]
         self._callees[name] = CalleeEffect.UNKNOWN  # while summarising: recursion
         callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
         effect = CalleeEffect.UNKNOWN
-        if isinstance(callee, func.FuncOp) and callee.body.blocks:
+        if isinstance(callee, func.FuncOp) and not callee.body.blocks and NO_MEMORY_ATTR in callee.attributes:
+            effect = CalleeEffect.NONE  # a declared pure C function (adpasses.extern)
+        elif isinstance(callee, func.FuncOp) and callee.body.blocks:
             effect = CalleeEffect.NONE
             for op in callee.body.walk():
                 if isinstance(op, memref.GetGlobalOp):
