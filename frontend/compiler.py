@@ -47,9 +47,9 @@ from adpasses.frontend.arrays import ArrayMixin
 from adpasses.frontend.control import lift_loop_returns
 from adpasses.frontend.expressions import ExpressionMixin
 from adpasses.frontend.loops import LoopMixin
-from adpasses.frontend.returns import ReturnMixin
+from adpasses.frontend.returns import FunctionResults, ReturnMixin
 from adpasses.frontend.statements import StatementMixin
-from adpasses.frontend.values import Array, PyObject, Scalar
+from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
 
 
@@ -70,6 +70,7 @@ class ModuleBuilder:
         self.compiled: dict[tuple, str] = {}
         self.stack: list[types.FunctionType] = []
         self.reserved: set[str] = set()  # function names in use
+        self.results: dict[str, FunctionResults] = {}  # function name -> its results' kinds
 
     def function(self, pyfunc: types.FunctionType, arg_types: list[Attribute], *,
                  public: bool, node: ast.AST | None = None, caller: FunctionCompiler | None = None) -> func.FuncOp:
@@ -91,7 +92,9 @@ class ModuleBuilder:
         self.reserved.add(name)
         self.stack.append(pyfunc)
         try:
-            f = FunctionCompiler(self, pyfunc, arg_types, name, public).compile()
+            compiler = FunctionCompiler(self, pyfunc, arg_types, name, public)
+            f = compiler.compile()
+            self.results[name] = compiler.results
         except CompileError:
             raise
         except RecursionError as err:  # input nested deeper than the compile thread allows
@@ -180,6 +183,11 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         self._constants: dict[tuple, SSAValue] = {}
         self._loc_stack: list[Attribute] = [self.loc(self.fdef)]
         self._allocations: list[list[SSAValue]] = []
+        # Arrays returned from inside an if: fresh copies the caller frees.
+        self._returned_copies: set[SSAValue] = set()
+        # Results of callees that are views of their arguments -> the argument passed.
+        self._borrowed: dict[SSAValue, SSAValue] = {}
+        self.results = FunctionResults((), False)
 
     # -- driver --------------------------------------------------------------------
 
@@ -199,10 +207,11 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         for a, value in zip(args.args, self.entry.args):
             value.name_hint = a.arg
             self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
+        ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
         with self.allocation_scope():
             result = self.returning_statements(lift_loop_returns(self.fdef.body), self.fdef)
-            ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
-            returned = [] if result is None else [self.returned_value(result)]
+            with self.at_loc(ret_loc):
+                returned, self.results = self.function_results(result, self.fdef.body[-1])
         with self.at_loc(ret_loc):
             self.emit(func.ReturnOp(*returned))
         self.drop_unused_constants()
@@ -306,6 +315,15 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
     def register_allocation(self, buffer: SSAValue) -> None:
         self._allocations[-1].append(buffer)
 
+    def release_allocation(self, buffer: SSAValue) -> bool:
+        """Take `buffer` out of the current scope's deallocations (it is
+        returned to the caller); False if the scope did not allocate it."""
+        scope = self._allocations[-1]
+        if buffer in scope:
+            scope.remove(buffer)
+            return True
+        return False
+
     # -- types --------------------------------------------------------------------------
 
     def common_type(self, a: Scalar, b: Scalar, node: ast.AST) -> Attribute:
@@ -385,7 +403,20 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         callee = self.mb.function(target, types_, public=False, node=node, caller=self)
         outputs = list(callee.function_type.outputs.data)
         call = self.emit(func.CallOp(callee.sym_name.data, operands, outputs))
-        return Scalar(call.results[0]) if outputs else None
+        returned = self.mb.results[callee.sym_name.data]
+        items: list[object] = []
+        for r, kind in zip(call.results, returned.kinds):
+            if not kind.array:
+                items.append(Scalar(r))
+                continue
+            if kind.owned:
+                self.register_allocation(r)  # the callee handed its buffer over: freed here
+            else:
+                self._borrowed[r] = operands[kind.argument]  # a view of what was passed
+            items.append(Array(r))
+        if returned.is_tuple:
+            return TupleValue(items)
+        return items[0] if items else None
 
     def call_arguments(self, target: types.FunctionType, node: ast.Call) -> list[object]:
         """The value of every parameter of `target` for this call: arguments

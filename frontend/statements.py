@@ -15,7 +15,7 @@ import ast
 from xdsl.dialects import arith, scf
 from xdsl.ir import Block, SSAValue
 
-from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, loop_exits
+from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_loop_return_value, loop_exits
 from adpasses.frontend.loops import value_name
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
@@ -113,6 +113,8 @@ class StatementMixin:
                                "array element (x[i] = ...)")
 
     def bind(self, name: str, value: object, stmt: ast.AST) -> None:
+        if is_loop_return_value(name) and not isinstance(value, Scalar):
+            self.loop_return_error(value, stmt)  # returns.py
         old = self.env.get(name)
         if isinstance(old, Array) and name in self.loop_protected:
             self.error(stmt, f"array variable '{name}' is rebound inside a loop or branch; "
