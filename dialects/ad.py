@@ -40,7 +40,7 @@ no other argument's memory overlaps this one's, like `llvm.noalias`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import ClassVar
@@ -115,12 +115,103 @@ class TapeType(ParametrizedAttribute, TypeAttribute):
 
 
 # ---------------------------------------------------------------------------
+# What the differentiation calls share (ad.autodiff, ad.fwddiff)
+# ---------------------------------------------------------------------------
+
+
+class DiffCallSyntax:
+    """What ad.autodiff and ad.fwddiff share: per-argument and per-result
+    activities, the callee lookup, and the textual form
+    `@f(%a, ...) {activity = [..], ret_activity = [..], EXTRAS} : (...) -> (...)`
+    (each op names its extra entries). The ops define `callee`, `activity`
+    and `ret_activity` as properties (IRDL reads them from the op class)."""
+
+    @property
+    def arg_activities(self) -> list[str]:
+        return [a.data for a in self.activity.data]  # type: ignore[attr-defined]
+
+    @property
+    def ret_activities(self) -> list[str]:
+        return [a.data for a in self.ret_activity.data]  # type: ignore[attr-defined]
+
+    def callee_func(self) -> FuncOp:
+        callee = SymbolTable.lookup_symbol(self, self.callee)  # type: ignore[arg-type]
+        if not isinstance(callee, FuncOp):
+            raise VerifyException(f"'{self.callee}' does not name a func.func in this module")
+        return callee
+
+    def print_call(self, printer: Printer, extras: Sequence[str]) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_string("(")
+        printer.print_list(self.args, printer.print_operand)  # type: ignore[attr-defined]
+        printer.print_string(") {activity = [")
+        printer.print_string(", ".join(self.arg_activities))
+        printer.print_string("], ret_activity = [")
+        printer.print_string(", ".join(self.ret_activities))
+        printer.print_string("]")
+        for extra in extras:
+            printer.print_string(f", {extra}")
+        printer.print_string("} : ")
+        printer.print_function_type(
+            [a.type for a in self.args], self.result_types  # type: ignore[attr-defined]
+        )
+
+
+def parse_diff_call(parser: Parser, op_name: str, extras: dict[str, Callable[[Parser], object] | None]):
+    """Parse `@f(%a, ...) {activity = [...], ret_activity = [...], ...} : type`.
+    `extras` maps each extra entry's name to the parser of its value (after
+    `=`), or to None for a bare flag. Returns (callee, operands, activity,
+    ret_activity, the extra entries given, function type)."""
+    callee = parser.parse_attribute()
+    if not isinstance(callee, SymbolRefAttr):
+        parser.raise_error("expected a function symbol such as @f")
+    pos = parser.pos
+    operands = parser.parse_comma_separated_list(
+        parser.Delimiter.PAREN, parser.parse_unresolved_operand
+    )
+    names = ("activity", "ret_activity", *extras)
+    entries: dict[str, object] = {}
+
+    def parse_entry() -> None:
+        key = parser.parse_identifier(f"{op_name} entry ({', '.join(names)})")
+        if key not in names:
+            parser.raise_error(f"unknown {op_name} entry '{key}' (expected {', '.join(names)})")
+        if key in extras and extras[key] is None:
+            entries[key] = True
+            return
+        parser.parse_punctuation("=")
+        value_parser = extras.get(key)
+        entries[key] = value_parser(parser) if value_parser is not None else \
+            parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: parser.parse_identifier("activity"))
+
+    parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_entry)
+    parser.parse_punctuation(":")
+    ftype = parser.parse_function_type()
+    args = parser.resolve_operands(operands, ftype.inputs.data, pos)
+    for key in ("activity", "ret_activity"):
+        if key not in entries:
+            parser.raise_error(f"{op_name} needs '{key} = [...]'")
+    given = {k: v for k, v in entries.items() if k in extras}
+    return callee, args, entries["activity"], entries["ret_activity"], given, ftype
+
+
+def _parse_width(parser: Parser) -> int:
+    start = parser.pos
+    n = parser.parse_integer(allow_boolean=False, allow_negative=False)
+    if n < 1:
+        parser.raise_error(f"width must be at least 1, got {n}", start, parser.pos)
+    return n
+
+
+# ---------------------------------------------------------------------------
 # ad.autodiff
 # ---------------------------------------------------------------------------
 
 
 @irdl_op_definition
-class AutodiffOp(IRDLOperation):
+class AutodiffOp(DiffCallSyntax, IRDLOperation):
     """Calls the reverse-mode derivative of `callee`.
 
     Operands: per argument its primal value, followed by its shadow when the
@@ -159,79 +250,24 @@ class AutodiffOp(IRDLOperation):
             props["with_primal"] = UnitAttr()
         super().__init__(operands=[args], result_types=[result_types], properties=props)
 
-    @property
-    def arg_activities(self) -> list[str]:
-        return [a.data for a in self.activity.data]
-
-    @property
-    def ret_activities(self) -> list[str]:
-        return [a.data for a in self.ret_activity.data]
-
     # -- syntax ------------------------------------------------------------
     # ad.autodiff @f(%x, %dx, %s) {activity = [dup], ret_activity = [active]}
     #     : (memref<?xf64>, memref<?xf64>, f64) -> f64
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.callee)
-        printer.print_string("(")
-        printer.print_list(self.args, printer.print_operand)
-        printer.print_string(") {activity = [")
-        printer.print_string(", ".join(self.arg_activities))
-        printer.print_string("], ret_activity = [")
-        printer.print_string(", ".join(self.ret_activities))
-        printer.print_string("]")
-        if self.with_primal is not None:
-            printer.print_string(", with_primal")
-        printer.print_string("} : ")
-        printer.print_function_type([a.type for a in self.args], self.result_types)
+        self.print_call(printer, ["with_primal"] if self.with_primal is not None else [])
 
     @classmethod
     def parse(cls, parser: Parser) -> AutodiffOp:
-        callee = parser.parse_attribute()
-        if not isinstance(callee, SymbolRefAttr):
-            parser.raise_error("expected a function symbol such as @f")
-        pos = parser.pos
-        operands = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        )
-        entries: dict[str, list[str] | None] = {}
-
-        def parse_entry() -> None:
-            key = parser.parse_identifier("activity entry (activity, ret_activity, with_primal)")
-            if key == "with_primal":
-                entries[key] = None
-                return
-            if key not in ("activity", "ret_activity"):
-                parser.raise_error(f"unknown ad.autodiff entry '{key}'")
-            parser.parse_punctuation("=")
-            entries[key] = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: parser.parse_identifier("activity")
-            )
-
-        parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_entry)
-        parser.parse_punctuation(":")
-        ftype = parser.parse_function_type()
-        args = parser.resolve_operands(operands, ftype.inputs.data, pos)
-        for key in ("activity", "ret_activity"):
-            if key not in entries:
-                parser.raise_error(f"ad.autodiff needs '{key} = [...]'")
-        return cls(
-            callee,
-            args,
-            entries["activity"] or [],
-            entries["ret_activity"] or [],
-            ftype.outputs.data,
-            with_primal="with_primal" in entries,
-        )
+        callee, args, acts, rets, extras, ftype = parse_diff_call(
+            parser, "ad.autodiff", {"with_primal": None})
+        return cls(callee, args, acts, rets, ftype.outputs.data,
+                   with_primal="with_primal" in extras)
 
     # -- verification --------------------------------------------------------
 
     def verify_(self) -> None:
-        callee = SymbolTable.lookup_symbol(self, self.callee)
-        if not isinstance(callee, FuncOp):
-            raise VerifyException(f"'{self.callee}' does not name a func.func in this module")
-        self.verify_against(callee.function_type)
+        self.verify_against(self.callee_func().function_type)
 
     def verify_against(self, ftype: FunctionType) -> None:
         """Check activities, operands and results against the callee's type."""
@@ -347,7 +383,7 @@ only."""
 
 
 @irdl_op_definition
-class FwddiffOp(IRDLOperation):
+class FwddiffOp(DiffCallSyntax, IRDLOperation):
     """Calls the forward-mode derivative (tangent) of `callee`.
 
     Operands: per argument its primal value, followed by `width` tangents
@@ -389,14 +425,6 @@ class FwddiffOp(IRDLOperation):
         super().__init__(operands=[args], result_types=[result_types], properties=props)
 
     @property
-    def arg_activities(self) -> list[str]:
-        return [a.data for a in self.activity.data]
-
-    @property
-    def ret_activities(self) -> list[str]:
-        return [a.data for a in self.ret_activity.data]
-
-    @property
     def lanes(self) -> int:
         return self.width.value.data
 
@@ -405,68 +433,20 @@ class FwddiffOp(IRDLOperation):
     #     : (f64, f64, f64) -> (f64, f64, f64)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.callee)
-        printer.print_string("(")
-        printer.print_list(self.args, printer.print_operand)
-        printer.print_string(") {activity = [")
-        printer.print_string(", ".join(self.arg_activities))
-        printer.print_string("], ret_activity = [")
-        printer.print_string(", ".join(self.ret_activities))
-        printer.print_string("]")
-        if self.lanes != 1:
-            printer.print_string(f", width = {self.lanes}")
-        printer.print_string("} : ")
-        printer.print_function_type([a.type for a in self.args], self.result_types)
+        self.print_call(printer, [f"width = {self.lanes}"] if self.lanes != 1 else [])
 
     @classmethod
     def parse(cls, parser: Parser) -> FwddiffOp:
-        callee = parser.parse_attribute()
-        if not isinstance(callee, SymbolRefAttr):
-            parser.raise_error("expected a function symbol such as @f")
-        pos = parser.pos
-        operands = parser.parse_comma_separated_list(
-            parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        )
-        entries: dict[str, list[str]] = {}
-        width = [1]
-
-        def parse_entry() -> None:
-            key = parser.parse_identifier("fwddiff entry (activity, ret_activity, width)")
-            if key not in ("activity", "ret_activity", "width"):
-                parser.raise_error(
-                    f"unknown ad.fwddiff entry '{key}' (expected activity, ret_activity or width)")
-            parser.parse_punctuation("=")
-            if key == "width":
-                start = parser.pos
-                n = parser.parse_integer(allow_boolean=False, allow_negative=False)
-                if n < 1:
-                    parser.raise_error(f"width must be at least 1, got {n}", start, parser.pos)
-                width[0] = n
-                return
-            entries[key] = parser.parse_comma_separated_list(
-                parser.Delimiter.SQUARE, lambda: parser.parse_identifier("activity")
-            )
-
-        parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_entry)
-        parser.parse_punctuation(":")
-        ftype = parser.parse_function_type()
-        args = parser.resolve_operands(operands, ftype.inputs.data, pos)
-        for key in ("activity", "ret_activity"):
-            if key not in entries:
-                parser.raise_error(f"ad.fwddiff needs '{key} = [...]'")
-        return cls(callee, args, entries["activity"], entries["ret_activity"],
-                   ftype.outputs.data, width[0])
+        callee, args, acts, rets, extras, ftype = parse_diff_call(
+            parser, "ad.fwddiff", {"width": _parse_width})
+        return cls(callee, args, acts, rets, ftype.outputs.data, extras.get("width", 1))
 
     # -- verification --------------------------------------------------------
 
     def verify_(self) -> None:
         if self.lanes < 1:
             raise VerifyException(f"width must be at least 1, got {self.lanes}")
-        callee = SymbolTable.lookup_symbol(self, self.callee)
-        if not isinstance(callee, FuncOp):
-            raise VerifyException(f"'{self.callee}' does not name a func.func in this module")
-        self.verify_against(callee.function_type)
+        self.verify_against(self.callee_func().function_type)
 
     def verify_against(self, ftype: FunctionType) -> None:
         """Check activities, operands and results against the callee's type."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 
 def has_plain_parameters(fn: types.FunctionType) -> bool:
@@ -34,15 +34,22 @@ def binder(fn: types.FunctionType) -> Callable[..., tuple]:
     filled in), or the TypeError calling `fn` would raise. `fn` must have
     plain parameters."""
     assert has_plain_parameters(fn), fn
-    names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+    bind = binder_for(fn.__code__.co_varnames[: fn.__code__.co_argcount], fn.__defaults__, fn.__qualname__)
+    bind.__name__ = fn.__name__  # type: ignore[attr-defined]
+    return bind
+
+
+def binder_for(names: Sequence[str], defaults: tuple | None, qualname: str) -> Callable[..., tuple]:
+    """`binder` of a function with these parameter names and default values
+    (the last len(defaults) parameters); CPython's errors name `qualname`."""
     params = ", ".join(names)
     # A one-element tuple needs its trailing comma; no parameters give ().
     source = f"def bind({params}):\n    return ({params}{',' if len(names) == 1 else ''})\n"
     env: dict[str, object] = {}
-    exec(compile(source, f"<adpasses binder of {fn.__qualname__}>", "exec"), env)
+    exec(compile(source, f"<adpasses binder of {qualname}>", "exec"), env)
     bind = env["bind"]
-    bind.__defaults__ = fn.__defaults__  # type: ignore[attr-defined]
+    bind.__defaults__ = tuple(defaults) if defaults else None  # type: ignore[attr-defined]
     # CPython's binding errors name the function by its __qualname__.
-    bind.__name__ = fn.__name__  # type: ignore[attr-defined]
-    bind.__qualname__ = fn.__qualname__  # type: ignore[attr-defined]
+    bind.__name__ = qualname.rsplit(".", 1)[-1]  # type: ignore[attr-defined]
+    bind.__qualname__ = qualname  # type: ignore[attr-defined]
     return bind  # type: ignore[return-value]

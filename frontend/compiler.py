@@ -42,6 +42,7 @@ from adpasses.core.compile_thread import too_deep_error
 from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
+from adpasses.frontend.calls import CallMixin, lambda_def
 from adpasses.frontend.arithmetic import ArithmeticMixin
 from adpasses.frontend.arrays import ArrayMixin
 from adpasses.frontend.control import lift_loop_returns
@@ -73,8 +74,14 @@ class ModuleBuilder:
         self.results: dict[str, FunctionResults] = {}  # function name -> its results' kinds
 
     def function(self, pyfunc: types.FunctionType, arg_types: list[Attribute], *,
-                 public: bool, node: ast.AST | None = None, caller: FunctionCompiler | None = None) -> func.FuncOp:
-        key = (pyfunc, tuple(arg_types))
+                 public: bool, node: ast.AST | None = None, caller: FunctionCompiler | None = None,
+                 static: dict[int, object] | None = None) -> func.FuncOp:
+        """`pyfunc` compiled for `arg_types`; `static` holds the parameters
+        (by position) that are compile-time objects (None, a function): they
+        are not parameters of the func.func, and each value gets its own
+        compiled version (`if radius is None:` is decided while compiling)."""
+        static = static or {}
+        key = (pyfunc, tuple(arg_types), tuple((k, _static_key(v)) for k, v in sorted(static.items())))
         if key in self.compiled:
             return self._lookup(self.compiled[key])
         if pyfunc in self.stack:
@@ -83,7 +90,7 @@ class ModuleBuilder:
             if caller is not None and node is not None:
                 caller.error(node, message)
             raise CompileError(message)
-        name = pyfunc.__name__
+        name = "lambda" if pyfunc.__name__ == "<lambda>" else pyfunc.__name__
         if not public:  # callees: private, one per argument types, unique names
             suffix = len(self.compiled)
             while f"{name}_{suffix}" in self.compiled.values() or f"{name}_{suffix}" in self.reserved:
@@ -92,7 +99,7 @@ class ModuleBuilder:
         self.reserved.add(name)
         self.stack.append(pyfunc)
         try:
-            compiler = FunctionCompiler(self, pyfunc, arg_types, name, public)
+            compiler = FunctionCompiler(self, pyfunc, arg_types, name, public, static)
             f = compiler.compile()
             self.results[name] = compiler.results
         except CompileError:
@@ -129,9 +136,6 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]
             f"cannot read the source of {pyfunc.__name__} ({err}); compiled functions must be "
             "defined in a file"
         ) from None
-    if pyfunc.__name__ == "<lambda>":  # its source lines are the expression around it
-        raise CompileError("a lambda cannot be compiled; define the function with def",
-                           location=f"{filename}:{first}:1")
     source = textwrap.dedent("".join(lines))
     shift = _indent(lines[0]) - _indent(source)
     try:
@@ -143,6 +147,11 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]
                            "define it with def at the top level of a file",
                            location=f"{filename}:{first}:1") from None
     fdef = tree.body[0]
+    if pyfunc.__name__ == "<lambda>":  # its source lines are the statement around it
+        fdef = lambda_def(pyfunc, tree, first)
+        if fdef is None:
+            raise CompileError("this lambda cannot be told apart from the others on its line; define "
+                               "the function with def", location=f"{filename}:{first}:1")
     if not isinstance(fdef, ast.FunctionDef):
         raise CompileError(f"{pyfunc.__name__} is not defined with def (lambdas are not supported)",
                            location=f"{filename}:{first}:1")
@@ -164,12 +173,20 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip(" \t"))
 
 
-class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin):
+def _static_key(value: object) -> object:
+    """A compile-time argument's part of a callee's cache key: the object
+    itself (None, a function, a module), by identity."""
+    return (type(value), id(value))
+
+
+class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
+                       CallMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
-                 name: str, public: bool):
+                 name: str, public: bool, static: dict[int, object] | None = None):
         self.mb = mb
         self.pyfunc = pyfunc
         self.arg_types = arg_types
+        self.static = static or {}
         self.name = name
         self.public = public
         self.fdef, self.filename, self.first_line, self.col_shift = _source(pyfunc)
@@ -199,12 +216,17 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
             self.error(self.fdef, "only plain parameters are supported (no *args, **kwargs, "
                        "keyword-only or positional-only parameters); pass arrays and numbers "
                        "as named parameters, with defaults if you like")
-        if len(args.args) != len(self.arg_types):
+        if len(args.args) != len(self.arg_types) + len(self.static):
             # Calls are bound before they get here (JitFunction.bind, call_arguments):
             # only a direct build_module with the wrong number of types.
             self.error(self.fdef, f"{self.pyfunc.__name__}() has {len(args.args)} parameters but "
                                   f"build_module was given {len(self.arg_types)} argument types")
-        for a, value in zip(args.args, self.entry.args):
+        entry_args = iter(self.entry.args)
+        for k, a in enumerate(args.args):
+            if k in self.static:  # a compile-time object: None, a function
+                self.env[a.arg] = PyObject(self.static[k])
+                continue
+            value = next(entry_args)
             value.name_hint = a.arg
             self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
         ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
@@ -381,9 +403,11 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
                              "functions defined with def")
         name = target.__name__
         values = self.call_arguments(target, node)
-        operands, types_ = [], []
+        operands, types_, static = [], [], {}
         for k, v in enumerate(values):
-            if isinstance(v, Array):
+            if isinstance(v, PyObject) and self.is_static_argument(v):
+                static[k] = v.obj
+            elif isinstance(v, Array):
                 operands.append(v.value)
                 types_.append(v.type)
             elif isinstance(v, Scalar):
@@ -400,7 +424,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
                 param = target.__code__.co_varnames[k]
                 self.error(node, f"argument '{param}' of {name}() is {unsupported.value_kind(v)}: only "
                                  "numbers and arrays can be passed to a compiled function")
-        callee = self.mb.function(target, types_, public=False, node=node, caller=self)
+        callee = self.mb.function(target, types_, public=False, node=node, caller=self, static=static)
         outputs = list(callee.function_type.outputs.data)
         call = self.emit(func.CallOp(callee.sym_name.data, operands, outputs))
         returned = self.mb.results[callee.sym_name.data]
@@ -443,10 +467,12 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
                 values.append(evaluated[id(arg)])
             elif isinstance(arg, (bool, int, float, np.integer, np.floating)):
                 values.append(self.python_value(arg, node, param))  # a default: frozen like a global
+            elif arg is None or self.is_compiled_function(arg):
+                values.append(PyObject(arg))  # a compile-time argument of the callee
             else:
                 self.error(node, f"the default value of parameter '{param}' of {target.__name__}() is a "
-                                 f"{type(arg).__name__}: only numbers can be defaults of a called function; "
-                                 "pass the argument explicitly")
+                                 f"{type(arg).__name__}: only numbers, None and functions can be defaults of "
+                                 "a called function; pass the argument explicitly")
         return values
 
     # -- errors ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from xdsl.ir import Block, SSAValue
 
 from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
+from adpasses.frontend.calls import LocalLambda
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
 from adpasses.ops import int_calls, python_calls
 
@@ -43,6 +44,10 @@ class ExpressionMixin:
         if isinstance(value, Array):
             self.error(node, "whole-array expressions are not supported; index the array "
                              "(x[i]) inside a loop")
+        if isinstance(value, PyObject) and value.obj is None:
+            self.error(node, f"{_describe(node)} is None here, not a number (a None argument or default "
+                             "is known when the function is compiled: test it with `if ... is None:` "
+                             "before using it)")
         self.error(node, f"{_describe(node)} is not a number")
 
     # -- leaves ------------------------------------------------------------------
@@ -56,7 +61,7 @@ class ExpressionMixin:
         if isinstance(v, float):
             return Scalar(self.const_float(v), weak=True)
         if v is None:
-            self.error(node, "None is not a value compiled functions can use")
+            return PyObject(None)  # a compile-time object: `x is None`, a callee's argument
         self.error(node, f"{type(v).__name__} constants are not supported; only numbers")
 
     def expr_Name(self, node: ast.Name) -> object:
@@ -87,6 +92,8 @@ class ExpressionMixin:
         self.error(node, "bitwise ~ is not supported; write -x - 1 for an int, or `not b` for a bool")
 
     def expr_Compare(self, node: ast.Compare) -> Scalar:
+        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            return self.identity_compare(node)  # decided while compiling (calls.py)
         return Scalar(self.compare_chain(self.scalar(node.left), list(zip(node.ops, node.comparators)), node))
 
     def compare_chain(self, left: Scalar, pairs: list[tuple[ast.cmpop, ast.expr]], node: ast.Compare) -> SSAValue:
@@ -109,8 +116,11 @@ class ExpressionMixin:
         when needed (`i < n and x[i] > 0` never reads x[n]); two bools whose
         right side cannot raise are combined with andi/ori instead."""
         is_and = isinstance(node.op, ast.And)
-        value = self.scalar(node.values[0])
-        for rhs in node.values[1:]:
+        operands = self.static_bool_operands(node)  # `r is not None and ...` (calls.py)
+        if isinstance(operands, bool):
+            return Scalar(self.const_bool(operands))
+        value = self.scalar(operands[0])
+        for rhs in operands[1:]:
             if value.is_bool and not _may_raise(rhs):
                 right = self.scalar(rhs)
                 if right.is_bool:
@@ -128,6 +138,9 @@ class ExpressionMixin:
         return value
 
     def expr_IfExp(self, node: ast.IfExp) -> Scalar:
+        static = self.static_truth(node.test)  # `1.0 if r is None else r` (calls.py)
+        if static is not None:
+            return self.expr(node.body if static else node.orelse)
         cond = self.to_bool(self.scalar(node.test))
         return self.branch_values(cond, lambda: self.scalar(node.body), lambda: self.scalar(node.orelse), node)
 
@@ -169,9 +182,9 @@ class ExpressionMixin:
             if not hasattr(base.obj, node.attr):
                 self.error(node, f"module {base.obj.__name__} has no attribute {node.attr}")
             value = getattr(base.obj, node.attr)
-            if base.obj not in unsupported.SUPPORTED_MODULES:
-                self.error(node, unsupported.module_attribute(
-                    base.obj, node.attr, value, self.is_compiled_function(value)))
+            if base.obj not in unsupported.SUPPORTED_MODULES and not unsupported.readable_attribute(
+                    base.obj, value, self.is_compiled_function(value)):
+                self.error(node, unsupported.module_attribute(base.obj, node.attr, value))
             return self.python_value(value, node, f"{base.obj.__name__}.{node.attr}")
         self.error(node, f"attribute .{node.attr} is not supported here")
 
@@ -206,6 +219,8 @@ class ExpressionMixin:
         if not isinstance(callee, PyObject):
             self.error(node, f"{_describe(node.func)} is not callable")
         fn = callee.obj
+        if isinstance(fn, LocalLambda):
+            return self.call_lambda(fn, node)
         if fn in ALLOCATORS:
             return self.allocate(ALLOCATORS[fn], node)
         if self.is_compiled_function(fn):

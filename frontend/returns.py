@@ -118,6 +118,9 @@ class ReturnMixin:
                          "return it after the loop")
 
     def returning_if(self, stmt: ast.If, body: list[ast.stmt], orelse: list[ast.stmt]) -> object | None:
+        static = self.static_truth(stmt.test)  # `if radius is None: return ...` (calls.py)
+        if static is not None:  # the branch not taken is not compiled
+            return self.returning_statements(body if static else orelse, stmt)
         with self.at(stmt):
             cond = self.to_bool(self.scalar(stmt.test))
         blocks, values = [], []

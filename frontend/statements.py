@@ -126,6 +126,10 @@ class StatementMixin:
     # -- if --------------------------------------------------------------------------
 
     def stmt_If(self, stmt: ast.If) -> None:
+        static = self.static_truth(stmt.test)  # `if radius is None:` (calls.py)
+        if static is not None:  # the branch not taken is not compiled
+            self.statements(stmt.body if static else stmt.orelse)
+            return
         self.conditional(self.to_bool(self.scalar(stmt.test)), stmt.body, stmt.orelse, stmt)
 
     def conditional(self, cond: SSAValue, body: list[ast.stmt], orelse: list[ast.stmt], node: ast.AST) -> None:

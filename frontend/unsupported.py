@@ -118,29 +118,29 @@ def unsupported_numpy(qualified: str, kinds: list[str], supported: str) -> str:
     return f"{qualified} is not supported in compiled code; the numpy functions it supports on numbers are {supported}"
 
 
-def module_attribute(module: types.ModuleType, attr: str, value: object, is_compiled_function: bool) -> str:
-    """`module.attr` read in compiled code, where `module` is neither math nor
-    numpy: why that fails and what to write instead."""
+def readable_attribute(module: types.ModuleType, value: object, is_compiled_function: bool) -> bool:
+    """Compiled code may read `module.attr` of a user's module (not one of
+    numpy's submodules) when the attribute is a function it compiles, a
+    number (frozen) or a module."""
+    if module.__name__.startswith("numpy."):
+        return False
+    return (is_compiled_function or isinstance(value, (bool, int, float, np.integer, np.floating, types.ModuleType)))
+
+
+def module_attribute(module: types.ModuleType, attr: str, value: object) -> str:
+    """`module.attr` read in compiled code, where the attribute is not
+    something it compiles (`readable_attribute`): why, and what to write
+    instead."""
     mod = module.__name__
     if mod.startswith("numpy."):
         return (f"{mod}.{attr} is not supported in compiled code (numpy's {mod[len('numpy.'):]} module is "
                 "not compiled); compute it outside and pass the result as an argument")
-    head = f"{mod}.{attr}: compiled code can only use the math and numpy modules, not {mod}"
-    if is_compiled_function:
-        return (f"{head}; import the function itself (`from {mod} import {attr}`) and call {attr}(...): "
-                "functions defined with def and @adpasses.jit functions are compiled along with the caller")
-    if isinstance(value, types.ModuleType):
-        use = (f"import it directly (`import {value.__name__}`)" if value in SUPPORTED_MODULES
-               else f"{value.__name__} cannot be used either")
-        return f"{head}; {use}"
-    if isinstance(value, (bool, int, float, np.integer, np.floating)):
-        return (f"{head}; import the number itself (`from {mod} import {attr}`; it is frozen when the "
-                "function is compiled) or pass it as an argument")
     if callable(value):
-        return (f"{head}, and {attr} ({type(value).__name__}) cannot be compiled: only functions defined "
-                "with def, @adpasses.jit functions and math/numpy scalar functions can be called; call it "
+        return (f"{mod}.{attr} ({type(value).__name__}) cannot be compiled: only functions defined with def, "
+                "lambdas, @adpasses.jit functions and math/numpy scalar functions can be called; call it "
                 "outside and pass the result as an argument")
-    return f"{head}; pass {attr} (a {type(value).__name__}) as an argument"
+    return (f"{mod}.{attr} is a {type(value).__name__}, which compiled code cannot read (it reads numbers, "
+            "functions and modules); pass it as an argument")
 
 
 def value_kind(value: object) -> str:

@@ -39,8 +39,12 @@ def uses_with(x):
 
 
 def uses_lambda(x):
-    f = lambda v: v * 2.0  # ERROR: lambda
-    return x
+    f = lambda v: v * x  # ERROR: lambda
+    return apply_once(f, 2.0)
+
+
+def apply_once(fn, v):
+    return fn(v)
 
 
 def uses_comprehension(x):

@@ -1,11 +1,13 @@
 """A module that messages_kernels.py imports, to check the messages about
-calls into other modules (`import messages_helpers; messages_helpers.f(x)`)."""
+calls into other modules (`import messages_helpers; messages_helpers.f(x)`:
+functions and numbers compile, other objects are errors)."""
 
 import numpy as np  # noqa: F401  (read as `messages_helpers.np` by a kernel: a module through a module)
 
 import adpasses
 
 SCALE = 3.0
+TABLE = [1.0, 2.0]  # not readable by compiled code: a list
 
 
 def double(x):

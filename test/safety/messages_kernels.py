@@ -104,15 +104,19 @@ def numpy_submodule(x):
 
 
 def helper_through_module(x):
-    return messages_helpers.double(x)  # ERROR: helper_through_module
+    return messages_helpers.double(x)  # works: a user's module
 
 
 def jit_helper_through_module(x):
-    return messages_helpers.plus_one(x)  # ERROR: jit_helper_through_module
+    return messages_helpers.plus_one(x)  # works: a user's module
 
 
 def number_through_module(x):
-    return messages_helpers.SCALE * x  # ERROR: number_through_module
+    return messages_helpers.SCALE * x  # works: a user's module
+
+
+def list_through_module(x):
+    return messages_helpers.TABLE[0] * x  # ERROR: list_through_module
 
 
 def builtin_through_module(x):
@@ -120,7 +124,7 @@ def builtin_through_module(x):
 
 
 def module_through_module(x):
-    return messages_helpers.np.sin(x)  # ERROR: module_through_module
+    return messages_helpers.np.sin(x)  # works: a user's module
 
 
 def too_few_for_callee(x):

@@ -184,9 +184,6 @@ NUMPY_SUPPORTED = ("np.abs, np.absolute, np.arccos, np.arccosh, np.arcsin, np.ar
                    "np.copysign, np.cos, np.cosh, np.exp, np.exp2, np.expm1, np.fabs, np.float32, np.float64, "
                    "np.floor, np.hypot, np.int64, np.log, np.log10, np.log1p, np.log2, np.maximum, np.minimum, "
                    "np.power, np.sin, np.sinh, np.sqrt, np.tan, np.tanh, np.trunc")
-MODULES_ONLY = "compiled code can only use the math and numpy modules, not messages_helpers"
-COMPILED_WITH_CALLER = ("functions defined with def and @adpasses.jit functions are compiled along with "
-                        "the caller")
 ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape) or np.empty(shape) (optionally dtype=...) and "
             "fill it in a loop")
 
@@ -207,22 +204,12 @@ MESSAGES = [
     ("arange_array", [3], f"np.arange is not supported in compiled code; {ALLOCATE}"),
     ("numpy_submodule", [1.5], "numpy.random.rand is not supported in compiled code (numpy's random module is "
                                "not compiled); compute it outside and pass the result as an argument"),
-    ("helper_through_module", [1.5], f"messages_helpers.double: {MODULES_ONLY}; import the function itself "
-                                     "(`from messages_helpers import double`) and call double(...): "
-                                     f"{COMPILED_WITH_CALLER}"),
-    ("jit_helper_through_module", [1.5], f"messages_helpers.plus_one: {MODULES_ONLY}; import the function "
-                                         "itself (`from messages_helpers import plus_one`) and call "
-                                         f"plus_one(...): {COMPILED_WITH_CALLER}"),
-    ("number_through_module", [1.5], f"messages_helpers.SCALE: {MODULES_ONLY}; import the number itself "
-                                     "(`from messages_helpers import SCALE`; it is frozen when the function "
-                                     "is compiled) or pass it as an argument"),
-    ("module_through_module", [1.5], f"messages_helpers.np: {MODULES_ONLY}; import it directly "
-                                     "(`import numpy`)"),
-    ("builtin_through_module", [1.5], "os.getpid: compiled code can only use the math and numpy modules, not "
-                                      "os, and getpid (builtin_function_or_method) cannot be compiled: only "
-                                      "functions defined with def, @adpasses.jit functions and math/numpy "
-                                      "scalar functions can be called; call it outside and pass the result "
-                                      "as an argument"),
+    ("list_through_module", [1.5], "messages_helpers.TABLE is a list, which compiled code cannot read (it "
+                                   "reads numbers, functions and modules); pass it as an argument"),
+    ("builtin_through_module", [1.5], "os.getpid (builtin_function_or_method) cannot be compiled: only functions "
+                                      "defined with def, lambdas, @adpasses.jit functions and math/numpy scalar "
+                                      "functions can be called; call it outside and pass the result as an "
+                                      "argument"),
     ("tuple_for_callee", [1.5], "argument 'a' of two() is a tuple: only numbers and arrays can be passed to a "
                                 "compiled function"),
     ("sorted_numbers", [X], "sorted() is not supported in compiled code; sort outside the compiled function "
@@ -273,6 +260,17 @@ def test_callee_binding_errors_point_at_the_call_and_name_the_def(name, message)
     assert text.startswith(at(name)), text  # the call, not the callee's def
     definition = f"{HELPERS}:{marked_line(HELPERS, 'two')}"
     assert text.split(": error: ", 1)[1] == f"{message} (two is defined at {definition})"
+
+
+def test_functions_numbers_and_modules_of_a_users_module_compile():
+    """`messages_helpers.double(x)`, `.plus_one` (jit), `.SCALE`, `.np.sin`."""
+    for name in ("helper_through_module", "jit_helper_through_module", "number_through_module",
+                 "module_through_module"):
+        fn = getattr(mk, name)
+        for x in (0.5, -2.0):
+            assert adpasses.jit(fn)(x) == fn(x)
+        h = 1e-6
+        assert abs(adpasses.grad(fn)(0.5) - (fn(0.5 + h) - fn(0.5 - h)) / (2 * h)) < 1e-6
 
 
 def test_callee_keywords_and_defaults_bind_like_python():
