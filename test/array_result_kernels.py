@@ -132,3 +132,36 @@ def out_of_bounds(x, i):
     out = np.zeros_like(x)
     out[i] = 1.0
     return out
+
+
+def outer(x, y):
+    m = np.empty((len(x), len(y)))
+    for i in range(len(x)):
+        for j in range(len(y)):
+            m[i, j] = x[i] * y[j] + x[i] ** 2
+    return m
+
+
+def scaled(x, a):
+    out = np.zeros_like(x)
+    total = 0.0
+    for i in range(len(x)):
+        out[i] = a * x[i] * x[i]
+        total += out[i]
+    return out, total * a
+
+
+def single_precision(x):
+    out = np.zeros_like(x)
+    for i in range(len(x)):
+        out[i] = x[i] * x[i] * 0.5
+    return out
+
+
+def through_callee(x, y):
+    a = outer(x, y)
+    b, t = scaled(x, 1.5)
+    s = 0.0
+    for i in range(len(x)):
+        s += a[i, 0] * b[i]
+    return s + t, b
