@@ -120,3 +120,32 @@ def test_grad_of_an_array_result_names_vjp():
         adpasses.grad(k.doubled)(np.ones(3))
     with pytest.raises(TypeError, match=r"returns a tuple of 2 values: .*adpasses\.vjp"):
         adpasses.grad(k.energy_forces)(np.ones(3))
+
+
+JACOBIAN_CASES = [
+    ("doubled", lambda: (rng.standard_normal(4),), 0),
+    ("outer", lambda: (rng.standard_normal(3), rng.standard_normal(2)), (0, 1)),
+    ("scaled", lambda: (rng.standard_normal(3), 0.4), (0, 1)),
+    ("tail", lambda: (rng.standard_normal(4),), 0),
+]
+
+
+@pytest.mark.parametrize("name,make,argnums", JACOBIAN_CASES, ids=[c[0] for c in JACOBIAN_CASES])
+def test_jacrev_of_array_and_tuple_results_matches_finite_differences(name, make, argnums):
+    f = getattr(k, name)
+    args = make()
+    J = adpasses.jacrev(f, argnums)(*args)
+    out = f(*args)
+    outs, Js = (out, J) if isinstance(out, tuple) else ((out,), (J,))
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    for j, (o, Jo) in enumerate(zip(outs, Js)):
+        Jo = (Jo,) if isinstance(argnums, int) else Jo
+        for n, Jn in zip(nums, Jo):
+            assert Jn.shape == np.shape(o) + np.shape(args[n])
+            for idx in np.ndindex(*np.shape(o)):
+                def element(*a, idx=idx, j=j):
+                    r = f(*a)
+                    r = r[j] if isinstance(r, tuple) else r
+                    return float(np.asarray(r)[idx])
+                (expected,) = finite_differences(element, list(args), [n])
+                assert_matches(Jn[idx], expected, what=f"{name} d out{idx} / d arg {n}")
