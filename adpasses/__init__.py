@@ -40,6 +40,7 @@ _LAZY = {
     "hvp": "adpasses.api.forward",
     "fwddiff": "adpasses.api.forward",
     "compile_module": "adpasses.native.llvm_jit",
+    "checkpoint": "adpasses.api.checkpoint",
 }
 
 

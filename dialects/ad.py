@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
@@ -61,6 +62,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
+    attr_def,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -741,9 +743,41 @@ class KeepOp(IRDLOperation):
         super().__init__(operands=[list(kept)])
 
 
+@irdl_op_definition
+class RaiseIfOp(IRDLOperation):
+    """Stops the call with a Python exception when `cond` is true: the
+    builtin exception class named `exception`, with `message`, in which
+    `{0}` and `{1}` stand for the values of the `values` operands (at most
+    two) and `{0:shapeN}` for N sizes packed into value 0 (64 // N bits
+    each, the first in the high bits), written as numpy writes a shape.
+    The frontend's run-time errors of Python semantics (a variable read
+    while unbound, a slice assignment whose shapes do not broadcast); the
+    stop is kept with `boundscheck=False`."""
+
+    name = "ad.raise_if"
+
+    cond = operand_def(IntegerType(1))
+    values = var_operand_def(IndexType)
+    exception = attr_def(StringAttr)
+    message = attr_def(StringAttr)
+
+    traits = traits_def(MayStop())
+
+    assembly_format = "$cond (`,` $values^)? attr-dict"
+
+    def __init__(self, cond: SSAValue, exception: str, message: str, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[cond, list(values)],
+                         attributes={"exception": StringAttr(exception), "message": StringAttr(message)})
+
+    def verify_(self) -> None:
+        if len(self.values) > 2:
+            raise VerifyException("ad.raise_if takes at most two values for its message")
+
+
 AD = Dialect(
     "ad",
-    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp],
+    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
+     RaiseIfOp],
     [TapeType],
 )
 
@@ -810,3 +844,19 @@ OWN_SIZES_ATTR = "ad.own_sizes"
 """Unit, on a reverse-sweep access whose indices run over the accessed
 memref's own sizes (zeroing a shadow, the reverse of a copy): in bounds if
 the IR still shows it (`ad-elide-shadow-checks`)."""
+
+CHECKPOINT_ATTR = "ad.checkpoint"
+"""Unit attribute on a `func.call` in a function being differentiated: the
+call is not inlined, and the reverse sweep recomputes it instead of taping
+its internals (`adpasses.checkpoint(g)`, like `jax.checkpoint`). The forward
+sweep runs the callee's primal only; the reverse sweep calls the callee's
+own gradient (which reruns its forward sweep, taping locally, then its
+reverse), on the call's inputs: scalars made available by the cache plan,
+memref contents the call or later code overwrites restored from a snapshot
+(docs/cache.md, "Checkpointing")."""
+
+RAISES_ATTR = "ad.raises"
+"""A string, on `cf.assert`: the Python exception class (a builtin, by
+name: "ValueError") a failed assertion raises; without it, AssertionError.
+The frontend's `raise` and `assert` (frontend/effects.py); the lowering
+stops the call through the error slot (`stop_codes.USER_RAISE`)."""

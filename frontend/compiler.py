@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    UnitAttr,
     UnknownLoc,
     f64,
 )
@@ -40,15 +41,20 @@ from xdsl.rewriter import InsertPoint
 from adpasses.core.compile_locks import parse_python
 from adpasses.core.compile_thread import too_deep_error
 from adpasses.core.diagnostics import CompileError
+from adpasses.dialects.ad import CHECKPOINT_ATTR
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.calls import CallMixin, lambda_def
+from adpasses.frontend.effects import RAISED, EffectMixin
+from adpasses.frontend.numbers import NumberMixin
 from adpasses.frontend.arithmetic import ArithmeticMixin
 from adpasses.frontend.arrays import ArrayMixin
-from adpasses.frontend.control import lift_loop_returns
+from adpasses.frontend.control import Liveness, lift_loop_returns
 from adpasses.frontend.expressions import ExpressionMixin
 from adpasses.frontend.loops import LoopMixin
 from adpasses.frontend.returns import FunctionResults, ReturnMixin
+from adpasses.frontend.array_vars import ArrayVariableMixin
+from adpasses.frontend.slices import SliceMixin
 from adpasses.frontend.statements import StatementMixin
 from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
@@ -179,8 +185,8 @@ def _static_key(value: object) -> object:
     return (type(value), id(value))
 
 
-class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
-                       CallMixin):
+class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
+                       CallMixin, NumberMixin, EffectMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None):
         self.mb = mb
@@ -231,9 +237,14 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
             self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
         ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
         with self.allocation_scope():
-            result = self.returning_statements(lift_loop_returns(self.fdef.body), self.fdef)
+            body = lift_loop_returns(self.fdef.body)
+            self.liveness = Liveness(body)
+            self.carried_out: dict[int, set[str]] = {}  # loop -> the variables it carries out
+            self.selection_frames: list = []  # loops rebinding array variables (array_vars.py)
+            result = self.returning_statements(body, self.fdef)
             with self.at_loc(ret_loc):
-                returned, self.results = self.function_results(result, self.fdef.body[-1])
+                returned, self.results = self.function_results(None if result is RAISED else result,
+                                                               self.fdef.body[-1])
         with self.at_loc(ret_loc):
             self.emit(func.ReturnOp(*returned))
         self.drop_unused_constants()
@@ -366,8 +377,8 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
             return self.python_value(self.pyfunc.__globals__[name], node, name)
         if hasattr(builtins, name):
             return PyObject(getattr(builtins, name))
-        self.error(node, f"name '{name}' is not defined here (a variable assigned only inside a loop "
-                         "or one branch of an if is local to it; define it before)")
+        self.error(node, f"name '{name}' is not defined here; assign it before this line or pass it "
+                         "as an argument")
 
     def python_value(self, value: object, node: ast.AST, name: str, closure: bool = False) -> object:
         """A Python object read from globals, a closure or a module attribute.
@@ -427,6 +438,8 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, ExpressionMixin, StatementMi
         callee = self.mb.function(target, types_, public=False, node=node, caller=self, static=static)
         outputs = list(callee.function_type.outputs.data)
         call = self.emit(func.CallOp(callee.sym_name.data, operands, outputs))
+        if getattr(fn, "__adpasses_checkpoint__", False):  # adpasses.checkpoint(g): recomputed, not taped
+            call.attributes[CHECKPOINT_ATTR] = UnitAttr()
         returned = self.mb.results[callee.sym_name.data]
         items: list[object] = []
         for r, kind in zip(call.results, returned.kinds):

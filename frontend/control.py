@@ -19,6 +19,17 @@ CONTINUE = "!continue"
 LOOP_EXITS = {ast.Break: BREAK, ast.Continue: CONTINUE}
 
 
+def maybe_unbound(name: str) -> str:
+    """The environment key of the defined-flag (an i1) of a variable that
+    may be unbound at run time (assigned in one branch, or only inside a
+    loop); absent while the variable is certainly bound."""
+    return "?" + name
+
+
+def is_flag(name: str) -> bool:
+    return name.startswith("?")
+
+
 def _nodes(stmts: list[ast.stmt], *, into_loops: bool) -> Iterator[ast.AST]:
     """Every node under `stmts`; the bodies of nested loops only if
     `into_loops` (a break there belongs to that loop)."""
@@ -166,3 +177,81 @@ def _at(node: ast.AST, where: ast.AST) -> ast.AST:
         if "lineno" in n._attributes and not hasattr(n, "lineno"):
             ast.copy_location(n, where)
     return node
+
+
+# -- liveness ----------------------------------------------------------------------
+# Which variables may still be read after each statement (before being
+# assigned again): an `if` yields, and a loop carries out, a variable first
+# assigned inside it only when it is live after it, and a loop carries a
+# variable first assigned in its body when an iteration may read the value
+# of the one before (live at the body's entry). Over-approximations are
+# safe (a variable carried for nothing, with its defined-flag).
+
+
+class Liveness:
+    """`after[id(stmt)]`: names live after `stmt`; `entry[id(loop)]`: names
+    live at the start of a loop's body (after a for loop binds its
+    targets)."""
+
+    def __init__(self, stmts: list[ast.stmt]):
+        self.after: dict[int, set[str]] = {}
+        self.entry: dict[int, set[str]] = {}
+        self._block(stmts, set(), None)
+
+    def live_after(self, stmt: ast.stmt) -> set[str] | None:
+        return self.after.get(id(stmt))
+
+    def _block(self, stmts: list[ast.stmt], live_out: set[str],
+               loop: tuple[set[str], set[str]] | None) -> set[str]:
+        live = set(live_out)
+        for stmt in reversed(stmts):
+            self.after.setdefault(id(stmt), set()).update(live)
+            live = self._stmt(stmt, live, loop)
+        return live
+
+    def _stmt(self, stmt: ast.stmt, live: set[str], loop: tuple[set[str], set[str]] | None) -> set[str]:
+        if isinstance(stmt, ast.Break):
+            return live | (loop[0] if loop else set())
+        if isinstance(stmt, ast.Continue):
+            return live | (loop[1] if loop else set())
+        if isinstance(stmt, ast.Return):
+            return _loads(stmt.value)
+        if isinstance(stmt, ast.If):
+            return _loads(stmt.test) | self._block(stmt.body, live, loop) | self._block(stmt.orelse, live, loop)
+        if isinstance(stmt, (ast.For, ast.While)):
+            out = live
+            else_live = self._block(stmt.orelse, out, loop)
+            targets = set(_bound_names(stmt.target)) if isinstance(stmt, ast.For) else set()
+            test = _loads(stmt.test) if isinstance(stmt, ast.While) else set()
+            head: set[str] = set(else_live) | test
+            while True:
+                body_live = self._block(stmt.body, head, (out, head))
+                new_head = (body_live - targets) | else_live | test
+                if new_head <= head:
+                    break
+                head |= new_head
+            self.entry.setdefault(id(stmt), set()).update(body_live)
+            return head | (_loads(stmt.iter) if isinstance(stmt, ast.For) else set())
+        if isinstance(stmt, ast.Assign):
+            killed = {n for t in stmt.targets for n in _bound_names(t)}
+            return (live - killed) | _loads(stmt)
+        if isinstance(stmt, ast.AnnAssign):
+            return (live - set(_bound_names(stmt.target))) | _loads(stmt.value)
+        if isinstance(stmt, ast.AugAssign):
+            reads = {stmt.target.id} if isinstance(stmt.target, ast.Name) else set()
+            return live | reads | _loads(stmt)
+        return live | _loads(stmt)
+
+
+def _bound_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _bound_names(e)]
+    return []
+
+
+def _loads(node: ast.AST | None) -> set[str]:
+    if node is None:
+        return set()
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

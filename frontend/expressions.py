@@ -14,6 +14,8 @@ from xdsl.ir import Block, SSAValue
 from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.calls import LocalLambda
+from adpasses.frontend.control import maybe_unbound
+from adpasses.frontend.numbers import number_function
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
 from adpasses.ops import int_calls, python_calls
 
@@ -66,6 +68,8 @@ class ExpressionMixin:
 
     def expr_Name(self, node: ast.Name) -> object:
         if node.id in self.env:
+            if maybe_unbound(node.id) in self.env:
+                self.check_bound(node)
             return self.env[node.id]
         return self.global_value(node.id, node)
 
@@ -223,6 +227,8 @@ class ExpressionMixin:
             return self.call_lambda(fn, node)
         if fn in ALLOCATORS:
             return self.allocate(ALLOCATORS[fn], node)
+        if number_function(fn):  # round, isnan, ... (numbers.py)
+            return self.number_call(fn, node)
         if self.is_compiled_function(fn):
             return self.call_function(fn, node)
         if node.keywords and _known_callee(fn):
@@ -345,7 +351,8 @@ class ExpressionMixin:
 
 SUPPORTED_NUMPY = ", ".join(sorted(
     {f"np.{f.__name__}" for f in (*UNARY_MATH, *BINARY_MATH) if getattr(np, f.__name__, None) is f}
-    | {"np.abs", "np.absolute", "np.hypot", "np.float64", "np.float32", "np.int64"}))
+    | {"np.abs", "np.absolute", "np.hypot", "np.float64", "np.float32", "np.int64", "np.round", "np.around",
+       "np.isnan", "np.isinf", "np.isfinite"}))
 
 
 def _known_callee(fn: object) -> bool:

@@ -18,6 +18,7 @@ a `break`/`continue` that may have run are compiled under `if not flag:`
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Callable
 
 from xdsl.dialects import arith, scf
@@ -25,15 +26,42 @@ from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexTy
 from xdsl.ir import Attribute, Block, SSAValue
 
 from adpasses.core.index_arith import INDEX_MAX, trip_count
-from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, loop_exits
-from adpasses.frontend.values import Array, Scalar
+from adpasses.frontend.array_vars import is_selector, selector_key
+from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_flag, loop_exits, maybe_unbound
+from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
 
 class CarriedTypeChanged(Exception):
-    """A carried variable needs a wider type than it had on entry."""
+    """A carried variable needs a wider type than it had on entry (None: a
+    variable first assigned in the loop is not a number, and is not carried)."""
 
-    def __init__(self, name: str, new_type: Attribute):
+    def __init__(self, name: str, new_type: Attribute | None):
         self.name, self.new_type = name, new_type
+
+
+class CarriedTypes(dict):
+    """name -> type of the variables a loop carries, in `carried` order;
+    `guessed`: those first assigned in the loop whose type is a guess until
+    the body is compiled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.carried: list[str] = []
+        self.guessed: set[str] = set()
+        self.arrays: list[str] = []  # rebound array variables (their selectors are carried)
+
+    def add(self, name: str, type_: Attribute, guessed: bool = False) -> None:
+        self[name] = type_
+        self.carried.append(name)
+        if guessed:
+            self.guessed.add(name)
+
+    def drop(self, name: str) -> None:
+        for n in (name, maybe_unbound(name)):
+            if n in self:
+                del self[n]
+                self.carried.remove(n)
+        self.guessed.discard(name)
 
 
 def value_name(name: str) -> str | None:
@@ -46,11 +74,54 @@ class LoopMixin:
 
     def stmt_For(self, stmt: ast.For) -> None:
         call = stmt.iter
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range"
-                and self.env.get("range") is None):
-            self.error(stmt.iter, "only `for i in range(...)` loops are supported; index arrays with range(len(x))")
+        if not self._is_builtin_call(call, "range"):
+            self.iteration_loop(stmt)
+            return
         if not isinstance(stmt.target, ast.Name):
             self.error(stmt.target, "the loop variable must be a single name")
+        lower, upper, stride, ascending, i_bound, start, step = self.range_loop_bounds(call)
+        name = stmt.target.id
+
+        def bind_loop_variable(k: SSAValue) -> None:
+            if ascending:
+                i = k
+            else:
+                i = self.emit(arith.AddiOp(start, self.emit(arith.MuliOp(k, step)).results[0])).results[0]
+            if i_bound is not None:
+                self.lower_bounds[i] = i_bound
+            i.name_hint = value_name(name)
+            self.env[name] = Scalar(i)
+            self.env.pop(maybe_unbound(name), None)
+
+        self.run_loop(stmt, lower, upper, stride, bind_loop_variable)
+
+    def run_loop(self, stmt: ast.For, lower: SSAValue, upper: SSAValue, stride: SSAValue,
+                 bind_loop_variable: Callable[[SSAValue], None]) -> None:
+        if BREAK in loop_exits(stmt.body):
+            broken = self.loop_with_break(stmt, lower, upper, stride, bind_loop_variable)
+        else:
+            self.counted_loop(stmt, lower, upper, stride, bind_loop_variable)
+            broken = None
+        self.after_loop(stmt)
+        self.loop_else(stmt, broken)
+
+    def after_loop(self, stmt: ast.For) -> None:
+        """The loop's targets are local to it unless carried out of it (read
+        after the loop: their last values, unbound after no iteration)."""
+        for name in _target_names(stmt.target):
+            if name not in self.carried_out.get(id(stmt), ()):
+                self.env.pop(name, None)
+                self.env.pop(maybe_unbound(name), None)
+
+    def _is_builtin_call(self, node: ast.expr, name: str) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+                and node.func.id not in self.env and self.global_value(name, node.func) == PyObject(
+                    getattr(builtins, name)))
+
+    def range_loop_bounds(self, call: ast.Call):  # type: ignore[no-untyped-def]
+        """scf.for bounds of `range(...)`: (lower, upper, stride, ascending,
+        known minimum of i, start, step); a descending or non-literal step
+        iterates a counter k over the trip count with i = start + k * step."""
         if not 1 <= len(call.args) <= 3 or call.keywords:
             self.error(call, "range() takes 1 to 3 integer arguments")
         args = [self.to_index(self.scalar(a), a) for a in call.args]
@@ -72,36 +143,124 @@ class LoopMixin:
         else:  # descending: i > stop
             stop_bound = self.lower_bound(stop, call.args[1]) if step_const is not None else None
             i_bound = None if stop_bound is None else stop_bound + 1
-        name = stmt.target.id
+        return lower, upper, stride, ascending, i_bound, start, step
 
-        def bind_loop_variable(k: SSAValue) -> None:
-            if ascending:
-                i = k
-            else:
+    # -- for over arrays, enumerate, zip, reversed -------------------------------------
+
+    def iteration_loop(self, stmt: ast.For) -> None:
+        """`for v in x`, `enumerate(...)`, `zip(...)`, `reversed(...)`: a
+        counter k over the length (zip: the shortest), binding the targets
+        to the k-th items (an element of a 1-D array, a row view of a
+        deeper one) at the top of each iteration."""
+        with self.at(stmt.iter):
+            length, item = self.iterable(stmt.iter)
+
+        def bind_items(k: SSAValue) -> None:
+            self.lower_bounds[k] = 0
+            self.bind_target(stmt.target, item(k), stmt)
+
+        self.run_loop(stmt, self.const_index(0), length, self.const_index(1), bind_items)
+
+    def bind_target(self, target: ast.expr, value: object, stmt: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, Scalar) and isinstance(value.value, SSAValue) and not value.value.name_hint:
+                value.value.name_hint = value_name(target.id)
+            self.bind(target.id, value, stmt)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, (ast.Name, ast.Tuple, ast.List))
+                                                             for e in target.elts):
+            items = value.items if isinstance(value, TupleValue) else None
+            if items is None or len(items) != len(target.elts):
+                what = f"{len(items)} items" if items is not None else "not a tuple"
+                self.error(target, f"cannot unpack {what} into {len(target.elts)} loop variables")
+            for t, v in zip(target.elts, items):
+                self.bind_target(t, v, stmt)
+            return
+        self.error(target, "loop variables must be names or tuples of names")
+
+    def iterable(self, node: ast.expr):  # type: ignore[no-untyped-def]
+        """(length, k -> k-th item) of what a for loop iterates over,
+        evaluated once, before the loop."""
+        if self._is_builtin_call(node, "range"):
+            lower, upper, stride, ascending, i_bound, start, step = self.range_loop_bounds(node)
+            length = upper if not ascending else self._range_length(lower, upper, stride)
+
+            def range_item(k: SSAValue) -> Scalar:
                 i = self.emit(arith.AddiOp(start, self.emit(arith.MuliOp(k, step)).results[0])).results[0]
-            if i_bound is not None:
-                self.lower_bounds[i] = i_bound
-            i.name_hint = value_name(name)
-            self.env[name] = Scalar(i)
+                if i_bound is not None:
+                    self.lower_bounds[i] = i_bound
+                return Scalar(i)
 
-        if BREAK in loop_exits(stmt.body):
-            broken = self.loop_with_break(stmt, lower, upper, stride, bind_loop_variable)
-        else:
-            self.counted_loop(stmt, lower, upper, stride, bind_loop_variable)
-            broken = None
-        self.env.pop(name, None)
-        self.loop_else(stmt, broken)
+            return length, range_item
+        if self._is_builtin_call(node, "enumerate"):
+            if not 1 <= len(node.args) <= 2 or (node.keywords and [k.arg for k in node.keywords] != ["start"]):
+                self.error(node, "enumerate() takes an iterable and an optional start")
+            first = node.args[1] if len(node.args) == 2 else (node.keywords[0].value if node.keywords else None)
+            length, inner = self.iterable(node.args[0])
+            offset = self.to_index(self.scalar(first), first) if first is not None else None
+            known = 0 if first is None else self.constant_index_of(first)
+
+            def enumerate_item(k: SSAValue) -> TupleValue:
+                i = k if offset is None else self.emit(arith.AddiOp(k, offset)).results[0]
+                if known is not None and known >= 0:
+                    self.lower_bounds[i] = known
+                return TupleValue([Scalar(i), inner(k)])
+
+            return length, enumerate_item
+        if self._is_builtin_call(node, "zip"):
+            if not node.args or node.keywords:
+                self.error(node, "zip() takes one or more iterables (no keywords)")
+            parts = [self.iterable(a) for a in node.args]
+            length = parts[0][0]
+            for n, _ in parts[1:]:
+                length = self.emit(arith.MinSIOp(length, n)).results[0]
+            return length, lambda k: TupleValue([item(k) for _, item in parts])
+        if self._is_builtin_call(node, "reversed"):
+            if len(node.args) != 1 or node.keywords:
+                self.error(node, "reversed() takes one sequence")
+            length, inner = self.iterable(node.args[0])
+
+            def reversed_item(k: SSAValue) -> object:
+                last = self.emit(arith.SubiOp(length, self.const_index(1))).results[0]
+                j = self.emit(arith.SubiOp(last, k)).results[0]
+                self.lower_bounds[j] = 0
+                return inner(j)
+
+            return length, reversed_item
+        value = self.expr(node)
+        if isinstance(value, Array):
+            if value.ndim == 0:
+                self.error(node, "iteration over a 0-d array")
+            return self.dim(value, 0), lambda k: self.array_item(value, k, node)
+        self.error(node, "a for loop iterates over range(...), an array (its elements, or its rows), "
+                         "enumerate(...), zip(...) or reversed(...); "
+                         f"{_describe(node)} is not one of those")
+
+    def _range_length(self, lower: SSAValue, upper: SSAValue, stride: SSAValue) -> SSAValue:
+        return trip_count(self.emit, lower, upper, stride)
+
+    def array_item(self, a: Array, k: SSAValue, node: ast.AST) -> object:
+        """x[k] for 0 <= k < len(x): an element of a 1-D array, a row view of
+        a deeper one."""
+        name = "!item"
+        self.env[name] = Scalar(k)
+        try:
+            index = ast.copy_location(ast.Name(name, ast.Load()), node)
+            return self.load_or_view(a, ast.copy_location(ast.Subscript(node, index, ast.Load()), node))
+        finally:
+            self.env.pop(name, None)
+
 
     def counted_loop(self, stmt: ast.For, lower: SSAValue, upper: SSAValue, stride: SSAValue,
                      bind_loop_variable: Callable[[SSAValue], None]) -> None:
-        carried = self.carried_names(stmt.body)
-        types = {n: self.env[n].type for n in carried}
+        types = self.carried_types(stmt)
+        carried = types.carried
 
         def build(attempt: list[Block]) -> list[Block]:
             block = Block(arg_types=[IndexType(), *(types[n] for n in carried)])
             attempt.append(block)
-            self.bind_carried(carried, block.args[1:])
             with self.inserting_at_end(block):
+                self.bind_carried(carried, block.args[1:])
                 with self.allocation_scope():
                     bind_loop_variable(block.args[0])
                     self.loop_body(stmt.body)
@@ -112,13 +271,16 @@ class LoopMixin:
         [block] = self.until_types_settle(types, build)
         op = self.emit(scf.ForOp(lower, upper, stride, self.carried_inits(carried, types, stmt), block))
         self.bind_results(carried, op.results)
+        if types.arrays:
+            with self.at(stmt):
+                self.finish_selection(types.arrays, stmt)
 
     def loop_with_break(self, stmt: ast.For, lower: SSAValue, upper: SSAValue, stride: SSAValue,
                         bind_loop_variable: Callable[[SSAValue], None]) -> SSAValue:
         """for-with-break as scf.while over (counter, broken, carried...);
         returns the final "broken" flag."""
-        carried = self.carried_names(stmt.body)
-        types = {n: self.env[n].type for n in carried}
+        types = self.carried_types(stmt)
+        carried = types.carried
 
         def build(attempt: list[Block]) -> list[Block]:
             state = [IndexType(), i1, *(types[n] for n in carried)]
@@ -128,9 +290,9 @@ class LoopMixin:
                 in_range = self.emit(arith.CmpiOp(before.args[0], upper, "slt")).results[0]
                 go = self.emit(arith.AndIOp(in_range, self.negation(before.args[1]))).results[0]
                 self.emit(scf.ConditionOp(go, *before.args))
-            self.bind_carried(carried, after.args[2:])
             self.env[BREAK] = Scalar(self.const_bool(False))  # the condition checked it
             with self.inserting_at_end(after):
+                self.bind_carried(carried, after.args[2:])
                 with self.allocation_scope():
                     bind_loop_variable(after.args[0])
                     self.loop_body(stmt.body)
@@ -145,6 +307,9 @@ class LoopMixin:
         inits = [lower, self.const_bool(False), *self.carried_inits(carried, types, stmt)]
         op = self.emit(scf.WhileOp(inits, [a.type for a in before.args], [before], [after]))
         self.bind_results(carried, op.results[2:])
+        if types.arrays:
+            with self.at(stmt):
+                self.finish_selection(types.arrays, stmt)
         return op.results[1]
 
     def trip_count(self, start: SSAValue, stop: SSAValue, step: SSAValue, step_const: int | None) -> SSAValue:
@@ -169,8 +334,8 @@ class LoopMixin:
     # -- while -----------------------------------------------------------------------
 
     def stmt_While(self, stmt: ast.While) -> None:
-        carried = self.carried_names(stmt.body)
-        types = {n: self.env[n].type for n in carried}
+        types = self.carried_types(stmt)
+        carried = types.carried
         has_break = BREAK in loop_exits(stmt.body)
         flag = [i1] if has_break else []
 
@@ -178,18 +343,18 @@ class LoopMixin:
             state = [*flag, *(types[n] for n in carried)]
             before, after = Block(arg_types=state), Block(arg_types=state)
             attempt += [before, after]
-            self.bind_carried(carried, before.args[len(flag):])
             with self.inserting_at_end(before):
+                self.bind_carried(carried, before.args[len(flag):])
                 if has_break:  # never evaluate the test after a break
                     go = self.unless(before.args[0], lambda: self.to_bool(self.scalar(stmt.test)), stmt)
                 else:
                     go = self.to_bool(self.scalar(stmt.test))
                 with self.at(stmt):
                     self.emit(scf.ConditionOp(go, *before.args))
-            self.bind_carried(carried, after.args[len(flag):])
             if has_break:
                 self.env[BREAK] = Scalar(self.const_bool(False))
             with self.inserting_at_end(after):
+                self.bind_carried(carried, after.args[len(flag):])
                 with self.allocation_scope():
                     self.loop_body(stmt.body)
                     broken = [self.env[BREAK].value] if has_break else []
@@ -202,6 +367,9 @@ class LoopMixin:
         inits = [self.const_bool(False)] * len(flag) + self.carried_inits(carried, types, stmt)
         op = self.emit(scf.WhileOp(inits, [a.type for a in before.args], [before], [after]))
         self.bind_results(carried, op.results[len(flag):])
+        if types.arrays:
+            with self.at(stmt):
+                self.finish_selection(types.arrays, stmt)
         self.loop_else(stmt, op.results[0] if has_break else None)
 
     def unless(self, flag: SSAValue, test: Callable[[], SSAValue], node: ast.AST) -> SSAValue:
@@ -233,24 +401,48 @@ class LoopMixin:
         with self.at(stmt.orelse[0]):
             self.conditional(self.negation(broken), stmt.orelse, [], stmt.orelse[0])
 
-    def carried_names(self, body: list[ast.stmt]) -> list[str]:
-        """Scalar variables existing before the loop and assigned in it (the
-        loop's own break/continue flags are handled by the loop itself)."""
-        names = []
-        for name in assigned_names(body):
+    def carried_types(self, stmt: ast.For | ast.While) -> CarriedTypes:
+        """The variables a loop carries and their types: every scalar
+        variable existing before it and assigned in it, and every variable
+        first assigned in it (the targets of a for loop included) that is
+        read after it or by a later iteration (with a defined-flag, and a
+        type known once the body is compiled: float64 is the first guess).
+        The loop's own break/continue flags are handled by the loop itself."""
+        live = self.liveness.live_after(stmt)
+        entry = self.liveness.entry.get(id(stmt))
+        wanted = None if live is None or entry is None else live | entry
+        targets = _target_names(stmt.target) if isinstance(stmt, ast.For) else []
+        types = CarriedTypes()
+        rebound: list[str] = []
+        for name in [*targets, *assigned_names(stmt.body)]:
             value = self.env.get(name)
-            if name in (BREAK, CONTINUE):
+            if name in (BREAK, CONTINUE) or name in types:
                 continue
             if isinstance(value, Array):
-                self.loop_protected.add(name)
-            elif isinstance(value, Scalar):
-                names.append(name)
-        return names
+                if name not in targets:
+                    rebound.append(name)
+            elif isinstance(value, Scalar) and (name not in targets or wanted is None or name in wanted):
+                types.add(name, value.type)
+                if maybe_unbound(name) in self.env:
+                    types.add(maybe_unbound(name), i1)
+            elif value is None and (wanted is None or name in wanted):
+                types.add(name, f64, guessed=True)
+                types.add(maybe_unbound(name), i1)
+        if rebound:  # array variables the loop rebinds: carried as selectors among its arrays
+            self.start_selection(rebound, stmt)
+            for name in rebound:
+                types.add(selector_key(name), IndexType())
+            types.arrays = rebound
+        self.carried_out[id(stmt)] = set(types.carried)
+        return types
 
     def bind_carried(self, carried: list[str], values: list[SSAValue]) -> None:
         for n, v in zip(carried, values):
             v.name_hint = value_name(n)
             self.env[n] = Scalar(v)
+        for n in carried:
+            if is_selector(n):  # a rebound array variable: the array its selector picks
+                self.select_array(n[1:])
 
     def bind_results(self, carried: list[str], results: list[SSAValue]) -> None:
         for n, r in zip(carried, results):
@@ -258,7 +450,15 @@ class LoopMixin:
             self.env[n] = Scalar(r)
 
     def carried_inits(self, carried: list[str], types: dict, stmt: ast.stmt) -> list[SSAValue]:
-        return [self.convert_to(self.env[n], types[n], stmt) for n in carried]
+        inits = []
+        for n in carried:
+            if is_flag(n):
+                inits.append(self.defined_flag(self.env, n[1:]))
+            elif n not in self.env:  # first assigned in the loop: unbound on entry
+                inits.append(self.zero_of(types[n]))
+            else:
+                inits.append(self.convert_to(self.env[n], types[n], stmt))
+        return inits
 
     def until_types_settle(self, types: dict[str, Attribute],
                            build: Callable[[list[Block]], list[Block]]) -> list[Block]:
@@ -271,7 +471,13 @@ class LoopMixin:
             try:
                 return build(attempt)
             except CarriedTypeChanged as change:
-                types[change.name] = change.new_type
+                if change.new_type is None:  # not a number: local to the loop after all
+                    assert isinstance(types, CarriedTypes)
+                    types.drop(change.name)
+                else:
+                    types[change.name] = change.new_type
+                    if isinstance(types, CarriedTypes):
+                        types.guessed.discard(change.name)
                 for block in attempt:  # so that no constant stays used by it
                     block.drop_all_references()
             finally:
@@ -279,8 +485,17 @@ class LoopMixin:
 
     def carried_values(self, carried: list[str], types: dict, stmt: ast.stmt) -> list[SSAValue]:
         values = []
+        guessed = types.guessed if isinstance(types, CarriedTypes) else set()
         for n in carried:
+            if is_flag(n):
+                values.append(self.defined_flag(self.env, n[1:]))
+                continue
             v = self.env.get(n)
+            if n in guessed:  # first assigned in the loop: now its type is known
+                if not isinstance(v, Scalar):
+                    raise CarriedTypeChanged(n, None)
+                if v.type != types[n]:
+                    raise CarriedTypeChanged(n, v.type)
             if not isinstance(v, Scalar):
                 self.error(stmt, f"variable '{n}' changes from a number to something else in the loop")
             if v.type != types[n]:
@@ -307,3 +522,18 @@ def _wider_type(carried: Attribute, value: Scalar) -> Attribute | None:
     if _is_float(carried) and not isinstance(carried, Float64Type) and isinstance(value.type, Float64Type):
         return f64
     return None
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _target_names(e)]
+    return []
+
+
+def _describe(node: ast.AST) -> str:
+    try:
+        return f"'{ast.unparse(node)}'"
+    except Exception:  # noqa: BLE001
+        return type(node).__name__

@@ -32,6 +32,7 @@ from xdsl.ir import Block, SSAValue
 
 from adpasses.analysis.memref_views import memory_object
 from adpasses.frontend.control import always_returns, contains_return
+from adpasses.frontend.effects import RAISED
 from adpasses.frontend.values import Array, Scalar, TupleValue
 
 
@@ -72,6 +73,9 @@ class ReturnMixin:
                 if rest:
                     self.error(rest[0], "code after return is never run; remove it")
                 return self.return_value(stmt)
+            if isinstance(stmt, ast.Raise):  # the rest is never run (effects.py)
+                self.statement(stmt)
+                return RAISED
             if isinstance(stmt, ast.If) and contains_return([stmt]):
                 body_returns, else_returns = always_returns(stmt.body), always_returns(stmt.orelse)
                 if body_returns and else_returns and rest:
@@ -137,6 +141,16 @@ class ReturnMixin:
             self.env = saved
             blocks.append(block)
             values.append(value)
+        if values[0] is RAISED and values[1] is RAISED:
+            values = [None, None]
+            result_raised = True
+        else:
+            result_raised = False
+            for k in (0, 1):  # a branch that raises takes the other's kind of result (effects.py)
+                if values[k] is RAISED:
+                    other = values[1 - k]
+                    with self.inserting_at_end(blocks[k]), self.at(stmt):
+                        values[k] = None if other is None else self._placeholder(other)
         if (values[0] is None) != (values[1] is None):
             self.error(stmt, "one branch returns a value and the other does not")
         if values[0] is None:
@@ -145,7 +159,7 @@ class ReturnMixin:
                     self.emit(scf.YieldOp())
             with self.at(stmt):
                 self.emit(scf.IfOp(cond, [], [blocks[0]], [blocks[1]]))
-            return None
+            return RAISED if result_raised else None
         items = [_items(v) for v in values]
         if len(items[0]) != len(items[1]) or isinstance(values[0], TupleValue) != isinstance(values[1], TupleValue):
             self.error(stmt, f"the branches return different things ({_describe(values[0])} and "
@@ -165,6 +179,17 @@ class ReturnMixin:
             if isinstance(r, Array):
                 self._returned_copies.add(r.value)
         return TupleValue(merged) if isinstance(values[0], TupleValue) else merged[0]
+
+    def _placeholder(self, like: object) -> object:
+        """A value of `like`'s kind where it is never used (after a raise):
+        for an array, an empty one of its type."""
+        if isinstance(like, TupleValue):
+            return TupleValue([self._placeholder(v) for v in like.items])
+        if isinstance(like, Array):
+            zero = self.const_index(0)
+            empty = self.emit(memref.AllocOp([zero] * like.ndim, [], MemRefType(like.element, [DYNAMIC_INDEX] * like.ndim)))
+            return Array(empty.results[0])
+        return self.placeholder(like)
 
     def _merged_type(self, a: object, b: object, stmt: ast.If, values: list[object]):  # type: ignore[no-untyped-def]
         if isinstance(a, Scalar) and isinstance(b, Scalar):

@@ -13,9 +13,14 @@ from __future__ import annotations
 import ast
 
 from xdsl.dialects import arith, scf
-from xdsl.ir import Block, SSAValue
+from xdsl.dialects.builtin import IndexType, i1
+from xdsl.ir import Attribute, Block, SSAValue
 
-from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_loop_return_value, loop_exits
+from adpasses.dialects.ad import RaiseIfOp
+
+from adpasses.frontend.array_vars import selector_key
+from adpasses.frontend.control import (BREAK, CONTINUE, assigned_names, is_flag, is_loop_return_value,
+                                       loop_exits, maybe_unbound)
 from adpasses.frontend.loops import value_name
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
@@ -31,7 +36,7 @@ class StatementMixin:
                 self.error(stmt, "return in the else clause of a loop is not supported; assign to "
                                  "a variable and return it after the loop")
             self.statement(stmt)
-            if isinstance(stmt, (ast.Break, ast.Continue)):
+            if isinstance(stmt, (ast.Break, ast.Continue, ast.Raise)):
                 return  # the rest of the block is never run
             flags = loop_exits([stmt])
             rest = stmts[k + 1 :]
@@ -83,9 +88,10 @@ class StatementMixin:
             array = self.expr(target.value)
             if not isinstance(array, Array):
                 self.error(target, "only array elements can be updated in place")
+            if not self.is_element_target(array, target):
+                self.store_slice(array, target, self.expr(stmt.value), stmt.op, stmt)
+                return
             current = self.load_or_view(array, target)
-            if not isinstance(current, Scalar):
-                self.error(target, "in-place update of a slice is not supported; update elements in a loop")
             self.store(array, target, self.binary(stmt.op, current, self.scalar(stmt.value), stmt))
             return
         self.error(target, f"cannot update {_describe(target)} in place; update a variable (s += v) or an "
@@ -98,6 +104,9 @@ class StatementMixin:
             array = self.expr(target.value)
             if not isinstance(array, Array):
                 self.error(target, "only array elements can be assigned with [...]")
+            if not self.is_element_target(array, target):
+                self.store_slice(array, target, value, None, stmt)
+                return
             if not isinstance(value, Scalar):
                 self.error(stmt, "only a number can be stored into an array element")
             self.store(array, target, value)
@@ -116,12 +125,27 @@ class StatementMixin:
         if is_loop_return_value(name) and not isinstance(value, Scalar):
             self.loop_return_error(value, stmt)  # returns.py
         old = self.env.get(name)
+        if selector_key(name) in self.env:  # an array variable this loop rebinds
+            self.rebind_selected(name, value, stmt)
+            return
         if isinstance(old, Array) and name in self.loop_protected:
             self.error(stmt, f"array variable '{name}' is rebound inside a loop or branch; "
                              "use a new name for the new array")
         if isinstance(value, Scalar) and isinstance(value.value, SSAValue) and not value.value.name_hint:
             value.value.name_hint = value_name(name)
         self.env[name] = value
+        self.env.pop(maybe_unbound(name), None)
+
+    def check_bound(self, node: ast.Name) -> None:
+        """Python's UnboundLocalError, at run time, when a variable that may
+        be unbound here is read while it is; reads after it need no check."""
+        flag = self.env.pop(maybe_unbound(node.id)).value
+        if flag is self.const_bool(True):
+            return
+        with self.at(node):
+            self.emit(RaiseIfOp(self.negation(flag), "UnboundLocalError",
+                                f"cannot access local variable '{node.id}' where it is not associated "
+                                "with a value"))
 
     # -- if --------------------------------------------------------------------------
 
@@ -139,8 +163,9 @@ class StatementMixin:
         protected = set(self.loop_protected)
         assigned = assigned_names(body + orelse)
         for name in assigned:
-            if isinstance(before.get(name), Array):
+            if isinstance(before.get(name), Array) and selector_key(name) not in before:
                 self.loop_protected.add(name)
+        selected = [n for n in assigned if selector_key(n) in before]  # rebound array variables
         blocks, envs = [], []
         for branch in (body, orelse):
             block = Block()
@@ -150,20 +175,55 @@ class StatementMixin:
             envs.append(self.env)
             blocks.append(block)
         self.env, self.loop_protected = before, protected
-        names = [
-            n for n in assigned
-            if all(isinstance(e.get(n), Scalar) for e in envs)
-            and (isinstance(before.get(n), Scalar) or all(n in e for e in envs))
-        ]
-        types = [self.common_type(envs[0][n], envs[1][n], node) for n in names]
+        self.merge_raising_branches([body, orelse], envs, blocks, before)  # effects.py
+        live = self.liveness.live_after((body or orelse)[-1]) if (body or orelse) else set()
+        names, flagged = [], []
+        for n in [*assigned, *map(selector_key, selected)]:
+            values = [e.get(n) for e in envs]
+            if not all(v is None or isinstance(v, Scalar) for v in values) or all(v is None for v in values):
+                continue
+            maybe = any(v is None or maybe_unbound(n) in e for v, e in zip(values, envs))
+            if maybe and not is_flag(n) and n not in (BREAK, CONTINUE) and (live is None or n in live):
+                names.append(n)  # may be unbound after the if: yield it with its defined-flag
+                flagged.append(n)
+            elif not maybe:
+                names.append(n)
+        types = []
+        for n in names:
+            present = [e[n] for e in envs if n in e]
+            types.append(self.common_type(present[0], present[-1], node))
         with self.at(node):
             for block, env in zip(blocks, envs):
                 with self.inserting_at_end(block):
-                    self.emit(scf.YieldOp(*(self.convert_to(env[n], t, node) for n, t in zip(names, types))))
-            op = self.emit(scf.IfOp(cond, types, [blocks[0]], [blocks[1]]))
+                    yields = [self.convert_to(env[n], t, node) if n in env else self.zero_of(t)
+                              for n, t in zip(names, types)]
+                    yields += [self.defined_flag(env, n) for n in flagged]
+                    self.emit(scf.YieldOp(*yields))
+            op = self.emit(scf.IfOp(cond, [*types, *[i1] * len(flagged)], [blocks[0]], [blocks[1]]))
         for n, r in zip(names, op.results):
             r.name_hint = value_name(n)
             self.env[n] = Scalar(r)
+            self.env.pop(maybe_unbound(n), None)
+        for n, r in zip(flagged, op.results[len(names):]):
+            self.env[maybe_unbound(n)] = Scalar(r)
+        for n in selected:
+            with self.at(node):
+                self.select_array(n)
+
+    def defined_flag(self, env: dict, name: str) -> SSAValue:
+        """Whether `name` is bound in `env`, as an i1."""
+        if name not in env:
+            return self.const_bool(False)
+        flag = env.get(maybe_unbound(name))
+        return flag.value if flag is not None else self.const_bool(True)
+
+    def zero_of(self, t: Attribute) -> SSAValue:
+        """The value an unbound variable holds beside its false defined-flag."""
+        if isinstance(t, IndexType):
+            return self.const_index(0)
+        if t == i1:
+            return self.const_bool(False)
+        return self.const_float(0.0, t)
 
     # -- break / continue ------------------------------------------------------------
 
@@ -184,13 +244,11 @@ _HINTS = {
     "Lambda": "; define a function at module level and call it",
     "Global": "; pass the value as an argument",
     "Nonlocal": "; pass the value as an argument",
-    "Raise": "; check the condition before calling",
     "Delete": "; remove it (a variable simply stops being used)",
     "ClassDef": "; define classes outside and pass numbers and arrays",
     "Match": "; use if/elif/else",
     "Import": "; import at module level",
     "ImportFrom": "; import at module level",
-    "Assert": "; check the condition before calling",
 }
 
 

@@ -15,13 +15,12 @@ import numpy as np
 import math
 
 SUPPORTED_MODULES = (math, np)  # modules whose attributes compiled code reads
-SUPPORTED_BUILTINS = "abs, min, max, float, int, bool, len and range (in for loops)"
+SUPPORTED_BUILTINS = "abs, min, max, round, float, int, bool, len and range (in for loops)"
 
 # Builtins, by name: what to write instead.
 BUILTIN_HINTS = {
     "print": "remove it, or print the arguments or the result outside the compiled function",
     "sum": "accumulate in a loop: `s = 0.0`, then `for i in range(len(x)): s += x[i]`",
-    "round": "use math.floor(x + 0.5), math.floor, math.ceil or math.trunc (int() truncates)",
     "pow": "write a ** b (or math.pow(a, b))",
     "divmod": "write a // b and a % b",
     "enumerate": "loop over the indices: `for i in range(len(x))`, and read x[i]",
@@ -53,12 +52,6 @@ NUMPY_SCALAR_HINTS = {
     "mod": "write a % b", "remainder": "write a % b",
     "clip": "write min(max(x, lo), hi)",
     "where": "write a if cond else b",
-    "isnan": "write x != x",
-    "isinf": "write abs(x) == math.inf",
-    "isfinite": "write abs(x) < math.inf",
-    "round": "use math.floor(x + 0.5), math.floor, math.ceil or math.trunc",
-    "around": "use math.floor(x + 0.5), math.floor, math.ceil or math.trunc",
-    "rint": "use math.floor(x + 0.5), math.floor, math.ceil or math.trunc",
     "max": "use max(a, b) (or np.maximum(a, b))", "min": "use min(a, b) (or np.minimum(a, b))",
     "amax": "use max(a, b)", "amin": "use min(a, b)",
     "fmax": "use np.maximum(a, b)", "fmin": "use np.minimum(a, b)",

@@ -87,9 +87,16 @@ def return_in_loop_else(x):
     return 1.0
 
 
-def iterates_array(x):
+def iterates_shape(x):
     s = 0.0
-    for v in x:  # ERROR: for over an array
+    for n in x.shape:  # ERROR: for over a shape
+        s += n
+    return s
+
+
+def unpacks_too_many(x):
+    s = 0.0
+    for i, v, w in enumerate(x):  # ERROR: three targets for pairs
         s += v
     return s
 
@@ -118,10 +125,8 @@ def pong(n):
     return ping(n) + 1.0  # ERROR: mutual recursion (reported at the call closing the cycle)
 
 
-def undefined_after_loop(x):
-    for i in range(len(x)):
-        t = x[i] * 2.0
-    return t  # ERROR: undefined
+def undefined_name(x):
+    return x[0] * t  # ERROR: undefined
 
 
 def bad_attribute(x):
@@ -135,8 +140,8 @@ def float_range(x):
     return s
 
 
-def assigns_slice(x):
-    x[1:] = 0.0  # ERROR: slice assignment
+def assigns_tuple_to_slice(x):
+    x[1:] = (1.0, 2.0)  # ERROR: slice assignment of a tuple
     return x[0]
 
 

@@ -20,7 +20,10 @@ to results and to the next iteration's block arguments), forward for
 `varied` and backward for `useful`, so a loop-carried value that starts
 constant but is updated with an active value becomes active. Control
 operands (conditions, switch values, loop bounds) are not data. Calls must
-have been inlined (the reverse pass does).
+have been inlined (the reverse pass does), except checkpointed calls
+(`ad.checkpoint`): their results and the memory of the memref arguments
+the callee may write (`memory_writes.written_arguments`) depend on all
+they use, and all they use is useful if anything they produce is.
 
 The analysis is total: every op is either understood (the ops above,
 loads, stores, copies, allocations, views, `memref.dim`, and pure ops
@@ -61,7 +64,15 @@ from adpasses.analysis.memref_views import (
     memory_object,
 )
 from adpasses.core.types import is_float_aggregate, is_float_type, is_int_like, is_memref_type
-from adpasses.dialects.ad import KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.dialects.ad import (
+    CHECKPOINT_ATTR,
+    KeepOp,
+    ShadowCheckOp,
+    TapeCreateOp,
+    TapeFreeOp,
+    TapePopOp,
+    TapePushOp,
+)
 
 MEMREF_OPS_UNDERSTOOD = (
     memref.LoadOp,
@@ -94,6 +105,13 @@ _PURE = 1  # no regions, no memrefs: float results depend on operands
 _REGION = 2  # a region op of the table: values flow along its edges
 _LOAD, _STORE, _COPY, _BITCAST, _UNKNOWN = 3, 4, 5, 6, 7
 _POP, _PUSH = 8, 9  # ad.tape.pop / push: a load from / a store into the tape
+_CALL = 10  # a checkpointed func.call: results and written memory depend on all it uses
+
+
+def is_checkpointed_call(op: Operation) -> bool:
+    """A `func.call` the reverse sweep differentiates without inlining it
+    (`ad.checkpoint`): its callee gets a gradient of its own."""
+    return isinstance(op, func.CallOp) and CHECKPOINT_ATTR in op.attributes
 
 
 def _floats(values: Iterable[SSAValue]) -> list[SSAValue]:
@@ -280,6 +298,9 @@ class ActivityAnalysis:
         classes = self._classes
         kind = self._kind
         for op in self._ops:
+            if is_checkpointed_call(op):
+                self._classify_call(op)
+                continue
             sources = chosen_sources(op)
             if not self._understood(op, sources is not None):
                 self.unknown.append(op)
@@ -321,6 +342,25 @@ class ActivityAnalysis:
             isinstance(op, arith.BitcastOp) and is_float_type(op.input.type) for op in self._ops
         )
 
+    def _classify_call(self, op: Operation) -> None:
+        """A checkpointed call: its results and the memory of the memref
+        arguments its callee may write depend on everything it uses (the
+        callee's own activity is decided when its gradient is built)."""
+        from adpasses.analysis.memory_writes import WriteEffects, written_arguments
+        from xdsl.traits import SymbolTable
+
+        assert isinstance(op, func.CallOp)
+        self._kind[op] = _CALL
+        module = self.function.parent_op()
+        callee = SymbolTable.lookup_symbol(module, op.callee) if module is not None else None
+        written = (written_arguments(WriteEffects(module), callee)
+                   if isinstance(callee, func.FuncOp) else None)
+        memrefs = [k for k, v in enumerate(op.operands) if is_memref_type(v.type)]
+        if written is None:
+            written = set(memrefs)
+        self._used[op] = list(op.operands)
+        self._produced[op] = [*op.results, *(op.operands[k] for k in memrefs if k in written)]
+
     # -- seeds -----------------------------------------------------------------
 
     def _seed(self) -> None:
@@ -355,6 +395,8 @@ class ActivityAnalysis:
                 for m in _memrefs([*self._used[op], *self._produced[op]]):
                     self.varied_memory.add(find(m))
                     self.useful_memory.add(find(m))
+            elif self._kind[op] is _CALL:
+                self.varied.update(_floats(op.results))
         for op in self._ops:
             if isinstance(op, memref.LoadOp) and find(op.memref) not in self.varied_memory:
                 continue
@@ -445,7 +487,7 @@ class ActivityAnalysis:
                 if source in bits:
                     changed |= self._mark_bits([target])
             return changed
-        if kind is _UNKNOWN:
+        if kind is _UNKNOWN or kind is _CALL:
             used, produced = self._used[op], self._produced[op]
             if self._any(bits, used):
                 return (self._mark_bits(produced) | self._mark(varied, produced)
@@ -491,6 +533,11 @@ class ActivityAnalysis:
                 changed |= self._mark_memory(self.varied_memory, (op.destination,))  # type: ignore[attr-defined]
         elif kind is _UNKNOWN:
             changed |= self._unknown_forward(op)
+        elif kind is _CALL:
+            used, produced = self._used[op], self._produced[op]
+            if self._any(varied, used) or any(find(m) in self.varied_memory for m in _memrefs(used)):
+                changed |= self._mark(varied, produced) | self._mark_memory(
+                    self.varied_memory, _memrefs(produced))
         return changed
 
     def _unknown_forward(self, op: Operation) -> bool:
@@ -538,6 +585,11 @@ class ActivityAnalysis:
                 return self._mark(useful, (source,))
         elif kind is _UNKNOWN:
             return self._unknown_backward(op)
+        elif kind is _CALL:
+            used, produced = self._used[op], self._produced[op]
+            if self._any(useful, produced) or any(
+                    find(m) in self.useful_memory for m in _memrefs(produced)):
+                return self._mark(useful, used) | self._mark_memory(self.useful_memory, _memrefs(used))
         return False
 
     def _unknown_backward(self, op: Operation) -> bool:
@@ -567,6 +619,9 @@ class ActivityAnalysis:
             elif isinstance(op, memref.CopyOp) and self.is_active_memory(op.destination):
                 active.add(op)
             elif isinstance(op, ALLOCATION_OPS) and self.is_active_memory(op.results[0]):
+                active.add(op)
+            elif self._kind.get(op) is _CALL and any(
+                    self.is_active_memory(m) for m in _memrefs(self._produced[op])):
                 active.add(op)
             elif isinstance(op, func.ReturnOp):
                 active.add(op)

@@ -516,6 +516,27 @@ class AliasAnalysis:
                     break
         return found
 
+    def overwrites_from(self, op: Operation, memref_value: SSAValue) -> list[Clobber]:
+        """Every write that may change any element of `memref_value`'s
+        memory object while or after `op` runs (`op` itself, if it writes
+        there; later writes; writes of later iterations of the loops around
+        `op`), in program order. Empty: the object's contents when `op`
+        starts are still there at the end of the function."""
+        whole = whole_object(self.underlying(memref_value))
+        found: list[Clobber] = []
+        for write, targets in self._targets.items():
+            scenarios = self._later(write, op)
+            if write is op:
+                scenarios = [_Later(None, None, "while it runs"),
+                             *(later for later in scenarios if later.scope is not None)]
+            for later in scenarios:
+                reason = self._first_overlap(targets, whole, later)
+                if reason is not None:
+                    what = f"{_what(write)} at {_where(write)} ({later.when})"
+                    found.append(Clobber(write, f"{what}: {reason}"))
+                    break
+        return found
+
     def _first_overlap(
         self, targets: list[WriteTarget], loaded: Location, later: _Later
     ) -> str | None:

@@ -139,3 +139,82 @@ def alloca_scope_of(alloca: memref.AllocaOp) -> memref.AllocaScopeOp | None:
     while parent is not None and not isinstance(parent, (memref.AllocaScopeOp, func.FuncOp)):
         parent = parent.parent_op()
     return parent if isinstance(parent, memref.AllocaScopeOp) else None
+
+
+def written_arguments(effects: WriteEffects, callee: func.FuncOp) -> set[int] | None:
+    """The positions of the memref arguments `callee` may write (through
+    views, nested calls too); None if it may write memory it was not given
+    (unknown memory, globals, an external function)."""
+    if not callee.body.blocks:
+        return None
+    params = list(callee.body.block.args)
+    written: set[int] = set()
+    for op in callee.body.walk():
+        if isinstance(op, memref.GetGlobalOp):
+            return None
+        for target in effects.targets(op):
+            if target.extent is Extent.OUTSIDE or target.memref is None:
+                return None
+            obj = object_of(target.memref)
+            if obj.kind is ObjectKind.ARGUMENT and obj.value in params:
+                written.add(params.index(obj.value))
+            elif obj.kind is ObjectKind.UNKNOWN:
+                return None
+    return written
+
+
+def written_before_read(callee: func.FuncOp, index: int) -> bool:
+    """Whether `callee` writes every element of its memref argument `index`
+    before reading it, so that its contents on entry never matter: every
+    load of it (directly, no view) is at indices that are the induction
+    variables of a loop nest whose store of the same argument, at the same
+    induction variables, runs earlier in the same instance (the stores'
+    nest precedes the loads' nest in one block, with the same bounds, and
+    stores unconditionally in its innermost body). Copies from it, views of
+    it and calls with it count as reads."""
+    from xdsl.dialects import scf
+
+    if not callee.body.blocks:
+        return False
+    arg = callee.body.block.args[index]
+    loads, stores = [], []
+    for use in arg.uses:
+        user = use.operation
+        if isinstance(user, memref.LoadOp):
+            loads.append(user)
+        elif isinstance(user, memref.StoreOp) and user.memref is arg and user.value is not arg:
+            stores.append(user)
+        elif not isinstance(user, (memref.DimOp, memref.RankOp)):
+            return False
+
+    def nest(access: Operation) -> list[scf.ForOp] | None:
+        """The loops whose ivs index `access`, innermost last, if its
+        indices are exactly those ivs and it sits directly in their bodies."""
+        loops: list[scf.ForOp] = []
+        op = access
+        for index_value in reversed(list(access.indices)):  # type: ignore[attr-defined]
+            parent = op.parent_op()
+            if not isinstance(parent, scf.ForOp) or index_value is not parent.body.block.args[0]:
+                return None
+            loops.append(parent)
+            op = parent
+        return list(reversed(loops))
+
+    def same_bounds(a: scf.ForOp, b: scf.ForOp) -> bool:
+        return a.lb is b.lb and a.ub is b.ub and a.step is b.step
+
+    for load in loads:
+        lnest = nest(load)
+        if not lnest:
+            return False
+        covered = False
+        for store in stores:
+            snest = nest(store)
+            if (snest and len(snest) == len(lnest) and all(same_bounds(a, b) for a, b in zip(snest, lnest))
+                    and snest[0].parent_block() is lnest[0].parent_block()
+                    and snest[0].is_before_in_block(lnest[0])):
+                covered = True
+                break
+        if not covered:
+            return False
+    return True

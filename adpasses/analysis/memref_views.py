@@ -72,5 +72,21 @@ def memory_object(value: SSAValue) -> SSAValue:
     return value
 
 
+def memory_objects(value: SSAValue) -> list[SSAValue]:
+    """Every value that may own the memory behind `value`: `memory_object`
+    through views, and through each operand of a run-time choice
+    (`arith.select` between memrefs: a rebound array variable)."""
+    found: list[SSAValue] = []
+    stack = [value]
+    while stack:
+        root = memory_object(stack.pop())
+        sources = chosen_sources(root.op) if isinstance(root, OpResult) else None
+        if sources is not None:
+            stack.extend(sources)
+        elif root not in found:
+            found.append(root)
+    return found
+
+
 def is_allocation(value: SSAValue) -> bool:
     return isinstance(value, OpResult) and isinstance(value.op, ALLOCATION_OPS)

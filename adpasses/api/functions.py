@@ -45,7 +45,7 @@ class JitFunction:
     """A Python function compiled on its first call with each signature."""
 
     def __init__(self, fn: types.FunctionType, boundscheck: bool = True, fastmath: bool = False,
-                 cache: bool = False):
+                 cache: bool = False, tape_limit: int | None = None):
         if isinstance(fn, JitFunction):
             raise TypeError(f"adpasses.jit: {fn.__name__} is already an adpasses.jit function; "
                             "use it as it is (or jit its .py_func with other options)")
@@ -56,6 +56,9 @@ class JitFunction:
         self.boundscheck = boundscheck
         self.fastmath = fastmath
         self.cache = cache
+        self.tape_limit = tape_limit
+        """Bytes: gradients checkpoint time loops whose tape may exceed it
+        (`ad-checkpoint-loops`; docs/cache.md, "Checkpointing"); None: never."""
         # The disk cache (adpasses.api.disk_cache), made on first use.
         self._disk: DiskCache | None = None
         if cache:
@@ -95,7 +98,7 @@ class JitFunction:
         importing its module, and compiles or loads it from the disk cache;
         docs/deployment.md)."""
         return (rebuild_jit, (*pickle_reference(self.py_func, "adpasses.jit function"),
-                              self.boundscheck, self.fastmath, self.cache))
+                              self.boundscheck, self.fastmath, self.cache, self.tape_limit))
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         # Replaced, once something is compiled, by a dispatch builtin that
@@ -321,6 +324,8 @@ class JitFunction:
             ret = self.scalar_return(args)
         record = self._record("gradient", args, activity)
         parts = (self._disk_signature(args), activity, with_primal, noalias, ret) if self.cache else ()
+        if self.cache and self.tape_limit is not None:
+            parts += (("tape_limit", self.tape_limit),)
         if self.cache:
             hit = self.disk.load("gradient", parts)
             if hit is not None:
@@ -337,7 +342,7 @@ class JitFunction:
         module, name = self.build(args, noalias)
         record.stages["frontend"] = self._frontend_s.pop(signature_key(tuple(args)), 0.0)
         g = differentiate(module, name, list(activity), list(ret), with_primal=with_primal,
-                          options=ReverseOptions(simplify=False), timings=record.stages)
+                          options=self.reverse_options(), timings=record.stages)
         # Only the gradient is called: LLVM may drop the primal.
         function_named(module, name).sym_visibility = _private()
         before = stats["compiled"]
@@ -347,6 +352,13 @@ class JitFunction:
             self.disk.store("gradient", parts, compiled, name=g.name, activity=g.activity_report)
         return LoadedGradient(compiled[g.name], activity, ret, with_primal, g.cache_report, g.name,
                                 module, g.activity_report, compiled)
+
+    def reverse_options(self):  # type: ignore[no-untyped-def]
+        """The options of the reverse pipeline for this function's gradients."""
+        from adpasses.transforms.reverse_pass import ReverseOptions
+
+        return ReverseOptions(simplify=False,
+                              tape_limit=-1 if self.tape_limit is None else self.tape_limit)
 
     def scalar_return(self, args: Sequence[object]) -> tuple[str, ...]:
         """("active",) if the function returns a float; else a TypeError
@@ -399,16 +411,49 @@ def function_named(module, name: str):  # type: ignore[no-untyped-def]
 
 
 def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
-        fastmath: bool = False, cache: bool = False):  # type: ignore[no-untyped-def]
+        fastmath: bool = False, cache: bool = False, tape_limit: int | str | None = None):  # type: ignore[no-untyped-def]
     """`@jit` or `@jit(boundscheck=False, fastmath=True, cache=True)`.
     `cache=True`: compiled code is kept on disk and loaded by later
-    processes (docs/deployment.md)."""
+    processes (docs/deployment.md). `tape_limit` (bytes, or a string such
+    as "32MB"): gradients checkpoint the time loops whose tape may exceed
+    it (docs/cache.md, "Checkpointing")."""
     boundscheck = check_flag(boundscheck, "boundscheck", "jit()")
     fastmath = check_flag(fastmath, "fastmath", "jit()")
     cache = check_flag(cache, "cache", "jit()")
+    limit = parse_bytes(tape_limit, "tape_limit", "jit()")
     if fn is None:
-        return lambda f: _jit_of(f, boundscheck, fastmath, cache)
-    return _jit_of(fn, boundscheck, fastmath, cache)
+        return lambda f: _jit_of(f, boundscheck, fastmath, cache, limit)
+    return _jit_of(fn, boundscheck, fastmath, cache, limit)
+
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+def parse_bytes(value: object, name: str, where: str) -> int | None:
+    """A byte count: an int >= 0, or a string like "32MB", "8 MiB", "1e6"
+    (kB, MB, GB: powers of 1000; KiB, MiB, GiB: of 1024); None for None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise TypeError(f"{where}: {name} must be a number of bytes or a string like '32MB', not a bool")
+    if isinstance(value, numbers.Integral):
+        n = int(value)
+    elif isinstance(value, str):
+        import re
+
+        m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([a-zA-Z]*)\s*", value)
+        unit = m.group(2).lower() if m else None
+        if m is None or unit not in _UNITS:
+            raise ValueError(f"{where}: {name}={value!r} is not a size; write bytes as an int or a "
+                             "string like '32MB', '512KiB', '2GB'")
+        n = int(float(m.group(1)) * _UNITS[unit])
+    else:
+        raise TypeError(f"{where}: {name} must be a number of bytes or a string like '32MB', "
+                        f"not {type(value).__name__}")
+    if n < 0:
+        raise ValueError(f"{where}: {name} must be at least 0 bytes, got {value!r}")
+    return n
 
 
 _JITS = "__adpasses_jits__"  # attribute of a Python function: its JitFunction per options
@@ -437,7 +482,8 @@ def _find(module: str, qualname: str) -> object:
     return obj
 
 
-def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, cache: bool) -> JitFunction:
+def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, cache: bool,
+                tape_limit: int | None = None) -> JitFunction:
     """The JitFunction a pickle refers to: the function found by name in
     its module, jitted with the pickled options (the very object when the
     name is bound to it)."""
@@ -448,16 +494,18 @@ def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, c
 
         raise pickle.UnpicklingError(f"{module}.{qualname} is a {type(obj).__name__} here, not the "
                                      "function that was pickled")
-    return _jit_of(fn, boundscheck, fastmath, cache)
+    return _jit_of(fn, boundscheck, fastmath, cache, tape_limit)
 
 
-def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool) -> JitFunction:
+def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
+            tape_limit: int | None = None) -> JitFunction:
     """One JitFunction per (function, options): `jit(f)` twice shares the
     compiled code. Kept on the function itself, so that the compiled code
     goes when the function does (a global table would keep both alive)."""
     if not isinstance(fn, types.FunctionType):
-        return JitFunction(fn, boundscheck, fastmath, cache)  # type: ignore[arg-type]  # its TypeError
-    options = (boundscheck, fastmath, cache)
+        return JitFunction(fn, boundscheck, fastmath, cache, tape_limit)  # type: ignore[arg-type]  # its TypeError
+    options = (boundscheck, fastmath, cache) if tape_limit is None else (
+        boundscheck, fastmath, cache, tape_limit)
     jits = fn.__dict__.get(_JITS)
     if jits is None:
         jits = fn.__dict__.setdefault(_JITS, {})
@@ -466,7 +514,7 @@ def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool) -> JitFu
         if options == (True, False, False) and _AUTO_JIT in fn.__dict__:
             jf = fn.__dict__[_AUTO_JIT]  # what grad(f) of the plain function made
         # setdefault: threads jitting at once all get the same one.
-        jf = jits.setdefault(options, jf or JitFunction(fn, boundscheck, fastmath, cache))
+        jf = jits.setdefault(options, jf or JitFunction(fn, boundscheck, fastmath, cache, tape_limit))
     return jf
 
 
@@ -489,7 +537,7 @@ def as_jit(f: object) -> JitFunction:
 # -- grad -------------------------------------------------------------------------------
 
 
-def grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
+def grad(f: object, argnums: int | Sequence[int] = 0, *, memory_limit: int | str | None = None) -> Callable:
     """The gradient of a float-valued function, like jax.grad: a float for
     a float argument, a new array (same shape and dtype) for an array; a
     tuple of them when argnums is a tuple.
@@ -497,14 +545,27 @@ def grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
     Differentiates f at the given values and leaves every argument unchanged
     (arrays f writes are copied first). Arrays that share memory with one f
     writes are differentiated through that memory: each gets the derivative
-    with respect to the memory it covers (docs/api.md, "Aliasing")."""
-    return _grad_function(as_jit(f), argnums, with_value=False)
+    with respect to the memory it covers (docs/api.md, "Aliasing").
+
+    `memory_limit` (bytes, or "32MB"): time loops whose tape may exceed it
+    are checkpointed (docs/cache.md, "Checkpointing")."""
+    return _grad_function(_limited(as_jit(f), memory_limit, "grad()"), argnums, with_value=False)
 
 
-def value_and_grad(f: object, argnums: int | Sequence[int] = 0) -> Callable:
+def _limited(jf: JitFunction, memory_limit: object, where: str) -> JitFunction:
+    """`jf`, or the same function jitted with this tape limit."""
+    limit = parse_bytes(memory_limit, "memory_limit", where)
+    if limit is None or limit == jf.tape_limit:
+        return jf
+    return _jit_of(jf.py_func, jf.boundscheck, jf.fastmath, jf.cache, limit)
+
+
+def value_and_grad(f: object, argnums: int | Sequence[int] = 0, *,
+                   memory_limit: int | str | None = None) -> Callable:
     """`(f(*args), grad(f, argnums)(*args))` in one call; like grad, it
     leaves every argument unchanged (the value is f's on copies)."""
-    return _grad_function(as_jit(f), argnums, with_value=True)
+    return _grad_function(_limited(as_jit(f), memory_limit, "value_and_grad()"), argnums,
+                          with_value=True)
 
 
 def _grad_function(jf: JitFunction, argnums: int | Sequence[int], with_value: bool) -> GradCallable:
@@ -732,7 +793,7 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
     # The options of the compiled gradient (`_compile_gradient`), so that
     # the IR shown is the IR that runs.
     g = differentiate(module, name, list(activity), list(jf.return_activity(args)),
-                      options=ReverseOptions(simplify=False), timings=timings)
+                      options=jf.reverse_options(), timings=timings)
     start = time.perf_counter()
     llvm_ir = emit_llvm_ir(module, boundscheck=jf.boundscheck)
     timings["lower"] = time.perf_counter() - start

@@ -10,6 +10,12 @@ what recomputing those values reads in turn) one `CacheDecision`:
   write may overwrite what it read (`AliasAnalysis.clobbers`).
 - `tape`: pushed in the forward sweep, popped in the reverse sweep.
 
+Memory a checkpointed call reads (`MemoryNeed`: the call, a memref
+operand) is planned apart: `snapshot` when the call itself or later code
+may overwrite it (its contents are pushed on a tape before the call and
+restored, for the recomputation, into a scratch buffer), `reuse` when no
+write may change it afterwards (`AliasAnalysis.overwrites_from`).
+
 Policies: `tape-all` tapes every needed value defined inside a loop or
 branch (the simple baseline); `minimal` chooses, per block, the set of taped
 values of smallest cost as a minimum cut (`adpasses.cache.mincut`), with the cost
@@ -38,6 +44,22 @@ class CacheDecision:
     reason: str
 
 
+@dataclass(frozen=True)
+class MemoryNeed:
+    """The contents of `memref` as they are when `op` starts, which the
+    reverse of `op` reads (a checkpointed call reruns on them)."""
+
+    op: Operation
+    memref: SSAValue
+
+
+@dataclass
+class MemoryDecision:
+    need: MemoryNeed
+    kind: str  # "snapshot", "reuse", or "scratch" (an uninitialised buffer serves)
+    reason: str
+
+
 @dataclass
 class CachePlan:
     top_block: Block
@@ -45,6 +67,18 @@ class CachePlan:
     decisions: dict[SSAValue, CacheDecision] = field(default_factory=dict)
     needed: list[SSAValue] = field(default_factory=list)
     """The values rules asked for (before closing over recomputation)."""
+    memory: list[MemoryDecision] = field(default_factory=list)
+    """Per memory need of a checkpointed call: snapshot or reuse."""
+
+    def snapshots(self) -> list[MemoryNeed]:
+        return [d.need for d in self.memory if d.kind == "snapshot"]
+
+    def is_snapshot(self, op: Operation, memref_value: SSAValue) -> bool:
+        return self.memory_kind(op, memref_value) == "snapshot"
+
+    def memory_kind(self, op: Operation, memref_value: SSAValue) -> str | None:
+        need = MemoryNeed(op, memref_value)
+        return next((d.kind for d in self.memory if d.need == need), None)
 
     def decide(self, value: SSAValue, kind: str, reason: str) -> None:
         assert kind in DECISION_KINDS
@@ -110,3 +144,46 @@ def plan_tape_all(function: func.FuncOp, needed: Iterable[SSAValue]) -> CachePla
         else:
             plan.decide(value, "tape", "tape-all policy: needed value defined in a loop or branch")
     return plan
+
+
+def plan_memory(plan: CachePlan, needs: Iterable[MemoryNeed], overwrites,  # type: ignore[no-untyped-def]
+                written_first=None) -> None:  # type: ignore[no-untyped-def]
+    """Snapshot or reuse the memory each need reads; `overwrites(op, memref)`
+    lists the writes that may change it from `op` on
+    (`AliasAnalysis.overwrites_from`); `written_first(op, memref)`: the op
+    writes every element before reading it (its contents on entry never
+    matter: a scratch buffer serves, nothing is taped)."""
+    seen: set[MemoryNeed] = set()
+    for need in needs:
+        if need in seen:
+            continue
+        seen.add(need)
+        found = overwrites(need.op, need.memref)
+        if found and written_first is not None and written_first(need.op, need.memref):
+            plan.memory.append(MemoryDecision(
+                need, "scratch", "the call writes every element it reads before reading it: "
+                "its rerun gets an uninitialised buffer"))
+        elif found:
+            plan.memory.append(MemoryDecision(need, "snapshot", f"overwritten: {found[0].reason}"))
+        else:
+            plan.memory.append(MemoryDecision(
+                need, "reuse", "no write may change it from the call on (alias analysis)"))
+
+
+def call_writes_first(op: Operation, memref_value: SSAValue) -> bool:
+    """For a call: its callee writes the argument `memref_value` before
+    reading it (`memory_writes.written_before_read`)."""
+    from xdsl.traits import SymbolTable
+
+    from adpasses.analysis.memory_writes import written_before_read
+
+    if not isinstance(op, func.CallOp):
+        return False
+    module = op
+    while module.parent_op() is not None:
+        module = module.parent_op()  # type: ignore[assignment]
+    callee = SymbolTable.lookup_symbol(module, op.callee)
+    if not isinstance(callee, func.FuncOp):
+        return False
+    return all(written_before_read(callee, k)
+               for k, v in enumerate(op.operands) if v is memref_value)

@@ -34,8 +34,11 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from adpasses.analysis.activity import ActivityAnalysis
 from adpasses.cache.plan import (
     CachePlan,
+    MemoryNeed,
     ProgramOrder,
+    call_writes_first,
     is_recomputable_op,
+    plan_memory,
     plan_tape_all,
 )
 from adpasses.cache.cost_model import CostModel
@@ -51,10 +54,22 @@ def plan_cache(
     activity: ActivityAnalysis,
     policy: str = "minimal",
     model: CostModel | None = None,
+    memory_needs: Iterable[MemoryNeed] = (),
 ) -> CachePlan:
+    """The cache plan; `memory_needs` (memory checkpointed calls rerun on)
+    are snapshot where some write may change them (`plan.plan_memory`)."""
+    memory_needs = list(memory_needs)
     if policy == "tape-all":
-        return plan_tape_all(function, needed)
-    return MinCutPlanner(function, model or CostModel()).plan(needed)
+        plan = plan_tape_all(function, needed)
+        if memory_needs:
+            from adpasses.analysis.alias import AliasAnalysis
+
+            plan_memory(plan, memory_needs, AliasAnalysis(function).overwrites_from, call_writes_first)
+        return plan
+    planner = MinCutPlanner(function, model or CostModel())
+    plan = planner.plan(needed)
+    plan_memory(plan, memory_needs, planner.alias.overwrites_from, call_writes_first)
+    return plan
 
 
 def _depth(block: Block) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
@@ -88,6 +89,8 @@ def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> Any:
         source = env.get(op.source)
         k = _evaluate(op.index, env)
         shape = getattr(source, "shape", None)
+        if shape is None and k is not None:
+            return _allocated_size(op.source, int(k), env)
         return int(shape[k]) if shape is not None and k is not None else None
     if isinstance(op, arith.IndexCastOp):
         return _evaluate(op.input, env)
@@ -100,11 +103,59 @@ def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> Any:
         arith.MaxSIOp: np.maximum,
         arith.MinSIOp: np.minimum,
     }
-    fn = binary.get(type(op))
+    fn = binary.get(type(op)) or _MORE_BINARY.get(type(op))
     if fn is not None:
         a, b = _evaluate(op.lhs, env), _evaluate(op.rhs, env)
         return fn(a, b) if a is not None and b is not None else None
+    if isinstance(op, arith.CmpiOp):
+        a, b = _evaluate(op.lhs, env), _evaluate(op.rhs, env)
+        compare = _COMPARISONS.get(op.predicate.value.data)
+        return None if a is None or b is None or compare is None else compare(a, b)
+    if isinstance(op, arith.SelectOp):
+        c, a, b = (_evaluate(v, env) for v in op.operands)
+        return None if c is None or a is None or b is None else np.where(c, a, b) if isinstance(
+            c, np.ndarray) else (a if c else b)
+    # The segment length of a checkpointed loop: ceil(sqrt(n)) through f64.
+    if isinstance(op, arith.SIToFPOp):
+        return _evaluate(op.input, env)
+    if isinstance(op, arith.FPToSIOp):
+        x = _evaluate(op.input, env)
+        return None if x is None else (x.astype(np.int64) if isinstance(x, np.ndarray) else int(x))
+    if isinstance(op, (mathd.SqrtOp, mathd.CeilOp)):
+        x = _evaluate(op.operand, env)
+        if x is None:
+            return None
+        return np.sqrt(x) if isinstance(op, mathd.SqrtOp) else np.ceil(x)
     return None
+
+
+def _allocated_size(value: SSAValue, dim: int, env: dict[SSAValue, object]) -> Any:
+    """Size `dim` of a local allocation (static, or its dynamic size operand)."""
+    if not (isinstance(value, OpResult) and isinstance(value.op, (memref.AllocOp, memref.AllocaOp))):
+        return None
+    shape = value.type.get_shape()  # type: ignore[attr-defined]
+    if dim >= len(shape):
+        return None
+    if shape[dim] >= 0:
+        return shape[dim]
+    dynamic = [k for k, n in enumerate(shape) if n < 0]
+    return _evaluate(value.op.dynamic_sizes[dynamic.index(dim)], env)
+
+
+def _unsigned_div(a: Any, b: Any) -> Any:
+    return None if np.any(b == 0) else a // b
+
+
+_MORE_BINARY = {
+    arith.DivUIOp: _unsigned_div,
+    arith.MaxUIOp: np.maximum,
+    arith.MinUIOp: np.minimum,
+    arith.MulfOp: lambda a, b: a * b,
+    arith.DivfOp: lambda a, b: None if np.any(b == 0) else a / b,
+}
+_COMPARISONS = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
+                5: np.greater_equal, 6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
+"""arith.cmpi predicates (eq ne slt sle sgt sge ult ule ugt uge; sizes are >= 0)."""
 
 
 def _trunc_div(a: Any, b: Any) -> Any:
@@ -130,13 +181,15 @@ def _depends_on(value: SSAValue, target: SSAValue) -> bool:
 class LoopFactor:
     """One enclosing loop of a taped value: how often its body runs."""
 
-    kind: str  # "for" or "while"
+    kind: str  # "for", "while", or "size" (the elements of a snapshot memref)
     lb: SizeExpr | None = None
     ub: SizeExpr | None = None
     step: SizeExpr | None = None
     location: str | None = None
     iv: SSAValue | None = None
     """The loop's induction variable, where the bounds of loops inside it may read it."""
+    memref: SSAValue | None = None
+    """For `size`: the memref whose elements a snapshot copies."""
 
     def reads(self, iv: SSAValue | None) -> bool:
         """Whether this loop's trip count depends on `iv` (a triangular nest)."""
@@ -146,6 +199,9 @@ class LoopFactor:
         return any(_depends_on(e.value, iv) for e in (self.lb, self.ub, self.step))
 
     def text(self) -> str:
+        if self.kind == "size":
+            assert self.memref is not None
+            return f"size({self.memref.name_hint or value_label(self.memref)})"
         if self.kind == "while":
             return f"iterations(while at {self.location})"
         assert self.lb and self.ub and self.step
@@ -172,11 +228,37 @@ class LoopFactor:
     def evaluate(self, env: dict[SSAValue, object]) -> Any:
         """How often the body runs (per iteration of the enclosing loops
         bound in `env`): an int, an int64 array, or None if unknown."""
+        if self.kind == "size":
+            assert self.memref is not None
+            return _elements(self.memref, env)
         bounds = self.bounds(env)
         if bounds is None:
             return None
         lb, ub, step = bounds
         return np.maximum(0, -(-(ub - lb) // step))
+
+
+def _elements(value: SSAValue, env: dict[SSAValue, object]) -> int | None:
+    """The number of elements of a memref: of its bound array, or of its
+    allocation's static and dynamic sizes."""
+    bound = env.get(value)
+    if isinstance(bound, np.ndarray):
+        return int(bound.size)
+    mtype = value.type
+    if not isinstance(mtype, MemRefType):
+        return None
+    if isinstance(value, OpResult) and isinstance(value.op, (memref.AllocOp, memref.AllocaOp)):
+        dynamic = iter(value.op.dynamic_sizes)
+        total = 1
+        for n in mtype.get_shape():
+            size = n if n >= 0 else _evaluate(next(dynamic), env)
+            if size is None or isinstance(size, np.ndarray):
+                return None
+            total *= int(size)
+        return total
+    if all(n >= 0 for n in mtype.get_shape()):
+        return int(np.prod(mtype.get_shape()))
+    return None
 
 
 def count_terms(factors: Sequence[LoopFactor]) -> list[str]:
@@ -238,6 +320,11 @@ def _count(factors: tuple[LoopFactor, ...], env: dict, budget: list[int]) -> Any
     return total
 
 
+TAPED = ("tape", "snapshot")
+"""Decisions that cost tape: a value pushed per iteration, a memref's
+contents pushed before a checkpointed call."""
+
+
 @dataclass
 class CacheEntry:
     value: str
@@ -257,7 +344,7 @@ class CacheEntry:
 
     @property
     def bytes_text(self) -> str:
-        if self.decision != "tape":
+        if self.decision not in TAPED:
             return "0"
         return f"{self.element_bytes}" + "".join(f"*{_paren(t)}" for t in count_terms(self.factors))
 
@@ -274,6 +361,14 @@ class CacheReport:
     entries: list[CacheEntry] = field(default_factory=list)
     argument_values: Sequence[SSAValue] = ()
     bound: bool = False
+    checkpointed: list = field(default_factory=list)
+    """(checkpointed call, name of the callee gradient its reverse calls)."""
+    callees: list = field(default_factory=list)
+    """(checkpointed call, the callee gradient's report), bound for the
+    first call (enclosing loops at their first iteration) when this one is."""
+
+    def link_callees(self, reports: dict) -> None:  # type: ignore[type-arg]
+        self.callees = [(call, reports[name]) for call, name in self.checkpointed if name in reports]
 
     @classmethod
     def from_plan(cls, plan: CachePlan, *, gradient_name: str, primal_name: str,
@@ -300,6 +395,23 @@ class CacheReport:
                     factors=_loop_factors(value),
                 )
             )
+        for d in plan.memory:
+            call, mem = d.need.op, d.need.memref
+            loc = op_location(call)
+            mtype = mem.type
+            assert isinstance(mtype, MemRefType)
+            entries.append(CacheEntry(
+                value=_label(mem, value_location(mem)),
+                op=f"memory of {call.name} @{call.callee.root_reference.data}"  # type: ignore[attr-defined]
+                   if hasattr(call, "callee") else call.name,
+                decision=d.kind,
+                location=loc,
+                reason=d.reason,
+                dtype=str(mtype.element_type),
+                element_bytes=byte_size(mtype.element_type),
+                factors=(*_loop_factors_of_block(call.parent_block()),
+                         LoopFactor("size", memref=mem)),
+            ))
         return cls(gradient_name, primal_name, policy, entries,
                    list(plan.top_block.args))
 
@@ -312,16 +424,35 @@ class CacheReport:
         entries = []
         for e in self.entries:
             times = count(e.factors, env)
-            nbytes = 0 if e.decision != "tape" else (None if times is None else times * e.element_bytes)
+            nbytes = 0 if e.decision not in TAPED else (None if times is None else times * e.element_bytes)
             entries.append(replace(e, count=times, bytes=nbytes))
-        return replace(self, entries=entries, bound=True)
+        callees = [(call, report.bind(_call_arguments(call, env))) for call, report in self.callees]
+        return replace(self, entries=entries, bound=True, callees=callees)
+
+    @property
+    def recompute_factor(self) -> int:
+        """How many times the most recomputed code runs forward per gradient
+        call: 1 without checkpoints; each level of checkpointed calls adds one
+        (the forward sweep runs the callee, its gradient reruns it)."""
+        return 1 + max((r.recompute_factor for _, r in self.callees), default=0)
+
+    @property
+    def peak_taped_bytes(self) -> int | None:
+        """Bytes held on tapes at most at once: this gradient's, plus the
+        largest of the callee gradients' (one runs at a time; each frees its
+        tape when it returns), for the bound arguments."""
+        own = self.taped_bytes
+        inner = [r.peak_taped_bytes for _, r in self.callees]
+        if own is None or any(b is None for b in inner):
+            return None
+        return own + max(inner, default=0)  # type: ignore[type-var]
 
     @property
     def taped_bytes(self) -> int | None:
         """Total bytes taped per call for the bound arguments (`bind`); None
         before binding, or where a count is unknown (a while loop's
         iterations): `taped_bytes_formula` is the formula then."""
-        taped = [e for e in self.entries if e.decision == "tape"]
+        taped = [e for e in self.entries if e.decision in TAPED]
         if self.bound and all(e.bytes is not None for e in taped):
             return sum(e.bytes for e in taped)  # type: ignore[misc]
         return None
@@ -330,7 +461,7 @@ class CacheReport:
     def taped_bytes_formula(self) -> str:
         """Total bytes taped per call as a formula of the arguments' sizes
         (triangular nests as sums over the outer loop's iterations)."""
-        taped = [e for e in self.entries if e.decision == "tape"]
+        taped = [e for e in self.entries if e.decision in TAPED]
         return " + ".join(e.bytes_text for e in taped) or "0"
 
     # -- output -------------------------------------------------------------------
@@ -339,8 +470,8 @@ class CacheReport:
         lines = [f"cache report for @{self.gradient} (gradient of @{self.primal}, policy {self.policy})"]
         width = max([len(e.value) for e in self.entries] + [4])
         for e in self.entries:
-            amount = f"{e.dtype} x {e.count_text}" if e.decision == "tape" else e.dtype
-            if e.decision == "tape" and e.bytes is not None:
+            amount = f"{e.dtype} x {e.count_text}" if e.decision in TAPED else e.dtype
+            if e.decision in TAPED and e.bytes is not None:
                 amount += f" = {e.bytes} bytes"
             lines.append(
                 f"  {e.decision:<9} {e.value:<{width}}  {amount:<24} {e.location or '?'}  {e.op}: {e.reason}"
@@ -348,6 +479,17 @@ class CacheReport:
         total = self.taped_bytes
         lines.append(f"  taped bytes: {self.taped_bytes_formula}" if total is None else
                      f"  taped bytes: {total} = {self.taped_bytes_formula}")
+        for call, report in self.callees:
+            where = op_location(call) or call.name
+            taped = report.taped_bytes
+            lines.append(f"  checkpoint @{call.callee.root_reference.data} at {where}: recomputed by "
+                         f"@{report.gradient}, which tapes "
+                         + (f"{taped} bytes per call (its first)" if taped is not None else
+                            report.taped_bytes_formula + " bytes per call"))
+        if self.callees:
+            peak = self.peak_taped_bytes
+            lines.append(f"  recompute factor: {self.recompute_factor} (forward runs of the checkpointed code)"
+                         + (f"; peak taped bytes: {peak}" if peak is not None else ""))
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -370,6 +512,10 @@ class CacheReport:
             ],
             "taped_bytes": self.taped_bytes,
             "taped_bytes_formula": self.taped_bytes_formula,
+            "checkpoints": [{"callee": call.callee.root_reference.data, "location": op_location(call),
+                             "report": report.to_dict()} for call, report in self.callees],
+            "recompute_factor": self.recompute_factor,
+            "peak_taped_bytes": self.peak_taped_bytes,
         }
 
     def to_json(self) -> str:
@@ -449,8 +595,12 @@ def _describe(value: SSAValue) -> str:
 
 
 def _loop_factors(value: SSAValue) -> tuple[LoopFactor, ...]:
+    return _loop_factors_of_block(home_block(value))
+
+
+def _loop_factors_of_block(block) -> tuple[LoopFactor, ...]:  # type: ignore[no-untyped-def]
     factors: list[LoopFactor] = []
-    op = home_block(value).parent_op()
+    op = block.parent_op()
     while op is not None and not isinstance(op, func.FuncOp):
         bounds = trip_bounds(op)
         if bounds is not None:  # a counted loop: ceil((ub - lb) / step) runs
@@ -463,3 +613,32 @@ def _loop_factors(value: SSAValue) -> tuple[LoopFactor, ...]:
         parent = op.parent_block()
         op = parent.parent_op() if parent is not None else None
     return tuple(reversed(factors))
+
+
+def _call_arguments(call: Operation, env: dict[SSAValue, object]) -> list[object]:
+    """The values of a call's operands for the bound arguments, with the
+    loops around the call at their first iteration (for a checkpointed
+    segment: the first, full-length segment): arrays for memrefs (of the
+    evaluated shape for local allocations), ints for index values."""
+    env = dict(env)
+    op = call.parent_op()
+    loops = []
+    while op is not None and not isinstance(op, func.FuncOp):
+        loops.append(op)
+        op = op.parent_op()
+    for loop in reversed(loops):
+        counted = counted_loop(loop)
+        if counted is not None:
+            env[counted[0]] = _evaluate(counted[1], env)
+    values: list[object] = []
+    for v in call.operands:
+        if v in env:
+            values.append(env[v])
+        elif isinstance(v.type, MemRefType):
+            shape = [_allocated_size(v, d, env) for d in range(len(v.type.get_shape()))]
+            values.append(np.empty(0) if any(s is None for s in shape) else
+                          np.lib.stride_tricks.as_strided(np.empty(1), shape=tuple(int(s) for s in shape),
+                                                          strides=(0,) * len(shape)))
+        else:
+            values.append(_evaluate(v, env))
+    return values

@@ -25,7 +25,7 @@ from collections.abc import Set
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, printf
+from xdsl.dialects import arith, cf, printf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriterListener
@@ -43,6 +43,8 @@ from xdsl.traits import (
 from xdsl.transforms.common_subexpression_elimination import CSEDriver
 from xdsl.transforms.dead_code_elimination import LiveSet
 
+from adpasses.dialects.ad import STOP
+
 
 @dataclass(frozen=True)
 class OutputResource(Resource):
@@ -55,6 +57,7 @@ class OutputResource(Resource):
 OUTPUT = OutputResource()
 
 _PRINTS = frozenset((EffectInstance(MemoryEffectKind.WRITE, resource=OUTPUT),))
+_STOPS = frozenset((EffectInstance(MemoryEffectKind.WRITE, resource=STOP),))
 
 UNDECLARED_EFFECTS: dict[type[Operation], frozenset[EffectInstance]] = {
     # Pure, but without an effect trait in xDSL 0.74.
@@ -62,6 +65,8 @@ UNDECLARED_EFFECTS: dict[type[Operation], frozenset[EffectInstance]] = {
     arith.ExtSIOp: frozenset(),
     # Printing writes the output, never memory.
     **{cls: _PRINTS for cls in printf.Printf.operations},
+    # A failed assertion ends the call with an error (a Python raise/assert).
+    cf.AssertOp: _STOPS,
 }
 """Effects of upstream ops that declare none (for which `get_effects`
 answers None, "unknown"), as the analyses should see them."""

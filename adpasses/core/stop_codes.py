@@ -17,6 +17,11 @@ their messages need:
 | STACK_LIMIT | MemoryError | bytes asked | the limit |
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
 | LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
+| USER_RAISE | the class `cf.assert` names (`ad.raises`) | - | - |
+| RAISED | the site's exception (`ad.raise_if`) | value 0 of its message | value 1 |
+
+A USER_RAISE site's text is `user_raise_site(location, class name,
+message)`: the Python `raise` / `assert` it comes from.
 """
 
 from __future__ import annotations
@@ -30,7 +35,26 @@ ALLOCATION_FAILED = _BASE - 3
 STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
-CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP)
+USER_RAISE = _BASE - 7
+RAISED = _BASE - 8
+CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, USER_RAISE,
+         RAISED)
+
+_SEP = "\x1f"  # between the parts of a USER_RAISE site's text
+
+
+def user_raise_site(location: str, exception_class: str, message: str) -> str:
+    """The site text of a `cf.assert` (a Python raise or assert)."""
+    return _SEP.join((location, exception_class, message))
+
+
+def raisable(name: str) -> type[BaseException] | None:
+    """The builtin exception class `name` compiled code may raise (an
+    Exception subclass of builtins), or None."""
+    import builtins
+
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Exception) else None
 
 # What an allocation was for (the `size` field of SIZE_OVERFLOW and
 # ALLOCATION_FAILED): the message names it.
@@ -59,11 +83,44 @@ def _human(nbytes: int) -> str:
     raise AssertionError("unreachable")
 
 
+def raise_site_text(exception: str, message: str, where: str | None) -> str:
+    """The site text of an `ad.raise_if`: what `exception()` decodes."""
+    return f"{exception}\n{message}\n{where or '?'}"
+
+
+def _raised(site: str, index: int, size: int) -> tuple[type[Exception], str, str]:
+    """(class, message, location) of an `ad.raise_if` stop; its `{0}`, `{1}`
+    and `{k:shapeN}` placeholders filled with the stop's values."""
+    import re
+
+    name, message, where = (site.split("\n") + ["", "", "?"])[:3]
+    kind = raisable(name) or RuntimeError
+    values = (index, size)
+
+    def fill(match: re.Match) -> str:
+        value = values[int(match.group(1))]
+        if match.group(2) is None:
+            return str(value)
+        count = int(match.group(2))
+        bits = 64 // count
+        unsigned = value & ((1 << 64) - 1)
+        sizes = [(unsigned >> (bits * (count - 1 - k))) & ((1 << bits) - 1) for k in range(count)]
+        return "(" + ",".join(map(str, sizes)) + ("," if count == 1 else "") + ")"
+
+    return kind, re.sub(r"\{([01])(?::shape([1-8]))?\}", fill, message), where
+
+
 def exception(code: int, where: str, index: int, size: int) -> Exception:
     """The exception for a call that stopped with `code` at source location
     `where`. It carries `location` (where) and `detail` (the message
     without the location), so `ad-run` can print `where: error: ...`."""
-    kind, detail = _describe(code, index, size)
+    if code == RAISED:
+        kind, detail, where = _raised(where, index, size)
+    elif code == USER_RAISE:
+        where, name, detail = where.split(_SEP, 2)
+        kind = raisable(name) or AssertionError
+    else:
+        kind, detail = _describe(code, index, size)
     err = kind(f"{detail} (at {where})")
     err.location = where  # type: ignore[attr-defined]
     err.detail = detail  # type: ignore[attr-defined]

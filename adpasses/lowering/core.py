@@ -347,14 +347,16 @@ class ModuleTranslator:
 
 
 def _stops_without_checks(op: Operation) -> bool:
-    """Ops whose stops `boundscheck=False` keeps: allocations (their sizes)
-    and scf.for with a step not known here (a step <= 0)."""
+    """Ops whose stops `boundscheck=False` keeps: allocations (their sizes),
+    scf.for with a step not known here (a step <= 0) and cf.assert (a
+    Python raise or assert)."""
     from xdsl.dialects import arith, memref, scf
 
     if isinstance(op, scf.ForOp):
         step = op.step.owner
         return not isinstance(step, arith.ConstantOp)
-    return isinstance(op, (memref.AllocOp, memref.AllocaOp)) or op.name in ("ad.tape.create", "ad.tape.push")
+    return (isinstance(op, (memref.AllocOp, memref.AllocaOp))
+            or op.name in ("ad.tape.create", "ad.tape.push", "cf.assert", "ad.raise_if"))
 
 
 def _intrinsic_suffix(ty: ir.Type) -> str:
@@ -386,6 +388,8 @@ class FunctionTranslator:
         self.workspaces: list[tuple[ir.Value, ir.Value, ir.Value]] = []
         self.holds_workspaces = mt.workspace and any(WORKSPACE_ATTR in op.attributes for op in f.walk())
         self._early_exit: ir.Block | None = None
+        self._current_op: Operation | None = None  # the op being lowered (a stop frees what it holds)
+        self._buffers: dict[Block, tuple[dict[Operation, int], list[tuple[int, int, SSAValue]]]] = {}
 
     # -- values --------------------------------------------------------------
 
@@ -469,6 +473,7 @@ class FunctionTranslator:
                 else "rewrite it with supported func/arith/math/memref/scf/cf ops"
             )
             raise error_at(op, f"is not supported by the LLVM lowering; {hint}")
+        outer, self._current_op = self._current_op, op
         try:
             rule(self, op)
         except UnsupportedType as err:
@@ -478,6 +483,8 @@ class FunctionTranslator:
         except Exception as err:  # noqa: BLE001 - a rule met IR it does not handle: a bug of ours
             raise error_at(op, f"internal error in the LLVM lowering ({type(err).__name__}: {err}); "
                                "please report it") from err
+        finally:
+            self._current_op = outer
 
     # -- helpers for translation functions -----------------------------------
 
@@ -507,12 +514,48 @@ class FunctionTranslator:
         self.return_early()
 
     def return_early(self) -> None:
+        """Leave the call after a stop: free the heap arrays live at the op
+        being lowered, then return (through the exit that gives back the
+        workspaces, if the function holds any)."""
+        if self._current_op is not None:
+            for buffer in self.live_buffers(self._current_op):
+                self.free(self.get(buffer).ptr)
         if self.holds_workspaces:
             if self._early_exit is None:
                 self._early_exit = self.fn.append_basic_block("early_exit")
             self.b.branch(self._early_exit)
             return
         self._return_undefined()
+
+    def live_buffers(self, op: Operation) -> list[SSAValue]:
+        """The memref.alloc buffers a stop at `op` would leak: allocated
+        before `op` (or before the region op holding it) in an enclosing
+        block of the function and freed by a memref.dealloc after it in the
+        same block, as the frontend and the tape lowering scope them.
+        Workspace buffers go back to their pools instead (`early exit`);
+        a buffer without such a dealloc (returned to the caller) is not
+        ours to free."""
+        from xdsl.dialects import memref
+
+        live: list[SSAValue] = []
+        child: Operation | None = op
+        while child is not None and not isinstance(child, func.FuncOp):
+            block = child.parent_block()
+            if block is None:
+                break
+            if block not in self._buffers:
+                position = {o: k for k, o in enumerate(block.ops)}
+                freed = {o.memref: position[o] for o in block.ops if isinstance(o, memref.DeallocOp)
+                         and WORKSPACE_ATTR not in o.attributes}
+                self._buffers[block] = (position, [
+                    (position[o], freed[o.memref], o.memref) for o in block.ops
+                    if isinstance(o, memref.AllocOp) and WORKSPACE_ATTR not in o.attributes
+                    and freed.get(o.memref, -1) > position[o]])
+            position, buffers = self._buffers[block]
+            at = position[child]
+            live.extend(buffer for start, end, buffer in buffers if start < at < end)
+            child = block.parent_op()
+        return live
 
     def _define_early_exit(self) -> None:
         """Give back every workspace buffer this call may hold (an entry

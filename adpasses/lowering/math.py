@@ -2,7 +2,7 @@
 
 The math ops of the op table (`adpasses/ops/math.py`) are lowered from
 their entries (`lowering/scalar_ops.py`): intrinsics where LLVM has them,
-libm calls otherwise (MCJIT resolves libm symbols such as `tanh`, `erf` in
+libm calls otherwise (MCJIT resolves libm symbols such as `erf`, `atan` in
 the running process; float32 ops call the `f`-suffixed functions). Here:
 the libm call those entries use (`libm`) and the lowerings of the entries
 that need more (`CUSTOM`: rsqrt, fpowi). Every float math op the lowering

@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from adpasses.core import stop_codes
 from adpasses.core.diagnostics import error_at, op_location
-from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, KeepOp, ShadowCheckOp
+from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, KeepOp, RaiseIfOp, ShadowCheckOp
 from adpasses.core.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
@@ -271,6 +271,17 @@ def _shadow_check(ft: FunctionTranslator, op: ShadowCheckOp) -> None:
             ft.fail(site, s, SHADOW_AXIS - d, p)
 
 
+def _raise_if(ft: FunctionTranslator, op: RaiseIfOp) -> None:
+    """Stop the call with the op's exception when its condition holds (kept
+    with boundscheck=False: it is the program's semantics, not a check)."""
+    where = op_location(op)
+    site = ft.mt.check_site(op, stop_codes.raise_site_text(op.exception.data, op.message.data, where))
+    values = [ft.get(v) for v in op.values] + [const_i64(0)] * (2 - len(op.values))
+    b = ft.b
+    with b.if_then(ft.get(op.cond), likely=False):
+        ft.fail(site, values[0], stop_codes.RAISED, values[1])
+
+
 def _keep(ft: FunctionTranslator, op: KeepOp) -> None:
     """Nothing: `ad.keep` only kept its operands' ops (and their checks)
     alive through the xDSL passes."""
@@ -441,5 +452,6 @@ LOWERINGS = {
     memref.CopyOp: _copy,
     ShadowCheckOp: _shadow_check,
     KeepOp: _keep,
+    RaiseIfOp: _raise_if,
 }
 

@@ -34,7 +34,7 @@ import llvmlite.binding as llvm
 from adpasses.core.compile_locks import LLVM_LOCK, load_compiler, locked, once
 from adpasses.core.compile_thread import compile_entry, current_stack_bytes, run_with_stack
 from adpasses.core.options import check_flag, check_module_input, check_opt_level
-from adpasses.native import runtime
+from adpasses.native import runtime, vector_math
 
 if TYPE_CHECKING:  # xDSL is imported when something is compiled, not to load machine code
     from xdsl.dialects.builtin import ModuleOp
@@ -120,6 +120,11 @@ def optimized_module(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
 
 
 def _optimized_module(ir_text: str, opt_level: int, context: object = None) -> llvm.ModuleRef:
+    vector_calls = False
+    if opt_level > 0:
+        # Vectorised loops call libmvec (adpasses.native.vector_math).
+        annotated = vector_math.annotate(ir_text)
+        vector_calls, ir_text = annotated is not ir_text, annotated
     with LLVM_LOCK:
         tm = _target_machine(opt_level)
         mod = llvm.parse_assembly(ir_text, context)
@@ -130,7 +135,8 @@ def _optimized_module(ir_text: str, opt_level: int, context: object = None) -> l
             pto.loop_vectorization = True
             pto.slp_vectorization = True
             pb = llvm.create_pass_builder(tm, pto)
-            pb.getModulePassManager().run(mod, pb)
+            with vector_math.ordered_reductions(vector_calls):
+                pb.getModulePassManager().run(mod, pb)
         return mod
 
 
@@ -152,7 +158,8 @@ def _machine_code(ir_text: str, opt_level: int) -> tuple[MachineCode, float, byt
 def machine_code_of_object(object_code: bytes) -> MachineCode:
     """Load object code that `_machine_code` generated (in this process or
     another one on the same CPU) and link it: the runtime's symbols and
-    the C library's resolve by name."""
+    the C library's (and libmvec's: vector_math) resolve by name."""
+    vector_math.load_library()
     with LLVM_LOCK:
         context = llvm.create_context()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", context), _target_machine())

@@ -110,6 +110,8 @@ def environment_key() -> str:
         import llvmlite.binding as llvm
         import numpy as np
 
+        from adpasses.native import vector_math
+
         parts = [
             f"format {MAGIC.decode()}",
             f"adpasses {_package_fingerprint()}",
@@ -119,6 +121,7 @@ def environment_key() -> str:
             f"python {sys.version} {sys.implementation.cache_tag}",
             f"target {llvm.get_process_triple()} {llvm.get_host_cpu_name()} "
             f"{llvm.get_host_cpu_features().flatten()}",
+            f"vector math {sorted(vector_math.available().items())}",
         ]
         _env_key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return _env_key

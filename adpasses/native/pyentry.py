@@ -37,7 +37,7 @@ from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, MemRefType, ModuleOp
 from xdsl.ir import Attribute, SSAValue
 
-from adpasses.analysis.memref_views import memory_object
+from adpasses.analysis.memref_views import memory_objects
 from adpasses.core.types import has_identity_layout, memref_strides
 from adpasses.lowering import thread_state
 from adpasses.lowering.core import I8, I32, I64, PTR, ModuleTranslator, const_i64, flat_types, opaque
@@ -92,9 +92,9 @@ def written_parameters(f: func.FuncOp) -> set[int]:
     written: set[int] = set()
 
     def mark(value: SSAValue) -> None:
-        obj = memory_object(value)
-        if obj in args:
-            written.add(args.index(obj))
+        for obj in memory_objects(value):  # through views and run-time choices (arith.select)
+            if obj in args:
+                written.add(args.index(obj))
 
     for op in f.walk():
         if isinstance(op, memref.StoreOp):

@@ -22,12 +22,12 @@ argument. Its body is:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr, MemRefType, UnitAttr
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -36,11 +36,14 @@ from adpasses.analysis.memref_views import is_allocation, memory_object
 from adpasses.cache.plan import CachePlan, is_recomputable_op
 from adpasses.dialects.ad import (
     BOUNDS_CHECKED_OPS,
+    OWN_SIZES_ATTR,
+    WORKSPACE_ATTR,
     TWIN_ID_ATTR,
     TWIN_OF_ATTR,
     ShadowCheckOp,
     TapeCreateOp,
     TapeFreeOp,
+    TapePopOp,
     TapePushOp,
 )
 from adpasses.core.index_arith import saturate, saturating_mul, trip_count
@@ -61,8 +64,16 @@ class GradientBuilder:
         name: str,
         with_primal: bool,
         rules: RuleTables,
+        callee_gradient: Callable[[str, Sequence[str], Sequence[str]], str] | None = None,
     ):
         self.primal = primal
+        self.callee_gradient = callee_gradient
+        """(callee, activities, result activities) -> the name of the callee's
+        gradient function, built by the caller (`ad-build-gradients`): what a
+        checkpointed call's reverse calls."""
+        self.snapshot_tapes: dict[tuple[Operation, SSAValue], SSAValue] = {}
+        self.checkpointed_calls: list[tuple[Operation, str]] = []
+        """(checkpointed call of the primal, the callee gradient its reverse calls)."""
         self.rules = rules  # handed in: the engine does not import the rules
         self.activity = activity
         self.plan = plan
@@ -115,6 +126,7 @@ class GradientBuilder:
 
         returned, deferred = self._forward_sweep(block, vmap)
         self._insert_pushes(block, vmap)
+        self._insert_snapshots(vmap)
 
         top = ReverseContext(self, self.top_block, InsertPoint.at_end(block))
         top.materialize_block_values()
@@ -233,13 +245,138 @@ class GradientBuilder:
                 else:
                     target.insert_op_before(push, target.first_op)
 
+    def _insert_snapshots(self, vmap: dict[SSAValue, SSAValue]) -> None:
+        """Before each call whose memory the plan snapshots: every element
+        of that memref pushed on a tape (row-major), sized for all the
+        calls (trip counts of the enclosing loops times the elements)."""
+        for need in self.plan.snapshots():
+            op, mem = need.op, need.memref
+            anchor = self._top_ancestor_op(op)
+            builder = Builder(InsertPoint.before(self._clones[anchor]))
+            mtype = mem.type
+            assert isinstance(mtype, MemRefType)
+            per_call = self._capacity_of_block(op.parent_block(), builder, vmap)
+            elements = self._element_count(mem, builder, vmap)
+            capacity = (None if per_call is None or elements is None
+                        else saturating_mul(builder, per_call, elements))
+            create = builder.insert(TapeCreateOp(mtype.element_type, capacity))
+            create.location = op.location
+            tape = create.results[0]
+            tape.name_hint = f"snapshot_{mem.name_hint}" if mem.name_hint else "snapshot"
+            self.snapshot_tapes[(op, mem)] = tape
+            self._tapes_to_free.setdefault(anchor, []).append(tape)
+            forward_op = self._forward_ops[op]
+            forward_mem = forward_op.operands[list(op.operands).index(mem)]
+            at = Builder(InsertPoint.before(forward_op))
+            sizes = self.memref_sizes(at, forward_mem)
+
+            def push(b: Builder, idx: list[SSAValue]) -> None:
+                load = memref.LoadOp.get(forward_mem, idx)
+                load.attributes[OWN_SIZES_ATTR] = UnitAttr()  # 0 <= idx < its own dims
+                value = b.insert(load).results[0]
+                b.insert(TapePushOp(value, tape)).location = op.location
+
+            _loop_nest(at, sizes, push, op.location)
+
+    def restore_snapshot(self, rc: ReverseContext, op: Operation, mem: SSAValue) -> SSAValue:
+        """A scratch buffer (kept across calls: `ad.workspace`) holding the
+        contents `mem` had when `op` started, popped from its snapshot tape;
+        `release_scratch` frees it after use."""
+        tape = self.snapshot_tapes[(op, mem)]
+        sizes = self.memref_sizes(rc.builder, rc.primal(mem))
+        scratch = self._scratch_alloc(rc, mem, sizes)
+        one = rc.index(1)
+
+        def pop(b: Builder, idx: list[SSAValue]) -> None:
+            # Popped last first: each index runs backwards.
+            back = [b.insert(arith.SubiOp(b.insert(arith.SubiOp(n, one)).results[0], i)).results[0]
+                    for n, i in zip(sizes, idx)]
+            value = b.insert(TapePopOp(tape)).results[0]
+            b.insert(memref.StoreOp.get(value, scratch, back))
+
+        _loop_nest(rc.builder, sizes, pop, rc.loc)
+        return self._as_operand_type(rc, scratch, mem)
+
+    def scratch_buffer(self, rc: ReverseContext, mem: SSAValue) -> SSAValue:
+        """An uninitialised buffer of `mem`'s sizes (for a call that writes
+        it before reading it); `release_scratch` frees it."""
+        scratch = self._scratch_alloc(rc, mem, self.memref_sizes(rc.builder, rc.primal(mem)))
+        return self._as_operand_type(rc, scratch, mem)
+
+    @staticmethod
+    def _scratch_alloc(rc: ReverseContext, mem: SSAValue, sizes: list[SSAValue]) -> SSAValue:
+        mtype = mem.type
+        assert isinstance(mtype, MemRefType)
+        dynamic = [s for s, n in zip(sizes, mtype.get_shape()) if n < 0]
+        alloc = rc.insert(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
+                                             dynamic_sizes=dynamic))
+        alloc.attributes[WORKSPACE_ATTR] = UnitAttr()  # kept across calls: no allocation per call
+        scratch = alloc.results[0]
+        scratch.name_hint = f"{mem.name_hint}_at_call" if mem.name_hint else None
+        return scratch
+
+    @staticmethod
+    def _as_operand_type(rc: ReverseContext, scratch: SSAValue, mem: SSAValue) -> SSAValue:
+        mtype = mem.type
+        assert isinstance(mtype, MemRefType)
+        if MemRefType(mtype.element_type, mtype.get_shape()) != mtype:
+            # a strided view: the buffer under the operand's type
+            return rc.insert(memref.CastOp.get(scratch, mtype)).results[0]
+        return scratch
+
+    def release_scratch(self, rc: ReverseContext, scratch: SSAValue) -> None:
+        buffer = scratch.op.source if isinstance(scratch, OpResult) and isinstance(
+            scratch.op, memref.CastOp) else scratch
+        rc.insert(memref.DeallocOp.get(buffer)).attributes[WORKSPACE_ATTR] = UnitAttr()
+
+    @staticmethod
+    def memref_sizes(builder: Builder, value: SSAValue) -> list[SSAValue]:
+        mtype = value.type
+        assert isinstance(mtype, MemRefType)
+        sizes = []
+        for d, n in enumerate(mtype.get_shape()):
+            if n >= 0:
+                sizes.append(builder.insert(arith.ConstantOp(IntegerAttr(n, IndexType()))).results[0])
+            else:
+                k = builder.insert(arith.ConstantOp(IntegerAttr(d, IndexType()))).results[0]
+                sizes.append(builder.insert(memref.DimOp(value, k)).results[0])
+        return sizes
+
+    def _element_count(self, mem: SSAValue, builder: Builder,
+                       vmap: dict[SSAValue, SSAValue]) -> SSAValue | None:
+        """The number of elements of `mem`, computed in the top block
+        before the snapshot's top-level op; None if its sizes are not known
+        there."""
+        hoisted = self._hoist(mem, builder, vmap)
+        if hoisted is None:
+            return None
+        total = builder.insert(arith.ConstantOp(IntegerAttr(1, IndexType()))).results[0]
+        for size in self.memref_sizes(builder, hoisted):
+            total = saturating_mul(builder, total, size)
+        return total
+
+    def _top_ancestor_op(self, op: Operation) -> Operation:
+        while op.parent_block() is not self.top_block:
+            parent = op.parent_op()
+            assert parent is not None
+            op = parent
+        return op
+
     def _capacity(
         self, value: SSAValue, builder: Builder, vmap: dict[SSAValue, SSAValue]
     ) -> SSAValue | None:
         """Number of pushes of `value` per call, computed before the top-level
         op containing them; None when unknown there (growable tape)."""
+        return self._capacity_of_block(home_block(value), builder, vmap)
+
+    def _capacity_of_block(
+        self, block: Block | None, builder: Builder, vmap: dict[SSAValue, SSAValue]
+    ) -> SSAValue | None:
+        """How often `block` runs per call (trip counts of the loops around
+        it), computed before its top-level op; None when unknown there."""
         bounds: list[tuple[SSAValue, SSAValue, SSAValue]] = []
-        op = home_block(value).parent_op()
+        assert block is not None
+        op = block.parent_op()
         while op is not None and op is not self.primal:
             loop = trip_bounds(op)
             if loop is not None:
@@ -335,6 +472,26 @@ class GradientBuilder:
             for op in _identical_in_block(forward):
                 op.attributes[TWIN_ID_ATTR] = twin_id
         new.attributes[TWIN_OF_ATTR] = twin_id
+
+
+def _loop_nest(builder: Builder, sizes: Sequence[SSAValue],
+               body: Callable[[Builder, list[SSAValue]], None], location) -> None:  # type: ignore[no-untyped-def]
+    """for i0 < sizes[0], i1 < sizes[1], ...: body(builder, [i0, i1, ...])."""
+
+    def nest(b: Builder, rest: Sequence[SSAValue], idx: list[SSAValue]) -> None:
+        if not rest:
+            body(b, idx)
+            return
+        zero = b.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).results[0]
+        one = b.insert(arith.ConstantOp(IntegerAttr(1, IndexType()))).results[0]
+        inner = Block(arg_types=[IndexType()])
+        loop = b.insert(scf.ForOp(zero, rest[0], one, [], [inner]))
+        loop.location = location
+        ib = Builder(InsertPoint.at_end(inner))
+        nest(ib, rest[1:], [*idx, inner.args[0]])
+        ib.insert(scf.YieldOp())
+
+    nest(builder, sizes, [])
 
 
 def _identical_in_block(op: Operation) -> list[Operation]:

@@ -105,11 +105,29 @@ def collect_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list[SSA
     return needs
 
 
+def collect_memory_needs(function: func.FuncOp, activity: ActivityAnalysis) -> list:
+    """The memory some active op's reverse reruns on (`memory_needs` of a
+    rule: a checkpointed call's memref operands), as `MemoryNeed`s."""
+    from adpasses.cache.plan import MemoryNeed
+
+    found = []
+    for op in function.walk():
+        if op is function or not activity.is_active_op(op) or is_region_terminator(op):
+            continue
+        rule = rule_for(op)
+        memory_needs = getattr(rule, "memory_needs", None)
+        if memory_needs is not None:
+            found += [MemoryNeed(op, m) for m in memory_needs(op, activity)]
+    return found
+
+
 def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: str,
-                   use_activity: bool) -> GeneratedGradient:
+                   use_activity: bool, callee_gradient=None) -> GeneratedGradient:  # type: ignore[no-untyped-def]
     """Build the gradient of the prepared copy `work` and put it in
     `work`'s place (the copy is detached, intact: the activity analysis
-    returned refers to its ops)."""
+    returned refers to its ops). `callee_gradient(callee, activities,
+    result activities)` names the gradient a checkpointed call's reverse
+    calls (`CheckpointRequests.gradient_name`)."""
     from adpasses.reverse.gradient import GradientBuilder
     from adpasses.cache.planner import plan_cache
     from adpasses.cache.report import CacheReport
@@ -119,9 +137,10 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
     analysis.check_understood()  # an op it cannot see through touches active data
     check_const_memory(work, analysis)
     needed = collect_needs(work, analysis)
-    plan = plan_cache(work, needed, analysis, cache_policy)
+    plan = plan_cache(work, needed, analysis, cache_policy,
+                      memory_needs=collect_memory_needs(work, analysis))
     name = work.sym_name.data
-    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES)
+    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES, callee_gradient)
     gradient = sweep.build()
     gradient.attributes[GRADIENT_OF_ATTR] = work.attributes[GRADIENT_OF_ATTR]
     block = work.parent_block()
@@ -130,6 +149,7 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
     block.detach_op(work)
     report = CacheReport.from_plan(plan, gradient_name=name, primal_name=request.primal,
                                    policy=cache_policy)
+    report.checkpointed = list(sweep.checkpointed_calls)
     return GeneratedGradient(name, gradient, analysis, report, request.primal,
                             list(request.activity), list(request.ret_activity))
 
@@ -143,7 +163,13 @@ class BuildGradientsPass(ModulePass):
     report: str = ""
 
     def build(self, op: ModuleOp) -> list[GeneratedGradient]:
-        """The pass, returning what it built (`differentiate` reports it)."""
+        """The pass, returning what it built for the requests of the module
+        (`differentiate` reports it)."""
+        return self.build_all(op)[0]
+
+    def build_all(self, op: ModuleOp) -> tuple[list[GeneratedGradient], list[GeneratedGradient]]:
+        """What it built for the module's requests, and the gradients of
+        checkpointed callees their reverse sweeps call."""
         check_cache_policy(self.cache_policy)
         work: dict[GradientRequest, func.FuncOp] = {}
         for function in marked_functions(op):
@@ -160,10 +186,18 @@ class BuildGradientsPass(ModulePass):
         order = dict.fromkeys(GradientRequest.of_autodiff(a) for a in autodiffs)
         order.update(dict.fromkeys(work))
         built: dict[GradientRequest, GeneratedGradient] = {}
+        nested = CheckpointRequests(op, work)
         for request in order:
             if request in work:
                 built[request] = build_gradient(work[request], request, self.cache_policy,
-                                                self.activity)
+                                                self.activity, nested.gradient_name)
+        # The gradients checkpointed calls asked for (and those their own
+        # checkpointed calls ask for), each built once.
+        nested_built: dict[GradientRequest, GeneratedGradient] = {}
+        while (pending := nested.next_pending()) is not None:
+            request, copy = pending
+            nested_built[request] = build_gradient(copy, request, self.cache_policy,
+                                                        self.activity, nested.gradient_name)
         for autodiff in autodiffs:
             g = built.get(GradientRequest.of_autodiff(autodiff))
             if g is None:
@@ -172,11 +206,62 @@ class BuildGradientsPass(ModulePass):
             call = func.CallOp(g.name, list(autodiff.args), list(autodiff.result_types))
             call.location = autodiff.location
             Rewriter.replace_op(autodiff, call)
+        # Each report names the reports of the callee gradients it calls.
+        reports = {g.name: g.cache_report for g in [*built.values(), *nested_built.values()]}
+        for report in reports.values():
+            report.link_callees(reports)
         if self.report:
-            for g in built.values():
+            for g in [*built.values(), *nested_built.values()]:
                 text = g.cache_report.to_json() if self.report == "json" else str(g.cache_report)
                 print(text, file=sys.stderr)
-        return list(built.values())
+        return list(built.values()), list(nested_built.values())
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.build(op)
+
+
+class CheckpointRequests:
+    """The gradients of checkpointed callees (`ad.checkpoint` calls) that
+    the gradients being built call in their reverse sweeps. A request is
+    cloned (a marked copy, named as its gradient) when first asked for and
+    prepared as the pipeline's earlier steps prepare a copy (callees
+    inlined, affine lowered, upstream ops expanded, scf.while counted);
+    `ad-build-gradients` then builds it like any other."""
+
+    def __init__(self, module: ModuleOp, work: dict[GradientRequest, func.FuncOp]):
+        self.module = module
+        self.names: dict[GradientRequest, str] = {r: f.sym_name.data for r, f in work.items()}
+        self.pending: list[tuple[GradientRequest, func.FuncOp]] = []
+
+    def gradient_name(self, callee: str, activity, ret_activity) -> str:  # type: ignore[no-untyped-def]
+        from adpasses.transforms.clone_primals import clone_primal
+
+        request = GradientRequest(callee, tuple(activity), tuple(ret_activity), False)
+        if request not in self.names:
+            copy = clone_primal(self.module, request)
+            prepare_copy(copy, self.module, request)
+            self.names[request] = copy.sym_name.data
+            self.pending.append((request, copy))
+        return self.names[request]
+
+    def next_pending(self) -> tuple[GradientRequest, func.FuncOp] | None:
+        return self.pending.pop(0) if self.pending else None
+
+
+def prepare_copy(copy: func.FuncOp, module: ModuleOp, request: GradientRequest) -> None:
+    """What the reverse pipeline's steps before `ad-build-gradients` do to
+    one marked copy (see `reverse_pipeline`)."""
+    from xdsl.dialects import scf
+
+    from adpasses.dialects.ad import COUNTED_ATTR
+    from adpasses.transforms.count_while import count_while_iterations
+    from adpasses.transforms.expand_upstream_ops import expand_upstream_ops
+    from adpasses.transforms.inline_calls import inline_calls
+    from adpasses.transforms.lower_affine import lower_affine
+
+    inline_calls(copy, module, request.primal)
+    lower_affine(copy)
+    expand_upstream_ops(copy)
+    for loop in [o for o in copy.walk() if isinstance(o, scf.WhileOp)]:
+        if COUNTED_ATTR not in loop.attributes:
+            count_while_iterations(loop)

@@ -22,6 +22,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
+from adpasses.dialects.ad import CHECKPOINT_ATTR
 from adpasses.transforms.expand_upstream_ops import resolve_indirect_calls
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
@@ -86,7 +87,8 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
 
 def inline_calls(function: func.FuncOp, module: Operation, name: str | None = None) -> None:
     """Inline, transitively, every call in `function` (a copy of `@name`)
-    to a defined function."""
+    to a defined function, except checkpointed calls (`ad.checkpoint`: the
+    reverse sweep calls the callee's own gradient)."""
     resolve_indirect_calls(function)
     check_no_recursion(module, function, name)
     while True:
@@ -94,7 +96,8 @@ def inline_calls(function: func.FuncOp, module: Operation, name: str | None = No
         calls = [
             (op, callee)
             for op in function.walk()
-            if isinstance(op, func.CallOp) and (callee := _callee(module, op)) is not None
+            if isinstance(op, func.CallOp) and CHECKPOINT_ATTR not in op.attributes
+            and (callee := _callee(module, op)) is not None
         ]
         if not calls:
             return

@@ -77,6 +77,12 @@ def _count_while() -> type[ModulePass]:
     return CountWhilePass
 
 
+def _checkpoint_loops() -> type[ModulePass]:
+    from adpasses.transforms.checkpoint_loops import CheckpointLoopsPass
+
+    return CheckpointLoopsPass
+
+
 def _build_gradients() -> type[ModulePass]:
     from adpasses.transforms.build_gradients import BuildGradientsPass
 
@@ -113,6 +119,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-clone-primals": _clone_primals,
     "ad-inline-calls": _inline,
     "ad-count-while": _count_while,
+    "ad-checkpoint-loops": _checkpoint_loops,  # with tape-limit only
     "ad-build-gradients": _build_gradients,
     "ad-lower-tapes": _lower_tapes,
     "ad-dead-forward": _dead_forward,

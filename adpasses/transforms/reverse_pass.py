@@ -7,7 +7,8 @@ Options of `ad-reverse`: `cache-policy` (`minimal`: min-cut cache
 minimisation, default; `tape-all`: tape every needed in-loop value),
 `activity` (false: treat every float as active, for comparison), `report`
 (`text` or `json`: print the cache report of every generated function on
-stderr), `lower-tapes`, `simplify`.
+stderr), `lower-tapes`, `simplify`, `tape-limit` (bytes; >= 0: time loops
+whose tape may exceed it are checkpointed, `ad-checkpoint-loops`).
 
 The pass leaves every access of the gradient bounds-checked (except tape
 accesses) and tags the reverse sweep's repeats of forward accesses with
@@ -86,6 +87,7 @@ class ReversePass(ModulePass):
     report: str = ""
     lower_tapes: bool = True
     simplify: bool = True
+    tape_limit: int = -1
 
     def steps(self) -> tuple[ModulePass, ...]:
         """The reverse pipeline's steps this pass runs (`ad-opt` runs them
@@ -94,7 +96,8 @@ class ReversePass(ModulePass):
         # Check elision is the pipeline's last pass (ad-elide-shadow-checks),
         # so that no pass after this one can remove a check it relies on.
         return reverse_steps(ReverseOptions(self.cache_policy, self.activity, self.lower_tapes,
-                                            self.simplify, elide_checks=False, report=self.report))
+                                            self.simplify, elide_checks=False, report=self.report,
+                                            tape_limit=self.tape_limit))
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for step in self.steps():

@@ -10,6 +10,7 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-lower-affine{marked-only=true} affine ops of the copies as scf/memref
     ad-expand-upstream-ops{marked-only=true}  sincos, ipowi, scf.parallel as known ops
     ad-count-while                    every scf.while counts its iterations
+    ad-checkpoint-loops{tape-limit}   time loops as checkpointed segments  (tape-limit >= 0)
     ad-build-gradients{...}           activity, cache plan, the gradient in the copy's place
     ad-lower-tapes{marked-only=true}  tapes of known capacity as memrefs   (lower-tapes)
     ad-dead-forward                   dead code, checks kept
@@ -47,11 +48,15 @@ class ReverseOptions:
     (`ad-opt --reverse` is `ad-reverse,ad-elide-shadow-checks`)."""
     report: str = ""
     """`text` or `json`: print the cache report of each gradient on stderr."""
+    tape_limit: int = -1
+    """Bytes: checkpoint the time loops whose tape may exceed it
+    (`ad-checkpoint-loops`); -1: no loop checkpointing."""
 
 
 def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     """The steps of the reverse pipeline for `options`, in order."""
     from adpasses.transforms.build_gradients import BuildGradientsPass
+    from adpasses.transforms.checkpoint_loops import CheckpointLoopsPass
     from adpasses.transforms.clone_primals import ClonePrimalsPass
     from adpasses.transforms.count_while import CountWhilePass
     from adpasses.transforms.dead_forward import DeadForwardPass
@@ -69,6 +74,10 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
         LowerAffinePass(marked_only=True),
         ExpandUpstreamOpsPass(marked_only=True),
         CountWhilePass(),
+    ]
+    if options.tape_limit >= 0:
+        steps.append(CheckpointLoopsPass(options.tape_limit))
+    steps += [
         BuildGradientsPass(options.cache_policy, options.activity, options.report),
     ]
     if options.lower_tapes:

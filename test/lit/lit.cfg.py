@@ -42,3 +42,9 @@ from adpasses.transforms.reverse_pipeline import ReverseOptions, reverse_spec  #
 
 config.substitutions.append(("%{reverse_steps_no_simplify}", reverse_spec(ReverseOptions(simplify=False))))
 config.substitutions.append(("%{reverse_steps}", reverse_spec(ReverseOptions())))
+
+# libmvec's vector math (adpasses/native/vector_math.py): on x86-64 glibc.
+from adpasses.native import vector_math  # noqa: E402
+
+if vector_math.available():
+    config.available_features.add("libmvec")

@@ -180,10 +180,11 @@ def compile_error(name: str, *args: object) -> str:
 
 X = np.ones(3)
 NUMPY_SUPPORTED = ("np.abs, np.absolute, np.arccos, np.arccosh, np.arcsin, np.arcsinh, np.arctan, "
-                   "np.arctan2, np.arctanh, np.cbrt, np.ceil, "
+                   "np.arctan2, np.arctanh, np.around, np.cbrt, np.ceil, "
                    "np.copysign, np.cos, np.cosh, np.exp, np.exp2, np.expm1, np.fabs, np.float32, np.float64, "
-                   "np.floor, np.hypot, np.int64, np.log, np.log10, np.log1p, np.log2, np.maximum, np.minimum, "
-                   "np.power, np.sin, np.sinh, np.sqrt, np.tan, np.tanh, np.trunc")
+                   "np.floor, np.hypot, np.int64, np.isfinite, np.isinf, np.isnan, np.log, np.log10, np.log1p, "
+                   "np.log2, np.maximum, np.minimum, np.power, np.rint, np.round, np.sin, np.sinh, np.sqrt, np.tan, "
+                   "np.tanh, np.trunc")
 ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape) or np.empty(shape) (optionally dtype=...) and "
             "fill it in a loop")
 
@@ -215,7 +216,7 @@ MESSAGES = [
     ("sorted_numbers", [X], "sorted() is not supported in compiled code; sort outside the compiled function "
                             "and pass the sorted array"),
     ("open_file", [1.5], "the builtin open() is not supported in compiled code; the builtins it supports are "
-                         "abs, min, max, float, int, bool, len and range (in for loops)"),
+                         "abs, min, max, round, float, int, bool, len and range (in for loops)"),
     ("invert_bits", [3], "bitwise ~ is not supported; write -x - 1 for an int, or `not b` for a bool"),
     ("assign_attribute", [X], "cannot assign to 'x.shape'; assign to a variable (v = ...) or an array element "
                               "(x[i] = ...)"),
@@ -244,7 +245,7 @@ def test_the_suggested_rewrites_compile_and_agree_with_numpy():
         assert sk.clip(x) == np.clip(x, 0.0, 1.0)
     assert sk.isnan(float("nan")) and not sk.isnan(1.0)
     assert sk.isinf(-math.inf) and not sk.isinf(1e308)
-    assert sk.rounded(2.5) == 3 and sk.rounded(-2.5) == -2
+    assert sk.rounded(2.5) == 2 and sk.rounded(-2.5) == -2 and sk.rounded(3.5) == 4  # half to even
     assert sk.total(np.arange(4.0)) == 6.0
     assert sk.via_import(2.0) == 4.0
 

@@ -3,8 +3,10 @@
 `func.return` starts the reverse sweep: each active result's adjoint is its
 seed; each dup (memref) result's seed, a memref of the result's sizes, is
 added into the shadow of the returned memory, element by element (Enzyme's
-seeding of a returned pointer's shadow). The seed is only read. Calls are inlined before differentiation (`ad-inline-calls`), so a
-`func.call` reaching the reverse sweep calls a function without a body.
+seeding of a returned pointer's shadow). The seed is only read. Calls are
+inlined before differentiation (`ad-inline-calls`), so a `func.call`
+reaching the reverse sweep is checkpointed (`ad.checkpoint`,
+`rules/checkpoint.py`) or calls a function without a body.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from xdsl.ir import SSAValue
 from adpasses.dialects.ad import ShadowCheckOp
 
 from adpasses.core.diagnostics import error_at
+from adpasses.reverse.rules.checkpoint import CheckpointCallRule, is_checkpointed
+
+CHECKPOINT = CheckpointCallRule()
 
 
 class ReturnRule:
@@ -48,10 +53,24 @@ class ReturnRule:
 
 
 class CallRule:
+    """A call left after inlining: a checkpointed call (`ad.checkpoint`,
+    `rules/checkpoint.py`) is recomputed in the reverse sweep; any other
+    calls a function without a body."""
+
     def needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        if is_checkpointed(op):
+            return CHECKPOINT.needs(op, activity)
+        return ()
+
+    def memory_needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        if is_checkpointed(op):
+            return CHECKPOINT.memory_needs(op, activity)
         return ()
 
     def reverse(self, rc, op: func.CallOp) -> None:  # type: ignore[no-untyped-def]
+        if is_checkpointed(op):
+            CHECKPOINT.reverse(rc, op)
+            return
         raise error_at(
             op,
             f"calls '{op.callee}', which has no body to differentiate; "

@@ -1,0 +1,315 @@
+"""`ad-checkpoint-loops{tape-limit=BYTES}`: automatic checkpointing of time
+loops under a memory budget (the two-level, sqrt(steps) scheme).
+
+A step of the reverse pipeline, before `ad-build-gradients`, on the copies
+it is differentiating. With `tape-limit` >= 0, each `scf.for` of a copy's
+top block (index induction variable) that the cache plan would tape
+values in (a trial plan: activity, needs, minimum cut) is split into
+segments of k iterations, and each segment becomes a call, marked
+`ad.checkpoint`, of a new function running those iterations:
+
+    scf.for %s = 0 to ceildiv(N, k) iter_args(%c = inits) {
+      %lo = lb + s*k*step ; %hi = min(ub, lo + k*step)
+      %r = func.call @f_segment_0(%lo, %hi, step, <used values>, %c) {ad.checkpoint}
+      scf.yield %r
+    }
+
+Checkpointed calls do the rest (rules/checkpoint.py): the forward sweep
+runs segments without taping, the plan tapes each segment's carried
+scalars and snapshots the arrays the loop overwrites (one state per
+segment), and the reverse sweep, segment by segment from the last, restores
+the snapshot, reruns the segment taping it (k steps) and reverses it.
+
+k is chosen when the gradient runs, from the state S a snapshot holds
+(bytes of the memrefs the loop may write, except those each step writes
+before reading; plus 8 per carried value) and T, what one step tapes
+(the trial plan's taped values times the trip counts of their loops
+inside the step; S where those are not known before the loop): if
+N*T <= tape-limit, k = N (one segment); else k = ceil(sqrt(N*S/T)), which
+minimises (N/k)*S + k*T: for T = S about 2*sqrt(N) states are held
+(sqrt(N) snapshots, one segment's tape). Either way the loop runs forward
+once more (the recompute factor 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, math, memref, scf
+from xdsl.dialects.builtin import (
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
+
+from adpasses.core.index_arith import saturating_mul, trip_count
+from adpasses.core.ir_facts import home_block
+from adpasses.core.ir_facts import is_constant
+from adpasses.core.types import byte_size, is_float_type, is_int_like, is_memref_type
+from adpasses.dialects.ad import CHECKPOINT_ATTR
+from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
+
+SEGMENT_SUFFIX = "_segment"
+
+
+def _passable(value: SSAValue) -> bool:
+    return is_memref_type(value.type) or is_float_type(value.type) or is_int_like(value.type)
+
+
+def used_from_outside(loop: scf.ForOp) -> list[SSAValue]:
+    """Values defined outside `loop` that ops inside it use, in first use order."""
+    inside: set[SSAValue] = set()
+    for op in loop.walk():
+        if op is not loop:
+            inside.update(op.results)
+        for region in op.regions:
+            for block in region.blocks:
+                inside.update(block.args)
+    seen: dict[SSAValue, None] = {}
+    for op in loop.walk():
+        if op is loop:
+            continue
+        for v in op.operands:
+            if v not in inside and not is_constant(v):
+                seen.setdefault(v, None)
+    return list(seen)
+
+
+def _constants_used(loop: scf.ForOp) -> list[Operation]:
+    ops: dict[Operation, None] = {}
+    for op in loop.walk():
+        if op is loop:
+            continue  # its bounds and inits become parameters
+        for v in op.operands:
+            if is_constant(v) and home_block(v) is loop.parent_block():
+                ops.setdefault(v.owner, None)  # type: ignore[arg-type]
+    return list(ops)
+
+
+def loops_to_checkpoint(function: func.FuncOp,
+                        request: GradientRequest) -> list[tuple[scf.ForOp, list[SSAValue]]]:
+    """The top-level scf.for loops of the copy that a trial cache plan tapes
+    values in (or snapshots memory in), each with the values it would tape."""
+    from adpasses.analysis.activity import ActivityAnalysis
+    from adpasses.cache.planner import plan_cache
+    from adpasses.transforms.build_gradients import collect_memory_needs, collect_needs
+
+    top = function.body.block
+    loops = [op for op in top.ops if isinstance(op, scf.ForOp) and isinstance(op.body.block.args[0].type, IndexType)]
+    if not loops:
+        return []
+    activity = ActivityAnalysis(function, list(request.activity), list(request.ret_activity))
+    plan = plan_cache(function, collect_needs(function, activity), activity,
+                      memory_needs=collect_memory_needs(function, activity))
+    taped_in: dict[Operation, list[SSAValue]] = {}
+    for v in plan.taped():
+        op = home_block(v).parent_op()
+        while op is not None and op.parent_block() is not top:
+            op = op.parent_op()
+        if op is not None:
+            taped_in.setdefault(op, []).append(v)
+    for need in plan.snapshots():
+        op = need.op
+        while op.parent_block() is not top:
+            op = op.parent_op()  # type: ignore[assignment]
+        taped_in.setdefault(op, [])
+    return [(loop, taped_in[loop]) for loop in loops
+            if loop in taped_in and all(_passable(v) for v in used_from_outside(loop))]
+
+
+def outline_segment(loop: scf.ForOp, module: ModuleOp, name: str) -> tuple[func.FuncOp, list[SSAValue]]:
+    """A function running the iterations [lo, hi) of `loop` (same step) from
+    the carried values given: (lo, hi, step, used values..., carried...) ->
+    carried values."""
+    used = [v for v in used_from_outside(loop)]
+    lb, ub, step = loop.lb, loop.ub, loop.step
+    inits = list(loop.iter_args)
+    params = [IndexType(), IndexType(), IndexType(), *(v.type for v in used), *(v.type for v in inits)]
+    results = [v.type for v in inits]
+    body = Block(arg_types=params)
+    lo, hi, st = body.args[0], body.args[1], body.args[2]
+    lo.name_hint, hi.name_hint = "lo", "hi"
+    mapping: dict[SSAValue, SSAValue] = {}
+    for v, a in zip(used, body.args[3 : 3 + len(used)]):
+        mapping[v] = a
+        a.name_hint = v.name_hint
+    carried = list(body.args[3 + len(used):])
+    for v, a in zip(loop.body.block.args[1:], carried):
+        a.name_hint = v.name_hint
+    for constant in _constants_used(loop):
+        copy = constant.clone()
+        body.add_op(copy)
+        mapping.update(zip(constant.results, copy.results))
+    new_loop = loop.clone(value_mapper=mapping)
+    # The clone keeps the original's bounds and inits: point them at the parameters.
+    new_loop.operands = [lo, hi, st, *carried]  # type: ignore[assignment]
+    body.add_op(new_loop)
+    ret = func.ReturnOp(*new_loop.results)
+    ret.location = loop.location
+    body.add_op(ret)
+    function = func.FuncOp(name, (params, results), Region(body), visibility="private")
+    function.location = loop.location
+    return function, used
+
+
+def _segment_length(b: Builder, n: SSAValue, state_bytes: SSAValue, step_bytes: SSAValue,
+                    limit: int) -> SSAValue:
+    """k = n if n*T <= limit (T: one step's tape), else ceil(sqrt(n*S/T))
+    (S: the state a snapshot holds), which minimises (n/k)*S + k*T, the
+    snapshots plus one segment's tape; at least 1, at most n."""
+    def emit(op: Operation) -> SSAValue:
+        return b.insert(op).results[0]
+
+    one = emit(arith.ConstantOp(IntegerAttr(1, IndexType())))
+    i64, f64 = IntegerType(64), Float64Type()
+
+    def to_float(v: SSAValue) -> SSAValue:
+        return emit(arith.SIToFPOp(emit(arith.IndexCastOp(v, i64)), f64))
+
+    ratio = emit(arith.DivfOp(emit(arith.MulfOp(to_float(n), to_float(state_bytes))),
+                              to_float(emit(arith.MaxSIOp(step_bytes, one)))))
+    root = emit(math.CeilOp(emit(math.SqrtOp(ratio))))
+    sqrt_k = emit(arith.MinSIOp(emit(arith.IndexCastOp(emit(arith.FPToSIOp(root, i64)), IndexType())), n))
+    total = saturating_mul(b, n, step_bytes)
+    fits = emit(arith.CmpiOp(total, emit(arith.ConstantOp(IntegerAttr(limit, IndexType()))), "ule"))
+    k = emit(arith.SelectOp(fits, n, sqrt_k))
+    return emit(arith.MaxSIOp(k, one))
+
+
+def _state_bytes(b: Builder, loop: scf.ForOp, used: list[SSAValue], module: ModuleOp,
+                 segment: func.FuncOp) -> SSAValue:
+    """Bytes of what the loop carries and the memory it may write."""
+    from adpasses.analysis.memory_writes import WriteEffects, written_arguments, written_before_read
+
+    def emit(op: Operation) -> SSAValue:
+        return b.insert(op).results[0]
+
+    written = written_arguments(WriteEffects(module), segment)
+    total = emit(arith.ConstantOp(IntegerAttr(8 * len(loop.iter_args), IndexType())))
+    for k, v in enumerate(used):
+        if not is_memref_type(v.type) or (written is not None and 3 + k not in written):
+            continue
+        if written_before_read(segment, 3 + k):
+            continue  # scratch of each step: nothing to snapshot
+        mtype = v.type
+        assert isinstance(mtype, MemRefType)
+        size = emit(arith.ConstantOp(IntegerAttr(byte_size(mtype.element_type), IndexType())))
+        for d, extent in enumerate(mtype.get_shape()):
+            dim = (emit(arith.ConstantOp(IntegerAttr(extent, IndexType()))) if extent >= 0 else
+                   emit(memref.DimOp(v, emit(arith.ConstantOp(IntegerAttr(d, IndexType()))))))
+            size = saturating_mul(b, size, dim)
+        total = emit(arith.AddiOp(total, size))
+    return total
+
+
+def _step_tape_bytes(b: Builder, loop: scf.ForOp, taped: list[SSAValue]) -> SSAValue | None:
+    """The bytes one iteration of `loop` tapes (the trial plan's values, each
+    times the trip counts of the loops between it and `loop`), computed
+    before `loop`; None where a trip count is not known there (bounds
+    computed inside the loop, a while loop)."""
+    from adpasses.core.region_flow import runs_at_most_once, trip_bounds
+
+    def hoist(v: SSAValue) -> SSAValue | None:
+        if home_block(v) is not loop.parent_block() or v.owner is loop:
+            return None
+        return v  # defined before the loop, in the function's top block
+
+    total = b.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).results[0]
+    for v in taped:
+        count = b.insert(arith.ConstantOp(IntegerAttr(byte_size(v.type), IndexType()))).results[0]
+        op = home_block(v).parent_op()
+        while op is not None and op is not loop:
+            bounds = trip_bounds(op)
+            if bounds is not None:
+                hoisted = [hoist(x) if not is_constant(x) else
+                           b.insert(x.owner.clone()).results[0] for x in bounds]  # type: ignore[union-attr]
+                if any(h is None for h in hoisted):
+                    return None
+                trips = trip_count(b, *hoisted)  # type: ignore[arg-type]
+                if not isinstance(trips.type, IndexType):
+                    return None
+                count = saturating_mul(b, count, trips)
+            elif not runs_at_most_once(op):
+                return None
+            op = op.parent_op()
+        total = b.insert(arith.AddiOp(total, count)).results[0]
+    return total
+
+
+def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int,
+                    taped: list[SSAValue] = ()) -> func.FuncOp:  # type: ignore[assignment]
+    """Replace `loop` by segments, each a checkpointed call of a new function."""
+    request = GradientRequest.of_function(function)
+    base = f"{request.primal if request else function.sym_name.data}{SEGMENT_SUFFIX}"
+    name, k = f"{base}_0", 0
+    while SymbolTable.lookup_symbol(module, name) is not None:
+        k += 1
+        name = f"{base}_{k}"
+    segment, used = outline_segment(loop, module, name)
+    Rewriter.insert_op(segment, InsertPoint.before(function))
+    b = Builder(InsertPoint.before(loop))
+
+    def emit(op: Operation) -> SSAValue:
+        op.location = loop.location
+        return b.insert(op).results[0]
+
+    n = trip_count(b, loop.lb, loop.ub, loop.step)
+    n.name_hint = n.name_hint or "trips"
+    state = _state_bytes(b, loop, used, module, segment)
+    step_bytes = _step_tape_bytes(b, loop, taped) if taped else None
+    seg_len = _segment_length(b, n, state, step_bytes or state, limit)
+    seg_len.name_hint = "segment_length"  # named in the cache report's counts
+    one = emit(arith.ConstantOp(IntegerAttr(1, IndexType())))
+    zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
+    count = emit(arith.DivUIOp(emit(arith.SubiOp(emit(arith.AddiOp(n, seg_len)), one)), seg_len))
+    stride = emit(arith.MuliOp(seg_len, loop.step))
+    outer = Block(arg_types=[IndexType(), *(v.type for v in loop.iter_args)])
+    ob = Builder(InsertPoint.at_end(outer))
+
+    def inner(op: Operation) -> SSAValue:
+        op.location = loop.location
+        return ob.insert(op).results[0]
+
+    s = outer.args[0]
+    s.name_hint = "segment"
+    lo = inner(arith.AddiOp(loop.lb, inner(arith.MuliOp(s, stride))))
+    hi = inner(arith.MinSIOp(loop.ub, inner(arith.AddiOp(lo, stride))))
+    call = func.CallOp(name, [lo, hi, loop.step, *used, *outer.args[1:]], [v.type for v in loop.iter_args])
+    call.attributes[CHECKPOINT_ATTR] = UnitAttr()
+    call.location = loop.location
+    ob.insert(call)
+    ob.insert(scf.YieldOp(*call.results))
+    new = scf.ForOp(zero, count, one, list(loop.iter_args), outer)
+    new.location = loop.location
+    Rewriter.replace_op(loop, new)
+    return segment
+
+
+@dataclass(frozen=True)
+class CheckpointLoopsPass(ModulePass):
+    """Split the time loops of the copies being differentiated into
+    checkpointed segments when `tape-limit` >= 0 (bytes); -1: off."""
+
+    name = "ad-checkpoint-loops"
+
+    tape_limit: int = -1
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.tape_limit < 0:
+            return
+        for function in marked_functions(op):
+            request = GradientRequest.of_function(function)
+            assert request is not None
+            for loop, taped in loops_to_checkpoint(function, request):
+                checkpoint_loop(loop, op, function, self.tape_limit, taped)

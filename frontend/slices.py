@@ -1,0 +1,142 @@
+"""Assignment to slices and views: `x[1:] = 0.0`, `R[:, 0] = np.inf`,
+`out[i, :] = v`, `x[a:b] += y[c:d]`, as numpy does them.
+
+The target is a view (`ArrayMixin.view`: a memref.subview or
+reinterpret_cast of the caller's memory) and the assignment a loop nest
+over it: a number is stored in every element; an array value is
+broadcast as numpy broadcasts (trailing dimensions aligned, a size-1
+dimension repeated), and shapes that do not broadcast stop the call with
+numpy's `ValueError` text and the Python location (`ad.raise_if`).
+numpy reads an overlapping source as if it were copied first
+(`x[1:] = x[:-1]` shifts): unless the source provably uses other memory
+(a local array other than the target's, or an argument when the target is
+a local array), it is copied into a temporary first.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
+from xdsl.ir import Block, SSAValue
+
+from adpasses.analysis.memref_views import is_allocation, memory_object
+from adpasses.dialects.ad import RaiseIfOp
+from adpasses.frontend.values import Array, Scalar
+
+
+class SliceMixin:
+    def is_element_target(self, a: Array, target: ast.Subscript) -> bool:
+        items = self.subscript_items(target)
+        return len(items) == a.ndim and not any(isinstance(i, ast.Slice) for i in items)
+
+    def store_slice(self, a: Array, target: ast.Subscript, value: object, op: ast.operator | None,
+                    stmt: ast.stmt) -> None:
+        """`a[target] = value` (op None) or `a[target] op= value` where the
+        subscript selects a view."""
+        items = self.subscript_items(target)
+        if len(items) > a.ndim:
+            self.error(target, f"too many indices: the array has {a.ndim} dimension(s)")
+        with self.at(target):
+            dest = self.view(a, items, target)
+        sizes = [self.dim(dest, d) for d in range(dest.ndim)]
+        if isinstance(value, Scalar):
+            self._assign_nest(dest, sizes, lambda idx: value, op, stmt)
+            return
+        if not isinstance(value, Array):
+            self.error(stmt, "only a number or an array can be assigned to a slice")
+        if value.ndim > dest.ndim:
+            self.error(stmt, f"cannot assign a {value.ndim}-D array to a {dest.ndim}-D slice")
+        with self.at(stmt):
+            source = self._broadcast_source(value, dest, sizes, op is not None)
+        if self._may_overlap(source, dest):
+            with self.at(stmt):
+                source = self._copied(source)
+        lead = dest.ndim - source.ndim
+        with self.at(stmt):
+            ones = [self.emit(arith.CmpiOp(self.dim(source, j), self.const_index(1), "eq")).results[0]
+                    for j in range(source.ndim)]
+
+        def element(idx: list[SSAValue]) -> Scalar:
+            # a size-1 dimension of the source is repeated (numpy's broadcast)
+            src_idx = [self.emit(arith.SelectOp(one, self.const_index(0), i)).results[0]
+                       for one, i in zip(ones, idx[lead:])]
+            return self.loaded(self.emit(memref.LoadOp.get(source.value, src_idx)).res)
+
+        self._assign_nest(dest, sizes, element, op, stmt)
+
+    def _broadcast_source(self, value: Array, dest: Array, sizes: list[SSAValue], update: bool) -> Array:
+        """Stop with numpy's ValueError unless `value` broadcasts to `dest`."""
+        lead = dest.ndim - value.ndim
+        bad = None
+        src_sizes = [self.dim(value, j) for j in range(value.ndim)]
+        for j, n in enumerate(src_sizes):
+            differ = self.emit(arith.CmpiOp(n, sizes[lead + j], "ne")).results[0]
+            not_one = self.emit(arith.CmpiOp(n, self.const_index(1), "ne")).results[0]
+            wrong = self.emit(arith.AndIOp(differ, not_one)).results[0]
+            bad = wrong if bad is None else self.emit(arith.OrIOp(bad, wrong)).results[0]
+        if bad is not None:
+            s, d = f"{{0:shape{value.ndim}}}", f"{{1:shape{dest.ndim}}}"
+            message = (f"operands could not be broadcast together with shapes {d} {s} {d}" if update
+                       else f"could not broadcast input array from shape {s} into shape {d}")
+            self.emit(RaiseIfOp(bad, "ValueError", message, [self._packed(src_sizes), self._packed(sizes)]))
+        return value
+
+    def _packed(self, sizes: list[SSAValue]) -> SSAValue:
+        """Sizes packed into one index for an error message (64 // len bits
+        each, the first highest; adpasses.core.stop_codes unpacks them)."""
+        bits = 64 // len(sizes)
+        packed = sizes[0]
+        for n in sizes[1:]:
+            shifted = self.emit(arith.ShLIOp(packed, self.const_index(bits))).results[0]
+            packed = self.emit(arith.OrIOp(shifted, n)).results[0]
+        return packed
+
+    def _may_overlap(self, source: Array, dest: Array) -> bool:
+        a, b = memory_object(source.value), memory_object(dest.value)
+        if a is b:
+            return True
+        return not (is_allocation(a) or is_allocation(b))  # two arguments may share memory
+
+    def _copied(self, source: Array) -> Array:
+        """A C-contiguous copy of `source`, freed at the end of the scope."""
+        sizes = [self.dim(source, d) for d in range(source.ndim)]
+        mtype = MemRefType(source.element, [DYNAMIC_INDEX] * source.ndim)
+        buffer = self.emit(memref.AllocOp(sizes, [], mtype)).results[0]
+        self.register_allocation(buffer)
+
+        def body(idx: list[SSAValue]) -> None:
+            v = self.emit(memref.LoadOp.get(source.value, idx)).res
+            self.emit(memref.StoreOp.get(v, buffer, idx))
+
+        self.loop_nest(sizes, body)
+        return Array(buffer)
+
+    def _assign_nest(self, dest: Array, sizes: list[SSAValue], element, op: ast.operator | None,  # type: ignore[no-untyped-def]
+                     stmt: ast.stmt) -> None:
+        def body(idx: list[SSAValue]) -> None:
+            value = element(idx)
+            if op is not None:
+                current = self.loaded(self.emit(memref.LoadOp.get(dest.value, idx)).res)
+                value = self.binary(op, current, value, stmt)
+            self.emit(memref.StoreOp.get(self.convert_to(value, dest.element, stmt), dest.value, idx))
+
+        with self.at(stmt):
+            self.loop_nest(sizes, body)
+
+    def loop_nest(self, sizes: list[SSAValue], body) -> None:  # type: ignore[no-untyped-def]
+        """for i0 in range(sizes[0]): for i1 ...: body([i0, i1, ...])."""
+
+        def nest(depth: int, indices: list[SSAValue]) -> None:
+            if depth == len(sizes):
+                body(indices)
+                return
+            block = Block(arg_types=[IndexType()])
+            self.lower_bounds[block.args[0]] = 0
+            with self.inserting_at_end(block):
+                nest(depth + 1, [*indices, block.args[0]])
+                self.emit(scf.YieldOp())
+            self.emit(scf.ForOp(self.const_index(0), sizes[depth], self.const_index(1), [], block))
+
+        nest(0, [])

@@ -1,0 +1,79 @@
+"""round(x) (Python's half to even, an int), round(x, n) / np.round(x, n)
+(numpy's `roundeven(x * 10**n) / 10**n`), np.rint, and
+math/np isnan, isinf, isfinite on numbers (frontend/numbers.py): values
+against Python and numpy, derivatives against central finite differences."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import adpasses
+import numbers_kernels as nk
+from finite_diff import assert_matches, finite_differences
+
+rng = np.random.default_rng(1616)
+TIES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, 1e15 + 0.5, 0.0, -0.0, 0.49999999999999994]
+
+
+@pytest.mark.parametrize("x", TIES + list(rng.uniform(-1e3, 1e3, 20)))
+def test_round_is_pythons_half_to_even_and_an_int(x):
+    got = adpasses.jit(nk.rounded)(x)
+    assert type(got) is int and got == round(x)
+
+
+def test_round_with_digits_is_numpys():
+    f, g = adpasses.jit(nk.rounded_digits), adpasses.jit(nk.numpy_rounded)
+    for x in [*TIES, 2.675, 1.005, -7.77, *rng.uniform(-1e4, 1e4, 200)]:
+        expect = np.round(x, 2) + np.round(x, -1) + np.round(x, 0)
+        assert f(x) == float(expect)
+        assert g(x) == float(nk.numpy_rounded(x))
+    # Python's round(x, n) rounds the exact decimal value of x: on this tie
+    # (267.5 after scaling) it gives 2.67, numpy and compiled code 2.68.
+    assert round(2.675, 2) == 2.67 and adpasses.jit(nk.two_digits)(2.675) == np.round(2.675, 2) == 2.68
+
+
+def test_round_of_an_int_is_the_int():
+    assert adpasses.jit(nk.rounded_int)(7) == nk.rounded_int(7) == 21
+
+
+def test_round_of_nan_or_inf_raises_like_python():
+    f = adpasses.jit(nk.rounded)
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
+        f(math.nan)
+    with pytest.raises(OverflowError, match="cannot convert float infinity to integer"):
+        f(-math.inf)
+
+
+@pytest.mark.parametrize("x", [math.nan, math.inf, -math.inf, 0.0, -1e308, 5e-324, 1.5])
+def test_float_tests_match_python_and_numpy(x):
+    assert adpasses.jit(nk.float_tests)(x) == nk.float_tests(x)
+
+
+def test_float_tests_on_float32_elements():
+    f = adpasses.jit(nk.float32_tests)
+    for a in ([np.nan, 1.0], [1.0, np.inf], [1.0, 2.0], [np.inf, np.nan]):
+        x = np.array(a, dtype=np.float32)
+        assert f(x) == nk.float32_tests(x)
+
+
+def test_derivatives_through_isfinite_and_round():
+    """Non-finite entries contribute nothing; rounding contributes zero
+    derivative (finite differences away from the jumps agree)."""
+    x = rng.uniform(-2.0, 2.0, 6)
+    x[1], x[4] = np.nan, np.inf
+    scale = 0.73  # round(7.3) = 7, far from a jump
+    value = adpasses.jit(nk.masked_sum)(x, scale)
+    assert value == pytest.approx(nk.masked_sum(x, scale), rel=1e-14)
+    finite = np.isfinite(x)
+    dx, ds = adpasses.grad(nk.masked_sum, argnums=(0, 1))(x, scale)
+    fx, fs = finite_differences(nk.masked_sum, [x[finite].copy(), scale], (0, 1))
+    assert_matches(dx[finite], fx, what="d/dx")
+    assert np.all(dx[~finite] == 0.0)
+    assert_matches(ds, fs, what="d/dscale")
+    tx = rng.standard_normal(6)
+    tx[~finite] = 0.0
+    _, tangent = adpasses.jvp(nk.masked_sum, (x, scale), (tx, 0.5))
+    assert_matches(tangent, float(fx @ tx[finite] + fs * 0.5), what="jvp")
