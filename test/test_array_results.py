@@ -182,3 +182,11 @@ def test_the_ctypes_binding_returns_the_same(binding):
             np.testing.assert_array_equal(got, want)
     module, name = build_module(k.identity, [ArrayArg("float64", 1, True)])
     assert compile_module(module, binding=binding)[name](x) is x
+
+
+def test_a_branch_that_raises_beside_one_returning_an_array():
+    f = jit(k.checked)
+    out, c = f(np.zeros(3), 2.0)
+    assert c == 2.0 and np.array_equal(out, np.ones(3))
+    with pytest.raises(ValueError, match="c must not be negative"):
+        f(np.zeros(3), -1.0)
