@@ -40,6 +40,9 @@ _LAZY = {
     "hvp": "adpasses.api.forward",
     "fwddiff": "adpasses.api.forward",
     "compile_module": "adpasses.native.llvm_jit",
+    "custom_vjp": "adpasses.api.custom_rules",
+    "custom_jvp": "adpasses.api.custom_rules",
+    "extern": "adpasses.api.custom_rules",
     "checkpoint": "adpasses.api.checkpoint",
 }
 

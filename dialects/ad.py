@@ -845,6 +845,30 @@ OWN_SIZES_ATTR = "ad.own_sizes"
 memref's own sizes (zeroing a shadow, the reverse of a copy): in bounds if
 the IR still shows it (`ad-elide-shadow-checks`)."""
 
+# Custom derivative rules (docs/custom_rules.md; adpasses/core/custom_rules.py).
+
+CUSTOM_RULE_ATTR = "ad.custom_rule"
+"""Dictionary on a `func.func` (with or without a body) naming the functions
+that differentiate it instead of its body, like Enzyme-MLIR's
+`enzyme.custom_rule`: `augmented_primal = @f_fwd` (f's arguments -> f's
+results, then residuals) with `reverse = @f_bwd` (residuals, then the
+cotangent of each float result -> the cotangent of each float argument),
+and/or `forward = @f_jvp` (f's arguments, then the tangent of each float
+argument -> f's results, then the tangent of each float result)."""
+
+CUSTOM_CALL_ATTR = "ad.custom_call"
+"""Dictionary on a `func.call` that a differentiation step keeps as a call
+of a custom rule (`ad-inline-calls` does not inline it): `primal = @f` and
+the rule functions it uses; in reverse mode a call of f's augmented primal
+also carries `residuals = N` (its last N results)."""
+
+NO_MEMORY_ATTR = "ad.no_memory"
+"""Unit attribute on a function declaration (no body): it reads and writes
+no memory the module can address, only its scalar arguments (a C math
+function; `adpasses.extern` of a signature without pointers sets it). The
+write analysis then lets loads across its calls be reloaded rather than
+taped (adpasses/analysis/memory_writes.py)."""
+
 CHECKPOINT_ATTR = "ad.checkpoint"
 """Unit attribute on a `func.call` in a function being differentiated: the
 call is not inlined, and the reverse sweep recomputes it instead of taping
@@ -860,3 +884,13 @@ RAISES_ATTR = "ad.raises"
 name: "ValueError") a failed assertion raises; without it, AssertionError.
 The frontend's `raise` and `assert` (frontend/effects.py); the lowering
 stops the call through the error slot (`stop_codes.USER_RAISE`)."""
+
+PYTHON_PRINT_ATTR = "ad.python_print"
+"""Unit, on `printf.print_format`: a Python `print` (the frontend's): the
+lowering hands the values to Python (adpasses/native/python_print.py),
+which formats them as Python and numpy do and writes to sys.stdout; the
+op may take memrefs (printed as numpy arrays). Without it, C printf."""
+
+PRINT_SPECS_ATTR = "ad.print_specs"
+"""A string beside `ad.python_print`: the format spec of each value
+(f-string `!r`, `:.3f`), separated by `core.print_codes.SPEC_SEP`."""

@@ -118,7 +118,7 @@ class ArrayVariableMixin:
         candidates = frame.candidates
         selector = self.env[selector_key(name)].value
         common = _common_type(candidates)
-        values = [self._as_type(v, common) for v in candidates]
+        values = [self.as_memref_type(v, common) for v in candidates]
         chosen = values[-1]
         for j in range(len(values) - 2, -1, -1):
             is_j = self.emit(arith.CmpiOp(selector, self.const_index(j), "eq")).results[0]
@@ -126,7 +126,7 @@ class ArrayVariableMixin:
         self.env[name] = Array(chosen)
         frame.selected_by[chosen] = selector
 
-    def _as_type(self, value: SSAValue, t: MemRefType) -> SSAValue:
+    def as_memref_type(self, value: SSAValue, t: MemRefType) -> SSAValue:
         if value.type == t:
             return value
         return self.emit(memref.CastOp.get(value, t)).results[0]
@@ -146,8 +146,19 @@ class ArrayVariableMixin:
 
 
 def _common_type(values: list[SSAValue]) -> MemRefType:
+    common = common_memref_type(values)
+    assert common is not None  # start_selection checked dtypes and ranks
+    return common
+
+
+def common_memref_type(values: list[SSAValue]) -> MemRefType | None:
+    """The type all these memrefs convert to with memref.cast (theirs if
+    they share it, else the fully dynamic strided layout); None for
+    different element types or ranks."""
     first = values[0].type
-    assert isinstance(first, MemRefType)
+    if not all(isinstance(v.type, MemRefType) and v.type.element_type == first.element_type
+               and len(v.type.get_shape()) == len(first.get_shape()) for v in values):
+        return None
     if all(v.type == first for v in values):
         return first
     rank = len(first.get_shape())

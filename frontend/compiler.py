@@ -121,7 +121,18 @@ class ModuleBuilder:
             self.stack.pop()
         self.compiled[key] = name
         self.module.body.block.add_op(f)
+        from adpasses.frontend.custom_rules import attach_custom_rules
+
+        attach_custom_rules(self, pyfunc, f)  # custom_vjp / custom_jvp: its rules, beside it
         return f
+
+    def unique_name(self, base: str) -> str:
+        """`base`, or `base_N`, not yet used by a function of the module."""
+        name, suffix = base, 0
+        while name in self.compiled.values() or name in self.reserved:
+            name = f"{base}_{suffix}"
+            suffix += 1
+        return name
 
     def _lookup(self, name: str) -> func.FuncOp:
         for op in self.module.ops:
@@ -201,7 +212,6 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         self.builder = Builder(InsertPoint.at_end(self.entry))
         self.env: dict[str, object] = {}
         self.lower_bounds: dict[SSAValue, int] = {}  # index values with a known minimum
-        self.loop_protected: set[str] = set()
         self.return_required = False
         self._constants: dict[tuple, SSAValue] = {}
         self._loc_stack: list[Attribute] = [self.loc(self.fdef)]
@@ -406,6 +416,10 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         return jitted_python_function(fn) is not None and unsupported.numpy_name(fn) is None
 
     def call_function(self, fn: object, node: ast.Call) -> object:
+        from adpasses.frontend.custom_rules import call_extern, is_extern
+
+        if is_extern(fn):  # adpasses.extern: a C function, by address
+            return call_extern(self, fn, node)
         target = jitted_python_function(fn)
         if target is None:
             name = getattr(fn, "__name__", type(fn).__name__)

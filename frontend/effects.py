@@ -1,5 +1,13 @@
-"""Statements with an effect beyond the values they compute: `raise` and
-`assert`.
+"""Statements with an effect beyond the values they compute: `raise`,
+`assert` and `print`.
+
+`print(a, "text", x, sep=..., end=...)` of numbers, strings, f-strings and
+arrays is one `printf.print_format` marked `ad.python_print`: the lowering
+hands the values to Python, which formats them as `print` would (floats
+as their repr, float32 values and arrays as numpy prints them, f-string
+specs like `{x:.3f}` applied) and writes to sys.stdout, in order with the
+Python side's output. It runs where the statement is: once per call in a
+gradient's forward sweep, never in the reverse sweep.
 
 `raise ValueError("msg")` and `assert cond, "msg"` are `cf.assert %ok,
 "msg"` with `ad.raises = "ValueError"` (AssertionError for assert): the
@@ -18,12 +26,15 @@ from __future__ import annotations
 import ast
 
 from xdsl.dialects import cf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import Block
 
+from xdsl.dialects import printf
+
+from adpasses.core.print_codes import SPEC_SEP
 from adpasses.core.stop_codes import raisable
-from adpasses.dialects.ad import RAISES_ATTR
-from adpasses.frontend.values import PyObject, Scalar
+from adpasses.dialects.ad import PRINT_SPECS_ATTR, PYTHON_PRINT_ATTR, RAISES_ATTR
+from adpasses.frontend.values import Array, PyObject, Scalar
 
 
 class Raised:
@@ -94,6 +105,75 @@ class EffectMixin:
             return "".join(str(v.value) for v in node.values)  # type: ignore[union-attr]
         self.error(node, "the message of a raise or assert in compiled code must be a constant string "
                          "(values in it are not supported: print them before raising)")
+
+    # -- print -----------------------------------------------------------------------
+
+    def print_call(self, node: ast.Call) -> PyObject:
+        sep, end = " ", "\n"
+        for kw in node.keywords:
+            if kw.arg in ("sep", "end"):
+                text = self.constant_text(kw.value, f"print()'s {kw.arg}")
+                sep, end = (text, end) if kw.arg == "sep" else (sep, text)
+            elif kw.arg == "flush":
+                continue  # each print is written to sys.stdout at once
+            else:
+                self.error(kw.value if kw.arg is None else node,
+                           f"print() in compiled code takes sep= and end=, not {kw.arg or '**kwargs'}= "
+                           "(it writes to sys.stdout)")
+        fmt: list[str] = []
+        values, specs = [], []
+        for k, arg in enumerate(node.args):
+            if k:
+                fmt.append(sep)
+            if isinstance(arg, ast.Starred):
+                self.error(arg, "argument unpacking (*args) is not supported; pass the arguments one by one")
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                fmt.append(self.literal_text(arg.value, arg))
+            elif isinstance(arg, ast.JoinedStr):
+                for part in arg.values:
+                    if isinstance(part, ast.Constant):
+                        fmt.append(self.literal_text(str(part.value), arg))
+                        continue
+                    assert isinstance(part, ast.FormattedValue)
+                    fmt.append("{}")
+                    values.append(self.printable(part.value))
+                    conversion = {-1: "", 115: "!s", 114: "!r", 97: "!r"}[part.conversion]
+                    spec = self.constant_text(part.format_spec, "a format spec") if part.format_spec else ""
+                    specs.append(conversion + (":" + spec if spec else ""))
+            else:
+                fmt.append("{}")
+                values.append(self.printable(arg))
+                specs.append("")
+        fmt.append(end)
+        op = printf.PrintFormatOp("".join(fmt), *values)
+        op.attributes[PYTHON_PRINT_ATTR] = UnitAttr()
+        if any(specs):
+            op.attributes[PRINT_SPECS_ATTR] = StringAttr(SPEC_SEP.join(specs))
+        self.emit(op)
+        return PyObject(None)
+
+    def printable(self, node: ast.expr):  # type: ignore[no-untyped-def]
+        value = self.expr(node)
+        if isinstance(value, Array):
+            return value.value
+        if isinstance(value, Scalar):
+            return value.value
+        if isinstance(value, PyObject) and value.obj is None:
+            self.error(node, "printing None is not supported in compiled code; print a string")
+        self.error(node, "print() in compiled code prints numbers, arrays and strings")
+
+    def constant_text(self, node: ast.expr, what: str) -> str:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values):
+            return "".join(str(v.value) for v in node.values)  # type: ignore[union-attr]
+        self.error(node, f"{what} must be a constant string in compiled code")
+
+    def literal_text(self, text: str, node: ast.AST) -> str:
+        if "{}" in text:  # the format string's placeholder (printf.print_format)
+            self.error(node, "printing text that contains {} is not supported in compiled code; "
+                             "print its parts separately")
+        return text
 
     # -- a branch that always raises ---------------------------------------------------
 

@@ -229,6 +229,8 @@ class ExpressionMixin:
             return self.allocate(ALLOCATORS[fn], node)
         if number_function(fn):  # round, isnan, ... (numbers.py)
             return self.number_call(fn, node)
+        if fn is builtins.print:  # effects.py
+            return self.print_call(node)
         if self.is_compiled_function(fn):
             return self.call_function(fn, node)
         if node.keywords and _known_callee(fn):

@@ -3,8 +3,12 @@
 A loop carries, as iter_args, every scalar variable that exists before it
 and is assigned in its body. A carried variable first seen as an int and
 later assigned a float is carried as a float (the body is compiled again).
-Variables first assigned inside a loop are local to it, and so is the loop
-variable.
+A variable first assigned inside a loop, the loop's targets included, is
+carried (with a defined-flag: it is unbound after no iteration) when it is
+read after the loop or by a later iteration (control.Liveness); otherwise
+it is local to the body. Array variables the loop rebinds carry selectors
+(array_vars.py). `for` also iterates over arrays, enumerate, zip and
+reversed: a counter over the length binding the targets to the k-th items.
 
 `range` with a positive literal step is an scf.for over the range itself;
 any other step (negative, or not a literal) iterates a counter over the trip
@@ -410,8 +414,15 @@ class LoopMixin:
         The loop's own break/continue flags are handled by the loop itself."""
         live = self.liveness.live_after(stmt)
         entry = self.liveness.entry.get(id(stmt))
-        wanted = None if live is None or entry is None else live | entry
         targets = _target_names(stmt.target) if isinstance(stmt, ast.For) else []
+
+        def wanted(name: str) -> bool:
+            """Read after the loop, or (not a target, which each iteration
+            binds first) by an iteration before the body assigns it."""
+            if live is None or entry is None:
+                return True
+            return name in live or (name not in targets and name in entry)
+
         types = CarriedTypes()
         rebound: list[str] = []
         for name in [*targets, *assigned_names(stmt.body)]:
@@ -421,11 +432,11 @@ class LoopMixin:
             if isinstance(value, Array):
                 if name not in targets:
                     rebound.append(name)
-            elif isinstance(value, Scalar) and (name not in targets or wanted is None or name in wanted):
+            elif isinstance(value, Scalar) and (name not in targets or wanted(name)):
                 types.add(name, value.type)
                 if maybe_unbound(name) in self.env:
                     types.add(maybe_unbound(name), i1)
-            elif value is None and (wanted is None or name in wanted):
+            elif value is None and wanted(name):
                 types.add(name, f64, guessed=True)
                 types.add(maybe_unbound(name), i1)
         if rebound:  # array variables the loop rebinds: carried as selectors among its arrays
@@ -466,7 +477,7 @@ class LoopMixin:
         and compiling again when the body assigns a wider value. `build`
         appends the blocks it creates to the list it is given."""
         while True:
-            saved_env, saved_protected = dict(self.env), set(self.loop_protected)
+            saved_env = dict(self.env)
             attempt: list[Block] = []
             try:
                 return build(attempt)
@@ -481,7 +492,7 @@ class LoopMixin:
                 for block in attempt:  # so that no constant stays used by it
                     block.drop_all_references()
             finally:
-                self.env, self.loop_protected = saved_env, saved_protected
+                self.env = saved_env
 
     def carried_values(self, carried: list[str], types: dict, stmt: ast.stmt) -> list[SSAValue]:
         values = []

@@ -33,7 +33,7 @@ from xdsl.ir import Block, SSAValue
 from adpasses.analysis.memref_views import memory_object
 from adpasses.frontend.control import always_returns, contains_return
 from adpasses.frontend.effects import RAISED
-from adpasses.frontend.values import Array, Scalar, TupleValue
+from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,8 @@ class ReturnMixin:
             return None
         with self.at(stmt):
             value = self.expr(stmt.value)
+        if isinstance(value, PyObject) and value.obj is None:
+            return None  # `return None` is a bare return
         self.check_returnable(value, stmt)
         self.return_required = True
         return value

@@ -3,7 +3,11 @@ structured IR (loops are in loops.py, returns in returns.py).
 
 Python locals become SSA values. An if yields every scalar variable
 assigned in a branch that exists before it (or is assigned in both
-branches); variables first assigned in a single branch are local to it.
+branches); one that may be unbound after it (assigned in one branch) is
+yielded with its defined-flag when it is read later (control.Liveness),
+and reading it while unbound raises UnboundLocalError at run time. An
+array variable an if rebinds to arrays existing before it is their
+arith.select after it.
 After a statement that may `break` or `continue`, the rest of the loop body
 is compiled under `if not <flag>:`.
 """
@@ -18,7 +22,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from adpasses.dialects.ad import RaiseIfOp
 
-from adpasses.frontend.array_vars import selector_key
+from adpasses.frontend.array_vars import common_memref_type, selector_key
 from adpasses.frontend.control import (BREAK, CONTINUE, assigned_names, is_flag, is_loop_return_value,
                                        loop_exits, maybe_unbound)
 from adpasses.frontend.loops import value_name
@@ -124,13 +128,9 @@ class StatementMixin:
     def bind(self, name: str, value: object, stmt: ast.AST) -> None:
         if is_loop_return_value(name) and not isinstance(value, Scalar):
             self.loop_return_error(value, stmt)  # returns.py
-        old = self.env.get(name)
         if selector_key(name) in self.env:  # an array variable this loop rebinds
             self.rebind_selected(name, value, stmt)
             return
-        if isinstance(old, Array) and name in self.loop_protected:
-            self.error(stmt, f"array variable '{name}' is rebound inside a loop or branch; "
-                             "use a new name for the new array")
         if isinstance(value, Scalar) and isinstance(value.value, SSAValue) and not value.value.name_hint:
             value.value.name_hint = value_name(name)
         self.env[name] = value
@@ -160,12 +160,8 @@ class StatementMixin:
         """`if cond: body else: orelse` as an scf.if yielding the variables
         the branches assign."""
         before = dict(self.env)
-        protected = set(self.loop_protected)
         assigned = assigned_names(body + orelse)
-        for name in assigned:
-            if isinstance(before.get(name), Array) and selector_key(name) not in before:
-                self.loop_protected.add(name)
-        selected = [n for n in assigned if selector_key(n) in before]  # rebound array variables
+        selected = [n for n in assigned if selector_key(n) in before]  # rebound array variables of a loop
         blocks, envs = [], []
         for branch in (body, orelse):
             block = Block()
@@ -174,7 +170,7 @@ class StatementMixin:
                 self.statements(branch)
             envs.append(self.env)
             blocks.append(block)
-        self.env, self.loop_protected = before, protected
+        self.env = before
         self.merge_raising_branches([body, orelse], envs, blocks, before)  # effects.py
         live = self.liveness.live_after((body or orelse)[-1]) if (body or orelse) else set()
         names, flagged = [], []
@@ -209,6 +205,38 @@ class StatementMixin:
         for n in selected:
             with self.at(node):
                 self.select_array(n)
+        self.merge_arrays(cond, [n for n in assigned if n not in selected], envs, before, live, node)
+
+    def merge_arrays(self, cond: SSAValue, names: list[str], envs: list[dict], before: dict,
+                     live: set[str] | None, node: ast.AST) -> None:
+        """Array variables an if rebinds: after it, `arith.select` of the
+        branches' arrays, which must exist before the if (an array made in
+        a branch is freed at its end)."""
+        existing = [v.value for v in before.values() if isinstance(v, Array)]
+        for n in names:
+            values = [e.get(n) for e in envs]
+            if not any(isinstance(v, Array) for v in values):
+                continue
+            if all(isinstance(v, Array) and v.value in existing for v in values):
+                a, b = values
+                if a.value is b.value:
+                    self.env[n] = a
+                    continue
+                with self.at(node):
+                    common = common_memref_type([a.value, b.value])
+                    if common is None:
+                        self.error(node, f"array variable '{n}' is bound to arrays of different dtypes or "
+                                         "numbers of dimensions in the branches of this if; use one dtype "
+                                         "and shape")
+                    chosen = self.emit(arith.SelectOp(cond, self.as_memref_type(a.value, common),
+                                                      self.as_memref_type(b.value, common))).results[0]
+                self.env[n] = Array(chosen)
+            elif live is None or n in live:
+                self.error(node, f"array variable '{n}' is bound in a branch of this if to an array made in "
+                                 "that branch (or in one branch only) and used after the if; allocate the "
+                                 "array before the if and fill it in the branches (u[:] = ...)")
+            else:
+                self.env.pop(n, None)
 
     def defined_flag(self, env: dict, name: str) -> SSAValue:
         """Whether `name` is bound in `env`, as an i1."""

@@ -93,3 +93,17 @@ def none_used_as_number(x, r=None):
 
 def calls_none_used_as_number(x):
     return none_used_as_number(x)
+
+
+def fill(out, v=None):
+    if v is None:
+        return None
+    for i in range(len(out)):
+        out[i] = v
+    return None
+
+
+def calls_fill(x, g):
+    fill(x)
+    fill(x, g * g)
+    return x[0] + x[2]

@@ -110,8 +110,8 @@ def numpy_reduction(x):
     return np.sum(x)  # ERROR: np.sum
 
 
-def calls_print(x):
-    print(x)  # ERROR: print
+def calls_input(x):
+    input(x)  # ERROR: input
     return 1.0
 
 

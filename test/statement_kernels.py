@@ -183,6 +183,8 @@ def dot_like_temporaries(x):
     for i in range(len(x)):
         t = x[i] * 2.0
         s += t * x[i]
+    for i in range(len(x)):  # i is bound again before any read: nothing carried out of the first
+        s += x[i]
     return s
 
 
@@ -351,4 +353,32 @@ def rebinds_to_new_array(x):
     u = x
     for t in range(2):
         u = np.zeros(len(x))  # ERROR: a new array each step
+    return u[0]
+
+
+def choose_buffer(a, b, flag):
+    if flag > 0.0:
+        u = a
+    else:
+        u = b
+    s = 0.0
+    for i in range(len(u)):
+        u[i] = u[i] * 2.0
+        s += u[i] * u[i]
+    return s + a[0] * b[1]
+
+
+def rebind_in_if(a, b, flag):
+    u = a
+    if flag > 0.0:
+        u = b
+    for i in range(len(u)):
+        u[i] = math.sin(u[i])
+    return u[0] + a[1] + b[1]
+
+
+def branch_view_used_after(a, flag):
+    u = a
+    if flag > 0.0:
+        u = a[1:]
     return u[0]

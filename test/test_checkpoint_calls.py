@@ -208,3 +208,22 @@ def test_checkpoint_from_python_calls_the_function():
     assert f(0.3, 0.4) == pytest.approx(scalar_kernel(False)(0.3, 0.4))
     with pytest.raises(TypeError, match="adpasses.checkpoint needs"):
         adpasses.checkpoint(3)
+
+
+def test_array_allocated_inside_the_loop_is_a_clear_error():
+    @adpasses.checkpoint
+    def fill(t, x):
+        for i in range(len(x)):
+            t[i] = math.sin(x[i]) * 2.0
+
+    def f(x):
+        s = 0.0
+        for k in range(3):
+            t = np.zeros(len(x))
+            fill(t, x)
+            s += t[0] * t[1]
+        return s
+
+    with pytest.raises(adpasses.CompileError, match=r"checkpointed call whose array argument "
+                       r"np.zeros\(len\(x\)\) is allocated inside a loop .* allocate it before the loop"):
+        adpasses.grad(f)(np.ones(4))

@@ -17,7 +17,7 @@ import calls_kernels as ck
 from finite_diff import assert_matches, finite_differences
 
 KERNELS = ["keywords_and_defaults", "none_defaults", "none_in_conditions", "functions_as_arguments",
-           "through_module", "lambdas"]
+           "through_module", "lambdas", "calls_fill"]
 rng = np.random.default_rng(16)
 
 

@@ -154,7 +154,10 @@ def test_flags_only_where_a_variable_may_be_unbound():
     assert text.count("ad.raise_if") == 1  # prev, read in the else branch
     assert "ad.raise_if" not in primal_ir(k.iterate_elements, vec(4))
     assert "ad.raise_if" not in primal_ir(k.dot_like_temporaries, vec(4))
-    assert primal_ir(k.dot_like_temporaries, vec(4)).count("iter_args") == 1  # s only, not t or i
+    loops = [line for line in primal_ir(k.dot_like_temporaries, vec(4)).splitlines() if "scf.for" in line]
+    assert len(loops) == 2 and all(line.endswith("-> (f64) {") for line in loops), loops  # s only: not t, not i
+    loops = [line for line in primal_ir(k.loop_variable_after, vec(4)).splitlines() if "scf.for" in line]
+    assert len(loops) == 1 and loops[0].endswith("-> (index, i1) {"), loops  # i and its defined-flag
 
 
 SLICES = {
@@ -221,6 +224,11 @@ REBINDING = {
     "swap_in_branch": (k.swap_in_branch, lambda: [vec(5), vec(5), 5], (0, 1)),
     "swap_while": (k.swap_while, lambda: [vec(4), vec(4)], (0, 1)),
     "swap_local_buffers": (k.swap_local_buffers, lambda: [vec(5), 3], (0,)),
+    "choose_buffer_a": (k.choose_buffer, lambda: [vec(4), vec(4), 0.5], (0, 1)),
+    "choose_buffer_b": (k.choose_buffer, lambda: [vec(4), vec(4), -0.5], (0, 1)),
+    "choose_buffer_strided": (k.choose_buffer, lambda: [vec(4), vec(8)[::2], -0.5], (0, 1)),
+    "rebind_in_if_taken": (k.rebind_in_if, lambda: [vec(3), vec(3), 0.5], (0, 1)),
+    "rebind_in_if_not_taken": (k.rebind_in_if, lambda: [vec(3), vec(3), -0.5], (0, 1)),
 }
 
 
@@ -235,3 +243,11 @@ def test_rebinding_to_an_array_made_in_the_loop_is_an_error():
     text = str(info.value)
     assert "array variable 'u' is rebound inside a loop to an array that is not one of the arrays" in text
     assert "allocate the buffers before the loop" in text
+
+
+def test_array_made_in_a_branch_used_after_the_if_is_an_error():
+    with pytest.raises(adpasses.CompileError) as info:
+        adpasses.jit(k.branch_view_used_after)(vec(3), 1.0)
+    text = str(info.value)
+    assert "array variable 'u' is bound in a branch of this if to an array made in that branch" in text
+    assert "allocate the array before the if" in text

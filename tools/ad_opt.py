@@ -84,6 +84,14 @@ class ADOptMain(xDSLOptMain):
             help="with --reverse: min-cut cache minimisation, or tape every needed in-loop value",
         )
         arg_parser.add_argument(
+            "--tape-limit",
+            type=int,
+            default=-1,
+            metavar="BYTES",
+            help="with --reverse: checkpoint the time loops whose tape may exceed BYTES "
+                 "(ad-checkpoint-loops; docs/cache.md, Checkpointing)",
+        )
+        arg_parser.add_argument(
             "--no-activity",
             action="store_true",
             help="with --reverse: treat every float value and memref as active (for comparison)",
@@ -151,6 +159,8 @@ class ADOptMain(xDSLOptMain):
                 options.append("activity=false")
             if a.no_simplify:
                 options.append("simplify=false")
+            if a.tape_limit >= 0:
+                options.append(f"tape-limit={a.tape_limit}")
             passes.append("ad-reverse{" + " ".join(options) + "}")
             if a.forward:
                 # After ad-reverse: a gradient that a function calls is then

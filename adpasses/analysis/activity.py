@@ -57,6 +57,7 @@ from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.core.effects import is_pure, only_prints
 from adpasses.core.ir_walk import nested_ops
 from adpasses.core.region_flow import region_flow
+from adpasses.dialects.ad import CUSTOM_CALL_ATTR
 from adpasses.analysis.memref_views import (
     ALLOCATION_OPS,
     chosen_sources,
@@ -273,6 +274,8 @@ class ActivityAnalysis:
         understand that touches active data (see the module docstring);
         `mode` (reverse, forward) names the differentiation in the message."""
         for op in self.unknown:
+            if CUSTOM_CALL_ATTR in op.attributes:
+                continue  # a call its custom rule differentiates (transforms/custom_calls.py)
             touched = self._touched_active(op)
             if touched is not None:
                 raise self._unknown_error(op, touched, mode)
@@ -285,6 +288,8 @@ class ActivityAnalysis:
             return True
         if op.has_trait(IsTerminator):
             return True  # handled with its parent
+        if not op.results and not op.regions and only_prints(op):
+            return True  # a print (of numbers or arrays): reads, produces nothing with a derivative
         if op.regions or _memrefs(op.operands) or _memrefs(op.results):
             return False
         if any(is_float_aggregate(v.type) for v in (*op.operands, *op.results)):

@@ -5,7 +5,8 @@
 - memref.dealloc: all of its object (the memory is gone);
 - memref.alloca_scope: all of the allocas it frees when it ends;
 - func.call: judged from the callee's body when the module has it
-  (`CalleeEffect`), else like an op with unknown effects;
+  (`CalleeEffect`; the memref arguments it may write, `written_arguments`),
+  else like an op with unknown effects;
 - an op with write/free effects: all of each memref operand's object; with
   unknown effects (no effect trait), also any memory reachable from
   outside the function;
@@ -26,6 +27,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, SymbolTable
 
+from adpasses.dialects.ad import NO_MEMORY_ATTR
 from adpasses.core.effects import effects_of, touches_memory
 from adpasses.analysis.memref_access import ObjectKind, object_of
 from adpasses.analysis.memref_views import is_view_result
@@ -84,11 +86,16 @@ class WriteEffects:
             WriteTarget(Extent.OBJECT, v) for v in op.operands if isinstance(v.type, MemRefType)
         ]
         if isinstance(op, func.CallOp):
-            effect = self.callee_effect(op.callee.root_reference.data)
+            name = op.callee.root_reference.data
+            effect = self.callee_effect(name)
             if effect is CalleeEffect.NONE:
                 return []
             if effect is CalleeEffect.ARGUMENTS:
-                return operands
+                written = self.written_arguments(name)
+                if written is None:
+                    return operands
+                return [WriteTarget(Extent.OBJECT, v) for k, v in enumerate(op.operands)
+                        if k in written and isinstance(v.type, MemRefType)]
             return operands + [WriteTarget(Extent.OUTSIDE)]
         effects = effects_of(op)
         if effects is None:
@@ -103,17 +110,30 @@ class WriteEffects:
             return operands  # a known write: the memrefs it is given
         return operands + [WriteTarget(Extent.OUTSIDE)]
 
+    def written_arguments(self, name: str) -> set[int] | None:
+        """The positions of the memref arguments the callee `name` may write
+        (`written_arguments`), once per callee; None if unknown."""
+        cache = self.__dict__.setdefault("_written", {})
+        if name not in cache:
+            cache[name] = None  # while summarising: recursion
+            callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
+            cache[name] = (written_arguments(self, callee) if isinstance(callee, func.FuncOp)
+                           else None)
+        return cache[name]
+
     def callee_effect(self, name: str) -> CalleeEffect:
         """NONE if the callee's body writes nothing; ARGUMENTS if every write
         in it goes to its own arguments or allocations (no `get_global`, calls
         only to such functions); UNKNOWN otherwise, for external functions
-        and for recursion."""
+        and for recursion; NONE for a declaration marked `ad.no_memory`."""
         if name in self._callees:
             return self._callees[name]
         self._callees[name] = CalleeEffect.UNKNOWN  # while summarising: recursion
         callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
         effect = CalleeEffect.UNKNOWN
-        if isinstance(callee, func.FuncOp) and callee.body.blocks:
+        if isinstance(callee, func.FuncOp) and not callee.body.blocks and NO_MEMORY_ATTR in callee.attributes:
+            effect = CalleeEffect.NONE  # a declared pure C function (adpasses.extern)
+        elif isinstance(callee, func.FuncOp) and callee.body.blocks:
             effect = CalleeEffect.NONE
             for op in callee.body.walk():
                 if isinstance(op, memref.GetGlobalOp):

@@ -502,6 +502,7 @@ def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
     """One JitFunction per (function, options): `jit(f)` twice shares the
     compiled code. Kept on the function itself, so that the compiled code
     goes when the function does (a global table would keep both alive)."""
+    fn = _custom_function_body(fn)
     if not isinstance(fn, types.FunctionType):
         return JitFunction(fn, boundscheck, fastmath, cache, tape_limit)  # type: ignore[arg-type]  # its TypeError
     options = (boundscheck, fastmath, cache) if tape_limit is None else (
@@ -518,6 +519,14 @@ def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
     return jf
 
 
+def _custom_function_body(f: object) -> object:
+    """A custom_vjp/custom_jvp function (adpasses/api/custom_rules.py) is
+    compiled as its Python function, which carries its rules."""
+    from adpasses.api.custom_rules import CustomFunction
+
+    return f.fun if isinstance(f, CustomFunction) else f
+
+
 _AUTO_JIT = "__adpasses_jit__"  # attribute of a plain function passed to grad/autodiff: its JitFunction
 
 
@@ -525,6 +534,7 @@ def as_jit(f: object) -> JitFunction:
     """`f` itself if jitted; a plain Python function jitted (once)."""
     if isinstance(f, JitFunction):
         return f
+    f = _custom_function_body(f)
     if isinstance(f, types.FunctionType):
         jf = f.__dict__.get(_AUTO_JIT)
         if jf is None:

@@ -64,12 +64,42 @@ def plan_cache(
         if memory_needs:
             from adpasses.analysis.alias import AliasAnalysis
 
-            plan_memory(plan, memory_needs, AliasAnalysis(function).overwrites_from, call_writes_first)
+            planner = MinCutPlanner(function, model or CostModel())
+            plan_memory(plan, memory_needs, planner.overwrites_from, call_writes_first)
+            check_rerun_buffers(plan, planner.alias)
         return plan
     planner = MinCutPlanner(function, model or CostModel())
     plan = planner.plan(needed)
-    plan_memory(plan, memory_needs, planner.alias.overwrites_from, call_writes_first)
+    plan_memory(plan, memory_needs, planner.overwrites_from, call_writes_first)
+    check_rerun_buffers(plan, planner.alias)
     return plan
+
+
+def check_rerun_buffers(plan: CachePlan, alias) -> None:  # type: ignore[no-untyped-def]
+    """A checkpointed call reruns on scratch copies of the memory it
+    snapshots: two of its memref operands that may share memory would be
+    rerun on separate copies, a different computation. That is an error at
+    the call (never a silently wrong gradient)."""
+    from adpasses.analysis.alias import AliasKind
+    from adpasses.core.diagnostics import error_at
+
+    copied: dict[Operation, list[SSAValue]] = {}
+    for d in plan.memory:
+        if d.kind in ("snapshot", "scratch"):
+            copied.setdefault(d.need.op, []).append(d.need.memref)
+    for op, values in copied.items():
+        memrefs = list(dict.fromkeys(v for v in op.operands if isinstance(v.type, MemRefType)))
+        for v in values:
+            for w in memrefs:
+                if w is not v and alias.alias(v, w).kind is not AliasKind.NO_ALIAS:
+                    raise error_at(
+                        op,
+                        f"is a checkpointed call whose arrays %{v.name_hint or '?'} and "
+                        f"%{w.name_hint or '?'} may share memory; its recomputation copies "
+                        "%{0} and would no longer see the other's writes: pass the array once, "
+                        "or mark the arguments noalias (the Python API does when no arrays of "
+                        "a call overlap)".format(v.name_hint or "?"),
+                    )
 
 
 def _depth(block: Block) -> int:
@@ -111,6 +141,12 @@ class MinCutPlanner:
             self._freed_after[load] = [c.op for c in found if self._deferred_dealloc(c.op)]
         return self._clobbers[load]
 
+    def overwrites_from(self, op: Operation, memref_value: SSAValue) -> list:
+        """`AliasAnalysis.overwrites_from`, less the deallocations of the top
+        block (deferred until after the reverse sweep, as for `clobbers`)."""
+        return [c for c in self.alias.overwrites_from(op, memref_value)
+                if not self._deferred_dealloc(c.op)]
+
     def _deferred_dealloc(self, op: Operation) -> bool:
         return isinstance(op, memref.DeallocOp) and op.parent_block() is self.top
 
@@ -140,6 +176,8 @@ class MinCutPlanner:
             return "allocation"
         if op.regions:
             return f"result of {op.name}: recomputing would run the region again"
+        if isinstance(op, func.CallOp):
+            return f"result of a call of {op.callee}: recomputing it would call it again"
         if not is_recomputable_op(op):
             return f"{op.name} has side effects"
         return self._reads_unavailable_memref(op)

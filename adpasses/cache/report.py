@@ -389,7 +389,7 @@ class CacheReport:
                     op=_describe(value),
                     decision=d.kind,
                     location=loc,
-                    reason=d.reason,
+                    reason=_with_residual_note(value, d.reason),
                     dtype=str(value.type),
                     element_bytes=size,
                     factors=_loop_factors(value),
@@ -528,6 +528,14 @@ def value_location(value: SSAValue) -> str | None:
     op = owner if isinstance(owner, Operation) else owner.parent_op()
     return (location_text(value.owner.location) if isinstance(value, OpResult) else None) \
         or op_location(op)
+
+
+def _with_residual_note(value: SSAValue, reason: str) -> str:
+    """A custom rule's residual says so (adpasses/core/custom_rules.py)."""
+    from adpasses.core.custom_rules import residual_note
+
+    note = residual_note(value)
+    return reason if note is None else f"{note}; {reason}"
 
 
 def value_label(value: SSAValue) -> str:

@@ -76,6 +76,10 @@ def effects_of(op: Operation) -> frozenset[EffectInstance] | set[EffectInstance]
     """`xdsl.traits.get_effects(op)`, or the effects `UNDECLARED_EFFECTS`
     gives an upstream op without a trait (None: unknown effects)."""
     declared = UNDECLARED_EFFECTS.get(type(op))
+    if declared is _PRINTS and any(isinstance(v.type, MemRefType) for v in op.operands):
+        # Printing an array (the frontend's print) also reads it.
+        return declared | {EffectInstance(MemoryEffectKind.READ, v) for v in op.operands
+                           if isinstance(v.type, MemRefType)}
     return declared if declared is not None else get_effects(op)  # type: ignore[return-value]
 
 
@@ -86,9 +90,11 @@ def is_pure(op: Operation) -> bool:
 
 
 def only_prints(op: Operation) -> bool:
-    """Its only effects are on the output (printf.*)."""
+    """Its only effects are on the output (printf.*), and reads of the
+    arrays it prints."""
     effects = effects_of(op)
-    return bool(effects) and all(e.resource is OUTPUT for e in effects)  # type: ignore[union-attr]
+    return bool(effects) and any(e.resource is OUTPUT for e in effects) and all(  # type: ignore[union-attr]
+        e.resource is OUTPUT or e.kind is MemoryEffectKind.READ for e in effects)  # type: ignore[union-attr]
 
 
 def touches_memory(effect: EffectInstance) -> bool:

@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
 
+from adpasses.core import print_codes
 from adpasses.core.compile_locks import LLVM_LOCK, load_compiler, locked, once
 from adpasses.core.compile_thread import compile_entry, current_stack_bytes, run_with_stack
 from adpasses.core.options import check_flag, check_module_input, check_opt_level
-from adpasses.native import runtime, vector_math
+from adpasses.native import externs, runtime, vector_math
 
 if TYPE_CHECKING:  # xDSL is imported when something is compiled, not to load machine code
     from xdsl.dialects.builtin import ModuleOp
@@ -280,7 +281,8 @@ def _check_external_symbols(llmod) -> None:  # type: ignore[no-untyped-def]
     process = ctypes.CDLL(None)
     for fn in llmod.functions:
         name = fn.name
-        if fn.is_declaration and not name.startswith("llvm.") and name not in _RUNTIME_SYMBOLS:
+        if fn.is_declaration and not name.startswith("llvm.") and name not in _RUNTIME_SYMBOLS \
+                and not externs.is_extern(name):
             try:
                 getattr(process, name)
             except AttributeError:
@@ -301,7 +303,8 @@ def _binding(binding: str) -> str:
     return binding
 
 
-_RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot", *runtime.THREAD_RUNTIME_FUNCTIONS}
+_RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot", *runtime.THREAD_RUNTIME_FUNCTIONS,
+                    print_codes.SYMBOL}
 
 # Compiled modules by key, held weakly: a module stays cached while
 # something uses it (a jitted function's caches, a caller), and its code is
@@ -429,6 +432,8 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
 
     def generate() -> CompiledModule:
         runtime.register_symbols()
+        called_externs = externs.declared_externs(translator.llvm)
+        externs.bind(called_externs)  # adpasses.extern functions, by address
         _check_external_symbols(translator.llvm)
         optimizing = time.perf_counter()
         code, optimized, object_code = on_llvm_stack(_machine_code, ir_text, opt_level)
@@ -443,6 +448,7 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
                               for f in public],
                 "check_sites": sites,
                 "half": any(fn.name in HALF_SYMBOLS for fn in translator.llvm.functions),
+                "externs": called_externs,
             }
             compiled = _callers(code, description, ir_text, times, object_code,
                                 {f.sym_name.data: parameters(f) for f in public})
@@ -487,6 +493,7 @@ def load_compiled(object_code: bytes, description: dict) -> CompiledModule:
     else:
         runtime.register_python_objects()
         runtime.register_thread_runtime()
+    externs.bind(description.get("externs", []))  # before the object code is linked
     start = time.perf_counter()
     code = machine_code_of_object(object_code)
     times = CompileTimes(codegen_s=time.perf_counter() - start)

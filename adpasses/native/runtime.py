@@ -2,7 +2,8 @@
 
 Both are plain memory owned by this module (ctypes buffers) whose addresses
 are given to LLVM under fixed symbol names, so generated code updates them
-directly with loads and stores: no Python callback on any path.
+directly with loads and stores: no Python callback on any path (but the
+Python `print` of compiled code, adpasses.native.python_print).
 
 - `adpasses_alloc_stats` [2 x i64]: heap allocations and bytes requested by
   generated code (memref.alloc, tapes, tape growth) since `reset_stats()`.
@@ -30,7 +31,9 @@ import ctypes
 
 import numpy as np
 
+from adpasses.core import print_codes
 from adpasses.core.compile_locks import LLVM_LOCK
+from adpasses.native import python_print
 from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 
 _STATS = (ctypes.c_int64 * 2)()
@@ -85,6 +88,7 @@ def register_python_objects() -> None:
         llvm.add_symbol("adpasses_numpy_api", numpy_api_table())
         for name, obj in PYTHON_OBJECTS.items():
             llvm.add_symbol(name, id(obj))
+        llvm.add_symbol(print_codes.SYMBOL, python_print.address())  # the frontend's print()
         _objects_registered = True
 
 

@@ -24,7 +24,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from adpasses.core.custom_rules import custom_rule_of_function
 from adpasses.core.diagnostics import CompileError, error_at
+from adpasses.transforms.custom_calls import calling_copy
 from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp, check_activity_signature
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 from adpasses.core.verify import verify_all
@@ -56,14 +58,18 @@ def clone_primal(module: ModuleOp, request: GradientRequest,
     gradient will be; errors point at `location_op` (the `ad.autodiff`)."""
     name = request.primal
     primal = SymbolTable.lookup_symbol(module, name)
-    if not isinstance(primal, func.FuncOp) or not primal.body.blocks:
+    custom = isinstance(primal, func.FuncOp) and custom_rule_of_function(primal) is not None
+    if not isinstance(primal, func.FuncOp) or not (primal.body.blocks or custom):
         raise CompileError(f"no function '@{name}' with a body to differentiate", op=location_op)
     try:
         check_activity_signature(primal.function_type, request.activity, request.ret_activity)
     except VerifyException as err:
         raise CompileError(f"'@{name}': {err}", op=location_op or primal) from None
-    check_structured(primal)  # before inlining, so errors point at the user's function
-    copy = primal.clone()
+    if custom:  # differentiated by its rule: the copy calls it (transforms/custom_calls.py)
+        copy = calling_copy(primal)
+    else:
+        check_structured(primal)  # before inlining, so errors point at the user's function
+        copy = primal.clone()
     copy.sym_name = StringAttr(request.gradient_name(module))
     copy.attributes[GRADIENT_OF_ATTR] = request.mark()
     Rewriter.insert_op(copy, InsertPoint.after(primal))

@@ -51,6 +51,8 @@ from adpasses.dialects.ad import AutodiffOp, FwddiffOp, check_fwd_activity_signa
 from adpasses.transforms.build_gradients import check_const_memory
 from adpasses.transforms.expand_upstream_ops import expand_upstream_ops, has_upstream_only_ops
 from adpasses.transforms.inline_calls import inline_calls
+from adpasses.transforms.custom_calls import calling_copy
+from adpasses.core.custom_rules import custom_rule_of_function
 from adpasses.transforms.lower_affine import has_affine_ops, lower_affine
 
 _CODES = {"const": "c", "dup": "d", "dupnoneed": "n"}
@@ -143,7 +145,8 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
 
     start = time.perf_counter()
     primal = SymbolTable.lookup_symbol(module, request.primal)
-    if not isinstance(primal, func.FuncOp) or not primal.body.blocks:
+    custom = isinstance(primal, func.FuncOp) and custom_rule_of_function(primal) is not None
+    if not isinstance(primal, func.FuncOp) or not (primal.body.blocks or custom):
         raise CompileError(f"no function '@{request.primal}' with a body to differentiate", op=location_op)
     try:
         check_fwd_activity_signature(primal.function_type, request.activity, request.ret_activity)
@@ -151,13 +154,15 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
         raise CompileError(f"'@{request.primal}': {err}", op=location_op or primal) from None
     if request.width < 1:
         raise CompileError(f"width must be at least 1, got {request.width}", op=location_op or primal)
-    check_forward_structured(primal)
+    if not custom:
+        check_forward_structured(primal)
     name = request.function_name(module)
-    work = primal.clone()
+    # A function with a custom rule is differentiated by it: its copy calls it.
+    work = calling_copy(primal) if custom else primal.clone()
     work.sym_name = StringAttr(name)
     Rewriter.insert_op(work, InsertPoint.after(primal))
     start = lap("ad-clone-primals", start)
-    inline_calls(work, module, request.primal)
+    inline_calls(work, module, request.primal, mode="forward")
     check_forward_structured(work)
     start = lap("ad-inline-calls", start)
     if has_affine_ops(work):

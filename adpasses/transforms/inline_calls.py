@@ -21,7 +21,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
+from adpasses.core.custom_rules import custom_rule_of_function
 from adpasses.core.diagnostics import error_at
+from adpasses.transforms.custom_calls import custom_calls, is_kept_call, keep_custom_call
 from adpasses.dialects.ad import CHECKPOINT_ATTR
 from adpasses.transforms.expand_upstream_ops import resolve_indirect_calls
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
@@ -46,8 +48,8 @@ def check_no_recursion(module: Operation, root: func.FuncOp, root_name: str | No
         for op in f.walk():
             if isinstance(op, func.CallOp):
                 callee = _callee(module, op)
-                if callee is None:
-                    continue
+                if callee is None or custom_rule_of_function(callee) is not None:
+                    continue  # not inlined: a custom rule differentiates it
                 cname = callee.sym_name.data
                 if cname in on_path:
                     chain = " -> ".join([*on_path[on_path.index(cname) :], cname])
@@ -85,18 +87,24 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
     Rewriter.replace_op(call, [], results)
 
 
-def inline_calls(function: func.FuncOp, module: Operation, name: str | None = None) -> None:
+def inline_calls(function: func.FuncOp, module: Operation, name: str | None = None,
+                 mode: str = "reverse") -> None:
     """Inline, transitively, every call in `function` (a copy of `@name`)
     to a defined function, except checkpointed calls (`ad.checkpoint`: the
-    reverse sweep calls the callee's own gradient)."""
+    reverse sweep calls the callee's own gradient) and calls of functions
+    with a custom rule (reverse or forward `mode`): those stay calls, tagged
+    `ad.custom_call` (adpasses/transforms/custom_calls.py)."""
     resolve_indirect_calls(function)
     check_no_recursion(module, function, name)
     while True:
         resolve_indirect_calls(function)  # inlined bodies may call func.constant values
+        for call, callee, rule in custom_calls(function, module, mode):
+            keep_custom_call(call, callee, rule, mode)
         calls = [
             (op, callee)
             for op in function.walk()
             if isinstance(op, func.CallOp) and CHECKPOINT_ATTR not in op.attributes
+            and not is_kept_call(op, mode)
             and (callee := _callee(module, op)) is not None
         ]
         if not calls:

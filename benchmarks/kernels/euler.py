@@ -132,6 +132,42 @@ def autograd_version(u, steps, dt):  # type: ignore[no-untyped-def]
     return (u * u).sum()
 
 
+class Checkpointed:
+    """Our gradient under a memory budget (`adpasses.grad(f, memory_limit=)`,
+    docs/cache.md "Checkpointing"): a quarter of what the plain gradient
+    tapes, so the time loop is split into checkpointed segments."""
+
+    def __init__(self, u0: np.ndarray, steps: int, dt: float):
+        import adpasses
+
+        plain = ours.taped_bytes(adpasses.jit(ours.fresh_copy(euler)), [u0.copy(), steps, dt])
+        self.limit = (plain or 0) // 4
+        self.args = lambda: [u0.copy(), steps, dt]
+        self.jf = adpasses.jit(ours.fresh_copy(euler), tape_limit=self.limit)
+        self.grad = adpasses.grad(self.jf)
+        self.report = adpasses.cache_report(self.jf, *self.args())
+        uc = u0.copy()
+        self.contender = Contender(
+            "adpasses, memory_limit (checkpointed)", lambda: self.grad(uc, steps, dt),
+            lambda: self.jf(uc, steps, dt), traced=True,
+            note=f"memory_limit={self.limit} bytes: segments recomputed in the reverse sweep",
+            extra={"path": "adpasses.grad(f, memory_limit=...)"})
+
+    def annotate(self, rows: list) -> None:  # type: ignore[type-arg]
+        for row in rows:
+            if row.tool == self.contender.tool:
+                row.taped_bytes = self.report.peak_taped_bytes
+                row.allocations, row.extra["allocated_bytes"] = ours.allocations(
+                    lambda: self.grad(*self.args()))
+                row.extra.update({
+                    "memory_limit": self.limit,
+                    "snapshot_bytes": self.report.taped_bytes,
+                    "segment_tape_bytes": max((r.taped_bytes or 0 for _, r in self.report.callees),
+                                              default=0),
+                    "recompute_factor": self.report.recompute_factor,
+                })
+
+
 def run(ctx) -> list:  # type: ignore[no-untyped-def]
     n, steps = (100, 100) if OPTIONS.quick else (1000, 1000)
     dt = 0.01
@@ -149,6 +185,8 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
         diag.tool = "adpasses, u*u*u for u**3 (diagnostic)"
         diag.note = "same kernel with the cube written as a product"
         cs.append(diag)
+    ck = Checkpointed(u0, steps, dt)
+    cs.append(ck.contender)
     nb = numba_versions()
     if nb is not None:
         un = u0.copy()
@@ -182,6 +220,7 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
     log(f"  {KEY} {size}: {len(cs)} contenders")
     rows = measure(TITLE, KEY, size, n, cs, ref)
     ours.annotate(rows, comp, [u0.copy(), steps, dt])
+    ck.annotate(rows)
     for r in rows:
         if diag is not None and comp3 is not None and r.tool == diag.tool:
             r.taped_bytes = ours.taped_bytes(comp3.jf, [u0.copy(), steps, dt])

@@ -63,14 +63,14 @@ def weighted(x, scale=2.0):
     return scale * x[0]
 
 
-def uses_print(x):
-    print(x)  # ERROR: uses_print
+def uses_input(x):
+    input(x)  # ERROR: uses_input
     return x
 
 
 def print_value(x):
-    y = print(x)  # ERROR: print_value
-    return x + y
+    y = print(x)  # print returns None
+    return x + y  # ERROR: print_value
 
 
 def sign_of_number(x):

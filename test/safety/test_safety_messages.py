@@ -185,15 +185,16 @@ NUMPY_SUPPORTED = ("np.abs, np.absolute, np.arccos, np.arccosh, np.arcsin, np.ar
                    "np.floor, np.hypot, np.int64, np.isfinite, np.isinf, np.isnan, np.log, np.log10, np.log1p, "
                    "np.log2, np.maximum, np.minimum, np.power, np.rint, np.round, np.sin, np.sinh, np.sqrt, np.tan, "
                    "np.tanh, np.trunc")
+BUILTINS = "abs, min, max, round, float, int, bool, len, print and range (in for loops)"
 ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape) or np.empty(shape) (optionally dtype=...) and "
             "fill it in a loop")
 
 MESSAGES = [
     # (function, arguments, the message after "error: ")
-    ("uses_print", [1.5], "print() is not supported in compiled code; remove it, or print the arguments or the "
-                          "result outside the compiled function"),
-    ("print_value", [1.5], "print() is not supported in compiled code; remove it, or print the arguments or "
-                           "the result outside the compiled function"),
+    ("uses_input", [1.5], "the builtin input() is not supported in compiled code; the builtins it supports are "
+                          f"{BUILTINS}"),
+    ("print_value", [1.5], "'y' is None here, not a number (a None argument or default is known when the "
+                           "function is compiled: test it with `if ... is None:` before using it)"),
     ("sign_of_number", [1.5], "np.sign is not supported in compiled code; write (x > 0) - (x < 0) (an int; 0 "
                               "for 0) or math.copysign(1.0, x) (a float, +-1)"),
     ("clip_number", [1.5], "np.clip is not supported in compiled code; write min(max(x, lo), hi)"),
@@ -216,7 +217,7 @@ MESSAGES = [
     ("sorted_numbers", [X], "sorted() is not supported in compiled code; sort outside the compiled function "
                             "and pass the sorted array"),
     ("open_file", [1.5], "the builtin open() is not supported in compiled code; the builtins it supports are "
-                         "abs, min, max, round, float, int, bool, len and range (in for loops)"),
+                         f"{BUILTINS}"),
     ("invert_bits", [3], "bitwise ~ is not supported; write -x - 1 for an int, or `not b` for a bool"),
     ("assign_attribute", [X], "cannot assign to 'x.shape'; assign to a variable (v = ...) or an array element "
                               "(x[i] = ...)"),
@@ -288,11 +289,11 @@ def test_callee_keywords_and_defaults_bind_like_python():
 
 
 @pytest.mark.parametrize("call", [
-    "adpasses.jit(mk.uses_print)(1.5)",
-    "adpasses.grad(mk.uses_print)(1.5)",
-    "adpasses.value_and_grad(mk.uses_print)(1.5)",
-    "adpasses.autodiff(mk.uses_print, adpasses.Active(1.5))",
-    "adpasses.cache_report(mk.uses_print, 1.5)",
+    "adpasses.jit(mk.uses_input)(1.5)",
+    "adpasses.grad(mk.uses_input)(1.5)",
+    "adpasses.value_and_grad(mk.uses_input)(1.5)",
+    "adpasses.autodiff(mk.uses_input, adpasses.Active(1.5))",
+    "adpasses.cache_report(mk.uses_input, 1.5)",
 ])
 def test_uncaught_compile_error_traceback_is_short(call, tmp_path):
     script = tmp_path / "user_script.py"
@@ -308,12 +309,11 @@ def test_uncaught_compile_error_traceback_is_short(call, tmp_path):
     assert f'File "{script}", line 3, in <module>' in got.stderr
     assert f"    {call}  # USER CALL" in lines  # the user's own line is shown
     message = [line for line in lines if line.startswith("adpasses.CompileError: ")]
-    assert message == [f"adpasses.CompileError: {at('uses_print')}5: error: print() is not supported in "
-                       "compiled code; remove it, or print the arguments or "
-                       "the result outside the compiled function"], got.stderr
-    line = marked_line(KERNELS, "uses_print")
+    assert message == [f"adpasses.CompileError: {at('uses_input')}5: error: the builtin input() is not "
+                       f"supported in compiled code; the builtins it supports are {BUILTINS}"], got.stderr
+    line = marked_line(KERNELS, "uses_input")
     assert lines[-3:] == [f'  File "{KERNELS}", line {line}',
-                          "    print(x)  # ERROR: uses_print",
+                          "    input(x)  # ERROR: uses_input",
                           "    ^^^^^^^^"], got.stderr
     assert "frontend" not in got.stderr and "xdsl" not in got.stderr  # no compiler frames
 

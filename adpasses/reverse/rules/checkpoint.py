@@ -26,14 +26,39 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import func
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
 
 
+def _available_memref(value: SSAValue) -> bool:
+    """A memref the reverse sweep can name: defined in the function's top
+    block, or a pure view of such memrefs (memrefs cannot be taped)."""
+    from adpasses.cache.plan import is_recomputable_op
+    from adpasses.core.ir_facts import home_block
+
+    block = home_block(value)
+    if isinstance(block.parent_op(), func.FuncOp):
+        return True
+    if isinstance(value, OpResult) and is_recomputable_op(value.op):
+        return all(_available_memref(v) for v in value.op.operands if is_memref_type(v.type))
+    return False
+
+
 class CheckpointCallRule:
     def needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        for v in op.operands:
+            if is_memref_type(v.type) and not _available_memref(v):
+                from adpasses.cache.report import value_label
+
+                raise error_at(
+                    op,
+                    f"is a checkpointed call whose array argument {value_label(v)} is allocated "
+                    "inside a loop or a branch; its recomputation needs the array in the reverse "
+                    "sweep, where such an array does not exist: allocate it before the loop (or "
+                    "do not checkpoint this call)",
+                )
         return list(op.operands)
 
     def memory_needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]

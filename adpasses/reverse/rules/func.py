@@ -6,20 +6,24 @@ added into the shadow of the returned memory, element by element (Enzyme's
 seeding of a returned pointer's shadow). The seed is only read. Calls are
 inlined before differentiation (`ad-inline-calls`), so a `func.call`
 reaching the reverse sweep is checkpointed (`ad.checkpoint`,
-`rules/checkpoint.py`) or calls a function without a body.
+`rules/checkpoint.py`), a call that its custom rule differentiates (tagged
+`ad.custom_call`, adpasses/transforms/custom_calls.py; conventions in
+adpasses/core/custom_rules.py), or a call of a function without a body (an
+error if it carries derivatives).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import func, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
+from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments
 from adpasses.dialects.ad import ShadowCheckOp
-
 from adpasses.core.diagnostics import error_at
+from adpasses.core.types import is_float_type, is_memref_type
 from adpasses.reverse.rules.checkpoint import CheckpointCallRule, is_checkpointed
 
 CHECKPOINT = CheckpointCallRule()
@@ -52,15 +56,49 @@ class ReturnRule:
             shadow, idx, inner.load(seed, idx), own_sizes=True))
 
 
+def _primal_results(op: func.CallOp, rule: CustomRule) -> Sequence[SSAValue]:
+    """The call's results that are the primal function's (an augmented
+    primal's last `residuals` results are residuals)."""
+    return op.results[: len(op.results) - (rule.residuals or 0)]
+
+
+def _residuals(op: func.CallOp, rule: CustomRule) -> list[SSAValue]:
+    """The values the reverse rule reads as residuals: the call's residual
+    results, except those the augmented primal returns unchanged from an
+    argument, for which the argument (available without a tape if it is
+    outside the loop, or reloadable)."""
+    first = len(op.results) - (rule.residuals or 0)
+    forwarded = forwarded_arguments(op, rule)
+    return [op.operands[forwarded[k]] if k in forwarded else r
+            for k, r in enumerate(op.results[first:])]
+
+
 class CallRule:
     """A call left after inlining: a checkpointed call (`ad.checkpoint`,
-    `rules/checkpoint.py`) is recomputed in the reverse sweep; any other
-    calls a function without a body."""
+    `rules/checkpoint.py`) is recomputed in the reverse sweep; a call of a
+    function with a custom rule:
+
+    - with a reverse rule (the call is of the augmented primal): the reverse
+      sweep calls `reverse(residuals..., cotangents of the float results)`
+      and adds its results to the adjoints of the float arguments. The rule
+      needs the residuals (taped when the call is in a loop);
+    - with only a forward rule: one call of the forward rule per active
+      float argument, with a unit tangent for it and zeros for the others;
+      that argument's adjoint gets `sum_j cotangent_j * tangent_j`. The rule
+      needs the call's arguments.
+
+    Any other call calls a function without a body (an error if active).
+    """
 
     def needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
         if is_checkpointed(op):
             return CHECKPOINT.needs(op, activity)
-        return ()
+        rule = custom_rule_of_call(op)
+        if rule is None:
+            return ()
+        if rule.residuals is not None:
+            return _residuals(op, rule)
+        return [o for o in op.operands if not is_memref_type(o.type)]
 
     def memory_needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
         if is_checkpointed(op):
@@ -71,11 +109,51 @@ class CallRule:
         if is_checkpointed(op):
             CHECKPOINT.reverse(rc, op)
             return
-        raise error_at(
-            op,
-            f"calls '{op.callee}', which has no body to differentiate; "
-            "define it in the module or make its arguments const",
-        )
+        rule = custom_rule_of_call(op)
+        if rule is None:
+            raise error_at(
+                op,
+                f"calls '{op.callee}', which has no body to differentiate; "
+                "define it in the module or make its arguments const",
+            )
+        for k, o in enumerate(op.operands):
+            if is_memref_type(o.type) and rc.activity.is_active_memory(o):
+                raise error_at(op, f"calls @{rule.primal}, whose custom rule reverse mode cannot "
+                                   f"apply to an array argument (argument {k}) that carries "
+                                   "derivatives yet; pass its elements as floats")
+        results = [r for r in _primal_results(op, rule) if is_float_type(r.type)]
+        if all(rc.adjoint(r) is None for r in results):
+            return
+        floats = [o for o in op.operands if is_float_type(o.type)]
+        if rule.residuals is not None:
+            residuals = [rc.primal(r) for r in _residuals(op, rule)]
+            cotangents = [rc.adjoint_or_zero(r) for r in results]
+            assert rule.reverse is not None
+            back = rc.insert(func.CallOp(rule.reverse, residuals + cotangents, [o.type for o in floats]))
+            for operand, ct in zip(floats, back.results):
+                rc.add_adjoint(operand, ct)
+            return
+        assert rule.forward is not None
+        self._reverse_by_forward_rule(rc, op, rule, floats, results)
+
+    def _reverse_by_forward_rule(self, rc, op, rule, floats, results) -> None:  # type: ignore[no-untyped-def]
+        primals = [rc.primal(o) for o in op.operands]
+        types = [r.type for r in op.results] + [r.type for r in results]
+        m = len(op.results)
+        for operand in floats:
+            if not rc.activity.is_active(operand):
+                continue
+            tangents = [rc.const(1.0 if other is operand else 0.0, other.type) for other in floats]
+            call = rc.insert(func.CallOp(rule.forward, primals + tangents, types))
+            total = None
+            for r, t in zip(results, call.results[m:]):
+                g = rc.adjoint(r)
+                if g is None:
+                    continue
+                term = rc.insert(arith.MulfOp(g, t)).results[0]
+                total = term if total is None else rc.add(total, term)
+            if total is not None:
+                rc.add_adjoint(operand, total)
 
 
 RULES = {

@@ -1,6 +1,7 @@
 // RUN: ad-opt %s -p 'ad-clone-primals,ad-checkpoint-loops{tape-limit=1000}' | filecheck %s
 // RUN: ad-opt %s -p 'ad-reverse{tape-limit=0 lower-tapes=false}' | filecheck %s --check-prefix=GRAD
 // RUN: ad-opt %s --reverse --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=PLAIN
+// RUN: ad-opt %s --reverse --tape-limit=0 --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 // The time loop of @f tapes %a and sin per inner iteration: one state per
 // step. With a tape limit, ad-checkpoint-loops outlines the loop's body
 // into @f_segment_0 (iterations [lo, hi), same step, the carried %s as a
@@ -42,6 +43,13 @@
 // GRAD:         scf.for
 // GRAD:           ad.tape.pop %snapshot_u
 // GRAD:           func.call @f_segment_0_grad_ccccdaa_a(
+
+// The report of the checkpointed gradient: the snapshots of %u (one per
+// segment), the segment's gradient, the recompute factor.
+// REPORT-LABEL: cache report for @f_grad_dac_a
+// REPORT:       snapshot  %u {{.*}}f64 x (((trips + segment_length) - 1) / segment_length) * size(u)
+// REPORT:       checkpoint @f_segment_0 at {{.*}}: recomputed by @f_segment_0_grad_ccccdaa_a, which tapes {{.*}} bytes per call
+// REPORT:       recompute factor: 2 (forward runs of the checkpointed code)
 
 // Without a limit: no segments, one state per step taped.
 // PLAIN-LABEL: cache report for @f_grad_dac_a

@@ -1,0 +1,42 @@
+"""Kernels that print (test_frontend_print.py); plain Python is the oracle
+for the text."""
+
+import numpy as np
+
+
+def report(x, a, M):
+    print("loss", x)
+    print(a, x * 2, 3, True, -0.0, 1e16, 1 / 3, sep=", ", end=";\n")
+    print(f"val={x:.3f} r={x!r} n={len(a)} {x:>10.2e}|")
+    print(a[::2])
+    print(M)
+    print(M.T, M[1])
+    print()
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * x
+        if i == 1:
+            print("step", i, s)
+    print("s", s)
+    return s
+
+
+def elements(x, k):
+    print(x[0], x, k, k > 1)
+    return x[0] * x[1]
+
+
+def elements_2d(x, k):
+    print(x[0, 0], x, x[1], k)
+    return x[0, 0] * x[1, 1]
+
+
+def callee_prints(t):
+    print("callee", t)
+    return t * t
+
+
+def calls_a_printing_function(x):
+    y = callee_prints(x) + callee_prints(2.0 * x)
+    print("caller", y)
+    return y
