@@ -80,6 +80,8 @@ from xdsl.printer import Printer
 from xdsl.traits import (
     EffectInstance,
     MemoryAllocEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
     MemoryEffect,
     MemoryEffectKind,
     Resource,
@@ -744,6 +746,58 @@ class KeepOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SizeMatchOp(IRDLOperation):
+    """Stops the call (ValueError, always: BLAS and the loops after it rely
+    on it, `boundscheck=False` included) unless dimension `lhs_dim` of `lhs`
+    has the size of dimension `rhs_dim` of `rhs`. `ad-lower-matmul` puts
+    three before each matrix product; `what` names the product in the
+    message."""
+
+    name = "ad.size_match"
+
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    lhs_dim = prop_def(IntegerAttr)
+    rhs_dim = prop_def(IntegerAttr)
+    what = prop_def(StringAttr)
+
+    traits = traits_def(MayStop())
+
+    assembly_format = ("$lhs `[` $lhs_dim `]` `,` $rhs `[` $rhs_dim `]` $what attr-dict "
+                       "`:` type($lhs) `,` type($rhs)")
+
+    def __init__(self, lhs: SSAValue, lhs_dim: int, rhs: SSAValue, rhs_dim: int, what: str):
+        super().__init__(operands=[lhs, rhs], properties={
+            "lhs_dim": IntegerAttr(lhs_dim, IndexType()), "rhs_dim": IntegerAttr(rhs_dim, IndexType()),
+            "what": StringAttr(what)})
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """`c += a @ b` by BLAS (`cblas_dgemm` / `cblas_sgemm` of numpy's
+    OpenBLAS, adpasses.native.blas) when each operand's layout is one BLAS
+    takes (unit stride in one dimension, the other no smaller than the
+    rows it spans) and `c` shares no memory with `a` or `b`; `done` says
+    whether it did (else nothing happened, and the caller's loop nest runs).
+    The sizes must have been checked (`ad.size_match`). Made by
+    `ad-lower-matmul{blas=true}` after differentiation; no derivative."""
+
+    name = "ad.gemm"
+
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    c = operand_def(MemRefType)
+    done = result_def(IntegerType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($done)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue):
+        super().__init__(operands=[a, b, c], result_types=[IntegerType(1)])
+
+
+@irdl_op_definition
 class RaiseIfOp(IRDLOperation):
     """Stops the call with a Python exception when `cond` is true: the
     builtin exception class named `exception`, with `message`, in which
@@ -777,7 +831,7 @@ class RaiseIfOp(IRDLOperation):
 AD = Dialect(
     "ad",
     [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
-     RaiseIfOp],
+     SizeMatchOp, GemmOp, RaiseIfOp],
     [TapeType],
 )
 

@@ -22,9 +22,9 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from adpasses.core.diagnostics import CompileError
 from adpasses.core.types import is_float_type
-from adpasses.dialects.ad import CUSTOM_RULE_ATTR, NO_MEMORY_ATTR
+from adpasses.dialects.ad import CUSTOM_RULE_ATTR, NO_MEMORY_ATTR, RaiseIfOp
 from adpasses.frontend.compiler import FunctionCompiler, ModuleBuilder, _def_location
-from adpasses.frontend.control import lift_loop_returns
+from adpasses.frontend.control import Liveness, lift_loop_returns
 from adpasses.frontend.values import Array, Scalar, TupleValue
 
 RULES_ATTR = "__adpasses_custom_rules__"  # adpasses.api.custom_rules.RULES_ATTR
@@ -61,12 +61,20 @@ class RuleCompiler(FunctionCompiler):
     returned once at the end (`returned`: the nested Python lists of
     Scalar / Array / None it returned; the caller checks and flattens it)."""
 
-    def __init__(self, mb: ModuleBuilder, pyfunc, params: list[object], name: str, role: str):  # type: ignore[no-untyped-def]
-        super().__init__(mb, pyfunc, [t for p in params for t in _leaves(p)], name, public=False)
+    def __init__(self, mb: ModuleBuilder, pyfunc, params: list[object], name: str, role: str,  # type: ignore[no-untyped-def]
+                 hidden: list[Attribute] = (), on_return=None):
+        super().__init__(mb, pyfunc, [*(t for p in params for t in _leaves(p)), *hidden], name, public=False)
         self.params = params
         self.role = role
         self.returned: object = None
         self.return_node: ast.AST = self.fdef
+        # Arguments the Python function does not see (the shadows a reverse
+        # rule accumulates array cotangents into), and what turns the
+        # returned tuple into results, run at the return while the rule's
+        # local arrays are alive.
+        self.hidden_args = list(self.entry.args[len(self.entry.args) - len(hidden):]) if hidden else []
+        self.on_return = on_return
+        self.results: list[SSAValue] | None = None
 
     def compile_body(self) -> None:
         args = self.fdef.args
@@ -82,6 +90,10 @@ class RuleCompiler(FunctionCompiler):
             self.env[a.arg] = self._bind(structure, values, a.arg)
         with self.allocation_scope():
             body = lift_loop_returns(self.fdef.body)
+            # the state FunctionCompiler.compile sets up for a body
+            self.liveness = Liveness(body)
+            self.carried_out: dict[int, set[str]] = {}
+            self.selection_frames: list = []
             if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
                 self.error(body[-1] if body else self.fdef,
                            f"a {self.role} must end with `return` of a tuple")
@@ -103,6 +115,8 @@ class RuleCompiler(FunctionCompiler):
         self.return_node = stmt
         with self.at(stmt):
             self.returned = self._returned(stmt.value)
+            if self.on_return is not None:
+                self.results = self.on_return(self)
         self.return_required = True
         return None  # nothing for the caller to return: finish() builds the return
 
@@ -154,7 +168,8 @@ class RuleCompiler(FunctionCompiler):
         return got  # type: ignore[return-value]
 
 
-def _compile_rule(mb: ModuleBuilder, pyfunc, params: list[object], base: str, role: str) -> RuleCompiler:  # type: ignore[no-untyped-def]
+def _compile_rule(mb: ModuleBuilder, pyfunc, params: list[object], base: str, role: str,  # type: ignore[no-untyped-def]
+                  hidden: list[Attribute] = (), on_return=None) -> RuleCompiler:
     name = mb.unique_name(base)
     mb.reserved.add(name)
     if pyfunc in mb.stack:
@@ -162,7 +177,7 @@ def _compile_rule(mb: ModuleBuilder, pyfunc, params: list[object], base: str, ro
                            "differentiates; rules cannot recurse", location=_def_location(pyfunc))
     mb.stack.append(pyfunc)
     try:
-        compiler = RuleCompiler(mb, pyfunc, params, name, role)
+        compiler = RuleCompiler(mb, pyfunc, params, name, role, hidden, on_return)
         compiler.compile_body()
     finally:
         mb.stack.pop()
@@ -180,10 +195,12 @@ def _residual_structure(compiler: RuleCompiler, value: object) -> tuple[object, 
             with compiler.at(compiler.return_node):
                 v = compiler.to_float(value, f64)
         return v.type, [v]
+    if isinstance(value, Array) and value.value in compiler.entry.args:
+        return value.type, [value.value]  # an argument, unchanged: the reverse rule reads it again
     what = "an array" if isinstance(value, Array) else "None" if value is None else type(value).__name__
-    compiler.fail(f"residuals must be numbers or tuples of numbers, but {compiler.pyfunc.__name__} "
-                  f"returns {what} among them (save the array's elements you need, or recompute "
-                  "from the arguments in bwd)")
+    compiler.fail(f"residuals must be numbers, the function's own array arguments, or tuples of "
+                  f"them, but {compiler.pyfunc.__name__} returns {what} among them (save the "
+                  "numbers you need, or recompute from the arguments in bwd)")
     raise AssertionError
 
 
@@ -212,20 +229,17 @@ def attach_rules(mb: ModuleBuilder, rules, f: func.FuncOp, name: str, where: str
     entries: dict[str, Attribute] = {}
     sym = f.sym_name.data
     if rules.fwd is not None:
-        for k, t in enumerate(args):
-            if isinstance(t, MemRefType):
-                raise CompileError(f"{name} takes an array (argument {k}): custom_vjp rules of "
-                                   "functions of arrays are not supported yet; pass floats, or give "
-                                   "a custom_jvp rule", location=where)
         fwd = _compile_rule(mb, rules.fwd, list(args), f"{sym}_fwd", "custom_vjp fwd rule")
         out, residuals = fwd.pair("(output, residuals)")
         primal = fwd.float_leaf(out, "the output (first item)")
         structure, leaves = _residual_structure(fwd, residuals)
         fwd_op = fwd.finish([primal, *leaves])
-        bwd = _compile_rule(mb, rules.bwd, [structure, f64], f"{sym}_bwd", "custom_vjp bwd rule")
-        cotangents = _cotangents(bwd, args, name)
+        shadows = [t for t in args if isinstance(t, MemRefType) and is_float_type(t.element_type)]
+        bwd = _compile_rule(mb, rules.bwd, [structure, f64], f"{sym}_bwd", "custom_vjp bwd rule",
+                            hidden=shadows, on_return=lambda c: _cotangents(c, args, name))
+        assert bwd.results is not None
         entries["augmented_primal"] = SymbolRefAttr(fwd_op.sym_name.data)
-        entries["reverse"] = SymbolRefAttr(_add(mb, bwd.finish(cotangents)))
+        entries["reverse"] = SymbolRefAttr(_add(mb, bwd.finish(bwd.results)))
         _add(mb, fwd_op)
     if rules.jvp is not None:
         entries["forward"] = SymbolRefAttr(_jvp_rule(mb, rules.jvp, args, sym))
@@ -319,7 +333,13 @@ def _cotangents(bwd: RuleCompiler, args: list[Attribute], name: str) -> list[SSA
                  f"{len(args)} argument{'s' if len(args) != 1 else ''}: return one per argument "
                  "(None for an argument without a derivative)")
     values = []
+    shadows = iter(bwd.hidden_args)
     for k, (value, t) in enumerate(zip(got, args)):  # type: ignore[arg-type]
+        if isinstance(t, MemRefType) and is_float_type(t.element_type):
+            shadow = next(shadows)
+            if value is not None:
+                _accumulate(bwd, value, Array(shadow), k, name)
+            continue
         if not is_float_type(t):
             if value is not None:
                 bwd.fail(f"argument {k} of {name} is an int or a bool: its cotangent must be None")
@@ -329,6 +349,34 @@ def _cotangents(bwd: RuleCompiler, args: list[Attribute], name: str) -> list[SSA
         else:
             values.append(bwd.float_leaf(value, f"the cotangent of argument {k} of {name}"))
     return values
+
+
+def _accumulate(bwd: RuleCompiler, value: object, shadow: Array, k: int, name: str) -> None:
+    """shadow += value, elementwise: the cotangent of array argument k."""
+    from xdsl.dialects import arith, memref
+
+    if not isinstance(value, Array) or value.ndim != shadow.ndim:
+        kind = f"an array of rank {value.ndim}" if isinstance(value, Array) else \
+            "a number" if isinstance(value, Scalar) else type(value).__name__
+        bwd.fail(f"the cotangent of argument {k} of {name} (an array of rank {shadow.ndim}) must be an "
+                 f"array of its shape, but {bwd.pyfunc.__name__} returns {kind}")
+    sizes = [bwd.dim(shadow, d) for d in range(shadow.ndim)]
+    with bwd.at(bwd.return_node):
+        for d in range(shadow.ndim):  # the shapes must agree: checked at run time
+            differ = bwd.emit(arith.CmpiOp(bwd.dim(value, d), sizes[d], "ne")).results[0]
+            bwd.emit(RaiseIfOp(differ, "ValueError",
+                               f"the cotangent {bwd.pyfunc.__name__} returns for argument {k} of {name} "
+                               f"has size {{0}} in dimension {d}, but the argument has size {{1}}",
+                               [bwd.dim(value, d), sizes[d]]))
+
+    def body(idx):  # type: ignore[no-untyped-def]
+        ct = bwd.emit(memref.LoadOp.get(value.value, idx)).results[0]
+        old = bwd.emit(memref.LoadOp.get(shadow.value, idx)).results[0]
+        ct = bwd.to_float(Scalar(ct), shadow.element)
+        bwd.emit(memref.StoreOp.get(bwd.emit(arith.AddfOp(old, ct)).results[0], shadow.value, idx))
+
+    with bwd.at(bwd.return_node):
+        bwd.loop_nest(sizes, body)
 
 
 def _add(mb: ModuleBuilder, f: func.FuncOp) -> str:

@@ -69,6 +69,7 @@ from adpasses.dialects.ad import (
     CHECKPOINT_ATTR,
     KeepOp,
     ShadowCheckOp,
+    SizeMatchOp,
     TapeCreateOp,
     TapeFreeOp,
     TapePopOp,
@@ -88,10 +89,11 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
-AD_OPS_UNDERSTOOD = (ShadowCheckOp, KeepOp, TapeCreateOp, TapeFreeOp, TapePushOp, TapePopOp)
+AD_OPS_UNDERSTOOD = (ShadowCheckOp, SizeMatchOp, KeepOp, TapeCreateOp, TapeFreeOp, TapePushOp, TapePopOp)
 """The `ad` ops of generated gradients (forward mode differentiates them:
 forward over reverse). A tape is memory: a push stores into it, a pop
-loads from it; checks and keeps move no data."""
+loads from it; checks (`ad.size_match` of a lowered matmul too) and keeps
+move no data."""
 
 _MODELED = frozenset((*MEMREF_OPS_UNDERSTOOD, *AD_OPS_UNDERSTOOD))
 

@@ -58,6 +58,19 @@ def _source(fn: types.FunctionType) -> str:
         return f"{code.co_code.hex()} {code.co_consts!r} {code.co_names!r}"
 
 
+def _rule_functions(rules: object) -> list[types.FunctionType]:
+    """The Python rule functions of a custom function or an extern
+    (adpasses/api/custom_rules.py): compiled with it, so part of its source."""
+    if rules is None:
+        return []
+    found = []
+    for attr in ("fwd", "bwd", "jvp", "vjp"):
+        value = getattr(rules, attr, None)
+        if isinstance(value, types.FunctionType):
+            found.append(value)
+    return found
+
+
 def source_fingerprint(fn: types.FunctionType) -> str:
     h = hashlib.sha256()
     seen: set[int] = set()
@@ -67,6 +80,7 @@ def source_fingerprint(fn: types.FunctionType) -> str:
         if id(f) in seen:
             continue
         seen.add(id(f))
+        todo.extend(_rule_functions(f.__dict__.get("__adpasses_custom_rules__")))  # custom_vjp's
         code = f.__code__
         h.update(f"\0def {f.__module__}.{f.__qualname__} {code.co_filename}:{code.co_firstlineno}\n"
                  f"{_source(f)}".encode())
@@ -79,6 +93,10 @@ def source_fingerprint(fn: types.FunctionType) -> str:
             if inner is not None:
                 todo.append(inner)
                 h.update(f"\0{name}=function {inner.__module__}.{inner.__qualname__}".encode())
+            elif getattr(value, "__adpasses_extern__", False) is True:
+                # adpasses.extern: its symbol and signature, and its rules' sources
+                h.update(f"\0{name}=extern {value.symbol} {value.signature}".encode())
+                todo.extend(_rule_functions(value))
             elif isinstance(value, (bool, int, float, np.number)):
                 h.update(f"\0{name}={type(value).__name__} {value!r}".encode())
             elif isinstance(value, types.ModuleType):

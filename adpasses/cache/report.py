@@ -367,6 +367,10 @@ class CacheReport:
     """(checkpointed call, the callee gradient's report), bound for the
     first call (enclosing loops at their first iteration) when this one is."""
 
+    runs: bool = True
+    """False when bound as a callee whose call runs no time for the bound
+    arguments (a loop around it has no iteration)."""
+
     def link_callees(self, reports: dict) -> None:  # type: ignore[type-arg]
         self.callees = [(call, reports[name]) for call, name in self.checkpointed if name in reports]
 
@@ -426,7 +430,10 @@ class CacheReport:
             times = count(e.factors, env)
             nbytes = 0 if e.decision not in TAPED else (None if times is None else times * e.element_bytes)
             entries.append(replace(e, count=times, bytes=nbytes))
-        callees = [(call, report.bind(_call_arguments(call, env))) for call, report in self.callees]
+        callees = []
+        for call, report in self.callees:
+            values, runs = _call_arguments(call, env)
+            callees.append((call, replace(report.bind(values), runs=runs)))
         return replace(self, entries=entries, bound=True, callees=callees)
 
     @property
@@ -434,7 +441,7 @@ class CacheReport:
         """How many times the most recomputed code runs forward per gradient
         call: 1 without checkpoints; each level of checkpointed calls adds one
         (the forward sweep runs the callee, its gradient reruns it)."""
-        return 1 + max((r.recompute_factor for _, r in self.callees), default=0)
+        return 1 + max((r.recompute_factor for _, r in self.callees if r.runs), default=0)
 
     @property
     def peak_taped_bytes(self) -> int | None:
@@ -442,7 +449,7 @@ class CacheReport:
         largest of the callee gradients' (one runs at a time; each frees its
         tape when it returns), for the bound arguments."""
         own = self.taped_bytes
-        inner = [r.peak_taped_bytes for _, r in self.callees]
+        inner = [r.peak_taped_bytes for _, r in self.callees if r.runs]
         if own is None or any(b is None for b in inner):
             return None
         return own + max(inner, default=0)  # type: ignore[type-var]
@@ -482,6 +489,10 @@ class CacheReport:
         for call, report in self.callees:
             where = op_location(call) or call.name
             taped = report.taped_bytes
+            if not report.runs:
+                lines.append(f"  checkpoint @{call.callee.root_reference.data} at {where}: not called "
+                             "for these arguments (the loop's tape fits the limit: one segment)")
+                continue
             lines.append(f"  checkpoint @{call.callee.root_reference.data} at {where}: recomputed by "
                          f"@{report.gradient}, which tapes "
                          + (f"{taped} bytes per call (its first)" if taped is not None else
@@ -623,7 +634,7 @@ def _loop_factors_of_block(block) -> tuple[LoopFactor, ...]:  # type: ignore[no-
     return tuple(reversed(factors))
 
 
-def _call_arguments(call: Operation, env: dict[SSAValue, object]) -> list[object]:
+def _call_arguments(call: Operation, env: dict[SSAValue, object]) -> tuple[list[object], bool]:
     """The values of a call's operands for the bound arguments, with the
     loops around the call at their first iteration (for a checkpointed
     segment: the first, full-length segment): arrays for memrefs (of the
@@ -634,10 +645,17 @@ def _call_arguments(call: Operation, env: dict[SSAValue, object]) -> list[object
     while op is not None and not isinstance(op, func.FuncOp):
         loops.append(op)
         op = op.parent_op()
+    runs = True
     for loop in reversed(loops):
         counted = counted_loop(loop)
         if counted is not None:
             env[counted[0]] = _evaluate(counted[1], env)
+            bounds = trip_bounds(loop)
+            if bounds is not None:
+                lb, ub = _evaluate(bounds[0], env), _evaluate(bounds[1], env)
+                if lb is not None and ub is not None and not isinstance(lb, np.ndarray) \
+                        and not isinstance(ub, np.ndarray) and ub <= lb:
+                    runs = False
     values: list[object] = []
     for v in call.operands:
         if v in env:
@@ -649,4 +667,4 @@ def _call_arguments(call: Operation, env: dict[SSAValue, object]) -> list[object
                                                           strides=(0,) * len(shape)))
         else:
             values.append(_evaluate(v, env))
-    return values
+    return values, runs

@@ -7,8 +7,11 @@ have none: an external C function). The calling conventions, for
 
 - `augmented_primal : (A1..An) -> (R1..Rm, residuals...)`: f's results,
   then whatever the reverse rule needs (any number, any scalar types);
-- `reverse : (residuals..., cotangent of each float Rj) -> (cotangent of
-  each float scalar Ai)`;
+- `reverse : (residuals..., cotangent of each float Rj, shadow of each
+  float memref Ai) -> (cotangent of each float scalar Ai)`: an array
+  argument's cotangent is accumulated into its shadow, as Enzyme's rules do;
+  a memref residual must be an argument the augmented primal returns
+  unchanged;
 - `forward : (A1..An, tangent of each float Ai) -> (R1..Rm, tangent of
   each float Rj)` (a float memref argument's tangent is a memref of its
   type).
@@ -164,19 +167,18 @@ def check_rule_signatures(f: func.FuncOp, rule: CustomRule) -> int | None:
     float_results = [results[k] for k in float_scalar_positions(results)]
     residuals = None
     if rule.reverse is not None and rule.augmented_primal is not None:
-        for k, t in enumerate(args):
-            if is_memref_type(t):
-                raise error_at(f, f"@{name} has a reverse rule and takes a memref (argument {k}): "
-                                  "custom reverse rules of functions of arrays are not supported yet; "
-                                  "pass the array's elements as floats, or give a forward rule")
         aug = expect(rule.augmented_primal, "augmented primal", args, None, prefix_outputs=len(results))
         residual_types = list(aug.function_type.outputs.data)[len(results):]
-        for t in residual_types:
-            if is_memref_type(t):
-                raise error_at(f, f"the augmented primal @{rule.augmented_primal} of @{name} returns a "
-                                  "memref residual; residuals must be numbers (save the elements you need)")
         residuals = len(residual_types)
-        expect(rule.reverse, "reverse", residual_types + float_results,
+        forwarded = _forwarded(aug, residuals)
+        for k, t in enumerate(residual_types):
+            if is_memref_type(t) and k not in forwarded:
+                raise error_at(f, f"the augmented primal @{rule.augmented_primal} of @{name} returns a "
+                                  f"memref residual (residual {k}) that is not one of its arguments; an "
+                                  "array residual must be an argument, unchanged (save the numbers you "
+                                  "need otherwise)")
+        shadows = [t for t in args if is_memref_type(t) and is_float_type(t.element_type)]
+        expect(rule.reverse, "reverse", residual_types + float_results + shadows,
                [args[k] for k in float_scalar_positions(args)])
     if rule.forward is not None:
         tangents = [args[k] for k in tangent_positions(args)]
@@ -201,6 +203,19 @@ def residual_note(value: Attribute) -> str | None:
             f"@{rule.augmented_primal} for @{rule.reverse})")
 
 
+def _forwarded(aug: func.FuncOp, residuals: int) -> dict[int, int]:
+    """Residual k -> argument j where the augmented primal returns its
+    argument j unchanged as residual k."""
+    if not aug.body.blocks:
+        return {}
+    ret = aug.body.blocks[-1].last_op
+    if not isinstance(ret, func.ReturnOp):
+        return {}
+    first = len(ret.arguments) - residuals
+    args = list(aug.body.block.args)
+    return {k: args.index(v) for k, v in enumerate(list(ret.arguments)[first:]) if v in args}
+
+
 def forwarded_arguments(call: Operation, rule: CustomRule) -> dict[int, int]:
     """Residuals that the augmented primal returns unchanged from its
     arguments (residual k is argument j): the reverse rule reads the call's
@@ -209,14 +224,6 @@ def forwarded_arguments(call: Operation, rule: CustomRule) -> dict[int, int]:
     if rule.augmented_primal is None or rule.residuals is None:
         return {}
     aug = SymbolTable.lookup_symbol(call, rule.augmented_primal)
-    if not isinstance(aug, func.FuncOp) or not aug.body.blocks:
+    if not isinstance(aug, func.FuncOp):
         return {}
-    ret = aug.body.blocks[-1].last_op
-    if not isinstance(ret, func.ReturnOp):
-        return {}
-    first = len(ret.arguments) - rule.residuals
-    found = {}
-    for k, value in enumerate(list(ret.arguments)[first:]):
-        if value in aug.body.block.args:
-            found[k] = aug.body.block.args.index(value)
-    return found
+    return _forwarded(aug, rule.residuals)

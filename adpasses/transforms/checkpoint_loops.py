@@ -8,11 +8,17 @@ values in (a trial plan: activity, needs, minimum cut) is split into
 segments of k iterations, and each segment becomes a call, marked
 `ad.checkpoint`, of a new function running those iterations:
 
-    scf.for %s = 0 to ceildiv(N, k) iter_args(%c = inits) {
+    %segments = ceildiv(N, k) > 1 ? ceildiv(N, k) : 0
+    %c = scf.for %s = 0 to %segments iter_args(%c = inits) {
       %lo = lb + s*k*step ; %hi = min(ub, lo + k*step)
       %r = func.call @f_segment_0(%lo, %hi, step, <used values>, %c) {ad.checkpoint}
       scf.yield %r
     }
+    scf.for %t = lb + segments*k*step to ub iter_args(%c) { the original body }
+
+(the original loop, after the segments, runs no iteration when there are
+several, and all of them when there is one: a loop whose tape fits the
+limit is differentiated as without checkpointing)
 
 Checkpointed calls do the rest (rules/checkpoint.py): the forward sweep
 runs segments without taping, the plan tapes each segment's carried
@@ -25,10 +31,10 @@ k is chosen when the gradient runs, from the state S a snapshot holds
 before reading; plus 8 per carried value) and T, what one step tapes
 (the trial plan's taped values times the trip counts of their loops
 inside the step; S where those are not known before the loop): if
-N*T <= tape-limit, k = N (one segment); else k = ceil(sqrt(N*S/T)), which
-minimises (N/k)*S + k*T: for T = S about 2*sqrt(N) states are held
-(sqrt(N) snapshots, one segment's tape). Either way the loop runs forward
-once more (the recompute factor 2).
+N*T <= tape-limit, k = N (one segment: the loop runs as without
+checkpointing); else k = ceil(sqrt(N*S/T)), which minimises (N/k)*S + k*T:
+for T = S about 2*sqrt(N) states are held (sqrt(N) snapshots, one
+segment's tape), and the loop runs forward twice (the recompute factor 2).
 """
 
 from __future__ import annotations
@@ -290,9 +296,19 @@ def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, li
     call.location = loop.location
     ob.insert(call)
     ob.insert(scf.YieldOp(*call.results))
-    new = scf.ForOp(zero, count, one, list(loop.iter_args), outer)
+    # One segment (the tape fits the limit): no checkpointed call at all;
+    # the original loop, kept after the segments, runs every iteration and
+    # is taped as usual. Several: it runs none.
+    several = emit(arith.CmpiOp(count, one, "ugt"))
+    segments = emit(arith.SelectOp(several, count, zero))
+    segments.name_hint = "segments"
+    new = scf.ForOp(zero, segments, one, list(loop.iter_args), outer)
     new.location = loop.location
-    Rewriter.replace_op(loop, new)
+    Rewriter.insert_op(new, InsertPoint.before(loop))
+    b = Builder(InsertPoint.before(loop))
+    rest = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(segments, stride))))
+    rest.name_hint = "after_segments"
+    loop.operands = [rest, loop.ub, loop.step, *new.results]  # type: ignore[assignment]
     return segment
 
 

@@ -116,11 +116,6 @@ class CallRule:
                 f"calls '{op.callee}', which has no body to differentiate; "
                 "define it in the module or make its arguments const",
             )
-        for k, o in enumerate(op.operands):
-            if is_memref_type(o.type) and rc.activity.is_active_memory(o):
-                raise error_at(op, f"calls @{rule.primal}, whose custom rule reverse mode cannot "
-                                   f"apply to an array argument (argument {k}) that carries "
-                                   "derivatives yet; pass its elements as floats")
         results = [r for r in _primal_results(op, rule) if is_float_type(r.type)]
         if all(rc.adjoint(r) is None for r in results):
             return
@@ -128,13 +123,52 @@ class CallRule:
         if rule.residuals is not None:
             residuals = [rc.primal(r) for r in _residuals(op, rule)]
             cotangents = [rc.adjoint_or_zero(r) for r in results]
+            shadows, scratch = self._shadows(rc, op)
             assert rule.reverse is not None
-            back = rc.insert(func.CallOp(rule.reverse, residuals + cotangents, [o.type for o in floats]))
+            back = rc.insert(func.CallOp(rule.reverse, residuals + cotangents + shadows,
+                                         [o.type for o in floats]))
+            for buffer in scratch:
+                rc.insert(memref.DeallocOp.get(buffer))
             for operand, ct in zip(floats, back.results):
                 rc.add_adjoint(operand, ct)
             return
+        for k, o in enumerate(op.operands):
+            if is_memref_type(o.type) and rc.activity.is_active_memory(o):
+                raise error_at(op, f"calls @{rule.primal}, whose forward rule cannot give reverse mode "
+                                   f"the derivative for an array argument (argument {k}); give it a "
+                                   "reverse rule (custom_vjp)")
         assert rule.forward is not None
         self._reverse_by_forward_rule(rc, op, rule, floats, results)
+
+    def _shadows(self, rc, op: func.CallOp) -> tuple[list[SSAValue], list[SSAValue]]:  # type: ignore[no-untyped-def]
+        """The shadow of each float memref argument, into which the reverse
+        rule accumulates that argument's cotangent; a zeroed scratch buffer
+        (freed after the call) for one whose memory carries no derivative."""
+        shadows, scratch = [], []
+        for o in op.operands:
+            if not (is_memref_type(o.type) and is_float_type(o.type.element_type)):
+                continue
+            if rc.activity.is_active_memory(o):
+                shadows.append(rc.shadow(o))
+                continue
+            primal = rc.primal(o)
+            mtype = o.type
+            dims = [rc.insert(memref.DimOp.from_source_and_index(primal, rc.index(d))).results[0]
+                    for d, size in enumerate(mtype.get_shape()) if size < 0]
+            plain = memref.MemRefType(mtype.element_type, mtype.get_shape())
+            buffer = rc.insert(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
+                                                  dynamic_sizes=dims)).results[0]
+            sizes = [rc.index(size) if size >= 0 else rc.insert(memref.DimOp.from_source_and_index(
+                buffer, rc.index(d))).results[0] for d, size in enumerate(mtype.get_shape())]
+            zero = rc.zero(mtype.element_type)
+            rc.loop_nest(sizes, lambda inner, idx: inner.store(zero, buffer, idx, own_sizes=True))
+            if plain != mtype:
+                buffer_view = rc.insert(memref.CastOp.get(buffer, mtype)).results[0]
+                shadows.append(buffer_view)
+            else:
+                shadows.append(buffer)
+            scratch.append(buffer)
+        return shadows, scratch
 
     def _reverse_by_forward_rule(self, rc, op, rule, floats, results) -> None:  # type: ignore[no-untyped-def]
         primals = [rc.primal(o) for o in op.operands]

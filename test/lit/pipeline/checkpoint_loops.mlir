@@ -6,9 +6,11 @@
 // step. With a tape limit, ad-checkpoint-loops outlines the loop's body
 // into @f_segment_0 (iterations [lo, hi), same step, the carried %s as a
 // parameter and result) and runs segments of `segment_length` steps, each a
-// checkpointed call: segment_length = trips if trips * state <= limit
-// (state: 8 per carried value + the bytes of %u, which the loop writes),
-// else ceil(sqrt(trips)). The user's @f is unchanged. In the gradient, the
+// checkpointed call: segment_length = trips if trips * T <= limit (T: one
+// step's tape, from a trial cache plan), else ceil(sqrt(trips * S / T))
+// (S: 8 per carried value + the bytes of %u, which the loop writes). The original loop stays after the segments: it
+// runs every iteration when there is one segment (no call), none when
+// there are several. The user's @f is unchanged. In the gradient, the
 // forward sweep tapes each segment's carried value and snapshots %u before
 // it; the reverse sweep reruns each segment through its own gradient.
 
@@ -27,10 +29,13 @@
 // CHECK:         %[[FITS:.*]] = arith.cmpi ule, %{{.*}}, %[[LIMIT]]
 // CHECK:         arith.select %[[FITS]], %trips
 // CHECK:         %segment_length = arith.maxsi
-// CHECK:         %acc = scf.for %segment = {{.*}} iter_args(%[[S:.*]] = %z) -> (f64)
+// CHECK:         %segments = arith.select
+// CHECK:         %[[SEG:.*]] = scf.for %segment = %{{.*}} to %segments {{.*}} iter_args(%[[S:.*]] = %z) -> (f64)
 // CHECK:           arith.minsi %steps
 // CHECK:           func.call @f_segment_0({{.*}}, %n, %u, %dt, %[[S]]) {ad.checkpoint}
-// CHECK-NOT:     math.sin
+// CHECK:         %after_segments = arith.addi
+// CHECK:         %acc = scf.for %t = %after_segments to %steps {{.*}} iter_args(%s = %[[SEG]]) -> (f64)
+// CHECK:           math.sin
 
 // GRAD-LABEL: func.func @f_segment_0_grad_ccccdaa_a(
 // GRAD:         %tape_c = ad.tape.create
@@ -47,7 +52,7 @@
 // The report of the checkpointed gradient: the snapshots of %u (one per
 // segment), the segment's gradient, the recompute factor.
 // REPORT-LABEL: cache report for @f_grad_dac_a
-// REPORT:       snapshot  %u {{.*}}f64 x (((trips + segment_length) - 1) / segment_length) * size(u)
+// REPORT:       snapshot  %u {{.*}}f64 x segments * size(u)
 // REPORT:       checkpoint @f_segment_0 at {{.*}}: recomputed by @f_segment_0_grad_ccccdaa_a, which tapes {{.*}} bytes per call
 // REPORT:       recompute factor: 2 (forward runs of the checkpointed code)
 
