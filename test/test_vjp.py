@@ -194,3 +194,11 @@ def test_autodiff_return_primal_gives_the_whole_tuple():
         assert derivs == (None,) and e == pytest.approx(np.sum(x ** 4))
         np.testing.assert_allclose(f, -4.0 * x ** 3)
         np.testing.assert_allclose(dx, 4.0 * x ** 3)  # the energy's seed is 1; the array result is const
+
+
+def test_an_array_returned_inside_an_if_is_a_located_error_under_differentiation():
+    x = rng.standard_normal(3)
+    _, vjp_fn = adpasses.vjp(k.early)(x, 1.0)
+    with pytest.raises(adpasses.CompileError, match=r"array_result_kernels\.py:\d+:\d+: error: .*an array "
+                                                     r"returned inside an if"):
+        vjp_fn((np.ones(3), 1.0))
