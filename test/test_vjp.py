@@ -149,3 +149,37 @@ def test_jacrev_of_array_and_tuple_results_matches_finite_differences(name, make
                     return float(np.asarray(r)[idx])
                 (expected,) = finite_differences(element, list(args), [n])
                 assert_matches(Jn[idx], expected, what=f"{name} d out{idx} / d arg {n}")
+
+
+@pytest.mark.parametrize("rets,message", [
+    ("[dup]", "result 0 is 'dup' but has scalar type f64; use 'active' for a float result"),
+], ids=["dup_on_a_float"])
+def test_result_activity_errors_scalar(rets, message):
+    from adpasses.core.context import parse_module
+    from adpasses.core.verify import verify_module
+
+    text = f"""func.func @f(%x: f64) -> f64 {{
+  func.return %x : f64
+}}
+func.func @main(%x: f64, %s: f64) -> f64 {{
+  %d = ad.autodiff @f(%x, %s) {{activity = [active], ret_activity = {rets}}} : (f64, f64) -> f64
+  func.return %d : f64
+}}"""
+    with pytest.raises(adpasses.CompileError, match=message):
+        verify_module(parse_module(text, "t.mlir"))
+
+
+def test_active_on_a_memref_result_suggests_dup():
+    from adpasses.core.context import parse_module
+    from adpasses.core.verify import verify_module
+
+    text = """func.func @f(%x: memref<?xf64>) -> memref<?xf64> {
+  func.return %x : memref<?xf64>
+}
+func.func @main(%x: memref<?xf64>, %dx: memref<?xf64>, %s: memref<?xf64>) {
+  ad.autodiff @f(%x, %dx, %s) {activity = [dup], ret_activity = [active]}
+    : (memref<?xf64>, memref<?xf64>, memref<?xf64>) -> ()
+  func.return
+}"""
+    with pytest.raises(adpasses.CompileError, match="only float results can be active; use 'dup' for a memref result"):
+        verify_module(parse_module(text, "t.mlir"))
