@@ -183,3 +183,14 @@ func.func @main(%x: memref<?xf64>, %dx: memref<?xf64>, %s: memref<?xf64>) {
 }"""
     with pytest.raises(adpasses.CompileError, match="only float results can be active; use 'dup' for a memref result"):
         verify_module(parse_module(text, "t.mlir"))
+
+
+def test_autodiff_return_primal_gives_the_whole_tuple():
+    x = rng.standard_normal(4)
+    for _ in range(2):  # the general path, then the fast path
+        dx = np.zeros(4)
+        derivs, primal = adpasses.autodiff(k.energy_forces, adpasses.Duplicated(x, dx), return_primal=True)
+        e, f = primal
+        assert derivs == (None,) and e == pytest.approx(np.sum(x ** 4))
+        np.testing.assert_allclose(f, -4.0 * x ** 3)
+        np.testing.assert_allclose(dx, 4.0 * x ** 3)  # the energy's seed is 1; the array result is const

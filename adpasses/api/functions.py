@@ -674,7 +674,9 @@ def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) ->
     call_args = _with_shadows(values, work) + [seed] * ret.count("active")
     out = g.call(*call_args)
     outs = list(out) if isinstance(out, tuple) else ([] if out is None else [out])
-    primal = outs.pop(0) if return_primal and ret else None
+    primal = None
+    if return_primal and ret:  # f's results: one value, or the tuple f returns
+        primal = outs.pop(0) if len(ret) == 1 else tuple(outs.pop(0) for _ in ret)
     for k, dx in user_shadows.items():
         if work[k] is not dx:
             dx[...] = work[k]  # dx's elements are distinct (checked by _unwrap)
