@@ -80,6 +80,8 @@ from xdsl.printer import Printer
 from xdsl.traits import (
     EffectInstance,
     MemoryAllocEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
     MemoryEffect,
     MemoryEffectKind,
     Resource,
@@ -99,9 +101,11 @@ ARG_ACTIVITIES = ("const", "active", "dup", "dupnoneed")
 followed by its shadow, into which the derivative is accumulated (`+=`);
 `dupnoneed` is like `dup` but the primal contents need not be right after."""
 
-RET_ACTIVITIES = ("const", "active")
-"""Per-result activities: `active` results take a seed scalar, passed after
-the arguments; `const` results are not differentiated."""
+RET_ACTIVITIES = ("const", "active", "dup")
+"""Per-result activities: `active` results (floats) take a seed scalar,
+passed after the arguments; `dup` results (memrefs) take a seed memref of
+the result's type and sizes (its cotangent, read, not written), passed in
+the same place; `const` results are not differentiated."""
 
 
 @irdl_attr_definition
@@ -279,7 +283,7 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         got = [a.type for a in self.args]
         if len(got) != len(expected):
             n_shadow = sum(a in ("dup", "dupnoneed") for a in acts)
-            n_seed = sum(a == "active" for a in rets)
+            n_seed = sum(a in ("active", "dup") for a in rets)
             raise VerifyException(
                 f"expected {len(expected)} operands ({len(acts)} arguments, {n_shadow} shadows, "
                 f"{n_seed} seeds), got {len(got)}; is a shadow or a seed missing?"
@@ -332,7 +336,14 @@ def check_activity_signature(ftype: FunctionType, acts: Sequence[str], rets: Seq
         if act == "active" and not is_float_type(ty):
             raise VerifyException(
                 f"result {j} is 'active' but has type {ty}; "
-                + (_UNSUPPORTED_FLOAT if _other_float(ty) else "only float results can be active")
+                + (_UNSUPPORTED_FLOAT if _other_float(ty) else
+                   "only float results can be active" + ("; use 'dup' for a memref result (its seed "
+                                                        "is a memref)" if is_memref_type(ty) else ""))
+            )
+        if act == "dup" and not is_memref_type(ty):
+            raise VerifyException(
+                f"result {j} is 'dup' but has scalar type {ty}; use 'active' for a float result "
+                "(its seed is a scalar) or 'const'"
             )
 
 
@@ -349,13 +360,14 @@ def _other_float(ty: Attribute) -> bool:
 def autodiff_operand_types(
     ftype: FunctionType, acts: Sequence[str], rets: Sequence[str]
 ) -> list[Attribute]:
-    """Primal arguments, a shadow after each dup one, a seed per active result."""
+    """Primal arguments, a shadow after each dup one, a seed per active or
+    dup result (a scalar or a memref of the result's type), in result order."""
     types: list[Attribute] = []
     for act, ty in zip(acts, ftype.inputs.data):
         types.append(ty)
         if act in ("dup", "dupnoneed"):
             types.append(ty)
-    types += [ty for act, ty in zip(rets, ftype.outputs.data) if act == "active"]
+    types += [ty for act, ty in zip(rets, ftype.outputs.data) if act in ("active", "dup")]
     return types
 
 
@@ -734,6 +746,58 @@ class KeepOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SizeMatchOp(IRDLOperation):
+    """Stops the call (ValueError, always: BLAS and the loops after it rely
+    on it, `boundscheck=False` included) unless dimension `lhs_dim` of `lhs`
+    has the size of dimension `rhs_dim` of `rhs`. `ad-lower-matmul` puts
+    three before each matrix product; `what` names the product in the
+    message."""
+
+    name = "ad.size_match"
+
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    lhs_dim = prop_def(IntegerAttr)
+    rhs_dim = prop_def(IntegerAttr)
+    what = prop_def(StringAttr)
+
+    traits = traits_def(MayStop())
+
+    assembly_format = ("$lhs `[` $lhs_dim `]` `,` $rhs `[` $rhs_dim `]` $what attr-dict "
+                       "`:` type($lhs) `,` type($rhs)")
+
+    def __init__(self, lhs: SSAValue, lhs_dim: int, rhs: SSAValue, rhs_dim: int, what: str):
+        super().__init__(operands=[lhs, rhs], properties={
+            "lhs_dim": IntegerAttr(lhs_dim, IndexType()), "rhs_dim": IntegerAttr(rhs_dim, IndexType()),
+            "what": StringAttr(what)})
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """`c += a @ b` by BLAS (`cblas_dgemm` / `cblas_sgemm` of numpy's
+    OpenBLAS, adpasses.native.blas) when each operand's layout is one BLAS
+    takes (unit stride in one dimension, the other no smaller than the
+    rows it spans) and `c` shares no memory with `a` or `b`; `done` says
+    whether it did (else nothing happened, and the caller's loop nest runs).
+    The sizes must have been checked (`ad.size_match`). Made by
+    `ad-lower-matmul{blas=true}` after differentiation; no derivative."""
+
+    name = "ad.gemm"
+
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    c = operand_def(MemRefType)
+    done = result_def(IntegerType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($done)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue):
+        super().__init__(operands=[a, b, c], result_types=[IntegerType(1)])
+
+
+@irdl_op_definition
 class RaiseIfOp(IRDLOperation):
     """Stops the call with a Python exception when `cond` is true: the
     builtin exception class named `exception`, with `message`, in which
@@ -767,7 +831,7 @@ class RaiseIfOp(IRDLOperation):
 AD = Dialect(
     "ad",
     [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
-     RaiseIfOp],
+     SizeMatchOp, GemmOp, RaiseIfOp],
     [TapeType],
 )
 

@@ -542,3 +542,33 @@ def test_array_argument_cotangent_accumulates_into_the_shadow():
     x = RNG.normal(size=5)
     adpasses.autodiff(norm_loss, adpasses.Duplicated(x, dx), 1.3)
     assert_matches(dx - 10.0, finite_differences(norm_loss, [x, 1.3], [0])[0], what="autodiff adds")
+
+
+EXTERN_MODULE = '''
+import ctypes, ctypes.util, adpasses
+libm = ctypes.CDLL(ctypes.util.find_library("m"))
+def lgamma_vjp(x, g):
+    return (g * 3.0,)
+lg = adpasses.extern(libm.lgamma, "double(double)", vjp=lgamma_vjp)
+
+@adpasses.jit(cache=True)
+def f(x):
+    return lg(x) * 2.0
+'''
+
+
+def test_extern_code_kept_on_disk_is_loaded_by_another_process(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "extmod.py").write_text(EXTERN_MODULE)
+    script = ("import extmod, adpasses, math; "
+              "print(extmod.f(3.5) == 2 * extmod.lg(3.5), adpasses.grad(extmod.f)(3.5))")
+    env = {**__import__("os").environ, "ADPASSES_CACHE_DIR": str(tmp_path / "cache"),
+           "ADPASSES_LOG": "info", "PYTHONPATH": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == ["True", "6.0"]  # the rule's 3.0, times 2
+    assert "disk cache miss" in runs[0].stderr and "disk cache hit" in runs[1].stderr

@@ -196,10 +196,10 @@ Translation = Callable[["FunctionTranslator", Operation], None]
 
 
 def op_table() -> dict[type[Operation], Translation]:
-    from adpasses.lowering import arith, cf, func as func_rules, memref, printf, scalar_ops, scf, tape
+    from adpasses.lowering import arith, blas, cf, func as func_rules, memref, printf, scalar_ops, scf, tape
 
     table: dict[type[Operation], Translation] = {}
-    for part in (scalar_ops, arith, memref, scf, cf, func_rules, printf, tape):
+    for part in (scalar_ops, arith, memref, scf, cf, func_rules, printf, tape, blas):
         overlap = table.keys() & part.LOWERINGS.keys()
         # scalar_ops comes first: an op with an op-table entry is lowered from it.
         assert not overlap, (f"lowered twice: {sorted(c.name for c in overlap)} are also in "
@@ -253,10 +253,6 @@ class ModuleTranslator:
     def _declare(self, f: func.FuncOp) -> ir.Function:
         ftype = f.function_type
         outputs = list(ftype.outputs.data)
-        if f.body.blocks and is_public(f) and any(isinstance(t, MemRefType) for t in outputs):
-            raise error_at(f, "returns a memref, which a public function cannot hand to Python; "
-                              "write the result into a memref argument instead, or make the "
-                              "function private to call it from compiled code only")
         try:
             params = [p for t in ftype.inputs.data for p in flat_types(t)]
             ret = return_type(outputs)

@@ -35,7 +35,7 @@ from adpasses.core import print_codes
 from adpasses.core.compile_locks import LLVM_LOCK, load_compiler, locked, once
 from adpasses.core.compile_thread import compile_entry, current_stack_bytes, run_with_stack
 from adpasses.core.options import check_flag, check_module_input, check_opt_level
-from adpasses.native import externs, runtime, vector_math
+from adpasses.native import blas, externs, runtime, vector_math
 
 if TYPE_CHECKING:  # xDSL is imported when something is compiled, not to load machine code
     from xdsl.dialects.builtin import ModuleOp
@@ -161,6 +161,7 @@ def machine_code_of_object(object_code: bytes) -> MachineCode:
     another one on the same CPU) and link it: the runtime's symbols and
     the C library's (and libmvec's: vector_math) resolve by name."""
     vector_math.load_library()
+    blas.available()  # its symbols, for code that calls BLAS (the environment key has it)
     with LLVM_LOCK:
         context = llvm.create_context()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", context), _target_machine())
@@ -304,7 +305,7 @@ def _binding(binding: str) -> str:
 
 
 _RUNTIME_SYMBOLS = {"adpasses_alloc_stats", "adpasses_error_slot", *runtime.THREAD_RUNTIME_FUNCTIONS,
-                    print_codes.SYMBOL}
+                    print_codes.SYMBOL, *blas.SYMBOLS}
 
 # Compiled modules by key, held weakly: a module stays cached while
 # something uses it (a jitted function's caches, a caller), and its code is
@@ -410,7 +411,7 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
     from adpasses.transforms.expand_upstream_ops import without_upstream_only_ops
 
     start = time.perf_counter()
-    module_or_text = without_upstream_only_ops(module_or_text)
+    module_or_text = without_upstream_only_ops(module_or_text, blas=blas.available())
     translator = ModuleTranslator(module_or_text, boundscheck=boundscheck, fastmath=fastmath,
                                   workspace=workspace)
     translator.translate()

@@ -110,7 +110,7 @@ def environment_key() -> str:
         import llvmlite.binding as llvm
         import numpy as np
 
-        from adpasses.native import vector_math
+        from adpasses.native import blas, vector_math
 
         parts = [
             f"format {MAGIC.decode()}",
@@ -122,6 +122,7 @@ def environment_key() -> str:
             f"target {llvm.get_process_triple()} {llvm.get_host_cpu_name()} "
             f"{llvm.get_host_cpu_features().flatten()}",
             f"vector math {sorted(vector_math.available().items())}",
+            f"blas {blas.available()}",
         ]
         _env_key = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return _env_key

@@ -8,6 +8,8 @@ reverse pass and the LLVM lowering know.
 - `scf.parallel` -> a nest of `scf.for` (a sequential order is one of the
   orders a parallel loop allows); its `scf.reduce` regions combine each
   value into loop-carried accumulators;
+- `linalg.matmul` on memrefs -> checked loops (`ad-lower-matmul`,
+  adpasses/transforms/lower_matmul.py; BLAS only on the LLVM path);
 - `func.call_indirect` of a `func.constant` -> `func.call` of that function
   (`resolve_indirect_calls`, also run by `ad-inline-calls` before
   inlining). A call of any other function value is an error at its
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, scf
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -33,21 +36,25 @@ from adpasses.core.diagnostics import error_at
 from adpasses.dialects.upstream import CallIndirectOp, FuncConstantOp, SinCosOp
 from adpasses.transforms.gradient_marks import marked_functions
 from adpasses.transforms.lower_affine import lower_affine
+from adpasses.transforms.lower_matmul import lower_matmuls
 
-_EXPANDED = (SinCosOp, math.IPowIOp, scf.ParallelOp, CallIndirectOp)
+_EXPANDED = (SinCosOp, math.IPowIOp, scf.ParallelOp, CallIndirectOp, linalg.MatmulOp)
 
 
 def has_upstream_only_ops(root: Operation) -> bool:
     return any(isinstance(op, _EXPANDED) for op in root.walk())
 
 
-def without_upstream_only_ops(module: ModuleOp) -> ModuleOp:
+def without_upstream_only_ops(module: ModuleOp, blas: bool = False) -> ModuleOp:
     """`module` itself if it has no affine op and none of the ops above,
-    else a rewritten copy (the caller's module is left as it was)."""
+    else a rewritten copy (the caller's module is left as it was).
+    `blas`: matrix products may call BLAS (`ad-lower-matmul{blas=true}`;
+    the JIT sets it where adpasses.native.blas found one)."""
     if not any(op.dialect_name() == "affine" or isinstance(op, _EXPANDED) for op in module.walk()):
         return module
     copy = module.clone()
     lower_affine(copy)
+    lower_matmuls(copy, blas)
     expand_upstream_ops(copy)
     return copy
 
@@ -66,6 +73,7 @@ def resolve_indirect_calls(root: Operation) -> None:
 
 def expand_upstream_ops(root: Operation) -> None:
     resolve_indirect_calls(root)
+    lower_matmuls(root)  # checked loops: what the reverse and forward engines differentiate
     for op in list(root.walk()):
         if isinstance(op, CallIndirectOp):
             raise error_at(

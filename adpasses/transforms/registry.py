@@ -53,6 +53,12 @@ def _expand_upstream_ops() -> type[ModulePass]:
     return ExpandUpstreamOpsPass
 
 
+def _lower_matmul() -> type[ModulePass]:
+    from adpasses.transforms.lower_matmul import LowerMatmulPass
+
+    return LowerMatmulPass
+
+
 def _lower_ad_ops() -> type[ModulePass]:
     from adpasses.transforms.lower_ad_ops import LowerAdOpsPass
 
@@ -132,4 +138,5 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-lower-affine": _lower_affine,
     "ad-expand-upstream-ops": _expand_upstream_ops,
     "ad-lower-ad-ops": _lower_ad_ops,
+    "ad-lower-matmul": _lower_matmul,
 }
