@@ -23,7 +23,8 @@ from xdsl.ir import Attribute, Block, SSAValue
 from adpasses.dialects.ad import RaiseIfOp
 
 from adpasses.frontend.array_vars import common_memref_type, selector_key
-from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_flag, loop_exits, maybe_unbound
+from adpasses.frontend.control import (BREAK, CONTINUE, assigned_names, is_flag, is_loop_return_value,
+                                       loop_exits, maybe_unbound)
 from adpasses.frontend.loops import value_name
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
@@ -130,6 +131,8 @@ class StatementMixin:
 
     def bind(self, name: str, value: object, stmt: ast.AST) -> None:
         value = self.materialize(value, stmt)  # an array expression: computed into a local array
+        if is_loop_return_value(name) and not isinstance(value, Scalar):
+            self.loop_return_error(value, stmt)  # returns.py
         if selector_key(name) in self.env:  # an array variable this loop rebinds
             self.rebind_selected(name, value, stmt)
             return

@@ -70,8 +70,12 @@ def array_arithmetic(x, y):
     return z[0]
 
 
-def returns_array(x):
-    return x  # ERROR: return array
+def returns_nested_tuple(x):
+    return x[0], (x[1], x)  # ERROR: a tuple inside the returned tuple
+
+
+def returns_one_tuple(x):
+    return (x,)  # ERROR: a 1-tuple
 
 
 def return_in_loop_else(x):

@@ -203,7 +203,7 @@ class ActivityAnalysis:
     """Activity of every value, memory object and op of one function.
 
     `arg_activity` per argument: const/active/dup/dupnoneed; `ret_activity`
-    per result: const/active. With `enabled=False` every float value and
+    per result: const/active (dup for a memref result). With `enabled=False` every float value and
     every `dup`/allocated float memory is treated as active (the baseline
     the benchmarks compare against).
     """
@@ -386,6 +386,9 @@ class ActivityAnalysis:
                 for value, act in zip(op.arguments, self.ret_activity):
                     if act == "active":
                         self.useful.add(value)
+                    elif act == "dup" and is_memref_type(value.type):
+                        # A returned array's contents are an output: its seed enters its shadow.
+                        self.useful_memory.add(self._classes.find(value))
 
     def _everything_active(self) -> None:
         """The baseline without analysis: every float that can depend on an
