@@ -20,6 +20,7 @@ import numpy as np
 from benchmarks import ours, peers
 from benchmarks.common import autograd_contender, jax_contender, keep, torch_contender
 from benchmarks.harness import Contender, log, measure
+from benchmarks.kernels import matmul_mlir
 
 KEY = "mlp"
 TITLE = "7. 2-layer MLP loss as loops (batch 64, 128 -> 128 tanh -> 1, squared loss)"
@@ -109,6 +110,7 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
     comp = ours.compile_ours(mlp_loss, args, (2, 3))
     ref = ours.reference(comp, args)
     cs = ours.contenders(comp, args)
+    cs.append(matmul_mlir.mlp_contender(X, y, W1, W2))
     nb = numba_versions()
     if nb is not None:
         cs.append(Contender("numba hand gradient", lambda: nb[1](*args), lambda: nb[0](*args),

@@ -1,8 +1,11 @@
 """Reverse rules of the func dialect.
 
 `func.return` starts the reverse sweep: each active result's adjoint is its
-seed. Calls are inlined before differentiation (`ad-inline-calls`), so a
-`func.call` reaching the reverse sweep is checkpointed (`ad.checkpoint`,
+seed; each dup (memref) result's seed, a memref of the result's sizes, is
+added into the shadow of the returned memory, element by element (Enzyme's
+seeding of a returned pointer's shadow). The seed is only read. Calls are
+inlined before differentiation (`ad-inline-calls`), so a `func.call`
+reaching the reverse sweep is checkpointed (`ad.checkpoint`,
 `rules/checkpoint.py`), a call that its custom rule differentiates (tagged
 `ad.custom_call`, adpasses/transforms/custom_calls.py; conventions in
 adpasses/core/custom_rules.py), or a call of a function without a body (an
@@ -14,9 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
 from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments
+from adpasses.dialects.ad import ShadowCheckOp
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
 from adpasses.reverse.rules.checkpoint import CheckpointCallRule, is_checkpointed
@@ -30,8 +35,25 @@ class ReturnRule:
 
     def reverse(self, rc, op: func.ReturnOp) -> None:  # type: ignore[no-untyped-def]
         for value, seed in zip(op.arguments, rc.sweep.seeds):
-            if seed is not None:
-                rc.add_adjoint(value, seed)
+            if seed is None:
+                continue
+            if isinstance(value.type, MemRefType):
+                if rc.activity.is_active_memory(value):
+                    self.seed_memory(rc, value, seed)
+                continue
+            rc.add_adjoint(value, seed)
+
+    @staticmethod
+    def seed_memory(rc, value: SSAValue, seed: SSAValue) -> None:  # type: ignore[no-untyped-def]
+        """shadow(value)[i...] += seed[i...] over the result's sizes; the
+        seed must have them (`ad.shadow_check`, a ValueError otherwise)."""
+        primal = rc.primal(value)
+        rc.insert(ShadowCheckOp(primal, seed))
+        shadow = rc.shadow(value)
+        sizes = [rc.insert(memref.DimOp(shadow, rc.index(d))).results[0]
+                 for d in range(len(value.type.get_shape()))]
+        rc.loop_nest(sizes, lambda inner, idx: inner.accumulate(
+            shadow, idx, inner.load(seed, idx), own_sizes=True))
 
 
 def _primal_results(op: func.CallOp, rule: CustomRule) -> Sequence[SSAValue]:
