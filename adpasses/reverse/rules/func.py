@@ -24,6 +24,7 @@ from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarde
 from adpasses.dialects.ad import ShadowCheckOp
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
+from adpasses.ops.partials import emit_contraction
 from adpasses.reverse.rules.checkpoint import CheckpointCallRule, is_checkpointed
 
 CHECKPOINT = CheckpointCallRule()
@@ -179,13 +180,9 @@ class CallRule:
                 continue
             tangents = [rc.const(1.0 if other is operand else 0.0, other.type) for other in floats]
             call = rc.insert(func.CallOp(rule.forward, primals + tangents, types))
-            total = None
-            for r, t in zip(results, call.results[m:]):
-                g = rc.adjoint(r)
-                if g is None:
-                    continue
-                term = rc.insert(arith.MulfOp(g, t)).results[0]
-                total = term if total is None else rc.add(total, term)
+            pairs = [(g, t) for g, t in ((rc.adjoint(r), t) for r, t in zip(results, call.results[m:]))
+                     if g is not None]
+            total = emit_contraction(rc, pairs)
             if total is not None:
                 rc.add_adjoint(operand, total)
 
