@@ -33,6 +33,7 @@ _LAZY = {
     "DuplicatedNoNeed": "adpasses.api.functions",
     "Output": "adpasses.api.markers",
     "jacrev": "adpasses.api.jacobians",
+    "vjp": "adpasses.api.vjp",
     "jvp": "adpasses.api.forward",
     "jacfwd": "adpasses.api.forward",
     "hessian": "adpasses.api.forward",

@@ -101,9 +101,11 @@ ARG_ACTIVITIES = ("const", "active", "dup", "dupnoneed")
 followed by its shadow, into which the derivative is accumulated (`+=`);
 `dupnoneed` is like `dup` but the primal contents need not be right after."""
 
-RET_ACTIVITIES = ("const", "active")
-"""Per-result activities: `active` results take a seed scalar, passed after
-the arguments; `const` results are not differentiated."""
+RET_ACTIVITIES = ("const", "active", "dup")
+"""Per-result activities: `active` results (floats) take a seed scalar,
+passed after the arguments; `dup` results (memrefs) take a seed memref of
+the result's type and sizes (its cotangent, read, not written), passed in
+the same place; `const` results are not differentiated."""
 
 
 @irdl_attr_definition
@@ -281,7 +283,7 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         got = [a.type for a in self.args]
         if len(got) != len(expected):
             n_shadow = sum(a in ("dup", "dupnoneed") for a in acts)
-            n_seed = sum(a == "active" for a in rets)
+            n_seed = sum(a in ("active", "dup") for a in rets)
             raise VerifyException(
                 f"expected {len(expected)} operands ({len(acts)} arguments, {n_shadow} shadows, "
                 f"{n_seed} seeds), got {len(got)}; is a shadow or a seed missing?"
@@ -334,7 +336,14 @@ def check_activity_signature(ftype: FunctionType, acts: Sequence[str], rets: Seq
         if act == "active" and not is_float_type(ty):
             raise VerifyException(
                 f"result {j} is 'active' but has type {ty}; "
-                + (_UNSUPPORTED_FLOAT if _other_float(ty) else "only float results can be active")
+                + (_UNSUPPORTED_FLOAT if _other_float(ty) else
+                   "only float results can be active" + ("; use 'dup' for a memref result (its seed "
+                                                        "is a memref)" if is_memref_type(ty) else ""))
+            )
+        if act == "dup" and not is_memref_type(ty):
+            raise VerifyException(
+                f"result {j} is 'dup' but has scalar type {ty}; use 'active' for a float result "
+                "(its seed is a scalar) or 'const'"
             )
 
 
@@ -351,13 +360,14 @@ def _other_float(ty: Attribute) -> bool:
 def autodiff_operand_types(
     ftype: FunctionType, acts: Sequence[str], rets: Sequence[str]
 ) -> list[Attribute]:
-    """Primal arguments, a shadow after each dup one, a seed per active result."""
+    """Primal arguments, a shadow after each dup one, a seed per active or
+    dup result (a scalar or a memref of the result's type), in result order."""
     types: list[Attribute] = []
     for act, ty in zip(acts, ftype.inputs.data):
         types.append(ty)
         if act in ("dup", "dupnoneed"):
             types.append(ty)
-    types += [ty for act, ty in zip(rets, ftype.outputs.data) if act == "active"]
+    types += [ty for act, ty in zip(rets, ftype.outputs.data) if act in ("active", "dup")]
     return types
 
 
@@ -736,6 +746,39 @@ class KeepOp(IRDLOperation):
 
 
 @irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """The size numpy's broadcasting gives two sizes `lhs`, `rhs` of one
+    dimension: `rhs` if `lhs` is 1, else `lhs`; the call stops
+    (ValueError, operands could not be broadcast together) when they
+    differ and neither is 1. With `into`, `rhs` is the size of an array
+    updated in place (`x += y`): `lhs` must be `rhs` or 1, and the result
+    is `rhs`. With `equal` (`np.dot` of vectors), the sizes must be equal.
+    Written by the frontend's array expressions; it moves no data."""
+
+    name = "ad.broadcast"
+
+    lhs = operand_def(IndexType)
+    rhs = operand_def(IndexType)
+    size = result_def(IndexType)
+    into = opt_prop_def(UnitAttr)
+    equal = opt_prop_def(UnitAttr)
+
+    traits = traits_def(MayStop())
+
+    assembly_format = "$lhs `,` $rhs (`into` $into^)? (`equal` $equal^)? attr-dict"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, mode: str = "broadcast"):
+        assert mode in ("broadcast", "into", "equal")
+        super().__init__(operands=[lhs, rhs], result_types=[IndexType()],
+                         properties={"into": UnitAttr() if mode == "into" else None,
+                                     "equal": UnitAttr() if mode == "equal" else None})
+
+    @property
+    def mode(self) -> str:
+        return "into" if self.into is not None else "equal" if self.equal is not None else "broadcast"
+
+
+@irdl_op_definition
 class SizeMatchOp(IRDLOperation):
     """Stops the call (ValueError, always: BLAS and the loops after it rely
     on it, `boundscheck=False` included) unless dimension `lhs_dim` of `lhs`
@@ -821,7 +864,7 @@ class RaiseIfOp(IRDLOperation):
 AD = Dialect(
     "ad",
     [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
-     SizeMatchOp, GemmOp, RaiseIfOp],
+     SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp],
     [TapeType],
 )
 

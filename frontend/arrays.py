@@ -84,6 +84,8 @@ class ArrayMixin:
 
     def load_or_view(self, a: Array, node: ast.Subscript) -> object:
         items = self.subscript_items(node)
+        if any(_is_new_axis(i) for i in items):
+            return self.with_new_axes(a, items, node)
         if len(items) > a.ndim:
             self.error(node, f"too many indices: the array has {a.ndim} dimension(s)")
         if len(items) == a.ndim and not any(isinstance(i, ast.Slice) for i in items):
@@ -106,6 +108,31 @@ class ArrayMixin:
         indices = [self.index_value(a, k, i) for k, i in enumerate(items)]
         stored = self.convert_to(value, a.element, node)
         self.emit(python_indexed(memref.StoreOp.get(stored, a.value, indices)))
+
+    def with_new_axes(self, a: Array, items: list[ast.expr], node: ast.Subscript) -> Array:
+        """`y[:, None]`, `x[None, :]`, `np.newaxis`: the view of the other
+        items with a dimension of size 1 (stride 0) at each None."""
+        rest = [i for i in items if not _is_new_axis(i)]
+        if len(rest) > a.ndim:
+            self.error(node, f"too many indices: the array has {a.ndim} dimension(s)")
+        if len(rest) == a.ndim and not any(isinstance(i, ast.Slice) for i in rest) and rest:
+            self.error(node, "x[i, None] of a single element is not supported; index the element (x[i])")
+        whole = all(isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
+                    for i in rest)
+        view = a if whole else self.view(a, rest, node)
+        new_axes, position = [], 0
+        for item in items:
+            if _is_new_axis(item):
+                new_axes.append(position)
+                position += 1
+            elif isinstance(item, ast.Slice):
+                position += 1
+        _, offset, sizes, strides = self._metadata(view)
+        one, zero = self.const_index(1), self.const_index(0)
+        for p in new_axes:
+            sizes.insert(p, one)
+            strides.insert(p, zero)
+        return self._reinterpret(view, offset, sizes, strides)
 
     # -- views -------------------------------------------------------------------
 
@@ -287,3 +314,9 @@ class ArrayMixin:
                 self.emit(scf.YieldOp())
 
         nest(0, [])
+
+
+def _is_new_axis(item: ast.expr) -> bool:
+    """None or np.newaxis in a subscript."""
+    return ((isinstance(item, ast.Constant) and item.value is None)
+            or (isinstance(item, ast.Attribute) and item.attr == "newaxis"))

@@ -48,15 +48,16 @@ from adpasses.frontend.calls import CallMixin, lambda_def
 from adpasses.frontend.effects import RAISED, EffectMixin
 from adpasses.frontend.numbers import NumberMixin
 from adpasses.frontend.arithmetic import ArithmeticMixin
+from adpasses.frontend.array_exprs import ArrayExprMixin
 from adpasses.frontend.arrays import ArrayMixin
 from adpasses.frontend.control import Liveness, lift_loop_returns
 from adpasses.frontend.expressions import ExpressionMixin
 from adpasses.frontend.loops import LoopMixin
-from adpasses.frontend.returns import ReturnMixin
+from adpasses.frontend.returns import FunctionResults, ReturnMixin
 from adpasses.frontend.array_vars import ArrayVariableMixin
 from adpasses.frontend.slices import SliceMixin
 from adpasses.frontend.statements import StatementMixin
-from adpasses.frontend.values import Array, PyObject, Scalar
+from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
 
 
@@ -77,6 +78,7 @@ class ModuleBuilder:
         self.compiled: dict[tuple, str] = {}
         self.stack: list[types.FunctionType] = []
         self.reserved: set[str] = set()  # function names in use
+        self.results: dict[str, FunctionResults] = {}  # function name -> its results' kinds
 
     def function(self, pyfunc: types.FunctionType, arg_types: list[Attribute], *,
                  public: bool, node: ast.AST | None = None, caller: FunctionCompiler | None = None,
@@ -104,7 +106,9 @@ class ModuleBuilder:
         self.reserved.add(name)
         self.stack.append(pyfunc)
         try:
-            f = FunctionCompiler(self, pyfunc, arg_types, name, public, static).compile()
+            compiler = FunctionCompiler(self, pyfunc, arg_types, name, public, static)
+            f = compiler.compile()
+            self.results[name] = compiler.results
         except CompileError:
             raise
         except RecursionError as err:  # input nested deeper than the compile thread allows
@@ -194,7 +198,7 @@ def _static_key(value: object) -> object:
 
 
 class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
-                       CallMixin, NumberMixin, EffectMixin):
+                       CallMixin, NumberMixin, EffectMixin, ArrayExprMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None):
         self.mb = mb
@@ -213,6 +217,12 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         self._constants: dict[tuple, SSAValue] = {}
         self._loc_stack: list[Attribute] = [self.loc(self.fdef)]
         self._allocations: list[list[SSAValue]] = []
+        self.pre_evaluated: dict[int, object] = {}  # id(ast node) -> its value, evaluated once already
+        # Arrays returned from inside an if: fresh copies the caller frees.
+        self._returned_copies: set[SSAValue] = set()
+        # Results of callees that are views of their arguments -> the argument passed.
+        self._borrowed: dict[SSAValue, SSAValue] = {}
+        self.results = FunctionResults((), False)
 
     # -- driver --------------------------------------------------------------------
 
@@ -237,14 +247,16 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
             value = next(entry_args)
             value.name_hint = a.arg
             self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
+        ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
         with self.allocation_scope():
             body = lift_loop_returns(self.fdef.body)
             self.liveness = Liveness(body)
             self.carried_out: dict[int, set[str]] = {}  # loop -> the variables it carries out
             self.selection_frames: list = []  # loops rebinding array variables (array_vars.py)
             result = self.returning_statements(body, self.fdef)
-            ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
-            returned = [] if result is None or result is RAISED else [self.returned_value(result)]
+            with self.at_loc(ret_loc):
+                returned, self.results = self.function_results(None if result is RAISED else result,
+                                                               self.fdef.body[-1])
         with self.at_loc(ret_loc):
             self.emit(func.ReturnOp(*returned))
         self.drop_unused_constants()
@@ -348,6 +360,15 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
     def register_allocation(self, buffer: SSAValue) -> None:
         self._allocations[-1].append(buffer)
 
+    def release_allocation(self, buffer: SSAValue) -> bool:
+        """Take `buffer` out of the current scope's deallocations (it is
+        returned to the caller); False if the scope did not allocate it."""
+        scope = self._allocations[-1]
+        if buffer in scope:
+            scope.remove(buffer)
+            return True
+        return False
+
     # -- types --------------------------------------------------------------------------
 
     def common_type(self, a: Scalar, b: Scalar, node: ast.AST) -> Attribute:
@@ -411,6 +432,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         values = self.call_arguments(target, node)
         operands, types_, static = [], [], {}
         for k, v in enumerate(values):
+            v = self.materialize(v, node)  # an array expression: computed into a local array
             if isinstance(v, PyObject) and self.is_static_argument(v):
                 static[k] = v.obj
             elif isinstance(v, Array):
@@ -435,7 +457,20 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         call = self.emit(func.CallOp(callee.sym_name.data, operands, outputs))
         if getattr(fn, "__adpasses_checkpoint__", False):  # adpasses.checkpoint(g): recomputed, not taped
             call.attributes[CHECKPOINT_ATTR] = UnitAttr()
-        return Scalar(call.results[0]) if outputs else None
+        returned = self.mb.results[callee.sym_name.data]
+        items: list[object] = []
+        for r, kind in zip(call.results, returned.kinds):
+            if not kind.array:
+                items.append(Scalar(r))
+                continue
+            if kind.owned:
+                self.register_allocation(r)  # the callee handed its buffer over: freed here
+            else:
+                self._borrowed[r] = operands[kind.argument]  # a view of what was passed
+            items.append(Array(r))
+        if returned.is_tuple:
+            return TupleValue(items)
+        return items[0] if items else None
 
     def call_arguments(self, target: types.FunctionType, node: ast.Call) -> list[object]:
         """The value of every parameter of `target` for this call: arguments

@@ -96,7 +96,9 @@ def always_returns(stmts: list[ast.stmt]) -> bool:
 # `return v` inside a loop becomes `!value = v; !returned = True; break`
 # (enclosing loops break too when `!returned` is set), and the loop is
 # followed by `if !returned: return !value`, which ReturnMixin structures
-# as an scf.if like any other early return.
+# as an scf.if like any other early return. When every such return returns
+# a tuple display of the same length (`return value, index`), each item gets
+# a variable of its own (`!value0`, `!value1`, ...: tuples are not carried).
 
 RETURNED = "!returned"
 RETURN_VALUE = "!value"
@@ -107,12 +109,18 @@ def lift_loop_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for stmt in stmts:
         if isinstance(stmt, (ast.For, ast.While)) and contains_return(stmt.body):
-            valued = any(isinstance(n, ast.Return) and n.value is not None for n in _nodes(stmt.body, into_loops=True))
+            values = [n.value for n in _nodes(stmt.body, into_loops=True) if isinstance(n, ast.Return)
+                      and n.value is not None]
+            names = _value_names(values)
             out.append(_at(ast.Assign([_name(RETURNED, store=True)], ast.Constant(False)), stmt))
-            if valued:
-                out.append(_at(ast.Assign([_name(RETURN_VALUE, store=True)], ast.Constant(False)), stmt))
-            out.append(_with_body(stmt, _returns_in_loop(stmt.body)))
-            result = _name(RETURN_VALUE) if valued else None
+            for name in names:
+                out.append(_at(ast.Assign([_name(name, store=True)], ast.Constant(False)), stmt))
+            out.append(_with_body(stmt, _returns_in_loop(stmt.body, names)))
+            result = None
+            if len(names) == 1:
+                result = _name(names[0])
+            elif names:
+                result = ast.Tuple([_name(n) for n in names], ast.Load())
             out.append(_at(ast.If(_name(RETURNED), [_at(ast.Return(result), stmt)], []), stmt))
         elif isinstance(stmt, ast.If):
             out.append(_at(ast.If(stmt.test, lift_loop_returns(stmt.body), lift_loop_returns(stmt.orelse)), stmt))
@@ -121,22 +129,42 @@ def lift_loop_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
-def _returns_in_loop(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def _value_names(values: list[ast.expr]) -> list[str]:
+    """The variables holding what the returns of a loop return."""
+    if not values:
+        return []
+    lengths = {len(v.elts) if isinstance(v, ast.Tuple) else None for v in values}
+    if len(lengths) == 1 and (n := lengths.pop()) is not None and n > 1:
+        return [f"{RETURN_VALUE}{k}" for k in range(n)]
+    return [RETURN_VALUE]
+
+
+def _returns_in_loop(stmts: list[ast.stmt], names: list[str]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for stmt in stmts:
         if isinstance(stmt, ast.Return):
-            if stmt.value is not None:
-                out.append(_at(ast.Assign([_name(RETURN_VALUE, store=True)], stmt.value), stmt))
+            if stmt.value is not None and len(names) > 1:
+                assert isinstance(stmt.value, ast.Tuple)
+                for name, item in zip(names, stmt.value.elts):
+                    out.append(_at(ast.Assign([_name(name, store=True)], item), stmt))
+            elif stmt.value is not None:
+                out.append(_at(ast.Assign([_name(names[0], store=True)], stmt.value), stmt))
             out.append(_at(ast.Assign([_name(RETURNED, store=True)], ast.Constant(True)), stmt))
             out.append(_at(ast.Break(), stmt))
         elif isinstance(stmt, ast.If) and contains_return([stmt]):
-            out.append(_at(ast.If(stmt.test, _returns_in_loop(stmt.body), _returns_in_loop(stmt.orelse)), stmt))
+            out.append(_at(ast.If(stmt.test, _returns_in_loop(stmt.body, names),
+                                  _returns_in_loop(stmt.orelse, names)), stmt))
         elif isinstance(stmt, (ast.For, ast.While)) and contains_return(stmt.body):
-            out.append(_with_body(stmt, _returns_in_loop(stmt.body)))
+            out.append(_with_body(stmt, _returns_in_loop(stmt.body, names)))
             out.append(_at(ast.If(_name(RETURNED), [_at(ast.Break(), stmt)], []), stmt))
         else:
             out.append(stmt)
     return out
+
+
+def is_loop_return_value(name: str) -> bool:
+    """A variable the rewrite of returns inside loops assigns."""
+    return name.startswith(RETURN_VALUE)
 
 
 def _with_body(loop: ast.For | ast.While, body: list[ast.stmt]) -> ast.stmt:

@@ -26,11 +26,14 @@ BINARY_MATH = python_calls(2)
 TO_INT_MATH = int_calls()
 ALLOCATORS = {np.zeros: "zeros", np.ones: "ones", np.empty: "empty",
               np.zeros_like: "zeros_like", np.ones_like: "ones_like", np.empty_like: "empty_like"}
+ARRAY_METHOD_NAMES = ("sum", "mean", "max", "min", "prod", "copy", "dot")
 CONSTANTS = {"pi": pymath.pi, "e": pymath.e, "inf": pymath.inf, "nan": pymath.nan, "tau": pymath.tau}
 
 
 class ExpressionMixin:
     def expr(self, node: ast.expr) -> object:
+        if self.pre_evaluated and id(node) in self.pre_evaluated:
+            return self.pre_evaluated.pop(id(node))
         method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
             hint = UNSUPPORTED_HINTS.get(type(node).__name__, "")
@@ -40,12 +43,14 @@ class ExpressionMixin:
             return method(node)
 
     def scalar(self, node: ast.expr) -> Scalar:
-        value = self.expr(node)
+        return self.as_scalar(self.expr(node), node)
+
+    def as_scalar(self, value: object, node: ast.expr) -> Scalar:
         if isinstance(value, Scalar):
             return value
-        if isinstance(value, Array):
-            self.error(node, "whole-array expressions are not supported; index the array "
-                             "(x[i]) inside a loop")
+        if self.is_array(value):
+            self.error(node, f"{_describe(node)} is an array where a number is needed; index it (x[i]) or "
+                             "reduce it (np.sum(x), x.max(), ...)")
         if isinstance(value, PyObject) and value.obj is None:
             self.error(node, f"{_describe(node)} is None here, not a number (a None argument or default "
                              "is known when the function is compiled: test it with `if ... is None:` "
@@ -78,15 +83,26 @@ class ExpressionMixin:
 
     # -- operators ---------------------------------------------------------------
 
-    def expr_BinOp(self, node: ast.BinOp) -> Scalar:
-        return self.binary(node.op, self.scalar(node.left), self.scalar(node.right), node)
+    def expr_BinOp(self, node: ast.BinOp) -> object:
+        left, right = self.expr(node.left), self.expr(node.right)
+        if self.is_array(left) or self.is_array(right):
+            return self.array_binary(node.op, left, right, node)
+        return self.binary(node.op, self.as_scalar(left, node.left), self.as_scalar(right, node.right), node)
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Scalar:
         operand = node.operand
         if isinstance(node.op, ast.USub) and isinstance(operand, ast.Constant) \
                 and type(operand.value) in (int, float):
             return self.expr_Constant(ast.copy_location(ast.Constant(-operand.value), node))
-        a = self.scalar(node.operand)
+        value = self.expr(node.operand)
+        if self.is_array(value):
+            if isinstance(node.op, ast.USub):
+                return self.elementwise([value], lambda s: self.negate(s[0], node), node)
+            if isinstance(node.op, ast.UAdd):
+                return value
+            self.error(node, "the truth value of an array is ambiguous: `not` and `~` take numbers; "
+                             "compare elements (x == 0) or reduce the array first")
+        a = self.as_scalar(value, node.operand)
         if isinstance(node.op, ast.USub):
             return self.negate(a, node)
         if isinstance(node.op, ast.UAdd):
@@ -95,10 +111,20 @@ class ExpressionMixin:
             return Scalar(self.emit(arith.XOrIOp(self.to_bool(a), self.const_bool(True))).results[0])
         self.error(node, "bitwise ~ is not supported; write -x - 1 for an int, or `not b` for a bool")
 
-    def expr_Compare(self, node: ast.Compare) -> Scalar:
+    def expr_Compare(self, node: ast.Compare) -> object:
         if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
             return self.identity_compare(node)  # decided while compiling (calls.py)
-        return Scalar(self.compare_chain(self.scalar(node.left), list(zip(node.ops, node.comparators)), node))
+        left = self.expr(node.left)
+        if len(node.ops) == 1:
+            right = self.expr(node.comparators[0])
+            if self.is_array(left) or self.is_array(right):
+                return self.array_compare(node.ops[0], left, right, node)
+            self.pre_evaluated[id(node.comparators[0])] = right
+        elif self.is_array(left):
+            self.error(node, "a chained comparison of arrays is ambiguous; combine two comparisons with "
+                             "np.where or compare in a loop")
+        return Scalar(self.compare_chain(self.as_scalar(left, node.left), list(zip(node.ops, node.comparators)),
+                                         node))
 
     def compare_chain(self, left: Scalar, pairs: list[tuple[ast.cmpop, ast.expr]], node: ast.Compare) -> SSAValue:
         """`left op0 c0 op1 c1 ...`; like Python, a comparand that may raise
@@ -166,7 +192,7 @@ class ExpressionMixin:
     # -- attributes and subscripts ------------------------------------------------
 
     def expr_Attribute(self, node: ast.Attribute) -> object:
-        base = self.expr(node.value)
+        base = self.materialize(self.expr(node.value), node)
         if isinstance(base, Array):
             if node.attr == "shape":
                 return Shape(base)
@@ -179,13 +205,18 @@ class ExpressionMixin:
                 for k in range(base.ndim):
                     size = self.emit(arith.MuliOp(size, self.dim(base, k))).results[0]
                 return Scalar(size)
-            self.error(node, f"array attribute .{node.attr} is not supported (use .shape, .T, .ndim, .size)")
+            if node.attr in ARRAY_METHOD_NAMES:
+                self.error(node, f"array method .{node.attr} must be called: x.{node.attr}()")
+            self.error(node, f"array attribute .{node.attr} is not supported (use .shape, .T, .ndim, .size, "
+                             "or the methods .sum() .mean() .max() .min() .prod() .copy() .dot())")
         if isinstance(base, PyObject) and base.is_module:
             if node.attr in CONSTANTS and base.obj in (pymath, np):
                 return Scalar(self.const_float(CONSTANTS[node.attr]), weak=True)
             if not hasattr(base.obj, node.attr):
                 self.error(node, f"module {base.obj.__name__} has no attribute {node.attr}")
             value = getattr(base.obj, node.attr)
+            if base.obj is np.linalg and node.attr == "norm":  # frontend/array_exprs.py
+                return PyObject(value)
             if base.obj not in unsupported.SUPPORTED_MODULES and not unsupported.readable_attribute(
                     base.obj, value, self.is_compiled_function(value)):
                 self.error(node, unsupported.module_attribute(base.obj, node.attr, value))
@@ -193,7 +224,7 @@ class ExpressionMixin:
         self.error(node, f"attribute .{node.attr} is not supported here")
 
     def expr_Subscript(self, node: ast.Subscript) -> object:
-        base = self.expr(node.value)
+        base = self.materialize(self.expr(node.value), node)
         if isinstance(base, Array):
             return self.load_or_view(base, node)
         if isinstance(base, Shape):
@@ -219,12 +250,21 @@ class ExpressionMixin:
     # -- calls ------------------------------------------------------------------------
 
     def expr_Call(self, node: ast.Call) -> object:
+        if isinstance(node.func, ast.Attribute):
+            base = self.expr(node.func.value)
+            if self.is_array(base):
+                with self.at(node):
+                    return self.array_method(base, node.func.attr, node)
+            self.pre_evaluated[id(node.func.value)] = base
         callee = self.expr(node.func)
         if not isinstance(callee, PyObject):
             self.error(node, f"{_describe(node.func)} is not callable")
         fn = callee.obj
         if isinstance(fn, LocalLambda):
             return self.call_lambda(fn, node)
+        result = self.array_call(fn, node)
+        if result is not NotImplemented:
+            return result
         if fn in ALLOCATORS:
             return self.allocate(ALLOCATORS[fn], node)
         if number_function(fn):  # round, isnan, ... (numbers.py)

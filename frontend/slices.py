@@ -35,6 +35,7 @@ class SliceMixin:
                     stmt: ast.stmt) -> None:
         """`a[target] = value` (op None) or `a[target] op= value` where the
         subscript selects a view."""
+        value = self.materialize(value, stmt)  # an array expression (array_exprs.py): a new local array
         items = self.subscript_items(target)
         if len(items) > a.ndim:
             self.error(target, f"too many indices: the array has {a.ndim} dimension(s)")

@@ -23,8 +23,8 @@ from xdsl.ir import Attribute, Block, SSAValue
 from adpasses.dialects.ad import RaiseIfOp
 
 from adpasses.frontend.array_vars import common_memref_type, selector_key
-from adpasses.frontend.control import (BREAK, CONTINUE, assigned_names, exit_statements, is_flag, loop_exits,
-                                       maybe_unbound)
+from adpasses.frontend.control import (BREAK, CONTINUE, assigned_names, exit_statements, is_flag,
+                                       is_loop_return_value, loop_exits, maybe_unbound)
 from adpasses.frontend.loops import value_name
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
@@ -84,6 +84,10 @@ class StatementMixin:
 
     def stmt_AugAssign(self, stmt: ast.AugAssign) -> None:
         target = stmt.target
+        if isinstance(target, ast.Name) and isinstance(self.env.get(target.id), Array):
+            # x += y on an array writes x (frontend/array_exprs.py)
+            self.update_in_place(self.env[target.id], stmt.op, self.expr(stmt.value), stmt)
+            return
         if isinstance(target, ast.Name):
             current = self.scalar(ast.copy_location(ast.Name(target.id, ast.Load()), target))
             self.bind(target.id, self.binary(stmt.op, current, self.scalar(stmt.value), stmt), stmt)
@@ -126,6 +130,9 @@ class StatementMixin:
                                "array element (x[i] = ...)")
 
     def bind(self, name: str, value: object, stmt: ast.AST) -> None:
+        value = self.materialize(value, stmt)  # an array expression: computed into a local array
+        if is_loop_return_value(name) and not isinstance(value, Scalar):
+            self.loop_return_error(value, stmt)  # returns.py
         if selector_key(name) in self.env:  # an array variable this loop rebinds
             self.rebind_selected(name, value, stmt)
             return

@@ -59,11 +59,14 @@ NUMPY_SCALAR_HINTS = {
 }
 
 # numpy functions that create arrays: what compiled code can allocate.
-NUMPY_CREATORS = {"full", "full_like", "arange", "linspace", "logspace", "geomspace", "array", "asarray",
-                  "ascontiguousarray", "copy", "eye", "identity", "zeros", "ones", "empty", "diag",
+NUMPY_CREATORS = {"full_like", "linspace", "logspace", "geomspace", "array", "asarray",
+                  "ascontiguousarray", "eye", "identity", "zeros", "ones", "empty", "diag",
                   "tile", "repeat", "concatenate", "stack", "hstack", "vstack"}
-ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape) or np.empty(shape) (optionally dtype=...) "
-            "and fill it in a loop")
+ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape), np.empty(shape) (optionally dtype=...), "
+            "np.full(shape, value) or np.arange(...) and fill it in a loop")
+ARRAY_FUNCTIONS = ("np.sum, np.mean, np.max, np.min, np.prod, np.dot, np.linalg.norm, np.where, np.clip, "
+                   "np.sign, np.abs, np.outer, np.cumsum, np.asarray, np.copy and the math functions "
+                   "(np.exp, np.tanh, ...)")
 
 
 def builtin_name(fn: object) -> str | None:
@@ -102,8 +105,9 @@ def unsupported_numpy(qualified: str, kinds: list[str], supported: str) -> str:
     if name in NUMPY_CREATORS:
         return f"{qualified} is not supported in compiled code; {ALLOCATE}"
     if "array" in kinds:
-        return (f"{qualified} on arrays is not supported in compiled code (there are no whole-array "
-                "operations); write a loop over the elements, e.g. `for i in range(len(x)):`")
+        return (f"{qualified} on arrays is not supported in compiled code (the numpy functions it supports "
+                f"on arrays are {ARRAY_FUNCTIONS}); write a loop over the elements, e.g. "
+                "`for i in range(len(x)):`")
     hint = NUMPY_SCALAR_HINTS.get(name)
     if hint is not None:
         return f"{qualified} is not supported in compiled code; {hint}"

@@ -3,6 +3,7 @@ compile-time objects (modules, functions, shapes, tuples)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 
@@ -53,6 +54,23 @@ class Array:
     @property
     def element(self) -> Attribute:
         return self.type.element_type
+
+
+@dataclass
+class ArrayExpr:
+    """An elementwise array expression not computed yet (frontend/array_exprs.py):
+    the sizes it broadcasts to, the memrefs it reads (each with the result
+    dimension each of its dimensions runs along), and `body`, which emits
+    the scalar ops of one element from one element of each leaf. One
+    linalg.generic computes it when an array is needed."""
+
+    shape: list[SSAValue]
+    leaves: list[tuple[SSAValue, tuple[int, ...]]]
+    body: Callable[[list[SSAValue]], "Scalar"]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
 
 
 @dataclass

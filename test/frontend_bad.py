@@ -66,12 +66,16 @@ def unknown_function(x):
 
 
 def array_arithmetic(x, y):
-    z = x + y  # ERROR: whole array
+    z = not x  # ERROR: truth value of an array
     return z[0]
 
 
-def returns_array(x):
-    return x  # ERROR: return array
+def returns_nested_tuple(x):
+    return x[0], (x[1], x)  # ERROR: a tuple inside the returned tuple
+
+
+def returns_one_tuple(x):
+    return (x,)  # ERROR: a 1-tuple
 
 
 def return_in_loop_else(x):
@@ -103,7 +107,7 @@ def list_comprehension(x):
 
 
 def numpy_reduction(x):
-    return np.sum(x)  # ERROR: np.sum
+    return np.median(x)  # ERROR: np.median
 
 
 def calls_input(x):
@@ -126,7 +130,7 @@ def undefined_name(x):
 
 
 def bad_attribute(x):
-    return x.mean()  # ERROR: attribute
+    return x.dtype  # ERROR: attribute
 
 
 def float_range(x):

@@ -449,11 +449,50 @@ def test_out_of_bounds_in_a_callee_stops_the_caller():
     assert m["g"](np.arange(3.0), 1) == 2.0  # the error slot was cleared
 
 
-def test_a_public_memref_result_is_a_clear_error():
-    with pytest.raises(CompileError, match="returns a memref"):
-        compile_module("""func.func @f(%x: memref<?xf64>) -> memref<?xf64> {
+MEMREF_RESULTS = """
+func.func @same(%x: memref<?xf64>) -> memref<?xf64> {
   func.return %x : memref<?xf64>
-}""")
+}
+func.func @tail(%x: memref<?xf64>) -> memref<?xf64, strided<[?], offset: ?>> {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %m = arith.subi %n, %c1 : index
+  %v = memref.subview %x[%c1] [%m] [%c1] : memref<?xf64> to memref<?xf64, strided<[?], offset: ?>>
+  func.return %v : memref<?xf64, strided<[?], offset: ?>>
+}
+func.func @twice(%n: index) -> (memref<?xf64>, memref<?xf64>, f64) {
+  %a = memref.alloc(%n) : memref<?xf64>
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.5 : f64
+  memref.store %one, %a[%c0] : memref<?xf64>
+  func.return %a, %a, %one : memref<?xf64>, memref<?xf64>, f64
+}
+"""
+
+
+@pytest.mark.parametrize("binding", ["shim", "ctypes"])
+def test_public_memref_results_are_numpy_arrays(binding):
+    """An argument comes back as itself, a view of one as a numpy view of
+    it (read-only if the argument is), a buffer the function allocated as
+    an array that owns it, the same buffer twice as one owner and a view."""
+    m = compile_module(MEMREF_RESULTS, binding=binding)
+    x = rng.random(6)
+    assert m["same"](x) is x
+    t = m["tail"](x)
+    assert np.shares_memory(t, x) and np.array_equal(t, x[1:])
+    t[0] = 7.0
+    assert x[1] == 7.0
+    frozen = x.copy()
+    frozen.flags.writeable = False
+    assert not m["tail"](frozen).flags.writeable
+    before = runtime.handed_arrays()
+    a, b, v = m["twice"](4)
+    assert v == 1.5 and a[0] == 1.5 and np.shares_memory(a, b)
+    after = runtime.handed_arrays()
+    assert after["handed"] == before["handed"] + 1
+    del a, b
+    assert runtime.handed_arrays()["freed"] == after["freed"] + 1
 
 
 # -- tapes ------------------------------------------------------------------------------------

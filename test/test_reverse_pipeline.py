@@ -75,13 +75,13 @@ def test_every_step_is_a_registered_pass_and_the_spec_parses_back(name):
 
 def test_the_steps_follow_the_options():
     names = [s.name for s in reverse_steps(ReverseOptions())]
-    assert names == ["ad-clone-primals", "ad-inline-calls", "ad-lower-affine",
+    assert names == ["ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
                      "ad-expand-upstream-ops", "ad-count-while",
                      "ad-build-gradients", "ad-lower-tapes", "ad-dead-forward", "ad-simplify",
                      "ad-dead-forward", "ad-drop-gradient-marks", "ad-elide-shadow-checks"]
     lean = ReverseOptions(simplify=False, lower_tapes=False, elide_checks=False)
     assert [s.name for s in reverse_steps(lean)] == [
-        "ad-clone-primals", "ad-inline-calls", "ad-lower-affine",
+        "ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
                      "ad-expand-upstream-ops", "ad-count-while",
         "ad-build-gradients", "ad-dead-forward", "ad-drop-gradient-marks"]
 

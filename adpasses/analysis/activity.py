@@ -67,6 +67,7 @@ from adpasses.analysis.memref_views import (
 from adpasses.core.types import is_float_aggregate, is_float_type, is_int_like, is_memref_type
 from adpasses.dialects.ad import (
     CHECKPOINT_ATTR,
+    BroadcastOp,
     KeepOp,
     ShadowCheckOp,
     SizeMatchOp,
@@ -89,7 +90,8 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
-AD_OPS_UNDERSTOOD = (ShadowCheckOp, SizeMatchOp, KeepOp, TapeCreateOp, TapeFreeOp, TapePushOp, TapePopOp)
+AD_OPS_UNDERSTOOD = (ShadowCheckOp, SizeMatchOp, KeepOp, BroadcastOp, TapeCreateOp, TapeFreeOp, TapePushOp,
+                     TapePopOp)
 """The `ad` ops of generated gradients (forward mode differentiates them:
 forward over reverse). A tape is memory: a push stores into it, a pop
 loads from it; checks (`ad.size_match` of a lowered matmul too) and keeps
@@ -201,7 +203,7 @@ class ActivityAnalysis:
     """Activity of every value, memory object and op of one function.
 
     `arg_activity` per argument: const/active/dup/dupnoneed; `ret_activity`
-    per result: const/active. With `enabled=False` every float value and
+    per result: const/active (dup for a memref result). With `enabled=False` every float value and
     every `dup`/allocated float memory is treated as active (the baseline
     the benchmarks compare against).
     """
@@ -384,6 +386,9 @@ class ActivityAnalysis:
                 for value, act in zip(op.arguments, self.ret_activity):
                     if act == "active":
                         self.useful.add(value)
+                    elif act == "dup" and is_memref_type(value.type):
+                        # A returned array's contents are an output: its seed enters its shadow.
+                        self.useful_memory.add(self._classes.find(value))
 
     def _everything_active(self) -> None:
         """The baseline without analysis: every float that can depend on an

@@ -67,9 +67,14 @@ def make_fast_path(args: Sequence[object], activity: Sequence[str], g, return_pr
     # The entry's own checks (a read-only shadow, ...) fail before any work
     # is done: the general path then explains them.
     lines += ["    try:", f"        out = call({joined}{seeds})", "    except ValueError:", "        return MISS"]
-    n_out = int(return_primal and bool(g.ret)) + list(activity).count("active")
+    n_primal = len(g.ret) if return_primal else 0  # a function's results: one, or a tuple of them
+    n_out = n_primal + list(activity).count("active")
     outs = iter(["out"] if n_out == 1 else [f"out[{j}]" for j in range(n_out)])
-    primal = next(outs) if return_primal and g.ret else "None"
+    primal = "None"
+    if n_primal == 1:
+        primal = next(outs)
+    elif n_primal > 1:
+        primal = "(" + ", ".join(next(outs) for _ in range(n_primal)) + ")"
     derivs = [next(outs) if act == "active" else "None" for act in activity]
     result = f"({', '.join(derivs)},)"
     lines.append(f"    return ({result}, {primal})" if return_primal else f"    return {result}")

@@ -202,19 +202,25 @@ class JitFunction:
 
         key = signature_key(tuple(args))
         if key not in self._built:
+            from xdsl.dialects.builtin import MemRefType
+
+            outputs = f.function_type.outputs.data
             returns = tuple("active" if isinstance(t, (Float64Type, Float32Type)) else "const"
-                            for t in f.function_type.outputs.data)
-            self._built[key] = (written_parameters(f), returns)
+                            for t in outputs)
+            kinds = tuple("float" if isinstance(t, (Float64Type, Float32Type)) else
+                          "array" if isinstance(t, MemRefType) else "other" for t in outputs)
+            self._built[key] = (written_parameters(f), returns, kinds)
             if self.cache:
                 self.disk.write("facts", self._disk_signature(args),
-                                {"written": sorted(self._built[key][0]), "returns": list(returns)})
+                                {"written": sorted(self._built[key][0]), "returns": list(returns),
+                                 "kinds": list(kinds)})
 
     def _facts(self, args: Sequence[object]) -> tuple:
         key = signature_key(tuple(args))
         if key not in self._built:
             entry = self.disk.read("facts", self._disk_signature(args)) if self.cache else None
-            if entry is not None:
-                self._built[key] = (set(entry["written"]), tuple(entry["returns"]))
+            if entry is not None and "kinds" in entry:
+                self._built[key] = (set(entry["written"]), tuple(entry["returns"]), tuple(entry["kinds"]))
             else:
                 # Keep the module for the compilation that usually follows.
                 self._spare[key] = self.build(args)
@@ -241,6 +247,10 @@ class JitFunction:
     def return_activity(self, args: Sequence[object]) -> tuple[str, ...]:
         """"active" for a float result, "const" for others; () if none."""
         return self._facts(args)[1]
+
+    def result_kinds(self, args: Sequence[object]) -> tuple[str, ...]:
+        """Per result: "float", "array" or "other" (int, bool)."""
+        return self._facts(args)[2]
 
     def _compile_primal(self, args: Sequence[object], noalias: bool) -> Callable:
         record = self._record("primal", args, ())
@@ -355,6 +365,13 @@ class JitFunction:
         pointing to autodiff."""
         ret = self.return_activity(args)
         if ret != ("active",):
+            kinds = self.result_kinds(args)
+            if "array" in kinds or len(kinds) > 1:
+                what = "returns an array" if kinds == ("array",) else f"returns a tuple of {len(kinds)} values"
+                raise TypeError(
+                    f"{self.__name__}() {what}: grad needs a function returning a float; for array "
+                    "or tuple results use adpasses.vjp(f)(*args), which returns (out, vjp_fn) with "
+                    "vjp_fn(cotangent) giving the cotangents of the arguments, or adpasses.jacrev(f)")
             what = "returns nothing" if not ret else "does not return a float"
             raise TypeError(
                 f"{self.__name__}() {what}: grad needs a function returning a float; to "
@@ -657,7 +674,9 @@ def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) ->
     call_args = _with_shadows(values, work) + [seed] * ret.count("active")
     out = g.call(*call_args)
     outs = list(out) if isinstance(out, tuple) else ([] if out is None else [out])
-    primal = outs.pop(0) if return_primal and ret else None
+    primal = None
+    if return_primal and ret:  # f's results: one value, or the tuple f returns
+        primal = outs.pop(0) if len(ret) == 1 else tuple(outs.pop(0) for _ in ret)
     for k, dx in user_shadows.items():
         if work[k] is not dx:
             dx[...] = work[k]  # dx's elements are distinct (checked by _unwrap)

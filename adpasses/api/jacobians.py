@@ -1,8 +1,10 @@
 """`jacrev`: Jacobians by reverse sweeps (JAX's name and conventions).
 
 A function returning a float has a gradient: `jacrev(f, argnums)` is
-`grad(f, argnums)`. A function that writes an output array (until arrays
-can be returned) marks it with `Output(out)` at the call:
+`grad(f, argnums)`. A function returning an array or a tuple gets one
+vector-Jacobian product per output element (`jacobian_of_results`, through
+adpasses.api.vjp). A function that writes an output array marks it with
+`Output(out)` at the call:
 
     J = adpasses.jacrev(f, argnums=0)(x, adpasses.Output(out))
     J.shape == out.shape + x.shape;  J[i..., j...] = d out[i...] / d x[j...]
@@ -100,7 +102,11 @@ class JacrevCallable:
         outs = [k for k, a in enumerate(args) if isinstance(a, Output)]
         outs += [k for k, (name, a) in enumerate(kwargs.items()) if isinstance(a, Output)]
         if not outs:
-            ret = jf.return_activity(jf.bind(args, kwargs))
+            bound = jf.bind(args, kwargs)
+            ret = jf.return_activity(bound)
+            kinds = jf.result_kinds(plain_arguments(jf.__name__, jf._params, bound))
+            if "array" in kinds or len(kinds) > 1:
+                return jacobian_of_results(jf, bound, self.argnums, self.__name__)
             if ret != ("active",):
                 raise TypeError(f"{self.__name__}: {jf.__name__}() does not return a float; mark the "
                                 "array it writes its result into: "
@@ -255,6 +261,51 @@ def _fast_path(jc: JacrevCallable, plan: JacrevPlan, args: tuple, values: tuple)
     lines.append(f"    return {jacs[0]}" if jc.single else f"    return ({', '.join(jacs)},)")
     exec(compile("\n".join(lines) + "\n", f"<adpasses {jc.__name__} fast path>", "exec"), env)
     return env["fast"]  # type: ignore[return-value]
+
+
+def jacobian_of_results(jf, args: tuple, argnums: int | tuple[int, ...], what: str) -> object:  # type: ignore[no-untyped-def]
+    """The Jacobian of a function returning an array (or a tuple): one
+    vector-Jacobian product (adpasses.api.vjp) per element of each float
+    output, with a unit cotangent. For an output of shape S and an argument
+    of shape A, an array of shape S + A (S for a float argument); a tuple
+    over argnums when argnums is a tuple, and a tuple over the outputs when
+    f returns a tuple (like jax.jacrev). Outputs that are not floats (ints)
+    give None."""
+    from adpasses.api.vjp import _vjp
+
+    nums = normalize_argnums(argnums, len(args), jf.__name__)
+    values = plain_arguments(jf.__name__, jf._params, args)
+    for k in nums:
+        v = values[k]
+        if not (isinstance(v, float) or (isinstance(v, np.ndarray) and v.dtype.kind == "f")):
+            raise TypeError(f"{what}: argument {k} ({jf._params[k]}) of {jf.__name__}() is "
+                            f"{type(v).__name__ if not isinstance(v, np.ndarray) else f'an array of {v.dtype}'}"
+                            "; only floats and float arrays can be differentiated")
+    out, vjp_fn = _vjp(jf, tuple(values))
+    outs = list(out) if isinstance(out, tuple) else [out]
+    zero_cts: list[object] = [np.zeros(o.shape, o.dtype) if isinstance(o, np.ndarray) and o.dtype.kind == "f"
+                              else 0.0 if isinstance(o, float) else None for o in outs]
+    per_output = []
+    for j, o in enumerate(outs):
+        if zero_cts[j] is None:
+            per_output.append(None)
+            continue
+        shape = np.shape(o)
+        jacs = [np.empty(shape + np.shape(values[k]), values[k].dtype if isinstance(values[k], np.ndarray)
+                         else np.float64) for k in nums]
+        for idx in np.ndindex(*shape):
+            cts = list(zero_cts)
+            if isinstance(o, np.ndarray):
+                unit = np.zeros(o.shape, o.dtype)
+                unit[idx] = 1.0
+                cts[j] = unit
+            else:
+                cts[j] = 1.0
+            cot = vjp_fn(tuple(cts) if isinstance(out, tuple) else cts[0])
+            for J, k in zip(jacs, nums):
+                J[idx] = cot[k]
+        per_output.append(jacs[0] if isinstance(argnums, int) else tuple(jacs))
+    return tuple(per_output) if isinstance(out, tuple) else per_output[0]
 
 
 def rebuild_jacobian(kind: str, jf, argnums):  # type: ignore[no-untyped-def]

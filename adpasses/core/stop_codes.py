@@ -17,6 +17,9 @@ their messages need:
 | STACK_LIMIT | MemoryError | bytes asked | the limit |
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
 | LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
+| BROADCAST | ValueError | one size of a dimension | the other (`ad.broadcast`) |
+| BROADCAST_INTO | ValueError | the operand's size | the size of the array updated in place |
+| NOT_ALIGNED | ValueError | one vector's length | the other's (`np.dot`) |
 | USER_RAISE | the class `cf.assert` names (`ad.raises`) | - | - |
 | RAISED | the site's exception (`ad.raise_if`) | value 0 of its message | value 1 |
 
@@ -37,8 +40,11 @@ FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
 USER_RAISE = _BASE - 7
 RAISED = _BASE - 8
+BROADCAST = _BASE - 9
+BROADCAST_INTO = _BASE - 10
+NOT_ALIGNED = _BASE - 11
 CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, USER_RAISE,
-         RAISED)
+         RAISED, BROADCAST, BROADCAST_INTO, NOT_ALIGNED)
 
 _SEP = "\x1f"  # between the parts of a USER_RAISE site's text
 
@@ -156,4 +162,12 @@ def _describe(code: int, index: int, size: int) -> tuple[type[Exception], str]:
     if code == LOOP_STEP:
         return ValueError, (f"scf.for step must be positive, got {index} (a loop with this step "
                             f"would never end)")
+    if code == BROADCAST:
+        return ValueError, (f"operands could not be broadcast together: a dimension of size {index} "
+                            f"meets one of size {size} (sizes must be equal, or one of them 1)")
+    if code == BROADCAST_INTO:
+        return ValueError, (f"non-broadcastable operand: size {index} cannot be broadcast into the array "
+                            f"updated in place, of size {size} in that dimension")
+    if code == NOT_ALIGNED:
+        return ValueError, f"shapes ({index},) and ({size},) not aligned: {index} (dim 0) != {size} (dim 0)"
     raise ValueError(f"unknown stop code {code}")

@@ -253,10 +253,6 @@ class ModuleTranslator:
     def _declare(self, f: func.FuncOp) -> ir.Function:
         ftype = f.function_type
         outputs = list(ftype.outputs.data)
-        if f.body.blocks and is_public(f) and any(isinstance(t, MemRefType) for t in outputs):
-            raise error_at(f, "returns a memref, which a public function cannot hand to Python; "
-                              "write the result into a memref argument instead, or make the "
-                              "function private to call it from compiled code only")
         try:
             params = [p for t in ftype.inputs.data for p in flat_types(t)]
             ret = return_type(outputs)

@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from adpasses.core import stop_codes
 from adpasses.core.diagnostics import error_at, op_location
-from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, KeepOp, RaiseIfOp, ShadowCheckOp
+from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp
 from adpasses.core.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
@@ -271,6 +271,30 @@ def _shadow_check(ft: FunctionTranslator, op: ShadowCheckOp) -> None:
             ft.fail(site, s, SHADOW_AXIS - d, p)
 
 
+def _broadcast(ft: FunctionTranslator, op: BroadcastOp) -> None:
+    """numpy's broadcast of two sizes (dialects/ad.py, BroadcastOp): the
+    size, or a stop when they do not broadcast. Always checked (like
+    allocation sizes): with boundscheck=False a wrong size would read
+    past an array."""
+    b = ft.b
+    a, c = ft.get(op.lhs), ft.get(op.rhs)
+    one = const_i64(1)
+    differ = b.icmp_signed("!=", a, c)
+    a_is_one = b.icmp_signed("==", a, one)
+    mode = op.mode
+    if mode == "equal":
+        bad, code, size = differ, stop_codes.NOT_ALIGNED, a
+    elif mode == "into":
+        bad, code, size = b.and_(differ, b.not_(a_is_one)), stop_codes.BROADCAST_INTO, c
+    else:
+        bad = b.and_(b.and_(differ, b.not_(a_is_one)), b.icmp_signed("!=", c, one))
+        code, size = stop_codes.BROADCAST, b.select(a_is_one, c, a)
+    site = ft.mt.check_site(op)
+    with b.if_then(bad, likely=False):
+        ft.fail(site, a, code, c)
+    ft.set(op.size, size)
+
+
 def _raise_if(ft: FunctionTranslator, op: RaiseIfOp) -> None:
     """Stop the call with the op's exception when its condition holds (kept
     with boundscheck=False: it is the program's semantics, not a check)."""
@@ -452,6 +476,7 @@ LOWERINGS = {
     memref.CopyOp: _copy,
     ShadowCheckOp: _shadow_check,
     KeepOp: _keep,
+    BroadcastOp: _broadcast,
     RaiseIfOp: _raise_if,
 }
 

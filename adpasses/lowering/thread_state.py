@@ -58,6 +58,7 @@ RUNTIME_FUNCTIONS = {
     "adpasses_record_stop": (ir.VoidType(), [I64, I64, I64, I64]),
     "adpasses_workspace_take": (ir.VoidType(), [PTR, PTR, PTR]),
     "adpasses_workspace_give_back": (ir.VoidType(), [PTR, PTR, PTR]),
+    "adpasses_release_buffer": (ir.VoidType(), [PTR]),
 }
 """The functions of the thread-state runtime: compiled once per process
 (`runtime_module`, adpasses.native.runtime.register_thread_runtime) and
@@ -104,7 +105,28 @@ def runtime_module() -> ir.Module:
     _define_entry_slot(rm)
     _define_workspace_take(rm)
     _define_workspace_give_back(rm)
+    _define_release_buffer(rm)
     return rm.llvm
+
+
+HANDED_STATS = "adpasses_handed_stats"
+HANDED_TYPE = ir.ArrayType(I64, 2)
+
+
+def _define_release_buffer(rm: _RuntimeModule) -> None:
+    """`void adpasses_release_buffer(PyObject *capsule)`: the destructor of
+    the capsule that owns the buffer of an array a compiled function
+    returned (adpasses.native.array_results); numpy calls it, with the GIL,
+    when the last view of the array goes. It lives here, in the process's
+    runtime, because arrays outlive the module that made them."""
+    fn = _define(rm, "adpasses_release_buffer")
+    b = ir.IRBuilder(fn.append_basic_block())
+    pointer = b.call(rm.declare("PyCapsule_GetPointer", PTR, [PTR, PTR]), [fn.args[0], ir.Constant(PTR, None)])
+    b.call(rm.declare("free", ir.VoidType(), [PTR]), [pointer])
+    stats = rm.global_ref(HANDED_STATS, HANDED_TYPE)
+    freed = b.gep(stats, [const_i64(0), const_i64(1)], inbounds=True, source_etype=HANDED_TYPE)
+    b.atomic_rmw("add", freed, const_i64(1), "monotonic")
+    b.ret_void()
 
 
 def pending(mt: ModuleTranslator, b: ir.IRBuilder) -> ir.Value:

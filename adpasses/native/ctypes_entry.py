@@ -9,7 +9,7 @@ with the same messages as the fast path (`pyentry.CallErrors`).
 For every public function `f` the module gets a C-ABI wrapper
 `void __c_entry_f(i64 *results, <f's expanded parameters>)` that stores
 each result into an 8-byte slot (floats as double, integers and bools as
-i64), so ctypes never has to pass LLVM aggregates by value.
+i64, a memref as its descriptor's parts), so ctypes never has to pass LLVM aggregates by value.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
     fn = ir.Function(mt.llvm, ir.FunctionType(ir.VoidType(), [PTR, *params]), name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     outputs = list(f.function_type.outputs.data)
+    n_slots = result_slots(outputs)
 
     def out(k: int) -> ir.Value:
         return b.gep(fn.args[0], [const_i64(k)], inbounds=True, source_etype=I64)
@@ -80,14 +81,20 @@ def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
     with b.if_then(b.icmp_unsigned("==", error_slot, ir.Constant(PTR, None)), likely=False):
         for k, v in enumerate((1, -1, thread_state.SLOT_BYTES, stop_codes.ALLOCATION_FAILED,
                                stop_codes.describe_allocation(stop_codes.ERROR_SLOT, 8))):
-            b.store(const_i64(v), out(len(outputs) + k))
+            b.store(const_i64(v), out(n_slots + k))
         b.ret_void()
     args = [b.fptrunc(a, t) if a.type != t else a for a, t in zip(fn.args[1:], target.function_type.args)]
     result = b.call(target, args)
-    values = [result] if len(outputs) == 1 else [b.extract_value(result, k) for k in range(len(outputs))]
-    for k, (t, v) in enumerate(zip(outputs, values)):
+    if len(outputs) == 1 and not isinstance(outputs[0], MemRefType):
+        values = [result]
+    else:  # one struct of every result's flattened parts (memref descriptors included)
+        values = [b.extract_value(result, k) for k in range(n_slots)] if outputs else []
+    flat = [t for t in outputs for t in ([t] if not isinstance(t, MemRefType) else [None] * len(flat_types(t)))]
+    for k, (t, v) in enumerate(zip(flat, values)):
         slot = b.gep(fn.args[0], [const_i64(k)], inbounds=True, source_etype=I64)
-        if is_float_type(t):
+        if t is None:  # a part of a memref descriptor: its pointer, offset, sizes, strides
+            b.store(b.ptrtoint(v, I64) if v.type == PTR else v, slot)
+        elif is_float_type(t):
             b.store(v if isinstance(t, Float64Type) else b.fpext(v, F64), slot)
         else:
             b.store(v if v.type.width == 64 else
@@ -95,10 +102,16 @@ def add_c_entry(mt: ModuleTranslator, f: func.FuncOp) -> str:
     # After the results, the stop this call recorded (flag, site, index,
     # axis, size), taken out of the thread's slot: the caller reads it from
     # its own buffer, which no other thread's call touches.
-    stopped = thread_state.take_stop(mt, b, error_slot, out(len(outputs) + 1))
-    b.store(b.zext(stopped, I64), out(len(outputs)))
+    stopped = thread_state.take_stop(mt, b, error_slot, out(n_slots + 1))
+    b.store(b.zext(stopped, I64), out(n_slots))
     b.ret_void()
     return name
+
+
+def result_slots(outputs: list) -> int:
+    """8-byte slots of the results: one per number, the flattened parts
+    of each memref descriptor."""
+    return sum(len(flat_types(t)) if isinstance(t, MemRefType) else 1 for t in outputs)
 
 
 def _ctype(t: ir.Type):  # type: ignore[no-untyped-def]
@@ -114,6 +127,63 @@ def _ctype(t: ir.Type):  # type: ignore[no-untyped-def]
         return {1: ctypes.c_bool, 8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32}.get(
             t.width, ctypes.c_int64)
     raise TypeError(f"no ctypes type for {t}")
+
+
+_free = ctypes.CDLL(None).free
+_free.argtypes, _free.restype = [ctypes.c_void_p], None
+
+
+class _Memory:
+    """What a returned array's `__array_interface__` points into: a buffer
+    the compiled code handed over (freed with this object: numpy holds it as
+    the array's base), or an argument's memory (kept alive by `owner`).
+    The shim does the same with numpy's C API (adpasses.native.array_results)."""
+
+    def __init__(self, interface: dict, pointer: int | None, owner: object = None):
+        self.__array_interface__ = interface
+        self._pointer, self._owner = pointer, owner
+
+    def __del__(self) -> None:
+        if self._pointer:
+            _free(self._pointer)
+            _runtime_handed()[1] += 1
+
+
+def _runtime_handed():  # type: ignore[no-untyped-def]
+    from adpasses.native import runtime
+
+    return runtime._HANDED
+
+
+def array_result(parts: list[int], dtype: np.dtype, rank: int, args: tuple, buffers: list) -> np.ndarray:
+    """The numpy array of a memref result from its descriptor's parts (as
+    ints), with the shim's rules: the argument itself, a view of an
+    argument or of an earlier result, or an array owning the buffer."""
+    pointer = parts[0] & ((1 << 64) - 1)
+    offset, sizes, strides = parts[1], parts[2:2 + rank], parts[2 + rank:]
+    byte_strides = tuple(s * dtype.itemsize for s in strides)
+    for a in args:
+        if isinstance(a, np.ndarray) and pointer and a.__array_interface__["data"][0] == pointer:
+            if (a.dtype == dtype and offset == 0 and list(a.shape) == sizes
+                    and list(a.strides) == list(byte_strides)):
+                return a
+            return _view(pointer, offset, sizes, byte_strides, dtype, not a.flags.writeable, None, a)
+    for p, array in buffers:
+        if pointer and p == pointer:
+            return _view(pointer, offset, sizes, byte_strides, dtype, False, None, array)
+    if not pointer:
+        return np.empty(sizes, dtype)
+    _runtime_handed()[0] += 1
+    result = _view(pointer, offset, sizes, byte_strides, dtype, False, pointer, None)
+    buffers.append((pointer, result))
+    return result
+
+
+def _view(pointer: int, offset: int, sizes: list[int], strides: tuple, dtype: np.dtype, readonly: bool,
+          owned: int | None, owner: object) -> np.ndarray:
+    interface = {"data": (pointer + offset * dtype.itemsize, readonly), "shape": tuple(sizes),
+                 "strides": strides, "typestr": dtype.str, "version": 3}
+    return np.asarray(_Memory(interface, owned, owner))
 
 
 class _Arguments:
@@ -230,25 +300,39 @@ def make_ctypes_caller(name: str, f: func.FuncOp, c_entry_address: int, function
     checks = _Arguments(f, errors)
     arg_types = [_ctype(t) for p in f.function_type.inputs.data for t in flat_types(p)]
     c_function = ctypes.CFUNCTYPE(None, ctypes.c_void_p, *arg_types)(c_entry_address)
-    n_results = len(f.function_type.outputs.data)
-    kinds = ["f" if is_float_type(t) else "b" if is_bool_type(t) else "i"
-             for t in f.function_type.outputs.data]
-    Buffer = ctypes.c_int64 * (n_results + 5)  # results, then the error slot
+    outputs = list(f.function_type.outputs.data)
+    n_slots = result_slots(outputs)
+    kinds = [("a", numpy_dtype(t.element_type), len(t.get_shape())) if isinstance(t, MemRefType)
+             else "f" if is_float_type(t) else "b" if is_bool_type(t) else "i" for t in outputs]
+    Buffer = ctypes.c_int64 * (n_slots + 5)  # results, then the error slot
     as_double = ctypes.c_double.from_buffer
 
     def read(out, j: int, kind: str) -> object:  # type: ignore[no-untyped-def]
         return as_double(out, 8 * j).value if kind == "f" else bool(out[j]) if kind == "b" else out[j]
+
+    def results(out, args: tuple) -> object:  # type: ignore[no-untyped-def]
+        values, buffers, position = [], [], 0
+        for kind in kinds:
+            if isinstance(kind, tuple):
+                _, dtype, rank = kind
+                parts = list(out[position:position + 2 + 2 * rank])
+                values.append(array_result(parts, dtype, rank, args, buffers))
+                position += 2 + 2 * rank
+            else:
+                values.append(read(out, position, kind))
+                position += 1
+        if len(values) == 1:
+            return values[0]
+        return tuple(values) if values else None
 
     def call(*args: object) -> object:
         if len(args) != len(params):
             errors(-1, len(args))
         out = Buffer()
         c_function(ctypes.addressof(out), *checks.expand(args))
-        if out[n_results]:
-            errors(STATUS_STOPPED, *out[n_results + 1:n_results + 5])
-        if n_results == 1:
-            return read(out, 0, kinds[0])
-        return tuple(read(out, j, kind) for j, kind in enumerate(kinds)) if n_results else None
+        if out[n_slots]:
+            errors(STATUS_STOPPED, *out[n_slots + 1:n_slots + 5])
+        return results(out, args)
 
     plain = name.isidentifier() and not keyword.iskeyword(name)
     call.__name__ = name if plain else "compiled"

@@ -43,6 +43,7 @@ from adpasses.lowering import thread_state
 from adpasses.lowering.core import I8, I32, I64, PTR, ModuleTranslator, const_i64, flat_types, opaque
 from adpasses.lowering.names import ascii_symbol
 from adpasses.native.arguments import HONOURED_ARRAY_TYPES
+from adpasses.native.array_results import ArrayArgument, ResultBuilder
 from adpasses.native.callers import (  # noqa: F401 (re-exported: the shims' status codes and fields)
     ALIGNED,
     BAD_OFFSET,
@@ -131,6 +132,7 @@ class _Shim:
         # Where a stop's site, index, axis and size are copied from the
         # thread's error slot before the GIL is taken back.
         self.stop = opaque(self.b.alloca(ir.ArrayType(I64, 4)))
+        self.array_arguments: list[ArrayArgument] = []
 
     # -- small helpers ----------------------------------------------------------
 
@@ -150,6 +152,13 @@ class _Shim:
         this process put the type, and the disk cache can load it in another
         (adpasses.native.object_cache)."""
         return self.mt.global_ref(python_object_symbol(obj), I8)
+
+    def entry_alloca(self, ty: ir.Type) -> ir.Value:
+        """A stack slot made at the start of the shim (not in a branch)."""
+        entry = self.fn.entry_basic_block
+        builder = ir.IRBuilder(entry)
+        builder.position_at_start(entry)
+        return opaque(builder.alloca(ty))
 
     def stop_field(self, k: int) -> ir.Value:
         return self.b.gep(self.stop, [const_i64(0), const_i64(k)], inbounds=True,
@@ -197,6 +206,7 @@ class _Shim:
         for k, t in enumerate(self.inputs):
             if isinstance(t, MemRefType):
                 parts[k] = self.array(t, objs[k], k, k in written)
+                self.array_arguments.append(ArrayArgument(objs[k], t, parts[k]))
         call_args = [v for k in range(len(self.inputs)) for v in parts[k]]
         # This thread's error slot, made on its first call: before the GIL
         # is released, so that a failed allocation raises MemoryError here.
@@ -305,25 +315,12 @@ class _Shim:
         return [data, const_i64(0), *sizes, *strides]
 
     def results(self, result: ir.Value) -> ir.Value:
-        """The Python object for the function's results (None, one, a tuple)."""
-        b = self.b
+        """The Python object for the function's results (None, one, a
+        tuple; arrays for memrefs: adpasses.native.array_results)."""
         outputs = list(self.f.function_type.outputs.data)
-        values = [result] if len(outputs) == 1 else [b.extract_value(result, j) for j in range(len(outputs))]
-        build_args: list[ir.Value] = []
-        fmt = ""
-        for t, v in zip(outputs, values):
-            if is_float_type(t):
-                build_args.append(v if isinstance(t, Float64Type) else b.fpext(v, ir.DoubleType()))
-                fmt += "d"
-            elif is_bool_type(t):
-                build_args.append(b.call(self.c_api("PyBool_FromLong", PTR, [I64]), [b.zext(v, I64)]))
-                fmt += "N"
-            else:
-                build_args.append(v if v.type.width == 64 else b.sext(v, I64))
-                fmt += "L"
-        fmt = f"({fmt})" if len(outputs) > 1 else fmt
-        build = self.c_api("Py_BuildValue", PTR, [PTR], var_arg=True)
-        return b.call(build, [self.cstring(fmt), *build_args])
+        if not outputs:
+            return self.b.call(self.c_api("Py_BuildValue", PTR, [PTR], var_arg=True), [self.cstring("")])
+        return ResultBuilder(self, self.array_arguments).build(outputs, result)
 
     def define_failure_exit(self) -> None:
         """Call `self(code, *args)` (a CallErrors, which raises); return NULL."""

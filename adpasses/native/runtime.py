@@ -37,6 +37,10 @@ from adpasses.native import python_print
 from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 
 _STATS = (ctypes.c_int64 * 2)()
+_HANDED = (ctypes.c_int64 * 2)()
+"""Buffers of generated code handed to numpy with the arrays a compiled
+function returns (counted by the entries), and those numpy has freed since
+(counted by `adpasses_release_buffer`, the destructor of their capsules)."""
 ERROR_SLOT = (ctypes.c_int64 * 5)()
 ERROR_PENDING = (ctypes.c_int64 * 1)()
 ERROR_KEY = (ctypes.c_int64 * 1)()
@@ -80,6 +84,8 @@ def register_python_objects() -> None:
         llvm.add_symbol("adpasses_error_slot", ctypes.addressof(ERROR_SLOT))
         llvm.add_symbol("adpasses_error_pending", ctypes.addressof(ERROR_PENDING))
         llvm.add_symbol("adpasses_error_key", ctypes.addressof(ERROR_KEY))
+        llvm.add_symbol("adpasses_handed_stats", ctypes.addressof(_HANDED))
+        llvm.add_symbol("adpasses_numpy_api", numpy_api_table())
         for name, obj in PYTHON_OBJECTS.items():
             llvm.add_symbol(name, id(obj))
         llvm.add_symbol(print_codes.SYMBOL, python_print.address())  # the frontend's print()
@@ -129,9 +135,23 @@ def register_thread_runtime() -> None:
         _thread_runtime = code
 
 
+def numpy_api_table() -> int:
+    """The address of numpy's C API table (`PyArray_API`, what
+    `import_array()` reads): generated code calls `PyArray_New` and
+    `PyArray_SetBaseObject` through it to return arrays."""
+    try:
+        from numpy._core import _multiarray_umath as multiarray
+    except ImportError:  # numpy 1.x
+        from numpy.core import _multiarray_umath as multiarray  # type: ignore[no-redef]
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return int(get(multiarray._ARRAY_API, None))
+
+
 _THREAD_RUNTIME_SOURCES = ("adpasses.lowering.thread_state", "adpasses.native.runtime")
 THREAD_RUNTIME_FUNCTIONS = ("adpasses_entry_slot", "adpasses_stopped", "adpasses_record_stop",
-                            "adpasses_workspace_take", "adpasses_workspace_give_back")
+                            "adpasses_workspace_take", "adpasses_workspace_give_back",
+                            "adpasses_release_buffer")
 """The names of adpasses.lowering.thread_state.RUNTIME_FUNCTIONS (this
 module imports no xDSL, which that one does)."""
 _half_engine: object = None  # keeps the compiled half conversions alive
@@ -169,6 +189,13 @@ def _register_symbols() -> None:
 def stats() -> dict[str, int]:
     """Heap allocations and bytes made by generated code since the last reset."""
     return {"allocations": int(_STATS[0]), "bytes": int(_STATS[1])}
+
+
+def handed_arrays() -> dict[str, int]:
+    """Buffers generated code handed to numpy (as the memory of returned
+    arrays) and buffers numpy has freed, since the process started: equal
+    once every such array is gone."""
+    return {"handed": int(_HANDED[0]), "freed": int(_HANDED[1])}
 
 
 def reset_stats() -> None:

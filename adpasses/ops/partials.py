@@ -220,6 +220,17 @@ class Sink(Protocol):
     def const(self, x: float, type_: Attribute) -> SSAValue: ...
 
 
+def emit_contraction(sink: Sink, pairs: Sequence[tuple[SSAValue, SSAValue]]) -> SSAValue | None:
+    """sum(a * b) over `pairs` (None for none): a cotangent contracted with
+    the tangents of a forward rule, which is how reverse mode uses a rule
+    that only has a forward derivative (a custom jvp rule)."""
+    total: SSAValue | None = None
+    for a, b in pairs:
+        term = sink.insert(arith.MulfOp(a, b)).results[0]
+        total = term if total is None else sink.insert(arith.AddfOp(total, term)).results[0]
+    return total
+
+
 def emit_adjoints(
     partials: Partials, sink: Sink, op: Operation, g: SSAValue, want: Sequence[bool]
 ) -> list[SSAValue | None]:

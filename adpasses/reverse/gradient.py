@@ -32,6 +32,7 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.analysis.activity import ActivityAnalysis
+from adpasses.analysis.memref_views import is_allocation, memory_object
 from adpasses.cache.plan import CachePlan, is_recomputable_op
 from adpasses.dialects.ad import (
     BOUNDS_CHECKED_OPS,
@@ -98,7 +99,7 @@ class GradientBuilder:
             inputs.append(ty)
             if act in ("dup", "dupnoneed"):
                 inputs.append(ty)
-        inputs += [ty for ty, act in zip(ptype.outputs.data, rets) if act == "active"]
+        inputs += [ty for ty, act in zip(ptype.outputs.data, rets) if act in ("active", "dup")]
         outputs = list(ptype.outputs.data) if self.with_primal else []
         outputs += [ty for ty, act in zip(ptype.inputs.data, acts) if act == "active"]
         gradient = func.FuncOp(self.name, (inputs, outputs), arg_attrs=self._argument_attributes())
@@ -116,9 +117,9 @@ class GradientBuilder:
                 shadow.name_hint = f"d{arg.name_hint}" if arg.name_hint else None
                 self.arg_shadows[arg] = shadow
         for act in rets:
-            if act == "active":
+            if act in ("active", "dup"):
                 seed = next(args)
-                seed.name_hint = "seed"
+                seed.name_hint = "seed" if act == "active" else "dret"
                 self.seeds.append(seed)
             else:
                 self.seeds.append(None)
@@ -133,6 +134,12 @@ class GradientBuilder:
         self._check_shadow_shapes(block, vmap)
         for dealloc in deferred:
             block.add_op(dealloc.clone(value_mapper=vmap))
+        if not self.with_primal:
+            for buffer in _returned_allocations(returned):
+                # The primal hands these to its caller; the gradient returns no primal: free them.
+                free = memref.DeallocOp.get(vmap[buffer])
+                free.location = self.primal.location
+                block.add_op(free)
         results = [vmap.get(v, v) for v in returned] if self.with_primal else []
         results += [
             top.adjoint_or_zero(arg) for arg, act in zip(self.top_block.args, acts) if act == "active"
@@ -173,7 +180,7 @@ class GradientBuilder:
             result.append(d)
             if act in ("dup", "dupnoneed"):
                 result.append(d)
-        result += [DictionaryAttr({}) for act in self.activity.ret_activity if act == "active"]
+        result += [DictionaryAttr({}) for act in self.activity.ret_activity if act in ("active", "dup")]
         return ArrayAttr(result)
 
     def _forward_sweep(
@@ -500,6 +507,17 @@ def _identical_in_block(op: Operation) -> list[Operation]:
                                and other.properties == op.properties
                                and other.result_types == op.result_types
                                and TWIN_ID_ATTR not in other.attributes)]
+
+
+def _returned_allocations(returned: Sequence[SSAValue]) -> list[SSAValue]:
+    """The allocations whose memory a function returns (each once)."""
+    found: list[SSAValue] = []
+    for value in returned:
+        if isinstance(value.type, MemRefType):
+            buffer = memory_object(value)
+            if is_allocation(buffer) and buffer not in found:
+                found.append(buffer)
+    return found
 
 
 def _constant_int(value: SSAValue) -> int | None:

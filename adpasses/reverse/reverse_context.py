@@ -177,7 +177,9 @@ class ReverseContext:
         raise CompileError(
             "an active memref that is not an argument, an allocation or a view of one "
             "(e.g. yielded from a loop or an if) is not supported by reverse mode; choose "
-            "between memrefs with arith.select, or move the accesses into the branches",
+            "between memrefs with arith.select, or move the accesses into the branches (in Python: "
+            "an array returned inside an if, which cannot be differentiated yet; assign it in the "
+            "branches and return it at the end of the function)",
             op=owner if isinstance(owner, Operation) else None,
         )
 

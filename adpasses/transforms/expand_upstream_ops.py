@@ -36,6 +36,7 @@ from adpasses.core.diagnostics import error_at
 from adpasses.dialects.upstream import CallIndirectOp, FuncConstantOp, SinCosOp
 from adpasses.transforms.gradient_marks import marked_functions
 from adpasses.transforms.lower_affine import lower_affine
+from adpasses.transforms.lower_linalg import lower_linalg
 from adpasses.transforms.lower_matmul import lower_matmuls
 
 _EXPANDED = (SinCosOp, math.IPowIOp, scf.ParallelOp, CallIndirectOp, linalg.MatmulOp)
@@ -46,14 +47,15 @@ def has_upstream_only_ops(root: Operation) -> bool:
 
 
 def without_upstream_only_ops(module: ModuleOp, blas: bool = False) -> ModuleOp:
-    """`module` itself if it has no affine op and none of the ops above,
+    """`module` itself if it has no affine or linalg op and none of the ops above,
     else a rewritten copy (the caller's module is left as it was).
     `blas`: matrix products may call BLAS (`ad-lower-matmul{blas=true}`;
     the JIT sets it where adpasses.native.blas found one)."""
-    if not any(op.dialect_name() == "affine" or isinstance(op, _EXPANDED) for op in module.walk()):
+    if not any(op.dialect_name() in ("affine", "linalg") or isinstance(op, _EXPANDED) for op in module.walk()):
         return module
     copy = module.clone()
     lower_affine(copy)
+    lower_linalg(copy)
     lower_matmuls(copy, blas)
     expand_upstream_ops(copy)
     return copy

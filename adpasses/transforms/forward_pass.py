@@ -54,6 +54,7 @@ from adpasses.transforms.inline_calls import inline_calls
 from adpasses.transforms.custom_calls import calling_copy
 from adpasses.core.custom_rules import custom_rule_of_function
 from adpasses.transforms.lower_affine import has_affine_ops, lower_affine
+from adpasses.transforms.lower_linalg import has_linalg_ops, lower_linalg
 
 _CODES = {"const": "c", "dup": "d", "dupnoneed": "n"}
 
@@ -168,6 +169,9 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
     if has_affine_ops(work):
         lower_affine(work)
     start = lap("ad-lower-affine", start)
+    if has_linalg_ops(work):
+        lower_linalg(work)
+    start = lap("ad-lower-linalg", start)
     if has_upstream_only_ops(work):  # as the reverse pipeline's ad-expand-upstream-ops
         expand_upstream_ops(work)
     start = lap("ad-expand-upstream-ops", start)

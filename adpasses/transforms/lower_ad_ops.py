@@ -6,6 +6,7 @@ upstream MLIR (`mlir-opt`) reads, verifies and lowers our gradients.
   equal, `memref.dim` of both, `arith.cmpi eq` and `cf.assert` with the
   message adpasses raises (a statically different size asserts false);
 - `ad.keep`: removed (it only kept values alive through our own passes);
+- `ad.broadcast %a, %b`: `cf.assert` (equal, or one is 1) and `arith.select`;
 - tapes with a capacity: memref buffers, as `ad-lower-tapes` makes them;
 - tapes without one (those of `scf.while` loops, which grow): calls to a
   small runtime, declared in the module (`T` is the element type: f64, f32,
@@ -37,7 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
-from adpasses.dialects.ad import KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp, TapeType
+from adpasses.dialects.ad import BroadcastOp, KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp, TapeType
 from adpasses.transforms.lower_tapes import lower_tapes
 
 RUNTIME_PREFIX = "adpasses_tape_"
@@ -51,6 +52,8 @@ def lower_ad_ops(module: ModuleOp) -> None:
             _lower_shadow_check(op)
         elif isinstance(op, KeepOp):
             Rewriter.erase_op(op)
+        elif isinstance(op, BroadcastOp):
+            _lower_broadcast(op)
         elif isinstance(op, TapeCreateOp):
             runtime.lower_tape(op)
     for op in module.walk():
@@ -84,6 +87,29 @@ def _lower_shadow_check(op: ShadowCheckOp) -> None:
             ok = _emit(arith.CmpiOp(psize, ssize, "eq"), op)
         assert ok is not None
         _emit(cf.AssertOp(ok, StringAttr(message)), op)
+    Rewriter.erase_op(op)
+
+
+def _lower_broadcast(op: BroadcastOp) -> None:
+    """`cf.assert` that the sizes broadcast (equal, or one of them 1, as
+    the op's mode asks), then the size (`arith.select`)."""
+    one = _emit(arith.ConstantOp(IntegerAttr(1, IndexType())), op)
+    equal = _emit(arith.CmpiOp(op.lhs, op.rhs, "eq"), op)
+    a_is_one = _emit(arith.CmpiOp(op.lhs, one, "eq"), op)
+    mode = op.mode
+    if mode == "equal":
+        ok, size, message = equal, op.lhs, "shapes not aligned: the vectors' lengths differ"
+    elif mode == "into":
+        ok, size = _emit(arith.OrIOp(equal, a_is_one), op), op.rhs
+        message = "non-broadcastable operand: its size cannot be broadcast into the array updated in place"
+    else:
+        b_is_one = _emit(arith.CmpiOp(op.rhs, one, "eq"), op)
+        ok = _emit(arith.OrIOp(_emit(arith.OrIOp(equal, a_is_one), op), b_is_one), op)
+        size = _emit(arith.SelectOp(a_is_one, op.rhs, op.lhs), op)
+        message = "operands could not be broadcast together: sizes must be equal, or one of them 1"
+    assert ok is not None and size is not None
+    _emit(cf.AssertOp(ok, StringAttr(message)), op)
+    op.size.replace_all_uses_with(size)
     Rewriter.erase_op(op)
 
 

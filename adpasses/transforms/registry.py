@@ -47,6 +47,12 @@ def _lower_affine() -> type[ModulePass]:
     return LowerAffinePass
 
 
+def _lower_linalg() -> type[ModulePass]:
+    from adpasses.transforms.lower_linalg import LowerLinalgPass
+
+    return LowerLinalgPass
+
+
 def _expand_upstream_ops() -> type[ModulePass]:
     from adpasses.transforms.expand_upstream_ops import ExpandUpstreamOpsPass
 
@@ -137,6 +143,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-print-alias": _print_alias,
     "ad-lower-affine": _lower_affine,
     "ad-expand-upstream-ops": _expand_upstream_ops,
+    "ad-lower-linalg": _lower_linalg,
     "ad-lower-ad-ops": _lower_ad_ops,
     "ad-lower-matmul": _lower_matmul,
 }

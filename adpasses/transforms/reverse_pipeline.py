@@ -8,6 +8,7 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-clone-primals                  verify; a marked copy of each requested primal
     ad-inline-calls                   callees inlined into the copies
     ad-lower-affine{marked-only=true} affine ops of the copies as scf/memref
+    ad-lower-linalg{marked-only=true} linalg ops (array expressions) as scf loops
     ad-expand-upstream-ops{marked-only=true}  sincos, ipowi, scf.parallel as known ops
     ad-count-while                    every scf.while counts its iterations
     ad-checkpoint-loops{tape-limit}   time loops as checkpointed segments  (tape-limit >= 0)
@@ -65,6 +66,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     from adpasses.transforms.inline_calls import InlineCallsPass
     from adpasses.transforms.expand_upstream_ops import ExpandUpstreamOpsPass
     from adpasses.transforms.lower_affine import LowerAffinePass
+    from adpasses.transforms.lower_linalg import LowerLinalgPass
     from adpasses.transforms.lower_tapes import LowerTapesPass
     from adpasses.transforms.simplify import SimplifyPass
 
@@ -72,6 +74,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
         ClonePrimalsPass(),
         InlineCallsPass(),
         LowerAffinePass(marked_only=True),
+        LowerLinalgPass(marked_only=True),
         ExpandUpstreamOpsPass(marked_only=True),
         CountWhilePass(),
     ]

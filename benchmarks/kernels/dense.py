@@ -26,6 +26,7 @@ import numpy as np
 
 from benchmarks import ours, peers
 from benchmarks.harness import OPTIONS, Contender, log, measure
+from benchmarks.kernels import matmul_mlir
 
 KEY = "dense"
 TITLE = "4. dense layer tanh(W x_t + b), W 32x64, 256 steps, batch 128; L = sum_t <Y_t, Y_0>"
@@ -174,6 +175,7 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
     comp = ours.compile_ours(dense, args, (0, 1))
     ref = ours.reference(comp, args)
     cs = ours.contenders(comp, args)
+    cs.append(matmul_mlir.dense_contender(W, b, X))
     nb = None if OPTIONS.quick else numba_versions()  # --quick: numba's compile is 3 s here
     if nb is not None:
         cs.append(Contender("numba hand gradient", lambda: nb[1](W, b, X), lambda: nb[0](W, b, X),

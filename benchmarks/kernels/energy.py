@@ -31,6 +31,13 @@ def energy(x):
     return rho**2 + rho**3 + rho**4 / 4
 
 
+def energy_array(x):
+    """The same energy in the array language: one fused generic, a sum
+    with a reduction iterator (no temporary array)."""
+    rho = np.sum(np.exp(-3.0 * (x + 1.0)))
+    return rho**2 + rho**3 + rho**4 / 4
+
+
 def loop_style(exp):  # type: ignore[no-untyped-def]
     """The same loop with the peer's exp (math.exp would leave its graph)."""
     def energy_loop(x):  # type: ignore[no-untyped-def]
@@ -159,7 +166,31 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
         group = measure(TITLE, KEY, size_label(n), n, cs, ref)
         ours.annotate(group, comp, [x])
         rows += group
+    rows += array_language(rng, exps)
     rows += loopstyle.run(TITLE, KEY, energy, lambda n: [rng.uniform(-0.5, 0.5, n)],
                           [100, 1000] if not OPTIONS.quick else [100], comp,
                           fns={k: loop_style(e) for k, e in exps.items()})
     return rows
+
+
+def array_language(rng, exps) -> list:  # type: ignore[no-untyped-def]
+    """n = 10^6 (also with --quick): the loop version, the array version
+    (`np.sum(np.exp(...))`, frontend/array_exprs.py) and JAX, side by
+    side, with our heap allocations per gradient call."""
+    n = 10**6
+    x = rng.uniform(-0.5, 0.5, n)
+    loop = ours.compile_ours(energy, [x])
+    array = ours.compile_ours(energy_array, [x])
+    ref = ours.reference(loop, [x])[0]
+    cs = [Contender("adpasses (loop)", lambda: loop.grad(x), lambda: loop.jf(x), traced=True),
+          Contender("adpasses (array expression)", lambda: array.grad(x), lambda: array.jf(x), traced=True)]
+    cs += keep(jax_contender("jax (vectorised)", vectorised(exps["jax"]), [x]) if "jax" in exps else None)
+    log(f"  {KEY} array language {size_label(n)}: {len(cs)} contenders")
+    group = measure(TITLE + " (array language)", KEY + "-array", size_label(n), n, cs, ref)
+    for row in group:
+        comp = {"adpasses (loop)": loop, "adpasses (array expression)": array}.get(row.tool)
+        if comp is not None:
+            row.compile_s = comp.compile_primal_s + comp.compile_grad_s
+            row.allocations, row.extra["allocated_bytes"] = ours.allocations(lambda c=comp: c.grad(x))
+            row.extra["primal_allocations"] = ours.allocations(lambda c=comp: c.jf(x))[0]
+    return group

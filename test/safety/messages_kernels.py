@@ -78,7 +78,7 @@ def sign_of_number(x):
 
 
 def sum_of_array(x):
-    return np.sum(x)  # ERROR: sum_of_array
+    return np.median(x)  # ERROR: sum_of_array
 
 
 def clip_number(x):
@@ -90,12 +90,12 @@ def unknown_numpy_on_number(x):
 
 
 def full_array(n):
-    a = np.full(n, 2.0)  # ERROR: full_array
+    a = np.full_like(n, 2.0)  # ERROR: full_array
     return a[0]
 
 
 def arange_array(n):
-    a = np.arange(n)  # ERROR: arange_array
+    a = np.linspace(0.0, 1.0, n)  # ERROR: arange_array
     return a[0]
 
 

@@ -186,8 +186,8 @@ NUMPY_SUPPORTED = ("np.abs, np.absolute, np.arccos, np.arccosh, np.arcsin, np.ar
                    "np.log2, np.maximum, np.minimum, np.power, np.rint, np.round, np.sin, np.sinh, np.sqrt, np.tan, "
                    "np.tanh, np.trunc")
 BUILTINS = "abs, min, max, round, float, int, bool, len, print and range (in for loops)"
-ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape) or np.empty(shape) (optionally dtype=...) and "
-            "fill it in a loop")
+ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape), np.empty(shape) (optionally dtype=...), "
+            "np.full(shape, value) or np.arange(...) and fill it in a loop")
 
 MESSAGES = [
     # (function, arguments, the message after "error: ")
@@ -200,10 +200,13 @@ MESSAGES = [
     ("clip_number", [1.5], "np.clip is not supported in compiled code; write min(max(x, lo), hi)"),
     ("unknown_numpy_on_number", [1.5], "np.spacing is not supported in compiled code; the numpy functions it "
                                        f"supports on numbers are {NUMPY_SUPPORTED}"),
-    ("sum_of_array", [X], "np.sum on arrays is not supported in compiled code (there are no whole-array "
-                          "operations); write a loop over the elements, e.g. `for i in range(len(x)):`"),
-    ("full_array", [3], f"np.full is not supported in compiled code; {ALLOCATE}"),
-    ("arange_array", [3], f"np.arange is not supported in compiled code; {ALLOCATE}"),
+    ("sum_of_array", [X], "np.median on arrays is not supported in compiled code (the numpy functions it "
+                          "supports on arrays are np.sum, np.mean, np.max, np.min, np.prod, np.dot, "
+                          "np.linalg.norm, np.where, np.clip, np.sign, np.abs, np.outer, np.cumsum, np.asarray, "
+                          "np.copy and the math functions (np.exp, np.tanh, ...)); write a loop over the elements, "
+                          "e.g. `for i in range(len(x)):`"),
+    ("full_array", [3], f"np.full_like is not supported in compiled code; {ALLOCATE}"),
+    ("arange_array", [3], f"np.linspace is not supported in compiled code; {ALLOCATE}"),
     ("numpy_submodule", [1.5], "numpy.random.rand is not supported in compiled code (numpy's random module is "
                                "not compiled); compute it outside and pass the result as an argument"),
     ("list_through_module", [1.5], "messages_helpers.TABLE is a list, which compiled code cannot read (it "

@@ -179,6 +179,9 @@ def lit_inputs() -> list[str]:
         # RUN line of --reverse / ad-reverse) have no gradients to call.
         reverse_fails = any(run.startswith("not ") and re.search(r"--reverse\b|ad-reverse", run)
                             for run in runs)
+        # Diagnostic tests (`--verify-diagnostics`): their differentiation is
+        # expected to fail with the annotated errors.
+        reverse_fails = reverse_fails or any("--verify-diagnostics" in run for run in runs)
         # A module with ad.fwddiff too needs ad-forward before it lowers
         # (test_safety_forward.py checks forward mode's pass order).
         if "ad.autodiff" not in code or "ad.fwddiff" in code or "/Inputs/" in path or not runs \

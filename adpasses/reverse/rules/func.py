@@ -1,8 +1,11 @@
 """Reverse rules of the func dialect.
 
 `func.return` starts the reverse sweep: each active result's adjoint is its
-seed. Calls are inlined before differentiation (`ad-inline-calls`), so a
-`func.call` reaching the reverse sweep is checkpointed (`ad.checkpoint`,
+seed; each dup (memref) result's seed, a memref of the result's sizes, is
+added into the shadow of the returned memory, element by element (Enzyme's
+seeding of a returned pointer's shadow). The seed is only read. Calls are
+inlined before differentiation (`ad-inline-calls`), so a `func.call`
+reaching the reverse sweep is checkpointed (`ad.checkpoint`,
 `rules/checkpoint.py`), a call that its custom rule differentiates (tagged
 `ad.custom_call`, adpasses/transforms/custom_calls.py; conventions in
 adpasses/core/custom_rules.py), or a call of a function without a body (an
@@ -14,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
 from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments
+from adpasses.dialects.ad import ShadowCheckOp
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
+from adpasses.ops.partials import emit_contraction
 from adpasses.reverse.rules.checkpoint import CheckpointCallRule, is_checkpointed
 
 CHECKPOINT = CheckpointCallRule()
@@ -30,8 +36,25 @@ class ReturnRule:
 
     def reverse(self, rc, op: func.ReturnOp) -> None:  # type: ignore[no-untyped-def]
         for value, seed in zip(op.arguments, rc.sweep.seeds):
-            if seed is not None:
-                rc.add_adjoint(value, seed)
+            if seed is None:
+                continue
+            if isinstance(value.type, MemRefType):
+                if rc.activity.is_active_memory(value):
+                    self.seed_memory(rc, value, seed)
+                continue
+            rc.add_adjoint(value, seed)
+
+    @staticmethod
+    def seed_memory(rc, value: SSAValue, seed: SSAValue) -> None:  # type: ignore[no-untyped-def]
+        """shadow(value)[i...] += seed[i...] over the result's sizes; the
+        seed must have them (`ad.shadow_check`, a ValueError otherwise)."""
+        primal = rc.primal(value)
+        rc.insert(ShadowCheckOp(primal, seed))
+        shadow = rc.shadow(value)
+        sizes = [rc.insert(memref.DimOp(shadow, rc.index(d))).results[0]
+                 for d in range(len(value.type.get_shape()))]
+        rc.loop_nest(sizes, lambda inner, idx: inner.accumulate(
+            shadow, idx, inner.load(seed, idx), own_sizes=True))
 
 
 def _primal_results(op: func.CallOp, rule: CustomRule) -> Sequence[SSAValue]:
@@ -157,13 +180,9 @@ class CallRule:
                 continue
             tangents = [rc.const(1.0 if other is operand else 0.0, other.type) for other in floats]
             call = rc.insert(func.CallOp(rule.forward, primals + tangents, types))
-            total = None
-            for r, t in zip(results, call.results[m:]):
-                g = rc.adjoint(r)
-                if g is None:
-                    continue
-                term = rc.insert(arith.MulfOp(g, t)).results[0]
-                total = term if total is None else rc.add(total, term)
+            pairs = [(g, t) for g, t in ((rc.adjoint(r), t) for r, t in zip(results, call.results[m:]))
+                     if g is not None]
+            total = emit_contraction(rc, pairs)
             if total is not None:
                 rc.add_adjoint(operand, total)
 
