@@ -342,3 +342,27 @@ def test_a_later_size_reuses_the_first_width() -> None:
     before = len(jf.compilations)
     assert_matches(adpasses.hessian(jf)(x12), want, what="n = 12")
     assert len(jf.compilations) == before
+
+
+def _scaled_squares(x, scale=2.0, shift=0.5):
+    s = 0.0
+    for v in x:
+        s += scale * v * v + shift
+    return s
+
+
+@pytest.mark.parametrize("given", [1, 2, 3])
+def test_jvp_fills_omitted_defaults_like_python(given):
+    """jvp(f, primals, tangents) with parameters left to their defaults binds
+    them like Python (constants: no tangent), as grad does; repeated calls
+    take the cached path and agree."""
+    rng = np.random.default_rng(41)
+    x, t = rng.uniform(-1, 1, 4), rng.uniform(-1, 1, 4)
+    extra = (1.5, -0.25)[: given - 1]
+    primals, tangents = (x, *extra), (t, *[None] * len(extra))
+    for _ in range(2):
+        value, derivative = adpasses.jvp(_scaled_squares, primals, tangents)
+        assert value == pytest.approx(_scaled_squares(*primals), rel=1e-12)
+        h = 1e-6
+        fd = (_scaled_squares(x + h * t, *extra) - _scaled_squares(x - h * t, *extra)) / (2 * h)
+        assert derivative == pytest.approx(fd, rel=1e-6, abs=1e-9)

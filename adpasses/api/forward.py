@@ -207,6 +207,7 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
         raise ValueError(f"{api}: {len(primals)} primals but {len(tangents)} tangents; give one tangent "
                          "per primal (None for an argument held constant)")
     values = plain_arguments(jf.__name__, jf._params, jf.bind(primals))
+    tangents += (None,) * (len(values) - len(tangents))  # parameters filled from defaults are constant
     jf.arg_types(values)
     _float_result(jf, values, api, "for a function writing an output array use "
                   "adpasses.fwddiff(f, Duplicated(x, dx), Duplicated(out, dout))")
@@ -217,7 +218,8 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
     key = ("jvp", _key(values), tuple(activity))
     c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), ("dup",), 1, "jvp"))
     plan = _JvpPlan(c.call, tuple(activity), tuple(sorted(written)))
-    if shadows.signature_code(*values, *[t for t in tangents if t is not None]):
+    # (the fast path unpacks one primal per parameter: not for calls leaving defaults out)
+    if len(primals) == len(values) and shadows.signature_code(*values, *[t for t in tangents if t is not None]):
         fkey = ("jvp fast", tuple(map(type, primals)), tuple(map(type, tangents)))
         jf._jacobian_functions.setdefault(fkey, _jvp_fast_path(jf, plan, values, tangents))
     return plan.run(values, tangents)
