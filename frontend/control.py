@@ -72,6 +72,12 @@ def loop_exits(stmts: list[ast.stmt]) -> list[str]:
     return [flag for flag in (BREAK, CONTINUE) if flag in found]
 
 
+def exit_statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """The `break`/`continue` statements in `stmts` that leave their loop
+    (not those of nested loops)."""
+    return [n for n in _nodes(stmts, into_loops=False) if type(n) in LOOP_EXITS]
+
+
 def contains_return(stmts: list[ast.stmt]) -> bool:
     return any(isinstance(n, ast.Return) for n in _nodes(stmts, into_loops=True))
 
@@ -205,8 +211,21 @@ class Liveness:
                loop: tuple[set[str], set[str]] | None) -> set[str]:
         live = set(live_out)
         for stmt in reversed(stmts):
-            self.after.setdefault(id(stmt), set()).update(live)
+            self.after.setdefault(id(stmt), set()).update(self._continuation(stmt, live, loop))
             live = self._stmt(stmt, live, loop)
+        return live
+
+    @staticmethod
+    def _continuation(stmt: ast.stmt, live: set[str], loop: tuple[set[str], set[str]] | None) -> set[str]:
+        """What is live where control goes after `stmt`: after a `break`,
+        what is live after its loop (the loop's `else:` is skipped), after a
+        `continue`, at the loop's head; after a `return`, nothing."""
+        if isinstance(stmt, ast.Break) and loop is not None:
+            return loop[0]
+        if isinstance(stmt, ast.Continue) and loop is not None:
+            return loop[1]
+        if isinstance(stmt, ast.Return):
+            return set()
         return live
 
     def _stmt(self, stmt: ast.stmt, live: set[str], loop: tuple[set[str], set[str]] | None) -> set[str]:

@@ -23,8 +23,8 @@ from xdsl.ir import Attribute, Block, SSAValue
 from adpasses.dialects.ad import RaiseIfOp
 
 from adpasses.frontend.array_vars import common_memref_type, selector_key
-from adpasses.frontend.control import (BREAK, CONTINUE, assigned_names, is_flag, is_loop_return_value,
-                                       loop_exits, maybe_unbound)
+from adpasses.frontend.control import (BREAK, CONTINUE, assigned_names, exit_statements, is_flag,
+                                       is_loop_return_value, loop_exits, maybe_unbound)
 from adpasses.frontend.loops import value_name
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
@@ -177,7 +177,7 @@ class StatementMixin:
             blocks.append(block)
         self.env = before
         self.merge_raising_branches([body, orelse], envs, blocks, before)  # effects.py
-        live = self.liveness.live_after((body or orelse)[-1]) if (body or orelse) else set()
+        live = self.live_after_branches(body, orelse, node)
         names, flagged = [], []
         for n in [*assigned, *map(selector_key, selected)]:
             values = [e.get(n) for e in envs]
@@ -211,6 +211,23 @@ class StatementMixin:
             with self.at(node):
                 self.select_array(n)
         self.merge_arrays(cond, [n for n in assigned if n not in selected], envs, before, live, node)
+
+    def live_after_branches(self, body: list[ast.stmt], orelse: list[ast.stmt], node: ast.AST) -> set[str] | None:
+        """Names that may be read after an if, on any path out of it: where
+        each branch's last statement leads, where each `break`/`continue` in
+        it leads (past the loop's `else:` for a `break`: a variable assigned
+        before the break is read after the loop) and, for an `if`
+        statement, what follows it (None: unknown, assume everything)."""
+        live: set[str] = set()
+        ends = [branch[-1] for branch in (body, orelse) if branch] + exit_statements(body + orelse)
+        if isinstance(node, ast.If):
+            ends.append(node)
+        for end in ends:
+            after = self.liveness.live_after(end)
+            if after is None:
+                return None
+            live |= after
+        return live
 
     def merge_arrays(self, cond: SSAValue, names: list[str], envs: list[dict], before: dict,
                      live: set[str] | None, node: ast.AST) -> None:

@@ -178,6 +178,83 @@ def unbound_in_branch_of_loop(x):
     return s * big
 
 
+def while_break_else(x):
+    # `hit` first assigned just before the break and in the else clause:
+    # bound after the loop on both paths
+    k = 0
+    while k < len(x):
+        if x[k] > 1.0:
+            hit = x[k] * x[k]
+            break
+        k += 1
+    else:
+        hit = 2.0 * x[0]
+    return hit * x[1]
+
+
+def for_break_else(x):
+    for v in x:
+        if v > 1.0:
+            hit = v * x[0]
+            break
+    else:
+        hit = x[1] ** 3
+    return hit
+
+
+def nested_break_else(M):
+    total = 0.0
+    for row in M:
+        for v in row:
+            if v > 0.8:
+                first = v * v
+                break
+        else:
+            first = row[0] * 0.5
+        total += first
+    return total
+
+
+def continue_break_else(x):
+    for v in x:
+        if v < 0.0:
+            skipped = v
+            continue
+        if v > 1.0:
+            hit = v * skipped if False else v * v
+            break
+    else:
+        hit = x[0] * 3.0
+    return hit
+
+
+def return_in_loop_else(x):
+    for v in x:
+        if v > 1.0:
+            found = v * v
+            break
+        if v < -1.0:
+            return v * 4.0
+    else:
+        found = x[0] * 2.0
+    return found
+
+
+def break_in_else_of_if(x):
+    # the branch that does not break assigns a variable read later in the loop
+    s = 0.0
+    for v in x:
+        if v > 1.0:
+            hit = v
+            break
+        else:
+            y = v * v
+        s += y
+    else:
+        hit = s
+    return hit + s
+
+
 def dot_like_temporaries(x):
     s = 0.0
     for i in range(len(x)):

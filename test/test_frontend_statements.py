@@ -96,6 +96,19 @@ SCOPING = {
     "while_assigned_read_after": (k.while_assigned_read_after, lambda: [vec(5)], (0,)),
     "int_assigned_in_loop": (k.int_assigned_in_loop, lambda: [vec(5)], (0,)),
     "unbound_in_branch_of_loop": (k.unbound_in_branch_of_loop, lambda: [np.array([0.2, 0.9, 0.1, 0.7, 0.3])], (0,)),
+    # a variable bound before `break` and in the loop's `else:` is bound after it on both paths
+    "while_break_else_broken": (k.while_break_else, lambda: [np.array([0.5, 1.5, 3.0])], (0,)),
+    "while_break_else_exhausted": (k.while_break_else, lambda: [np.array([0.5, 0.2])], (0,)),
+    "for_break_else_broken": (k.for_break_else, lambda: [np.array([0.5, 1.5, 3.0])], (0,)),
+    "for_break_else_exhausted": (k.for_break_else, lambda: [np.array([0.5, 0.2])], (0,)),
+    "nested_break_else": (k.nested_break_else, lambda: [np.array([[0.1, 0.9, 0.3], [0.2, 0.4, 0.6], [0.85, 0.1, 0.2]])], (0,)),
+    "continue_break_else_broken": (k.continue_break_else, lambda: [np.array([-0.5, 0.3, 1.4, 0.2])], (0,)),
+    "continue_break_else_exhausted": (k.continue_break_else, lambda: [np.array([0.4, -0.3, 0.2])], (0,)),
+    "return_in_loop_else_broken": (k.return_in_loop_else, lambda: [np.array([0.5, 1.5, -3.0])], (0,)),
+    "return_in_loop_else_returned": (k.return_in_loop_else, lambda: [np.array([0.5, -1.5, 3.0])], (0,)),
+    "return_in_loop_else_exhausted": (k.return_in_loop_else, lambda: [np.array([0.5, 0.2])], (0,)),
+    "break_in_else_of_if_broken": (k.break_in_else_of_if, lambda: [np.array([0.5, 0.3, 1.5])], (0,)),
+    "break_in_else_of_if_exhausted": (k.break_in_else_of_if, lambda: [np.array([0.5, 0.3])], (0,)),
 }
 
 
