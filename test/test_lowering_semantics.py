@@ -11,6 +11,8 @@ import math
 import numpy as np
 import pytest
 
+import adpasses
+
 from adpasses.native import runtime
 from adpasses.core.context import parse_module
 from adpasses.core.diagnostics import CompileError
@@ -569,3 +571,40 @@ def test_an_unsupported_type_is_a_compile_error_at_the_op():
   %v = arith.constant dense<1.0> : vector<2xf64>
   func.return
 }"""))
+
+
+NOT_OWNED_RESULTS = {
+    "alloca": """
+func.func @f(%n: index) -> memref<?xf64> {
+  %a = memref.alloca(%n) : memref<?xf64>
+  func.return %a : memref<?xf64>
+}
+""",
+    "get_global": """
+memref.global "private" constant @table : memref<3xf64> = dense<[1.0, 2.0, 3.0]>
+func.func @f() -> memref<3xf64> {
+  %g = memref.get_global @table : memref<3xf64>
+  func.return %g : memref<3xf64>
+}
+""",
+    "a view of an alloca chosen at run time": """
+func.func @f(%x: memref<?xf64>, %c: i1) -> memref<?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %a = memref.alloca(%n) : memref<?xf64>
+  %r = arith.select %c, %x, %a : memref<?xf64>
+  func.return %r : memref<?xf64>
+}
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_OWNED_RESULTS))
+@pytest.mark.parametrize("binding", ["shim", "ctypes"])
+def test_a_result_numpy_could_not_free_is_a_compile_error(case, binding):
+    """numpy frees a returned buffer: a stack slot or a global must not be
+    handed over (freeing it would crash the process)."""
+    op = "get_global" if case == "get_global" else "alloca"
+    with pytest.raises(adpasses.CompileError,
+                       match=rf"result 0 of @f may be memory of 'memref.{op}'.*copy it into a memref.alloc"):
+        compile_module(NOT_OWNED_RESULTS[case], binding=binding)

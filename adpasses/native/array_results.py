@@ -288,3 +288,36 @@ class _FunctionPointer(ir.LoadInstr):
     reads the callee's `function_type`, which a plain load lacks."""
 
     function_type = None  # set per instance
+
+
+# Memory a returned array may not be: numpy frees the buffer of an array a
+# call hands over, and neither a stack slot nor a global can be freed.
+_NOT_OWNED = {
+    "memref.alloca": "a stack slot (memref.alloca) is gone when the function returns",
+    "memref.get_global": "a global (memref.get_global) is not the call's to hand over",
+}
+
+
+def check_returned_memory(f) -> None:  # type: ignore[no-untyped-def]
+    """A CompileError at the return if a memref result of the public
+    function `f` may be memory that numpy cannot own (docs/calling_convention.md):
+    say to copy it into a `memref.alloc` first."""
+    from xdsl.dialects import func
+
+    from adpasses.analysis.memref_views import memory_objects
+    from adpasses.core.diagnostics import error_at
+
+    for op in f.walk():
+        if not isinstance(op, func.ReturnOp) or op.parent_op() is not f:
+            continue
+        for k, value in enumerate(op.operands):
+            if not isinstance(value.type, MemRefType):
+                continue
+            for root in memory_objects(value):
+                owner = getattr(root, "op", None)
+                why = _NOT_OWNED.get(owner.name) if owner is not None else None
+                if why is not None:
+                    raise error_at(op, f"result {k} of @{f.sym_name.data} may be memory of "
+                                       f"'{owner.name}': {why}, and a returned array is handed to "
+                                       "numpy, which frees it; copy it into a memref.alloc and "
+                                       "return that")

@@ -406,6 +406,7 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
     from adpasses.lowering.core import ModuleTranslator, define_oob_handler
     from adpasses.lowering.half import SYMBOLS as HALF_SYMBOLS
     from adpasses.lowering.names import user_symbol
+    from adpasses.native.array_results import check_returned_memory
     from adpasses.native.ctypes_entry import add_c_entry, make_ctypes_caller
     from adpasses.native.pyentry import add_entry_shim, parameters
     from adpasses.transforms.expand_upstream_ops import without_upstream_only_ops
@@ -420,6 +421,8 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
         if isinstance(f, func.FuncOp) and f.body.blocks
         and (f.sym_visibility is None or f.sym_visibility.data != "private")
     ]
+    for f in public:
+        check_returned_memory(f)
     add_entry = add_entry_shim if binding == "shim" else add_c_entry
     shims = {f.sym_name.data: add_entry(translator, f) for f in public}
     define_oob_handler(translator)
