@@ -226,6 +226,16 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
 
     # -- driver --------------------------------------------------------------------
 
+    def prepare_body(self) -> list[ast.stmt]:
+        """The function's statements as compiled (returns lifted out of
+        loops), with the state the statement compilers keep about them set
+        up; every kind of function body (custom rules included) starts here."""
+        body = lift_loop_returns(self.fdef.body)
+        self.liveness = Liveness(body)
+        self.carried_out: dict[int, set[str]] = {}  # loop -> the variables it carries out
+        self.selection_frames: list = []  # loops rebinding array variables (array_vars.py)
+        return body
+
     def compile(self) -> func.FuncOp:
         args = self.fdef.args
         # Defaults and keywords are bound at call time (JitFunction.bind):
@@ -249,10 +259,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
             self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
         ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
         with self.allocation_scope():
-            body = lift_loop_returns(self.fdef.body)
-            self.liveness = Liveness(body)
-            self.carried_out: dict[int, set[str]] = {}  # loop -> the variables it carries out
-            self.selection_frames: list = []  # loops rebinding array variables (array_vars.py)
+            body = self.prepare_body()
             result = self.returning_statements(body, self.fdef)
             with self.at_loc(ret_loc):
                 returned, self.results = self.function_results(None if result is RAISED else result,

@@ -24,7 +24,6 @@ from adpasses.core.diagnostics import CompileError
 from adpasses.core.types import is_float_type
 from adpasses.dialects.ad import CUSTOM_RULE_ATTR, NO_MEMORY_ATTR, RaiseIfOp
 from adpasses.frontend.compiler import FunctionCompiler, ModuleBuilder, _def_location
-from adpasses.frontend.control import Liveness, lift_loop_returns
 from adpasses.frontend.values import Array, Scalar, TupleValue
 
 RULES_ATTR = "__adpasses_custom_rules__"  # adpasses.api.custom_rules.RULES_ATTR
@@ -89,11 +88,7 @@ class RuleCompiler(FunctionCompiler):
         for a, structure in zip(args.args, self.params):
             self.env[a.arg] = self._bind(structure, values, a.arg)
         with self.allocation_scope():
-            body = lift_loop_returns(self.fdef.body)
-            # the state FunctionCompiler.compile sets up for a body
-            self.liveness = Liveness(body)
-            self.carried_out: dict[int, set[str]] = {}
-            self.selection_frames: list = []
+            body = self.prepare_body()
             if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
                 self.error(body[-1] if body else self.fdef,
                            f"a {self.role} must end with `return` of a tuple")

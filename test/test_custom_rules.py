@@ -572,3 +572,62 @@ def test_extern_code_kept_on_disk_is_loaded_by_another_process(tmp_path):
         assert run.returncode == 0, run.stderr
         assert run.stdout.split() == ["True", "6.0"]  # the rule's 3.0, times 2
     assert "disk cache miss" in runs[0].stderr and "disk cache hit" in runs[1].stderr
+
+
+# Rule bodies with control flow compile like any function body (they share
+# FunctionCompiler.prepare_body): an `if` and a `for` directly in a rule.
+@adpasses.custom_jvp
+def _norm2(x, y):
+    return math.sqrt(x * x + y * y)
+
+
+@_norm2.defjvp
+def _norm2_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    r = math.sqrt(x * x + y * y)
+    t = 0.0
+    if r != 0.0:
+        t = (x * tx + y * ty) / r
+    for _ in range(2):
+        t = t * 1.0
+    return r, t
+
+
+@adpasses.custom_vjp
+def _clipped_sq(x):
+    return x * x
+
+
+def _clipped_sq_fwd(x):
+    return x * x, x
+
+
+def _clipped_sq_bwd(x, g):
+    d = 2.0 * x
+    if d > 1.0:
+        d = 1.0
+    s = 0.0
+    for k in range(3):
+        s += 0.0 * k
+    return (g * d + s,)
+
+
+_clipped_sq.defvjp(_clipped_sq_fwd, _clipped_sq_bwd)
+
+
+def _uses_norm2(a, b):
+    return _norm2(a, b) * 2.0
+
+
+def test_rules_with_if_and_for_in_their_bodies():
+    a, b = 3.0, -4.0
+    assert adpasses.jit(_uses_norm2)(a, b) == pytest.approx(_uses_norm2(a, b))
+    h = 1e-6
+    fd = [(_uses_norm2(a + h, b) - _uses_norm2(a - h, b)) / (2 * h),
+          (_uses_norm2(a, b + h) - _uses_norm2(a, b - h)) / (2 * h)]
+    _, t = adpasses.jvp(_uses_norm2, (a, b), (1.0, 0.0))
+    assert t == pytest.approx(fd[0], rel=1e-6)
+    assert adpasses.grad(_uses_norm2, (0, 1))(a, b) == pytest.approx(fd, rel=1e-6)
+    for v in (0.3, 2.0):  # the bwd rule's branch: the clipped derivative it defines
+        assert adpasses.grad(_clipped_sq)(v) == pytest.approx(min(2.0 * v, 1.0), rel=1e-12)
