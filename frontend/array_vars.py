@@ -55,11 +55,25 @@ def is_selector(name: str) -> bool:
 class ArrayVariableMixin:
     def array_candidates(self, stmt: ast.stmt, names: list[str]) -> list[SSAValue]:
         """The arrays a rebound array variable of `stmt` (a loop) may hold:
-        those of the variables the loop mentions, each once."""
-        mentioned = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)} | set(names)
+        those of the variables it is rebound to, transitively (`u, unew =
+        unew, u`: u and unew), each once. Arrays the loop only reads are not
+        candidates (they would be choices, hence possibly written, and must
+        match the dtype and rank). Where a rebinding's source is not a plain
+        name, every array variable the loop mentions is a candidate."""
+        sources = _rebinding_sources(stmt)
+        wanted, stack = set(names), list(names)
+        while stack:
+            for source in sources.get(stack.pop(), ()):
+                if source is None:
+                    wanted = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)} | set(names)
+                    stack = []
+                    break
+                if source not in wanted:
+                    wanted.add(source)
+                    stack.append(source)
         values: list[SSAValue] = []
         for name, v in self.env.items():
-            if name in mentioned and isinstance(v, Array) and v.value not in values:
+            if name in wanted and isinstance(v, Array) and v.value not in values:
                 values.append(v.value)
         return values
 
@@ -164,3 +178,32 @@ def common_memref_type(values: list[SSAValue]) -> MemRefType | None:
     rank = len(first.get_shape())
     return MemRefType(first.element_type, [DYNAMIC_INDEX] * rank,
                       StridedLayoutAttr([NoneAttr()] * rank, NoneAttr()))
+
+
+def _rebinding_sources(stmt: ast.stmt) -> dict[str, set[str | None]]:
+    """For each name assigned in `stmt`, the names assigned to it (`a = b`,
+    `a, b = b, a`); None stands for any other source."""
+    found: dict[str, set[str | None]] = {}
+
+    def pair(target: ast.expr, value: ast.expr | None) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                for t, v in zip(target.elts, value.elts):
+                    pair(t, v)
+            else:
+                for t in target.elts:
+                    pair(t, None)
+        elif isinstance(target, ast.Name):
+            found.setdefault(target.id, set()).add(value.id if isinstance(value, ast.Name) else None)
+
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                pair(target, node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            pair(node.target, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            pair(node.target, None)
+        elif isinstance(node, ast.NamedExpr):
+            pair(node.target, None)
+    return found

@@ -459,3 +459,32 @@ def branch_view_used_after(a, flag):
     if flag > 0.0:
         u = a[1:]
     return u[0]
+
+
+def power_iteration(A, x, steps):
+    # two buffers swapped while a 2-D array (another rank) is only read
+    n = len(x)
+    u = np.zeros(n)
+    unew = np.zeros(n)
+    u[:] = x
+    for t in range(steps):
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += A[i, j] * u[j]
+            unew[i] = math.tanh(s)
+        u, unew = unew, u
+    return u[0] + 2.0 * u[n - 1]
+
+
+def smooth_gather(x, idx, w, steps):
+    # an int index array and a float array only read beside the swapped buffers
+    n = len(x)
+    u = np.zeros(n)
+    unew = np.zeros(n)
+    u[:] = x
+    for t in range(steps):
+        for i in range(n):
+            unew[i] = 0.5 * (u[i] + u[idx[i]]) * w[i]
+        u, unew = unew, u
+    return u[0] * u[1]

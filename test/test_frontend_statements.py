@@ -242,12 +242,24 @@ REBINDING = {
     "choose_buffer_strided": (k.choose_buffer, lambda: [vec(4), vec(8)[::2], -0.5], (0, 1)),
     "rebind_in_if_taken": (k.rebind_in_if, lambda: [vec(3), vec(3), 0.5], (0, 1)),
     "rebind_in_if_not_taken": (k.rebind_in_if, lambda: [vec(3), vec(3), -0.5], (0, 1)),
+    "swap_beside_a_2d_array": (k.power_iteration, lambda: [mat(4, 4), vec(4), 3], (0, 1)),
+    "swap_beside_an_index_array": (k.smooth_gather, lambda: [vec(5), rng.permutation(5), vec(5), 4], (0, 2)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(REBINDING))
 def test_rebinding_array_variables(name):
     check_case(name, REBINDING)
+
+
+def test_an_array_only_read_beside_swapped_buffers_is_not_written():
+    """Only the arrays a variable is rebound to are its candidates: a
+    read-only argument read in the loop is accepted and left alone."""
+    x, idx, w = vec(5), rng.permutation(5), vec(5)
+    w.flags.writeable = False
+    assert adpasses.jit(k.smooth_gather)(x, idx, w, 3) == pytest.approx(k.smooth_gather(x, idx, w, 3), rel=1e-13)
+    g = adpasses.grad(k.smooth_gather, 0)(x, idx, w, 3)
+    assert_matches(g, finite_differences(k.smooth_gather, [x, idx, w, 3], (0,))[0], what="gradient of x")
 
 
 def test_rebinding_to_an_array_made_in_the_loop_is_an_error():
