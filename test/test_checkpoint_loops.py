@@ -83,6 +83,21 @@ def sinkhorn_style(a, b, iters):
     return t
 
 
+def two_buffers_slice_copy(x, w, steps):
+    # the loop uses h and the view h[:] (a slice store): the segment takes h once
+    h = np.zeros(len(x))
+    h2 = np.zeros(len(x))
+    h[:] = x
+    for t in range(steps):
+        for i in range(len(h2)):
+            h2[i] = math.sin(h[i] * w[i]) + 0.5 * h[i]
+        h[:] = h2
+    s = 0.0
+    for i in range(len(h)):
+        s += h[i] * h[i]
+    return s
+
+
 def check(f, args, argnums):
     plain = adpasses.jit(f)
     limited = adpasses.jit(f, tape_limit=0)
@@ -112,6 +127,14 @@ def test_array_state_overwritten_in_place(steps):
 def test_nested_time_loops(outer, inner):
     u = np.random.default_rng(outer * 7 + inner).uniform(-0.5, 0.5, 5)
     check(nested_time_loops, (u, outer, inner), (0,))
+
+
+@pytest.mark.parametrize("steps", [0, 1, 6, 13])
+def test_views_of_the_state_used_in_the_loop(steps):
+    """A view the loop uses beside its source (`h[:] = h2`, the view made before the loop for `h[:] = x`) is recomputed
+    inside each segment: the checkpointed call takes each array once."""
+    rng = np.random.default_rng(40 + steps)
+    check(two_buffers_slice_copy, (rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6), steps), (0, 1))
 
 
 @pytest.mark.parametrize("steps", [1, 2, 14])

@@ -39,6 +39,8 @@ segment's tape), and the loop runs forward twice (the recompute factor 2).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -92,15 +94,43 @@ def used_from_outside(loop: scf.ForOp) -> list[SSAValue]:
     return list(seen)
 
 
-def _constants_used(loop: scf.ForOp) -> list[Operation]:
+def _constants_used(loop: scf.ForOp, views: Sequence[Operation] = ()) -> list[Operation]:
     ops: dict[Operation, None] = {}
-    for op in loop.walk():
+    for op in [*views, *loop.walk()]:
         if op is loop:
             continue  # its bounds and inits become parameters
         for v in op.operands:
             if is_constant(v) and home_block(v) is loop.parent_block():
                 ops.setdefault(v.owner, None)  # type: ignore[arg-type]
     return list(ops)
+
+
+def _views_recomputed_inside(used: list[SSAValue]) -> tuple[list[SSAValue], list[Operation]]:
+    """The segment's parameters, and the view ops (of the loop's block) it
+    recomputes: a view the loop uses (`h[:]` beside `h`) is made again
+    inside the segment from its source and sizes, so the checkpointed call
+    takes each array once, and two of its arrays share memory only where
+    the program's arrays do (its recomputation copies each separately)."""
+    from adpasses.analysis.memref_views import is_view_result
+
+    params: dict[SSAValue, None] = {}
+    views: list[Operation] = []
+
+    def take(v: SSAValue) -> None:
+        op = v.owner if is_view_result(v) else None
+        if op is None or len(op.results) != 1 or op.regions:
+            params.setdefault(v, None)
+            return
+        if op in views:
+            return
+        for operand in op.operands:
+            if not is_constant(operand):
+                take(operand)
+        views.append(op)  # after the views it reads
+
+    for v in used:
+        take(v)
+    return list(params), views
 
 
 def loops_to_checkpoint(function: func.FuncOp,
@@ -138,7 +168,7 @@ def outline_segment(loop: scf.ForOp, module: ModuleOp, name: str) -> tuple[func.
     """A function running the iterations [lo, hi) of `loop` (same step) from
     the carried values given: (lo, hi, step, used values..., carried...) ->
     carried values."""
-    used = [v for v in used_from_outside(loop)]
+    used, views = _views_recomputed_inside(used_from_outside(loop))
     lb, ub, step = loop.lb, loop.ub, loop.step
     inits = list(loop.iter_args)
     params = [IndexType(), IndexType(), IndexType(), *(v.type for v in used), *(v.type for v in inits)]
@@ -153,10 +183,14 @@ def outline_segment(loop: scf.ForOp, module: ModuleOp, name: str) -> tuple[func.
     carried = list(body.args[3 + len(used):])
     for v, a in zip(loop.body.block.args[1:], carried):
         a.name_hint = v.name_hint
-    for constant in _constants_used(loop):
+    for constant in _constants_used(loop, views):
         copy = constant.clone()
         body.add_op(copy)
         mapping.update(zip(constant.results, copy.results))
+    for view in views:
+        copy = view.clone(value_mapper=mapping)
+        body.add_op(copy)
+        mapping.update(zip(view.results, copy.results))
     new_loop = loop.clone(value_mapper=mapping)
     # The clone keeps the original's bounds and inits: point them at the parameters.
     new_loop.operands = [lo, hi, st, *carried]  # type: ignore[assignment]
