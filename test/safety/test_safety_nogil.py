@@ -32,20 +32,7 @@ sys.setswitchinterval(1e-5)
 import adpasses
 from adpasses.native import runtime
 from adpasses.native.llvm_jit import compile_module
-
-def in_threads(n, work):
-    barrier = threading.Barrier(n)
-    errors = []
-    def run(t):
-        barrier.wait()
-        try:
-            work(t)
-        except BaseException as e:  # reported by the main thread
-            errors.append(f"thread {t}: {type(e).__name__}: {e}")
-    threads = [threading.Thread(target=run, args=(t,)) for t in range(n)]
-    for th in threads: th.start()
-    for th in threads: th.join()
-    assert not errors, errors[:3]
+from thread_runner import in_threads
 
 from nogil_kernels import inplace_square, inplace_square_at
 """

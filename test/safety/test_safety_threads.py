@@ -25,20 +25,7 @@ import sys, threading, numpy as np
 sys.setswitchinterval(1e-6)
 import adpasses, fresh_kernels as F
 from adpasses import Duplicated, Active, Const
-
-def in_threads(n, work):
-    barrier = threading.Barrier(n)
-    errors = []
-    def run(t):
-        barrier.wait()
-        try:
-            work(t)
-        except BaseException as e:  # reported by the main thread
-            errors.append(f"thread {t}: {type(e).__name__}: {e}")
-    threads = [threading.Thread(target=run, args=(t,)) for t in range(n)]
-    for th in threads: th.start()
-    for th in threads: th.join()
-    assert not errors, errors[:3]
+from thread_runner import in_threads
 """
 
 
