@@ -907,6 +907,11 @@ WORKSPACE_ATTR = "ad.workspace"
 """Unit attribute on a tape buffer's memref.alloc/dealloc: the JIT may keep
 the buffer across calls (`compile_module(workspace=True)`)."""
 
+SCRATCH_ATTR = "ad.scratch"
+"""Unit attribute beside `ad.workspace` on a local array's memref.alloc/dealloc
+that `ad-promote-scratch` kept in a workspace (adpasses/transforms/
+promote_scratch.py): a failed allocation names an array, not a tape."""
+
 # Tags of ad-elide-shadow-checks, on memref.load / store / subview / copy.
 
 BOUNDS_CHECKED_OPS = (memref.LoadOp, memref.StoreOp, memref.SubviewOp, memref.CopyOp)

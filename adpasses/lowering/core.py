@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from adpasses.core.diagnostics import CompileError, error_at, op_location
-from adpasses.dialects.ad import NOALIAS_ATTRS, UNCHECKED_ATTR, WORKSPACE_ATTR
+from adpasses.dialects.ad import NOALIAS_ATTRS, UNCHECKED_ATTR, WORKSPACE_ATTR, TapeCreateOp
 from adpasses.lowering.names import reserved, user_symbol
 from adpasses.core.types import memref_strides
 
@@ -386,7 +386,9 @@ class FunctionTranslator:
         # (pool, capacities, held record). A function that holds any leaves
         # through one early exit that gives them back to their pools.
         self.workspaces: list[tuple[ir.Value, ir.Value, ir.Value]] = []
-        self.holds_workspaces = mt.workspace and any(WORKSPACE_ATTR in op.attributes for op in f.walk())
+        self.holds_workspaces = mt.workspace and any(
+            WORKSPACE_ATTR in op.attributes or (isinstance(op, TapeCreateOp) and op.capacity is None)
+            for op in f.walk())
         self._early_exit: ir.Block | None = None
         self._current_op: Operation | None = None  # the op being lowered (a stop frees what it holds)
         self._buffers: dict[Block, tuple[dict[Operation, int], list[tuple[int, int, SSAValue]]]] = {}

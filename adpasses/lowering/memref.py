@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from adpasses.core import stop_codes
 from adpasses.core.diagnostics import error_at, op_location
-from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp
+from adpasses.dialects.ad import PY_INDEX_ATTR, SCRATCH_ATTR, WORKSPACE_ATTR, BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp
 from adpasses.core.types import has_identity_layout
 from adpasses.lowering.core import (
     I64,
@@ -66,7 +66,8 @@ def _alloc(ft: FunctionTranslator, op: memref.AllocOp) -> None:
     elem = scalar_type(t.element_type)
     site = ft.mt.check_site(op)
     tape = WORKSPACE_ATTR in op.attributes
-    what = stop_codes.TAPE if tape else stop_codes.ALLOCATION
+    # A local array kept in a workspace (ad-promote-scratch) is still an array.
+    what = stop_codes.TAPE if tape and SCRATCH_ATTR not in op.attributes else stop_codes.ALLOCATION
     element_bytes = _element_bytes(ft, elem)
     nbytes = byte_count(ft, site, sizes, element_bytes, what)
     if tape and ft.mt.workspace:

@@ -2,7 +2,11 @@
 
 With a capacity operand, one allocation of exactly that many values
 (through the counting allocator); pushes never check for room. Without one
-(tapes of scf.while loops), the buffer starts empty and doubles when full.
+(tapes of scf.while loops, and of loops whose trip counts vary with an outer
+loop), the buffer doubles when full; with `workspace` (the JIT's default)
+it comes from a per-site pool kept across calls
+(adpasses.lowering.thread_state) and goes back there when the tape is freed,
+so a call that pushes no more than an earlier one allocates nothing.
 Sizes are checked (adpasses.lowering.sizes): a capacity whose byte count
 overflows, or an allocation or growth that fails, stops the call with
 MemoryError at the tape's location.
@@ -17,15 +21,19 @@ from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
 from adpasses.lowering.core import I64, PTR, FunctionTranslator, const_i64, scalar_type
 from adpasses.lowering.memref import _element_bytes
 from adpasses.lowering.sizes import byte_count, heap_allocate, heap_grow, saturating_double
+from adpasses.lowering.thread_state import HELD_TYPE, workspace_give_back, workspace_pool, workspace_take
 
 TAPE = ir.LiteralStructType([PTR, I64, I64])
 INITIAL_CAPACITY = 64
 
 
 class Tape:
-    def __init__(self, record: ir.Value, element: ir.Type, growable: bool, site: int):
+    def __init__(self, record: ir.Value, element: ir.Type, growable: bool, site: int,
+                 workspace: tuple[ir.Value, ir.Value, ir.Value] | None = None):
         self.record, self.element, self.growable = record, element, growable
         self.site = site  # where a failed allocation or growth is reported
+        # (pool, capacities, held) of a growable tape kept across calls.
+        self.workspace = workspace
 
     def field(self, ft: FunctionTranslator, k: int) -> ir.Value:
         return ft.b.gep(self.record, [const_i64(0), ir.Constant(ir.IntType(32), k)], inbounds=True,
@@ -37,16 +45,45 @@ def _create(ft: FunctionTranslator, op: TapeCreateOp) -> None:
     record = ft.entry_alloca(TAPE)
     growable = op.capacity is None
     site = ft.mt.check_site(op)
-    if growable:
+    workspace = None
+    if growable and ft.mt.workspace and _freed_in_its_block(op):
+        workspace = _take_workspace(ft)
+        data = ft.b.load(_held_field(ft.b, workspace[2], 0), typ=PTR)
+        capacity = ft.b.udiv(ft.b.load(_held_field(ft.b, workspace[2], 1), typ=I64),
+                             const_i64(_element_bytes(ft, elem)))
+    elif growable:
         data, capacity = ir.Constant(PTR, None), const_i64(0)
     else:
         capacity = ft.get(op.capacity)
         data = _allocate_unless_empty(ft, site, capacity, _element_bytes(ft, elem))
-    tape = Tape(record, elem, growable, site)
+    tape = Tape(record, elem, growable, site, workspace)
     ft.b.store(data, tape.field(ft, 0))
     ft.b.store(const_i64(0), tape.field(ft, 1))
     ft.b.store(capacity, tape.field(ft, 2))
     ft.set(op.tape, tape)
+
+
+def _freed_in_its_block(op: TapeCreateOp) -> bool:
+    """The tape is freed once, later in the block that creates it: every
+    execution of the create gives its buffer back before the next one."""
+    frees = [u.operation for u in op.tape.uses if isinstance(u.operation, TapeFreeOp)]
+    return (len(frees) == 1 and frees[0].parent_block() is op.parent_block()
+            and op.is_before_in_block(frees[0]))
+
+
+def _held_field(b: ir.IRBuilder, held: ir.Value, k: int) -> ir.Value:
+    return b.gep(held, [const_i64(0), ir.Constant(ir.IntType(32), k)], inbounds=True, source_etype=HELD_TYPE)
+
+
+def _take_workspace(ft: FunctionTranslator) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """A buffer of this tape site's pool, held for the call ({NULL, 0} if
+    the pool is empty); the function's early exit gives it back."""
+    pool, capacities = workspace_pool(ft.mt)
+    held = ft.entry_alloca(HELD_TYPE)
+    ft.alloca_builder.store(ir.Constant(HELD_TYPE, [ir.Constant(PTR, None), const_i64(0)]), held)
+    ft.workspaces.append((pool, capacities, held))
+    ft.b.call(workspace_take(ft.mt), [pool, capacities, held])
+    return pool, capacities, held
 
 
 def _allocate_unless_empty(ft: FunctionTranslator, site: int, capacity: ir.Value,
@@ -80,8 +117,12 @@ def _push(ft: FunctionTranslator, op: TapePushOp) -> None:
             old = b.load(tape.field(ft, 0), typ=PTR)
             element_bytes = _element_bytes(ft, tape.element)
             nbytes = byte_count(ft, tape.site, [grown], element_bytes, stop_codes.TAPE)
-            b.store(heap_grow(ft, tape.site, old, nbytes, stop_codes.TAPE, element_bytes), tape.field(ft, 0))
+            new = heap_grow(ft, tape.site, old, nbytes, stop_codes.TAPE, element_bytes)
+            b.store(new, tape.field(ft, 0))
             b.store(grown, tape.field(ft, 2))
+            if tape.workspace is not None:  # what a stop gives back
+                b.store(new, _held_field(b, tape.workspace[2], 0))
+                b.store(nbytes, _held_field(b, tape.workspace[2], 1))
     data = b.load(tape.field(ft, 0), typ=PTR)
     b.store(ft.get(op.value), b.gep(data, [count], inbounds=True, source_etype=tape.element))
     b.store(b.add(count, const_i64(1)), tape.field(ft, 1))
@@ -98,6 +139,9 @@ def _pop(ft: FunctionTranslator, op: TapePopOp) -> None:
 
 def _free(ft: FunctionTranslator, op: TapeFreeOp) -> None:
     tape: Tape = ft.get(op.tape)
+    if tape.workspace is not None:
+        ft.b.call(workspace_give_back(ft.mt), list(tape.workspace))
+        return
     ft.free(ft.b.load(tape.field(ft, 0), typ=PTR))
 
 

@@ -411,8 +411,12 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
     from adpasses.native.pyentry import add_entry_shim, parameters
     from adpasses.transforms.expand_upstream_ops import without_upstream_only_ops
 
+    from adpasses.transforms.promote_scratch import without_heap_scratch
+
     start = time.perf_counter()
-    module_or_text = without_upstream_only_ops(module_or_text, blas=blas.available())
+    expanded = without_upstream_only_ops(module_or_text, blas=blas.available())
+    # Local arrays that never leave their function: stack slots or workspaces.
+    module_or_text = without_heap_scratch(expanded, copy=expanded is module_or_text)
     translator = ModuleTranslator(module_or_text, boundscheck=boundscheck, fastmath=fastmath,
                                   workspace=workspace)
     translator.translate()

@@ -65,6 +65,12 @@ def _lower_matmul() -> type[ModulePass]:
     return LowerMatmulPass
 
 
+def _promote_scratch() -> type[ModulePass]:
+    from adpasses.transforms.promote_scratch import PromoteScratchPass
+
+    return PromoteScratchPass
+
+
 def _lower_ad_ops() -> type[ModulePass]:
     from adpasses.transforms.lower_ad_ops import LowerAdOpsPass
 
@@ -146,4 +152,5 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-lower-linalg": _lower_linalg,
     "ad-lower-ad-ops": _lower_ad_ops,
     "ad-lower-matmul": _lower_matmul,
+    "ad-promote-scratch": _promote_scratch,
 }
