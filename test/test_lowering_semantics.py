@@ -531,7 +531,7 @@ func.func @f(%x: memref<?xf64>, %cap: index) -> f64 {
 @pytest.mark.parametrize("n,growths", [(0, 0), (1, 1), (64, 1), (65, 2), (1000, 5)])
 def test_tapes_are_lifo_and_count_their_allocations(n, growths):
     """The pops pair value k with index k only if both tapes are LIFO."""
-    f = fn(TAPES)
+    f = fn(TAPES, workspace=False)
     x = rng.random(n)
     runtime.reset_stats()
     assert f(x, n) == pytest.approx(float(x @ np.arange(n)))
@@ -540,6 +540,18 @@ def test_tapes_are_lifo_and_count_their_allocations(n, growths):
     # n = 0) and `growths` doublings from 64 elements for the growable one.
     assert st["allocations"] == (n > 0) + growths
     assert st["bytes"] == 8 * n + sum(8 * 64 * 2**k for k in range(growths))
+
+
+def test_growable_tape_keeps_its_buffer_across_calls_in_a_workspace():
+    """With the workspace (the default) the growable tape's buffer goes back
+    to its site's pool when the tape is freed: a call that pushes no more
+    than an earlier one allocates only the capacity tape."""
+    f = fn(TAPES.replace("@f(", "@ws("), "ws")
+    for n, growths in ((1000, 5), (1000, 0), (64, 0), (2000, 1), (1000, 0)):
+        x = rng.random(n)
+        runtime.reset_stats()
+        assert f(x, n) == pytest.approx(float(x @ np.arange(n)))
+        assert runtime.stats()["allocations"] == 1 + growths, n
 
 
 # -- what the IR promises ------------------------------------------------------------------------
