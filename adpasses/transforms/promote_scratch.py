@@ -22,9 +22,9 @@ every function this pass decides:
 
 Only arrays that do not **escape** are touched: every use, through views
 (adpasses.analysis.memref_views), is a load, a store *into* it, `dim`,
-`rank`, `copy`, `ad.keep`, a deallocation of the allocation itself, or an
-argument of a `func.call` to a function of the module whose parameter does
-not escape either (the same rules, no deallocation). A returned array, one
+`rank`, `copy`, `ad.keep`, `ad.shadow_check` (sizes), a deallocation of
+the allocation itself, or an argument of a `func.call` to a function of the
+module whose parameter does not escape either (the same rules, no deallocation). A returned array, one
 yielded by a region op, stored as a value, taped, chosen by a select, passed
 to a declaration (an extern) or to any other op stays a heap allocation.
 That is what makes one slot per allocation site safe: an array that does not
@@ -48,7 +48,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from adpasses.analysis.memref_views import view_source
-from adpasses.dialects.ad import SCRATCH_ATTR, WORKSPACE_ATTR, KeepOp
+from adpasses.core.ir_walk import nested_ops
+from adpasses.dialects.ad import SCRATCH_ATTR, WORKSPACE_ATTR, KeepOp, ShadowCheckOp
 
 MAX_STACK_BYTES = 4096
 """Largest array made a stack slot (the size up to which tapes are allocas,
@@ -58,7 +59,7 @@ STACK_BUDGET = 64 * 1024
 """Stack slots of one function together: a call from a thread with a small
 stack (Python threads: 8 MiB or less) must not overflow."""
 
-_READS_OR_WRITES_IN_PLACE = (memref.LoadOp, memref.DimOp, memref.RankOp, memref.CopyOp, KeepOp)
+_READS_OR_WRITES_IN_PLACE = (memref.LoadOp, memref.DimOp, memref.RankOp, memref.CopyOp, KeepOp, ShadowCheckOp)
 """Uses that read or write the array's memory (or its sizes) and keep no
 reference to it."""
 
@@ -178,7 +179,7 @@ def promote_scratch(module: ModuleOp, *, max_bytes: int = MAX_STACK_BYTES,
         if not isinstance(f, func.FuncOp) or not f.body.blocks:
             continue
         budget = stack_budget
-        for op in [o for o in f.walk() if isinstance(o, memref.AllocOp)]:
+        for op in [o for o in nested_ops(f) if isinstance(o, memref.AllocOp)]:
             if WORKSPACE_ATTR in op.attributes or escape.escapes(op.memref, own_allocation=True):
                 continue
             sizes = constant_sizes(op)
@@ -202,7 +203,7 @@ def promote_scratch(module: ModuleOp, *, max_bytes: int = MAX_STACK_BYTES,
 
 def has_scratch_candidates(module: ModuleOp) -> bool:
     """Cheap test: any memref.alloc not already a workspace."""
-    return any(isinstance(o, memref.AllocOp) and WORKSPACE_ATTR not in o.attributes for o in module.walk())
+    return any(isinstance(o, memref.AllocOp) and WORKSPACE_ATTR not in o.attributes for o in nested_ops(module))
 
 
 def without_heap_scratch(module: ModuleOp, *, copy: bool = True) -> ModuleOp:
