@@ -193,7 +193,8 @@ def polygamma_function(mt) -> ir.Function:  # type: ignore[no-untyped-def]
     #   + sum_j B_2j/(2j)! s(s+1)...(s+2j-2) t^(-s-2j+1)
     b.position_at_end(blocks["tail"])
     t_minus_s = b.call(pow_, [t, minus_s])
-    zeta = b.fadd(b.fdiv(b.fmul(t_minus_s, t), nf), b.fmul(t_minus_s, _c(0.5)))
+    leading = b.call(pow_, [t, b.fneg(nf)])  # t^(1-s), not t^-s * t: that underflows first
+    zeta = b.fadd(b.fdiv(leading, nf), b.fmul(t_minus_s, _c(0.5)))
     inv_t = b.fdiv(_c(1.0), t)
     inv2 = b.fmul(inv_t, inv_t)
     rising = s
