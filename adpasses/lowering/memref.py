@@ -71,7 +71,7 @@ def _alloc(ft: FunctionTranslator, op: memref.AllocOp) -> None:
     element_bytes = _element_bytes(ft, elem)
     nbytes = byte_count(ft, site, sizes, element_bytes, what)
     if tape and ft.mt.workspace:
-        ptr = _workspace_buffer(ft, site, nbytes, element_bytes)
+        ptr = _workspace_buffer(ft, site, nbytes, element_bytes, what)
     else:
         ptr = heap_allocate(ft, site, nbytes, what, element_bytes)
     strides = identity_strides(ft.b, sizes)
@@ -137,7 +137,8 @@ def _dealloc(ft: FunctionTranslator, op: memref.DeallocOp) -> None:
     ft.free(ft.get(op.memref).ptr)
 
 
-def _workspace_buffer(ft: FunctionTranslator, site: int, nbytes: ir.Value, element_bytes: int) -> ir.Value:
+def _workspace_buffer(ft: FunctionTranslator, site: int, nbytes: ir.Value, element_bytes: int,
+                      what: int = stop_codes.TAPE) -> ir.Value:
     """A buffer of at least `nbytes` taken from this tape site's pool
     (adpasses.lowering.thread_state): it grows (one counted allocation)
     only when this call needs more than the buffer it got; it goes back to
@@ -154,7 +155,7 @@ def _workspace_buffer(ft: FunctionTranslator, site: int, nbytes: ir.Value, eleme
     cap_field = opaque(b.gep(held, [const_i64(0), ir.Constant(i32, 1)], inbounds=True, source_etype=HELD_TYPE))
     b.call(workspace_take(ft.mt), [pool, capacities, held])
     with b.if_then(b.icmp_unsigned(">", nbytes, b.load(cap_field, typ=I64)), likely=False):
-        grown = heap_grow(ft, site, b.load(ptr_field, typ=PTR), nbytes, stop_codes.TAPE, element_bytes)
+        grown = heap_grow(ft, site, b.load(ptr_field, typ=PTR), nbytes, what, element_bytes)
         b.store(grown, ptr_field)
         b.store(nbytes, cap_field)
     return b.load(ptr_field, typ=PTR)

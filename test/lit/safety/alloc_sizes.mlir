@@ -37,9 +37,18 @@
 // IR:         call {i64, i1} @"llvm.umul.with.overflow.i64"(i64 %"n", i64 %"m")
 // IR:         call {i64, i1} @"llvm.umul.with.overflow.i64"(i64 {{%".*"}}, i64 8)
 // IR:         call void @"__adpasses_oob"(i64 [[SITE]], i64 {{%".*"}}, i64 -1099511627778, i64 8)
-// IR:         [[P:%".*"]] = call ptr @"__adpasses_alloc"(i64 [[BYTES:%".*"]])
+// The local array does not escape: a workspace (ad-promote-scratch), grown
+// by a checked realloc when the pooled buffer is too small.
+// IR:         call void @"adpasses_workspace_take"
+// IR:         [[P:%".*"]] = call ptr @"__adpasses_realloc"(ptr {{%".*"}}, i64 [[BYTES:%".*"]])
 // IR-NEXT:    icmp eq ptr [[P]], null
 // IR:         call void @"__adpasses_oob"(i64 [[SITE]], i64 [[BYTES]], i64 -1099511627779, i64 8)
+// A returned array is malloc'd, with the same checks.
+// IR-LABEL: define {{.*}} @"u.fresh"(i64 %"n")
+// IR:         icmp slt i64 %"n", 0
+// IR:         [[F:%".*"]] = call ptr @"__adpasses_alloc"(i64 [[FBYTES:%".*"]])
+// IR-NEXT:    icmp eq ptr [[F]], null
+// IR:         call void @"__adpasses_oob"(i64 {{[0-9]+}}, i64 [[FBYTES]], i64 -1099511627779, i64 8)
 // A growable tape doubles its capacity, saturated, and checks the realloc.
 // IR-LABEL: define void @"u.grow"(i64 %"n")
 // IR:         call {i64, i1} @"llvm.umul.with.overflow.i64"(i64 {{%".*"}}, i64 2)
@@ -61,6 +70,11 @@ func.func @alloc2d(%n: index, %m: index) -> f64 {
   %v = memref.load %x[%c0, %c0] : memref<?x?xf64>
   memref.dealloc %x : memref<?x?xf64>
   func.return %v : f64
+}
+
+func.func @fresh(%n: index) -> memref<?xf64> {
+  %x = memref.alloc(%n) : memref<?xf64>
+  func.return %x : memref<?xf64>
 }
 
 func.func @grow(%n: index) {
