@@ -170,9 +170,10 @@ def _freed_once_in_its_block(op: memref.AllocOp) -> memref.DeallocOp | None:
 
 
 def promote_scratch(module: ModuleOp, *, max_bytes: int = MAX_STACK_BYTES,
-                    stack_budget: int = STACK_BUDGET, workspace: bool = True) -> bool:
+                    stack_budget: int = STACK_BUDGET, workspace: bool = True,
+                    dry_run: bool = False) -> bool:
     """Rewrite `module` in place (see the module docstring); True if
-    anything changed."""
+    anything changed (`dry_run`: would change; nothing is rewritten)."""
     escape = EscapeAnalysis(module)
     changed = False
     for f in module.ops:
@@ -188,12 +189,16 @@ def promote_scratch(module: ModuleOp, *, max_bytes: int = MAX_STACK_BYTES,
                 for s in sizes:
                     nbytes *= s
                 if nbytes <= max_bytes and nbytes <= budget:
+                    if dry_run:
+                        return True
                     budget -= nbytes
                     _to_stack_slot(op, f, sizes)
                     changed = True
                     continue
             dealloc = _freed_once_in_its_block(op) if workspace else None
             if dealloc is not None:
+                if dry_run:
+                    return True
                 for o in (op, dealloc):
                     o.attributes[WORKSPACE_ATTR] = UnitAttr()
                     o.attributes[SCRATCH_ATTR] = UnitAttr()
@@ -201,15 +206,13 @@ def promote_scratch(module: ModuleOp, *, max_bytes: int = MAX_STACK_BYTES,
     return changed
 
 
-def has_scratch_candidates(module: ModuleOp) -> bool:
-    """Cheap test: any memref.alloc not already a workspace."""
-    return any(isinstance(o, memref.AllocOp) and WORKSPACE_ATTR not in o.attributes for o in nested_ops(module))
-
-
 def without_heap_scratch(module: ModuleOp, *, copy: bool = True) -> ModuleOp:
     """`module` itself if it has no allocation to promote, else a promoted
-    copy (`copy=False`: `module`, rewritten in place)."""
-    if not has_scratch_candidates(module):
+    copy (`copy=False`: `module`, rewritten in place). The caller's module
+    is never changed with `copy`: the API prints gradients after lowering."""
+    if not any(isinstance(o, memref.AllocOp) for o in nested_ops(module)):
+        return module
+    if copy and not promote_scratch(module, dry_run=True):
         return module
     target = module.clone() if copy else module
     promote_scratch(target)
