@@ -35,7 +35,7 @@ import numpy as np
 from llvmlite import ir
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, MemRefType, ModuleOp
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, OpResult, SSAValue
 
 from adpasses.analysis.memory_writes import WriteEffects, is_structured_op
 from adpasses.analysis.memref_views import memory_objects
@@ -105,6 +105,11 @@ def written_parameters(f: func.FuncOp) -> set[int]:
         for obj in memory_objects(value):  # through views and run-time choices (arith.select)
             if obj in args:
                 written.add(args.index(obj))
+            elif isinstance(obj, OpResult) and isinstance(obj.op, func.CallOp):
+                # An array a call returns may be (a view of) one it was given.
+                for a in obj.op.arguments:
+                    if isinstance(a.type, MemRefType):
+                        mark(a)
 
     for op in f.walk():
         if isinstance(op, memref.StoreOp):
