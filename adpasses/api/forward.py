@@ -619,12 +619,12 @@ class SweepCallable:
         return _cached(jf, key, lambda: _compile_jacfwd(jf, values, nums, out, width, self.single))
 
 
-def _driver(sweeps, made: dict):  # type: ignore[no-untyped-def]
+def _driver(sweeps, made: dict, scratch_from_caller: bool = False):  # type: ignore[no-untyped-def]
     from adpasses.transforms.seed_loops import add_forward_driver
 
     def add(module, tangent):  # type: ignore[no-untyped-def]
         name = f"{tangent.sym_name.data}_sweeps"
-        add_forward_driver(module, tangent, sweeps, name)
+        add_forward_driver(module, tangent, sweeps, name, scratch_from_caller)
         made["inputs"] = sweeps.driver_inputs(len(tangent.function_type.inputs.data))
         return name
     return add
@@ -653,15 +653,18 @@ def hessian_module(jf, values: tuple, nums: tuple[int, ...], width: int) -> tupl
     """The Hessian's driver before compiling, for `vmap(hessian(f))`:
     (module, driver name, compile record, the arguments the driver takes
     in order, the written arrays (their pristine copies follow), the
-    blocks (a, b) it fills, in order)."""
+    blocks (a, b) it fills, in order (then its scratch buffers follow,
+    one per entry of the last element: the argument whose shape and dtype
+    it has))."""
     layout = _GradientLayout.of(jf, values, nums)
     sweeps, arg_of = _hessian_sweeps(values, nums, layout, width)
     made: dict = {}
     module, entry, _, record = tangent_module(jf, values, layout.fwd_activity, (), width, "hessian",
-                                              _driver(sweeps, made),
+                                              _driver(sweeps, made, scratch_from_caller=True),
                                               over_gradient=(layout.grad_activity, layout.ret))
     inputs = [arg_of[p] for p in made["inputs"]]
-    return module, entry, record, inputs, layout.written, [(a, b) for a in nums for b in nums]
+    scratch = [arg_of[like] for like in sweeps.scratch_shape]
+    return (module, entry, record, inputs, layout.written, [(a, b) for a in nums for b in nums], scratch)
 
 
 def _hessian_sweeps(values: tuple, nums: tuple[int, ...], layout: _GradientLayout, width: int) -> tuple:

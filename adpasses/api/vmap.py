@@ -32,7 +32,7 @@ from adpasses.core.diagnostics import CompileError, for_user
 from adpasses.native.arguments import plain_arguments
 
 # How a parameter of the per-element function is fed (see _Param).
-ARG, COPY, PRISTINE, ZEROS, OUT, CONST = "arg", "copy", "pristine", "zeros", "out", "const"
+ARG, COPY, PRISTINE, ZEROS, OUT, CONST, BUFFER = "arg", "copy", "pristine", "zeros", "out", "const", "buffer"
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,9 @@ class _Param:
       `out` (per element, batched), or scratch (out None: zeroed per element);
     OUT: output `out`, written whole, of `dtype` and per-element shape
       `shape`: (argument, axis) pairs, the sizes of those arguments' axes;
-    CONST: the float `value`."""
+    CONST: the float `value`;
+    BUFFER k: a buffer of argument k's per-element shape and dtype, any
+      contents, the same for every element (a driver's scratch)."""
 
     kind: str
     arg: int = -1
@@ -208,6 +210,8 @@ class VmapCallable:
                 kinds.append(BATCHED if batched[p.arg] else RESTORE)
             elif p.kind == ZEROS:
                 kinds.append(SCRATCH if p.out is None else BATCHED)
+            elif p.kind == BUFFER:
+                kinds.append(SHARED)
             else:
                 kinds.append(BATCHED)
         spec = BatchSpec(tuple(kinds), tuple(r is not None for r in kernel.results),
@@ -281,6 +285,9 @@ class _Plan:
                 if batched[p.arg] and a.ndim == 1:  # a scalar per element, read from its storage type
                     a = np.ascontiguousarray(a, _SCALAR_STORAGE[a.dtype.kind])
                 driver_args.append(a)
+            elif p.kind == BUFFER:
+                like = contiguous[p.arg]
+                driver_args.append(np.empty(_element_shape(like, batched[p.arg]), like.dtype))
             elif p.kind == COPY:
                 if p.arg not in copies:
                     copies[p.arg] = np.array(contiguous[p.arg], order="C")
@@ -423,12 +430,14 @@ def _sweep_kernel(sc, values: tuple) -> _Kernel:  # type: ignore[no-untyped-def]
     _float_result(jf, values, api, "the Hessian is that of a float-valued function")
     n_max = max(values[k].size for k in nums)
     width = sc.width or max(1, min(n_max, MAX_WIDTH))
-    module, entry, record, inputs, written, blocks = hessian_module(jf, values, nums, width)
+    module, entry, record, inputs, written, blocks, scratch = hessian_module(jf, values, nums, width)
     params = ([_Param(COPY if k in written else ARG, k) for k in inputs]
               + [_Param(PRISTINE, k) for k in written])
     for i, (a, b) in enumerate(blocks):
         shape = tuple((a, d) for d in range(values[a].ndim)) + tuple((b, d) for d in range(values[b].ndim))
         params.append(_Param(OUT, out=i, shape=shape, dtype=values[b].dtype))
+    # The driver's lanes and shadows: allocated once per vmap call, not per element.
+    params += [_Param(BUFFER, k) for k in scratch]
     m = len(nums)
 
     def assemble(outs: list) -> object:
