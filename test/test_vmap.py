@@ -4,6 +4,7 @@ differences of plain Python on random inputs, shapes, dtypes, errors."""
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 
@@ -289,3 +290,55 @@ def test_a_bounds_error_of_an_element_reaches_the_caller_with_its_line() -> None
         adpasses.vmap(out_of_bounds, in_axes=(0, None))(X, 3)
     with pytest.raises(IndexError, match=r"test_vmap.py:\d+"):
         adpasses.vmap(adpasses.grad(out_of_bounds), in_axes=(0, 0))(X, np.array([0, 1, 5, 2]))
+
+
+# -- jvp and hvp ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_batched_jvp_is_the_directional_derivative(seed: int) -> None:
+    rng = rng_for(80 + seed)
+    B, d = 4, 3
+    X, T = rng.normal(size=(B, d)), rng.normal(size=(B, d))
+    w, Y = rng.normal(size=d), np.sign(rng.normal(size=B))
+    vj = adpasses.vmap(functools.partial(adpasses.jvp, logistic), in_axes=((0, None, 0), (0, None, None)))
+    value, tangent = vj((X, w, Y), (T, None, None))
+    assert value.shape == (B,) and tangent.shape == (B,)
+    for k in range(B):
+        (g,) = finite_differences(logistic, [X[k].copy(), w, float(Y[k])], (0,))
+        assert_matches(tangent[k], float(g @ T[k]), what=f"element {k}")
+        np.testing.assert_allclose(value[k], logistic(X[k], w, Y[k]), rtol=1e-13)
+    # a tangent shared by every element, and one int in_axes for everything batched
+    _, t2 = adpasses.vmap(functools.partial(adpasses.jvp, logistic),
+                          in_axes=((0, None, 0), (None, None, None)))((X, w, Y), (T[0], None, None))
+    for k in range(B):
+        (g,) = finite_differences(logistic, [X[k].copy(), w, float(Y[k])], (0,))
+        assert_matches(t2[k], float(g @ T[0]))
+
+
+def test_batched_hvp_is_the_hessian_times_v() -> None:
+    rng = rng_for(90)
+    F = np.eye(3).ravel() + 0.2 * rng.uniform(-1.0, 1.0, (4, 9))
+    V = rng.normal(size=(4, 9))
+    HV = adpasses.vmap(adpasses.hvp(strain_energy))(F, V)
+    assert HV.shape == (4, 9)
+    for k in range(4):
+        np.testing.assert_allclose(HV[k], adpasses.hessian(strain_energy)(F[k]) @ V[k], rtol=1e-12)
+    # the same direction for every element
+    HV0 = adpasses.vmap(adpasses.hvp(strain_energy), in_axes=(0, None))(F, V[0])
+    for k in range(4):
+        np.testing.assert_allclose(HV0[k], adpasses.hessian(strain_energy)(F[k]) @ V[0], rtol=1e-12)
+
+
+def test_jvp_and_hvp_errors() -> None:
+    X = np.ones((4, 3))
+    vj = adpasses.vmap(functools.partial(adpasses.jvp, logistic))
+    with pytest.raises(TypeError, match="call it with \\(primals, tangents\\)"):
+        vj(X, X)
+    with pytest.raises(ValueError, match="3 primals but 2 tangents"):
+        vj((X, np.ones(3), np.ones(4)), (X, None))
+    with pytest.raises(ValueError, match="the tangent of argument 0 .* must be an array of the primal's shape"):
+        adpasses.vmap(functools.partial(adpasses.jvp, logistic), in_axes=((0, None, 0), (0, None, None)))(
+            (X, np.ones(3), np.ones(4)), (np.ones((4, 2)), None, None))
+    with pytest.raises(ValueError, match="each element's v has shape \\(2,\\)"):
+        adpasses.vmap(adpasses.hvp(strain_energy))(np.ones((4, 9)), np.ones((4, 2)))

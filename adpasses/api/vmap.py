@@ -1,9 +1,10 @@
 """`vmap(f, in_axes=0, out_axes=0)`: f over a batch axis, in one compiled loop.
 
 `f` is a jitted function (or a plain one), `grad(f)` / `value_and_grad(f)`,
-or `hessian(f)` / `jacfwd(f)` (of a float-valued f). vmap asks it for
-the function it would call for one batch element (`_kernel`: the primal,
-the gradient, the Hessian's driver, not yet compiled, and how each of its
+`hessian(f)`, `hvp(f)` (of a float-valued f), or `partial(jvp, f)`. vmap
+asks it for the function it would call for one batch element (`_kernel`:
+the primal, the gradient, the tangent function, the Hessian's driver,
+not yet compiled, and how each of its
 parameters is fed from the arguments), adds a driver looping over the
 batch around it (`transforms.batch_loops.add_batch_driver`), and compiles
 the two together: one native call per vmap call, the per-element function
@@ -67,7 +68,7 @@ class _Kernel:
     entry: str
     record: object           # the compile record (api/compile_log)
     params: list[_Param]
-    results: list[int | None]  # per result of the entry: the output it is, or None (dropped)
+    results: list[int | None] | None  # per result of the entry: the output it is, or None (dropped); None: all dropped
     n_outputs: int
     assemble: Callable[[list], object]   # outputs -> what f returns
     written: tuple[int, ...] = ()        # arguments the function writes in place (a jitted f's outputs)
@@ -77,21 +78,27 @@ def vmap(f: object, in_axes: object = 0, out_axes: object = 0) -> Callable:
     """f mapped over a batch axis of its arguments, like jax.vmap: the
     results of `f` on each batch element, stacked along `out_axes`. `f` is
     a jitted (or plain Python) function returning floats, or `grad(f)`,
-    `value_and_grad(f)`, `hessian(f)` or `jacfwd(f)` of one. `in_axes`:
+    `value_and_grad(f)`, `hessian(f)` or `hvp(f)` of one, or
+    `functools.partial(adpasses.jvp, f)` (called `(primals, tangents)`). `in_axes`:
     an int or None for every argument, or a tuple with one per argument
     (None: the same value for every element). One compiled loop over the
     batch per call (no Python loop)."""
-    from adpasses.api.forward import SweepCallable
+    import functools
+
+    from adpasses.api.forward import HvpCallable, SweepCallable, jvp
     from adpasses.api.functions import as_jit
     from adpasses.api.gradcall import GradCallable
 
     if isinstance(f, VmapCallable):
         raise TypeError(f"vmap({f.__name__}): vmap of a vmap is not supported; batch the arguments "
                         "of the inner function over one axis (reshape the leading axes into one)")
-    if isinstance(f, SweepCallable) and f.kind not in ("hessian", "jacfwd"):
-        raise TypeError(f"vmap: cannot batch {f.__name__}")
-    inner = f if isinstance(f, (GradCallable, SweepCallable)) else _as_jit(f, as_jit)
-    _check_axes_spec(in_axes, "in_axes", allow_none=True)
+    if isinstance(f, functools.partial) and f.func is jvp and len(f.args) == 1 and not f.keywords:
+        inner: object = JvpOf(_as_jit(f.args[0], as_jit))
+    elif isinstance(f, (GradCallable, SweepCallable, HvpCallable)):
+        inner = f
+    else:
+        inner = _as_jit(f, as_jit)
+    _check_axes_spec(in_axes, "in_axes", allow_none=True, nested=isinstance(inner, JvpOf))
     _check_axes_spec(out_axes, "out_axes", allow_none=False)
     return VmapCallable(inner, in_axes, out_axes)
 
@@ -100,16 +107,28 @@ def _as_jit(f: object, as_jit: Callable) -> object:
     try:
         return as_jit(f)
     except TypeError:
-        raise TypeError(f"vmap: f must be a Python function, an adpasses.jit function, or grad, "
-                        f"value_and_grad, hessian or jacfwd of one; got {type(f).__name__}") from None
+        raise TypeError(f"vmap: f must be a Python function, an adpasses.jit function, grad, "
+                        "value_and_grad, hessian or hvp of one, or functools.partial(adpasses.jvp, f); "
+                        f"got {type(f).__name__}") from None
+
+
+class JvpOf:
+    """What `vmap(functools.partial(adpasses.jvp, f))` maps: called as
+    `(primals, tangents)`, two tuples, like jax.vmap of jax.jvp."""
+
+    def __init__(self, jf) -> None:  # type: ignore[no-untyped-def]
+        self.jf = jf
+        self.__name__ = f"jvp({jf.__name__})"
 
 
 def _is_axis(a: object) -> bool:
     return isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
 
 
-def _check_axes_spec(axes: object, what: str, allow_none: bool) -> None:
+def _check_axes_spec(axes: object, what: str, allow_none: bool, nested: bool = False) -> None:
     items = axes if isinstance(axes, (tuple, list)) else (axes,)
+    if nested:  # partial(jvp, f): (primals' axes, tangents' axes), each possibly a tuple
+        items = [b for a in items for b in (a if isinstance(a, (tuple, list)) else (a,))]
     for a in items:
         if not (_is_axis(a) or (allow_none and a is None)):
             allowed = "an int or None" if allow_none else "an int"
@@ -117,12 +136,17 @@ def _check_axes_spec(axes: object, what: str, allow_none: bool) -> None:
                             f"{'argument' if allow_none else 'result'}); got {axes!r}")
 
 
+def _tuples(axes: object) -> object:
+    """Lists of axes as tuples (nested ones too)."""
+    return tuple(_tuples(a) for a in axes) if isinstance(axes, (tuple, list)) else axes
+
+
 class VmapCallable:
     """The callable `vmap(f, in_axes, out_axes)` returns."""
 
     def __init__(self, inner: object, in_axes: object, out_axes: object):
         self.inner = inner
-        self.in_axes = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+        self.in_axes = _tuples(in_axes)
         self.out_axes = tuple(out_axes) if isinstance(out_axes, list) else out_axes
         self.__name__ = f"vmap({inner.__name__})"  # type: ignore[attr-defined]
         self._plans: dict[tuple, _Plan] = {}
@@ -132,7 +156,9 @@ class VmapCallable:
 
     def __call__(self, *args: object) -> object:
         try:
-            return self._call(args)
+            if isinstance(self.inner, JvpOf):
+                return self._call(*self._flat_jvp_arguments(args))
+            return self._call(args, self._axes(len(args)))
         except CompileError as err:
             raise for_user(err)  # the user's line and the message, not the compiler's frames
 
@@ -146,9 +172,38 @@ class VmapCallable:
                              f"has {n} arguments; give one per argument (None: not batched)")
         return self.in_axes
 
-    def _call(self, args: tuple) -> object:
+    def _flat_jvp_arguments(self, args: tuple) -> tuple[tuple, tuple]:
+        """(primals, tangents) as one tuple of arguments, primals first, and
+        their axes: in_axes is one int/None for all, or a pair (for the
+        primals, for the tangents) of an int/None or a tuple per argument.
+        A tangent None (the argument held constant) is not batched."""
         name = self.__name__
-        axes = self._axes(len(args))
+        if len(args) != 2 or not all(isinstance(a, (tuple, list)) for a in args):
+            raise TypeError(f"{name}: call it with (primals, tangents), two tuples with one entry per "
+                            "argument, like jax.vmap(partial(jax.jvp, f))")
+        primals, tangents = tuple(args[0]), tuple(args[1])
+        if len(primals) != len(tangents):
+            raise ValueError(f"{name}: {len(primals)} primals but {len(tangents)} tangents; give one "
+                             "tangent per primal (None for an argument held constant)")
+        n = len(primals)
+        spec = self.in_axes if isinstance(self.in_axes, tuple) else (self.in_axes, self.in_axes)
+        if len(spec) != 2:
+            raise ValueError(f"{name}: in_axes must be one int/None or a pair (primals, tangents), "
+                             f"got {self.in_axes!r}")
+        axes: list[object] = []
+        for part in spec:
+            if isinstance(part, tuple):
+                if len(part) != n:
+                    raise ValueError(f"{name}: in_axes {part!r} has {len(part)} entries for {n} "
+                                     "arguments; give one per argument (None: not batched)")
+                axes += part
+            else:
+                axes += [part] * n
+        axes = axes[:n] + [None if t is None else ax for t, ax in zip(tangents, axes[n:])]
+        return primals + tangents, tuple(axes)
+
+    def _call(self, args: tuple, axes: tuple) -> object:
+        name = self.__name__
         size = None
         batches: list[object] = []
         for k, (a, ax) in enumerate(zip(args, axes)):
@@ -197,9 +252,7 @@ class VmapCallable:
         from adpasses.transforms.batch_loops import BatchSpec, add_batch_driver, stored_result_types
 
         jf = getattr(self.inner, "jf", self.inner)
-        values = plain_arguments(jf.__name__, jf._params, examples)
-        jf.arg_types(values)  # TypeError naming a bad argument
-        kernel = _kernel(self.inner, values)
+        kernel = _kernel(self.inner, examples)
         kinds = []
         for p in kernel.params:
             if p.kind == CONST:
@@ -214,10 +267,12 @@ class VmapCallable:
                 kinds.append(SHARED)
             else:
                 kinds.append(BATCHED)
-        spec = BatchSpec(tuple(kinds), tuple(r is not None for r in kernel.results),
-                         tuple((i, p.value) for i, p in enumerate(kernel.params) if p.kind == CONST))
         module = kernel.module
         entry = function_named(module, kernel.entry)
+        if kernel.results is None:  # every result dropped
+            kernel.results = [None] * len(entry.function_type.outputs.data)
+        spec = BatchSpec(tuple(kinds), tuple(r is not None for r in kernel.results),
+                         tuple((i, p.value) for i, p in enumerate(kernel.params) if p.kind == CONST))
         entry.sym_visibility = _private()  # inlined into the loop; no Python entry of its own
         driver_name = f"{kernel.entry}_batched"
         add_batch_driver(module, entry, spec, driver_name)
@@ -344,15 +399,29 @@ def _place(outs: list, out_axes: object, name: str) -> list:
 # -- the per-element function of each kind of f ------------------------------------------
 
 
-def _kernel(inner: object, values: tuple) -> _Kernel:
-    from adpasses.api.forward import SweepCallable
+def _kernel(inner: object, examples: tuple) -> _Kernel:
+    from adpasses.api.forward import HvpCallable, SweepCallable
     from adpasses.api.gradcall import GradCallable
 
+    if isinstance(inner, JvpOf):
+        return _jvp_kernel(inner, examples)
+    if isinstance(inner, HvpCallable):
+        return _hvp_kernel(inner, examples)
+    jf = getattr(inner, "jf", inner)
+    values = _checked(jf, examples)
     if isinstance(inner, GradCallable):
         return _grad_kernel(inner, values)
     if isinstance(inner, SweepCallable):
         return _sweep_kernel(inner, values)
     return _primal_kernel(inner, values)
+
+
+def _checked(jf, examples: tuple) -> tuple:  # type: ignore[no-untyped-def]
+    """One element's arguments, numpy scalars converted and types checked
+    (TypeError naming a bad argument)."""
+    values = plain_arguments(jf.__name__, jf._params, jf.bind(tuple(examples)))
+    jf.arg_types(values)
+    return values
 
 
 def _one_or_tuple(n: int) -> Callable[[list], object]:
@@ -445,3 +514,64 @@ def _sweep_kernel(sc, values: tuple) -> _Kernel:  # type: ignore[no-untyped-def]
             return outs[0]
         return tuple(tuple(outs[i * m + j] for j in range(m)) for i in range(m))
     return _Kernel(module, entry, record, params, [], len(blocks), assemble)
+
+
+def _jvp_kernel(jv: JvpOf, examples: tuple) -> _Kernel:
+    from adpasses.api.forward import _float_result, _tangent_activity, tangent_module
+
+    jf, api = jv.jf, f"vmap({jv.__name__})"
+    n = len(examples) // 2
+    values = _checked(jf, examples[:n])
+    if len(values) != n:
+        raise TypeError(f"{api}: give every argument of {jf.__name__}() among the primals "
+                        f"({len(values)} parameters, {n} primals)")
+    tangents = tuple(float(t) if isinstance(values[k], float) and t is not None else t
+                     for k, t in enumerate(examples[n:]))
+    _float_result(jf, values, api, "for a function writing an output array use adpasses.fwddiff")
+    activity, written = _tangent_activity(jf, values, tangents, api)
+    params: list[_Param] = []
+    for k, act in enumerate(activity):
+        # jvp leaves its arguments unchanged: the arrays f writes (and their tangents) are copies.
+        params.append(_Param(COPY if k in written else ARG, k))
+        if act == "dup":
+            if tangents[k] is None:  # a written float array's tangent: zero for every element
+                params.append(_Param(ZEROS, k))
+            else:
+                params.append(_Param(COPY if k in written else ARG, n + k))
+    module, entry, _, record = tangent_module(jf, values, tuple(activity), ("dup",), 1, "vmap jvp")
+    return _Kernel(module, entry, record, params, [0, 1], 2, tuple)
+
+
+def _hvp_kernel(hc, examples: tuple) -> _Kernel:  # type: ignore[no-untyped-def]
+    from adpasses.api.forward import _GradientLayout, _array_argnums, _float_result, tangent_module
+    from adpasses.api.gradcall import normalize_argnums
+
+    jf, api = hc.jf, f"vmap({hc.__name__})"
+    if not examples:
+        raise TypeError(f"{api}: call it as vmap(hvp(f))(*args, v)")
+    values = _checked(jf, examples[:-1])
+    v = examples[-1]
+    n = len(values)
+    (k,) = normalize_argnums(hc.argnums, n, jf.__name__)
+    _array_argnums(jf, values, (k,), api)
+    _float_result(jf, values, api, "the Hessian is that of a float-valued function")
+    x = values[k]
+    if not isinstance(v, np.ndarray) or v.shape != x.shape or v.dtype != x.dtype:
+        what = f"shape {v.shape} and dtype {v.dtype}" if isinstance(v, np.ndarray) else type(v).__name__
+        raise ValueError(f"{api}: each element's v has {what}; it must be an array of argument {k}'s "
+                         f"shape {x.shape} and dtype {x.dtype}")
+    layout = _GradientLayout.of(jf, values, (k,))
+    params: list[_Param] = []
+    for j in range(n):
+        params.append(_Param(COPY if j in layout.written else ARG, j))
+        if layout.fwd_activity[layout.value_at[j]] == "dup":
+            if j == k:  # the direction; a written array's tangent is updated in place: a copy
+                params.append(_Param(COPY if j in layout.written else ARG, n))
+            else:
+                params.append(_Param(ZEROS, j))
+        if layout.shadow_at[j] is not None:
+            params += [_Param(ZEROS, j), _Param(ZEROS, j, 0 if j == k else None)]  # shadow, its tangent
+    params.append(_Param(CONST, value=1.0))  # the gradient's seed
+    module, entry, _, record = tangent_module(jf, values, layout.fwd_activity, (), 1, "vmap hvp",
+                                              over_gradient=(layout.grad_activity, layout.ret))
+    return _Kernel(module, entry, record, params, None, 1, lambda outs: outs[0])
