@@ -342,3 +342,27 @@ def test_jvp_and_hvp_errors() -> None:
             (X, np.ones(3), np.ones(4)), (np.ones((4, 2)), None, None))
     with pytest.raises(ValueError, match="each element's v has shape \\(2,\\)"):
         adpasses.vmap(adpasses.hvp(strain_energy))(np.ones((4, 9)), np.ones((4, 2)))
+
+
+def test_cast_of_an_offset_row_to_the_identity_layout_addresses_the_row() -> None:
+    """The lowering of memref.cast from a view with an offset to an
+    identity-layout type (what vmap's driver passes) rebases the pointer:
+    the row's elements, not the batch's first ones."""
+    from adpasses.native.llvm_jit import compile_module
+
+    text = """func.func @f(%m: memref<?x?xf64>, %b: index, %j: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %m, %c1 : memref<?x?xf64>
+  %row = memref.subview %m[%b, 0] [1, %n] [1, 1] : memref<?x?xf64> to memref<?xf64, strided<[?], offset: ?>>
+  %r = memref.cast %row : memref<?xf64, strided<[?], offset: ?>> to memref<?xf64>
+  %v = memref.load %r[%j] : memref<?xf64>
+  func.return %v : f64
+}"""
+    f = compile_module(text)["f"]
+    m = np.arange(12.0).reshape(3, 4)
+    for b in range(3):
+        for j in range(4):
+            assert f(m, b, j) == m[b, j]
+    with pytest.raises(IndexError):
+        f(m, 1, 4)  # the row keeps its size: bounds checked against it
