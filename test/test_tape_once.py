@@ -308,3 +308,16 @@ def test_write_of_a_later_row_in_the_store_nest_is_not_shared(rng) -> None:
     args = [rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, 4)]
     report = check(next_row_written_later, args, (0, 1))
     assert not by_decision(report, "shared")
+
+
+@pytest.mark.parametrize("f", [same_block, stored_once])
+def test_hessian_through_the_mirror_and_the_stored_reload(f, rng) -> None:
+    """Forward over reverse differentiates the gradient, mirror included:
+    the Hessian equals central differences of the gradient."""
+    x, c = rng.uniform(-1, 1, 5), rng.uniform(-1, 1, 5)
+    jf = adpasses.jit(f)
+    g = adpasses.grad(jf)
+    h = adpasses.hessian(jf)(x, c)
+    eps = 1e-6
+    expected = np.array([(g(x + eps * e, c) - g(x - eps * e, c)) / (2 * eps) for e in np.eye(5)])
+    np.testing.assert_allclose(h, expected, rtol=1e-6, atol=1e-8)
