@@ -228,9 +228,9 @@ def test_mirror_makes_no_allocation_after_the_first_call(rng) -> None:
     g(*args)
     runtime.reset_stats()
     g(*args)
-    # h = np.zeros(...) and its shadow; the tape and the mirror of h are
-    # workspaces kept across calls
-    assert runtime.stats()["allocations"] == 2
+    # the tape and the mirror of h are workspaces kept across calls; so are
+    # h = np.zeros(...) and its shadow (ad-promote-scratch)
+    assert runtime.stats()["allocations"] == 0
 
 
 # -- neighbours of the shape: more loops, other index orders and bounds ------
