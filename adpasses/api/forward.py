@@ -90,8 +90,28 @@ def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[st
     """Build f for `values`, optionally differentiate it (`over_gradient`:
     (grad activity, grad ret activity), forward over reverse), take the
     tangent function for `activity`/`ret` (of f, or of its gradient) with
-    `width` lanes, optionally add a driver (`driver(module, tangent_fn)`
-    returns its name), compile."""
+    `width` lanes, optionally add a driver (a `_Driver`: adds itself to the
+    module and returns its name), compile.
+
+    With `jit(cache=True)` the compiled code is a disk cache entry
+    ("forward", adpasses/api/disk_cache.py) keyed by the argument
+    signature, the kind, activities, width, the gradient's activities and
+    the driver's layout: a later process loads it without building IR
+    (and without importing xDSL)."""
+    record = jf._record(kind, values, activity)
+    parts: tuple = ()
+    if jf.cache:
+        parts = (jf._disk_signature(values), kind, activity, ret, width, over_gradient,
+                 driver.key if driver is not None else None)
+        if jf.tape_limit is not None:
+            parts += (("tape_limit", jf.tape_limit),)
+        hit = jf.disk.load("forward", parts)
+        if hit is not None:
+            compiled, entry = hit
+            jf._loaded(record, compiled)
+            if driver is not None:
+                driver.made.update(entry["made"])
+            return Compiled(compiled[entry["name"]], compiled, entry["tangent"])
     from adpasses.api.functions import _private, function_named
     from adpasses.core.compile_locks import load_compiler
 
@@ -100,7 +120,6 @@ def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[st
     from adpasses.native.llvm_jit import compile_module, stats
     from adpasses.transforms.forward_pass import forward_differentiate
 
-    record = jf._record(kind, values, activity)
     module, name = jf.build(values, noalias=True)
     record.stages["frontend"] = jf._frontend_s.pop(signature_key(values), 0.0)
     target = name
@@ -119,6 +138,9 @@ def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[st
     before = stats["compiled"]
     compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)
     jf._compiled(record, compiled, before)
+    if jf.cache:
+        jf.disk.store("forward", parts, compiled, name=entry, tangent=t.name,
+                      made=dict(driver.made) if driver is not None else {})
     return Compiled(compiled[entry], compiled, t.name)
 
 
@@ -605,20 +627,32 @@ class SweepCallable:
         return _cached(jf, key, lambda: _compile_jacfwd(jf, values, nums, out, width, self.single))
 
 
-def _driver(sweeps, made: dict):  # type: ignore[no-untyped-def]
-    from adpasses.transforms.seed_loops import add_forward_driver
+class _Driver:
+    """Adds the driver of `sweeps` to a module (`_compile_tangent`) and
+    records in `made` what the caller needs of it (the tangent function's
+    parameters it takes), which a disk cache entry keeps. `key`: what
+    decides the driver's code, part of the entry's key."""
 
-    def add(module, tangent):  # type: ignore[no-untyped-def]
+    def __init__(self, sweeps, made: dict):  # type: ignore[no-untyped-def]
+        self.sweeps = sweeps
+        self.made = made
+        self.key = repr(sweeps)
+
+    def __call__(self, module, tangent):  # type: ignore[no-untyped-def]
+        from adpasses.transforms.seed_loops import add_forward_driver
+
         name = f"{tangent.sym_name.data}_sweeps"
-        add_forward_driver(module, tangent, sweeps, name)
-        made["inputs"] = sweeps.driver_inputs(len(tangent.function_type.inputs.data))
+        add_forward_driver(module, tangent, self.sweeps, name)
+        self.made["inputs"] = self.sweeps.driver_inputs(len(tangent.function_type.inputs.data))
         return name
-    return add
+
+
+_driver = _Driver
 
 
 def _compile_hessian(jf, values: tuple, nums: tuple[int, ...], layout: _GradientLayout,  # type: ignore[no-untyped-def]
                      width: int, single: bool) -> _SweepPlan:
-    from adpasses.transforms.seed_loops import ForwardSweeps
+    from adpasses.transforms.sweep_layout import ForwardSweeps
 
     at, lanes = layout.tangent_positions(width)
     arg_of = {at[layout.value_at[k]]: k for k in range(len(values))}  # value params -> argument
@@ -655,7 +689,7 @@ def _compile_hessian(jf, values: tuple, nums: tuple[int, ...], layout: _Gradient
 
 def _compile_jacfwd(jf, values: tuple, nums: tuple[int, ...], out: int | None, width: int,  # type: ignore[no-untyped-def]
                     single: bool) -> _SweepPlan:
-    from adpasses.transforms.seed_loops import ForwardSweeps
+    from adpasses.transforms.sweep_layout import ForwardSweeps
 
     written = tuple(sorted(jf.written_arrays(values)))
     activity, at, lanes, p = [], [], {}, 0

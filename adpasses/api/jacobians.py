@@ -183,6 +183,17 @@ def _slow_key(jf, values: tuple) -> tuple:  # type: ignore[no-untyped-def]
 
 def _compile(jf, values: tuple, activity: tuple[str, ...], out: int, written: tuple[int, ...],  # type: ignore[no-untyped-def]
              nums: tuple[int, ...], width: int) -> JacrevPlan:
+    record = jf._record("jacrev", values, activity)
+    parts: tuple = ()
+    if jf.cache:  # a disk cache entry, like a gradient's (adpasses/api/disk_cache.py)
+        parts = (jf._disk_signature(values), activity, out, written, nums, width)
+        if jf.tape_limit is not None:
+            parts += (("tape_limit", jf.tape_limit),)
+        hit = jf.disk.load("jacrev", parts)
+        if hit is not None:
+            compiled, entry = hit
+            jf._loaded(record, compiled)
+            return JacrevPlan(out, activity, nums, written, width, compiled[entry["name"]], compiled)
     from adpasses.api.functions import function_named, _private
     from adpasses.core.compile_locks import load_compiler
 
@@ -191,7 +202,6 @@ def _compile(jf, values: tuple, activity: tuple[str, ...], out: int, written: tu
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
     from adpasses.transforms.seed_loops import add_jacrev_driver
 
-    record = jf._record("jacrev", values, activity)
     module, name = jf.build(values, noalias=True)
     record.stages["frontend"] = jf._frontend_s.pop(_slow_key(jf, values), 0.0)
     ret = jf.return_activity(values)
@@ -205,6 +215,8 @@ def _compile(jf, values: tuple, activity: tuple[str, ...], out: int, written: tu
     before = stats["compiled"]
     compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)
     jf._compiled(record, compiled, before)
+    if jf.cache:
+        jf.disk.store("jacrev", parts, compiled, name=driver)
     return JacrevPlan(out, activity, nums, written, width, compiled[driver], compiled)
 
 
