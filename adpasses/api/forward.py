@@ -398,6 +398,10 @@ class HvpCallable:
     def __reduce__(self) -> tuple:
         return (rebuild_forward, ("hvp", self.jf, self.argnums))
 
+    def _cache_report(self, args: tuple):  # type: ignore[no-untyped-def]
+        """`adpasses.cache_report(hvp(f), *args, v)`."""
+        return forward_over_reverse_report(self, args)
+
     def __call__(self, *args: object) -> np.ndarray:
         code = shadows.signature_code(*args) if args else 0
         fast = self._fast.get(code) if code else None
@@ -448,6 +452,49 @@ class HvpCallable:
                 return _run(a[:-1], a[-1])
             self._fast.setdefault(code, fast)
         return run(values, v)
+
+
+def forward_over_reverse_report(obj, args: tuple):  # type: ignore[no-untyped-def]
+    """`cache_report(hessian(f), *args)` / `cache_report(hvp(f), *args, v)`:
+    the gradient's cache report and what the tangent sweep tapes beside
+    it (`ForwardOverReverseReport`), for these arguments; the module is
+    built and differentiated as the call would, not compiled."""
+    jf = obj.jf
+    api = f"cache_report({obj.__name__})"
+    if isinstance(obj, HvpCallable):
+        if not args:
+            raise TypeError(f"{api}: pass the arguments of {jf.__name__}(), then the vector")
+        *fargs, v = args
+        values = plain_arguments(jf.__name__, jf._params, jf.bind(tuple(fargs)))
+        nums = normalize_argnums(obj.argnums, len(values), jf.__name__)
+        x = values[nums[0]]
+        width = len(v) if isinstance(v, np.ndarray) and isinstance(x, np.ndarray) and v.ndim == x.ndim + 1 else 1
+    else:
+        values = plain_arguments(jf.__name__, jf._params, jf.bind(tuple(args)))
+        nums = normalize_argnums(obj.argnums, len(values), jf.__name__)
+        n_max = max(np.size(values[k]) for k in nums)
+        width = obj.width or max(1, min(n_max, MAX_WIDTH))
+    jf.arg_types(values)
+    _array_argnums(jf, values, nums, api)
+    _float_result(jf, values, api, "the Hessian is that of a float-valued function")
+    layout = _GradientLayout.of(jf, values, nums)
+    from adpasses.core.compile_locks import load_compiler
+
+    load_compiler()
+    from adpasses.cache.tangent_report import ForwardOverReverseReport
+    from adpasses.transforms.forward_pass import forward_differentiate
+    from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
+
+    module, name = jf.build(values, noalias=True)
+    g = differentiate(module, name, list(layout.grad_activity), list(layout.ret),
+                      options=ReverseOptions(simplify=False, elide_checks=False))
+    t = forward_differentiate(module, g.name, list(layout.fwd_activity), [], width=width)
+    params: list[object] = [1.0] * len(layout.fwd_activity)  # the seed: 1.0
+    for k, v in enumerate(values):
+        params[layout.value_at[k]] = v
+        if layout.shadow_at[k] is not None:
+            params[layout.shadow_at[k]] = v  # a shadow has its primal's shape
+    return ForwardOverReverseReport(g.cache_report.bind(values), t.tape_report.bind(params))
 
 
 def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int, width: int = 1) -> Callable:
@@ -547,6 +594,8 @@ class SweepCallable:
 
     def __init__(self, kind: str, jf, argnums: int | tuple[int, ...], width: int | None):  # type: ignore[no-untyped-def]
         self.kind, self.jf, self.argnums, self.width = kind, jf, argnums, width
+        if kind == "hessian":  # adpasses.cache_report(hessian(f), *args): forward over reverse
+            self._cache_report = lambda args: forward_over_reverse_report(self, args)
         self.single = isinstance(argnums, int)
         self.__name__ = f"{kind}({jf.__name__})"
         self.__wrapped__ = jf.py_func

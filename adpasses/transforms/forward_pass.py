@@ -29,6 +29,7 @@ callee. A function that still contains an `ad.autodiff` is an error.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from adpasses.analysis.activity import ActivityAnalysis
+from adpasses.cache.tangent_report import TangentTapeReport
 from adpasses.core.compile_thread import compile_entry
 from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.core.types import is_memref_type
@@ -96,6 +98,10 @@ class GeneratedTangent:
     function: func.FuncOp
     activity: ActivityAnalysis
     request: ForwardRequest
+    tape_report: object = None
+    """What the tangent sweep tapes (`adpasses.cache.tangent_report.
+    TangentTapeReport`): the float tapes of the gradient it differentiates
+    (forward over reverse) and the tangent tapes beside them."""
 
 
 def analysis_activities(request: ForwardRequest, ftype) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
@@ -181,6 +187,7 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
     check_const_memory(work, analysis)
     tangent = TangentBuilder(work, analysis, name, request.activity, request.ret_activity,
                              request.width, RULES).build()
+    tapes = TangentTapeReport.of(work, analysis, name, request.primal, request.width)
     block = work.parent_block()
     assert block is not None
     block.insert_op_before(tangent, work)
@@ -189,7 +196,7 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
     if simplify:
         simplify_pinned(tangent)
         lap("ad-simplify", start)
-    return GeneratedTangent(name, tangent, analysis, request)
+    return GeneratedTangent(name, tangent, analysis, request, tapes)
 
 
 @compile_entry
@@ -229,11 +236,14 @@ def forward_differentiate(
 class ForwardPass(ModulePass):
     """`ad-forward`: every `ad.fwddiff` becomes a call to its generated
     tangent function. Option `simplify` (default true): canonicalize + cse
-    the generated functions."""
+    the generated functions; `report` (`text` or `json`): print on stderr,
+    for each generated function that differentiates tapes (forward over
+    reverse), what its tangent sweep tapes (`TangentTapeReport`)."""
 
     name = "ad-forward"
 
     simplify: bool = True
+    report: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         verify_all(op)
@@ -243,6 +253,9 @@ class ForwardPass(ModulePass):
             request = ForwardRequest.of_fwddiff(fwd)
             if request not in built:
                 built[request] = build_tangent(op, request, simplify=self.simplify, location_op=fwd)
+                tapes = built[request].tape_report
+                if self.report and tapes.entries:
+                    print(tapes.to_json() if self.report == "json" else str(tapes), file=sys.stderr)
         for fwd in requests:
             generated = built[ForwardRequest.of_fwddiff(fwd)]
             call = func.CallOp(generated.name, list(fwd.args), list(fwd.result_types))
