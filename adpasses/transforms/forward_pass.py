@@ -127,8 +127,10 @@ def check_forward_structured(function: func.FuncOp) -> None:
                                "the reverse pipeline first (ad-opt --forward does: ad-reverse, then "
                                "ad-forward)")
         if isinstance(op, FwddiffOp):
-            raise error_at(op, "nested ad.fwddiff (forward over forward) is not supported; use "
-                               "forward over reverse (ad.fwddiff of a function calling ad.autodiff)")
+            raise error_at(op, "ad.fwddiff inside a function differentiated in forward mode: run "
+                               "ad-forward on the module first (forward over forward: it replaces "
+                               "the inner request by a call of its tangent function before the "
+                               "outer one; ad-opt --forward does)")
         for region in op.regions:
             if len(region.blocks) > 1:
                 raise error_at(op, "has a region with several blocks; only structured (scf) code "
@@ -247,17 +249,49 @@ class ForwardPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         verify_all(op)
-        requests = [o for o in op.walk() if isinstance(o, FwddiffOp)]
+        pending = [o for o in op.walk() if isinstance(o, FwddiffOp)]
         built: dict[ForwardRequest, GeneratedTangent] = {}
-        for fwd in requests:
-            request = ForwardRequest.of_fwddiff(fwd)
-            if request not in built:
-                built[request] = build_tangent(op, request, simplify=self.simplify, location_op=fwd)
-                tapes = built[request].tape_report
-                if self.report and tapes.entries:
-                    print(tapes.to_json() if self.report == "json" else str(tapes), file=sys.stderr)
-        for fwd in requests:
-            generated = built[ForwardRequest.of_fwddiff(fwd)]
-            call = func.CallOp(generated.name, list(fwd.args), list(fwd.result_types))
-            call.location = fwd.location
-            Rewriter.replace_op(fwd, call)
+        # Forward over forward: a request whose callee (or a function it
+        # calls) holds an ad.fwddiff waits until that one is a call of its
+        # tangent function, which the outer request then inlines and
+        # differentiates like any callee. Inner requests first, in rounds.
+        while pending:
+            ready = [fwd for fwd in pending
+                     if not _reaches_fwddiff(op, fwd.callee.root_reference.data)]
+            if not ready:
+                raise error_at(pending[0], "differentiates a function that, through its calls, holds "
+                                           "an ad.fwddiff of itself (recursive forward mode); "
+                                           "differentiate a function without it")
+            for fwd in ready:
+                request = ForwardRequest.of_fwddiff(fwd)
+                if request not in built:
+                    built[request] = build_tangent(op, request, simplify=self.simplify, location_op=fwd)
+                    tapes = built[request].tape_report
+                    if self.report and tapes.entries:
+                        print(tapes.to_json() if self.report == "json" else str(tapes), file=sys.stderr)
+                generated = built[request]
+                call = func.CallOp(generated.name, list(fwd.args), list(fwd.result_types))
+                call.location = fwd.location
+                Rewriter.replace_op(fwd, call)
+            pending = [fwd for fwd in pending if fwd not in ready]
+
+
+def _reaches_fwddiff(module: ModuleOp, name: str) -> bool:
+    """Whether `@name`, or a function it calls (transitively), holds an
+    `ad.fwddiff`."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        function = SymbolTable.lookup_symbol(module, current)
+        if not isinstance(function, func.FuncOp):
+            continue
+        for inner in function.walk():
+            if isinstance(inner, FwddiffOp):
+                return True
+            if isinstance(inner, func.CallOp):
+                todo.append(inner.callee.root_reference.data)
+    return False
