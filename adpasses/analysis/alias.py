@@ -161,6 +161,9 @@ class _Later:
     scope: Operation | Region | None
     loop: Operation | None
     when: str
+    earlier: bool = False
+    """The write runs k >= 1 iterations of `loop` *before* the access
+    (iteration independence asks both directions)."""
 
 
 # -- the analysis -----------------------------------------------------------------------
@@ -537,6 +540,82 @@ class AliasAnalysis:
                     break
         return found
 
+    # -- iterations -------------------------------------------------------------------------
+
+    def accesses(self, scope: Operation) -> list[tuple[Operation, Location]]:
+        """Every memory access inside `scope` (an op with regions), as
+        (op, location): a load's element, each write target of a write,
+        and, for any other op that takes a memref (a call, a copy's
+        source), the whole object it may read."""
+        found: list[tuple[Operation, Location]] = []
+        for op in scope.walk():
+            if op is scope:
+                continue
+            if isinstance(op, memref.LoadOp):
+                found.append((op, self._element(op.memref, tuple(op.indices))))
+                continue
+            for target in self._targets.get(op, []):
+                if target.memref is not None:
+                    found.append((op, self._target_location(target)))
+            if isinstance(op, READ_ONLY_USERS) or (op.results and is_view_result(op.results[0])):
+                continue
+            for operand in op.operands:
+                if isinstance(operand.type, MemRefType):
+                    found.append((op, whole_object(self.underlying(operand))))
+        return found
+
+    def iteration_conflict(self, loop: Operation, writes_in: Operation | None = None,
+                           accesses_in: Operation | None = None) -> str | None:
+        """Why two iterations of the counted loop `loop` (scf.for) may touch
+        the same memory, one of them writing it, or None: each iteration
+        reads and writes only memory no other iteration writes (its
+        iterations are independent through memory). `writes_in` /
+        `accesses_in`: only the writes / accesses inside that op of the
+        loop's body, in the iterations after / before (for loop fusion:
+        the first loop's writes against the second's accesses of earlier
+        iterations, and the reverse)."""
+        if counted_loop(loop) is None:
+            return f"{loop.name} is not a counted loop"
+        write_scope = writes_in or loop
+        access_scope = accesses_in or loop
+        accessed = self.accesses(access_scope)
+        directions = [_Later(loop, loop, "in a later iteration")]
+        if writes_in is None and accesses_in is None:
+            directions.append(_Later(loop, loop, "in an earlier iteration", earlier=True))
+        for write in write_scope.walk():
+            targets = self._targets.get(write, [])
+            if not targets or write is write_scope:
+                continue
+            for op, location in accessed:
+                for later in directions:
+                    reason = self._first_overlap(targets, location, later)
+                    if reason is not None:
+                        return (f"{_what(write)} at {_where(write)} ({later.when}) may touch "
+                                f"what {_what(op)} at {_where(op)} accesses: {reason}")
+        return None
+
+    def fusion_conflict(self, fused: Operation, first: Operation, second: Operation) -> str | None:
+        """`fused` is an scf.for whose body runs `first`'s ops, then
+        `second`'s (two ops of its body, e.g. scf.execute_region). Running
+        the two loops fused keeps every dependence between them if no
+        write of `first` in a later iteration touches what `second`
+        accesses in an earlier one, and no write of `second` touches what
+        `first` accesses in a later iteration. None: fusion is legal."""
+        for writes, accesses, earlier in ((first, second, False), (second, first, True)):
+            accessed = self.accesses(accesses)
+            later = _Later(fused, fused, "in an earlier iteration" if earlier else "in a later iteration",
+                           earlier=earlier)
+            for write in writes.walk():
+                targets = self._targets.get(write, [])
+                if not targets or write is writes:
+                    continue
+                for op, location in accessed:
+                    reason = self._first_overlap(targets, location, later)
+                    if reason is not None:
+                        return (f"{_what(write)} at {_where(write)} ({later.when}) may touch what "
+                                f"{_what(op)} at {_where(op)} accesses: {reason}")
+        return None
+
     def _first_overlap(
         self, targets: list[WriteTarget], loaded: Location, later: _Later
     ) -> str | None:
@@ -616,7 +695,7 @@ class AliasAnalysis:
                     step = constant_of(counted[3])
                     k = Fresh("?k")
                     if step is None or step > 0:
-                        ranges[k] = (1, None)
+                        ranges[k] = (None, -1) if later.earlier else (1, None)
                     fresh[sym] = Affine.symbol(sym) + Affine.symbol(k, step or 1)
                 else:
                     other = Fresh(f"?{self.name(sym)[1:]}")

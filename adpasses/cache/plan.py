@@ -69,6 +69,13 @@ class CachePlan:
     """The values rules asked for (before closing over recomputation)."""
     memory: list[MemoryDecision] = field(default_factory=list)
     """Per memory need of a checkpointed call: snapshot or reuse."""
+    loops: list = field(default_factory=list)
+    """Per top-level loop the reverse visits: reversed loop-locally or not,
+    and why (`adpasses.cache.loop_local.LoopDecision`)."""
+
+    def is_local_loop(self, op: Operation) -> bool:
+        """`op` is reversed iteration by iteration, inside its forward loop."""
+        return any(d.loop is op and d.local for d in self.loops)
 
     def snapshots(self) -> list[MemoryNeed]:
         return [d.need for d in self.memory if d.kind == "snapshot"]

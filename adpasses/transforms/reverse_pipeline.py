@@ -52,6 +52,10 @@ class ReverseOptions:
     tape_limit: int = -1
     """Bytes: checkpoint the time loops whose tape may exceed it
     (`ad-checkpoint-loops`); -1: no loop checkpointing."""
+    loop_local: bool = True
+    """Reverse loops with independent iterations one iteration at a time
+    (`ad-build-gradients{loop-local}`); fuse adjacent loops first
+    (`ad-fuse-loops`)."""
 
 
 def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
@@ -81,7 +85,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     if options.tape_limit >= 0:
         steps.append(CheckpointLoopsPass(options.tape_limit))
     steps += [
-        BuildGradientsPass(options.cache_policy, options.activity, options.report),
+        BuildGradientsPass(options.cache_policy, options.activity, options.report, options.loop_local),
     ]
     if options.lower_tapes:
         steps.append(LowerTapesPass(marked_only=True))
