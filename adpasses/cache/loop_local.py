@@ -36,13 +36,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import MemRefType, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from adpasses.analysis.memref_access import object_of
 from adpasses.core.diagnostics import op_location
 from adpasses.core.ir_facts import is_function_parameter
 from adpasses.core.region_flow import FOR
+from adpasses.dialects.ad import FUSED_ATTR
 
 
 @dataclass(frozen=True)
@@ -69,11 +70,13 @@ def choose_local_loops(function: func.FuncOp, activity, alias,  # type: ignore[n
         if not isinstance(op, scf.ForOp) or not activity.is_active_op(op):
             continue
         why = _why_not_local(op, ops[k + 1:], activity, alias, saved)
+        fused = op.attributes.get(FUSED_ATTR)
+        note = f" (fused with the loop at {fused.data}: ad-fuse-loops)" if isinstance(fused, StringAttr) else ""
         if why is None:
             decisions.append(LoopDecision(op, True, "iterations independent (alias analysis): each "
-                                                    "iteration reversed right after its forward"))
+                                                    "iteration reversed right after its forward" + note))
         else:
-            decisions.append(LoopDecision(op, False, why))
+            decisions.append(LoopDecision(op, False, why + note))
     return decisions
 
 
