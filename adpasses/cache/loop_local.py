@@ -82,6 +82,14 @@ def choose_local_loops(function: func.FuncOp, activity, alias,  # type: ignore[n
 
 def _why_not_local(loop: scf.ForOp, after: list[Operation], activity, alias,  # type: ignore[no-untyped-def]
                    saved: set[Operation]) -> str | None:
+    """Why `loop` cannot be reversed loop-locally (the first condition of
+    the module doc that fails, the iterations' own first), or None."""
+    why = _why_not_reductions(loop, activity)
+    if why is not None:
+        return why
+    conflict = alias.iteration_conflict(loop)
+    if conflict is not None:
+        return f"iterations may depend on each other: {conflict}"
     for later in after:
         if isinstance(later, func.ReturnOp):
             for value in later.arguments:
@@ -92,9 +100,6 @@ def _why_not_local(loop: scf.ForOp, after: list[Operation], activity, alias,  # 
         if activity.is_active_op(later):
             where = op_location(later) or later.name
             return f"{later.name} at {where} after the loop is differentiated: its reverse comes first"
-    why = _why_not_reductions(loop, activity)
-    if why is not None:
-        return why
     for inner in loop.walk():
         if inner in saved:
             return f"{inner.name} at {op_location(inner) or '?'} is rerun on saved memory by the reverse"
@@ -106,9 +111,6 @@ def _why_not_local(loop: scf.ForOp, after: list[Operation], activity, alias,  # 
                 if not (is_function_parameter(obj) or _inside(obj, loop)):
                     return (f"the shadow of {alias.name(obj)} (an array of the function body) "
                             "exists only once the reverse sweep starts")
-    conflict = alias.iteration_conflict(loop)
-    if conflict is not None:
-        return f"iterations may depend on each other: {conflict}"
     return None
 
 
