@@ -28,8 +28,8 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from adpasses.core.diagnostics import op_location
-from adpasses.core.effects import is_pure
-from adpasses.dialects.ad import FUSED_ATTR
+from adpasses.core.effects import OUTPUT, effects_of, is_pure
+from adpasses.dialects.ad import FUSED_ATTR, UNCHECKED_ATTR
 from adpasses.transforms.gradient_marks import marked_functions
 
 
@@ -63,7 +63,8 @@ def _candidates(function: func.FuncOp) -> Iterator[tuple[scf.ForOp, scf.ForOp, l
                 break
             between.append(nxt)
             nxt = nxt.next_op
-        if isinstance(nxt, scf.ForOp) and _same_range(op, nxt) and not _uses_results(nxt, op):
+        if (isinstance(nxt, scf.ForOp) and _same_range(op, nxt) and not _uses_results(nxt, op)
+                and _same_errors_and_output(op, nxt)):
             yield op, nxt, between
 
 
@@ -80,13 +81,59 @@ def _uses_results(second: scf.ForOp, first: scf.ForOp) -> bool:
     return any(v in results for inner in second.walk() for v in inner.operands)
 
 
+def _same_errors_and_output(first: scf.ForOp, second: scf.ForOp) -> bool:
+    """Fused, iteration i of the second body runs before iterations i+1...
+    of the first: it must not be able to stop the call (a bounds check, an
+    assertion) where the first loop would have stopped it later with
+    another error, nor print between the first loop's prints. So: neither
+    loop prints; in the second, nothing may stop the call but loads and
+    stores whose indices the first body's top level checks at the same
+    iteration, on the same memref, before it (kernel 5: `x[i]` in both);
+    accesses marked `ad.unchecked` never stop it."""
+    for loop in (first, second):
+        for op in loop.walk():
+            effects = effects_of(op)
+            if effects and any(getattr(e, "resource", None) is OUTPUT for e in effects):
+                return False
+    checked = [op for op in first.body.block.ops if isinstance(op, (memref.LoadOp, memref.StoreOp))
+               and UNCHECKED_ATTR not in op.attributes]
+    iv_map = {second.body.block.args[0]: first.body.block.args[0]}
+    for op in second.walk():
+        if op is second or isinstance(op, (scf.YieldOp, memref.DimOp)):
+            continue
+        if isinstance(op, (memref.LoadOp, memref.StoreOp)):
+            if UNCHECKED_ATTR in op.attributes or any(_same_access(c, op, iv_map) for c in checked):
+                continue
+            return False
+        if op.regions and isinstance(op, (scf.ForOp, scf.IfOp)):
+            continue  # their bodies are walked; their own operands never stop the call
+        if not is_pure(op):
+            return False  # a call, an assertion, an allocation, unknown effects
+    return True
+
+
+def _same_access(a: Operation, b: Operation, iv_map: dict[SSAValue, SSAValue]) -> bool:
+    if not _same_value(_memref(a), _memref(b), 4, iv_map):
+        return False
+    ia, ib = list(a.indices), list(b.indices)  # type: ignore[attr-defined]
+    return len(ia) == len(ib) and all(_same_value(x, y, 4, iv_map) for x, y in zip(ia, ib))
+
+
+def _memref(op: Operation) -> SSAValue:
+    return op.memref  # type: ignore[attr-defined]
+
+
 def _same_range(a: scf.ForOp, b: scf.ForOp) -> bool:
     return all(_same_value(x, y, 4) for x, y in ((a.lb, b.lb), (a.ub, b.ub), (a.step, b.step)))
 
 
-def _same_value(a: SSAValue, b: SSAValue, depth: int) -> bool:
-    """`a` and `b` certainly hold the same value: the same SSA value, or the
+def _same_value(a: SSAValue, b: SSAValue, depth: int,
+                mapping: dict[SSAValue, SSAValue] | None = None) -> bool:
+    """`a` and `b` certainly hold the same value: the same SSA value (`b`
+    read through `mapping`: the second loop's iv is the first's), or the
     same pure op (or memref.dim) with the same properties on the same values."""
+    if mapping and b in mapping:
+        return a is mapping[b]
     if a is b:
         return True
     if depth == 0 or not isinstance(a, OpResult) or not isinstance(b, OpResult):
@@ -97,7 +144,7 @@ def _same_value(a: SSAValue, b: SSAValue, depth: int) -> bool:
     if not (is_pure(x) or isinstance(x, memref.DimOp)):
         return False
     return len(x.operands) == len(y.operands) and all(
-        _same_value(u, v, depth - 1) for u, v in zip(x.operands, y.operands))
+        _same_value(u, v, depth - 1, mapping) for u, v in zip(x.operands, y.operands))
 
 
 def fusion_conflict(function: func.FuncOp, first: scf.ForOp, second: scf.ForOp) -> str | None:

@@ -156,3 +156,28 @@ func.func @may_alias(%x: memref<?xf64>, %y: memref<?xf64>) {
   }
   func.return
 }
+
+// The second loop reads z[j], which the first does not check: fused, a
+// too short z would stop the call at the second loop's line before the
+// first loop had run to its end (and failed there, maybe, with another
+// message). Two loops stay.
+// CHECK-LABEL: func.func @unchecked_by_the_first
+// CHECK:         scf.for
+// CHECK:         scf.for
+// CHECK-NOT:     ad.fused
+// CHECK:         func.return
+func.func @unchecked_by_the_first(%x: memref<?xf64> {ad.noalias}, %y: memref<?xf64> {ad.noalias},
+                                  %z: memref<?xf64> {ad.noalias}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  scf.for %i = %c0 to %n step %c1 {
+    %a = memref.load %x[%i] : memref<?xf64>
+    memref.store %a, %y[%i] : memref<?xf64>
+  }
+  scf.for %j = %c0 to %n step %c1 {
+    %b = memref.load %z[%j] : memref<?xf64>
+    memref.store %b, %y[%j] : memref<?xf64>
+  }
+  func.return
+}
