@@ -231,3 +231,93 @@ def test_mirror_makes_no_allocation_after_the_first_call(rng) -> None:
     # h = np.zeros(...) and its shadow; the tape and the mirror of h are
     # workspaces kept across calls
     assert runtime.stats()["allocations"] == 2
+
+
+# -- neighbours of the shape: more loops, other index orders and bounds ------
+
+
+def transposed(A, v):
+    """2-D nest whose store and load index (c, r): positions differ from
+    the nest order."""
+    y = np.zeros((A.shape[1], A.shape[0]))
+    s = 0.0
+    for k in range(2):
+        for r in range(A.shape[0]):
+            for c in range(A.shape[1]):
+                y[c, r] = math.tanh(A[r, c] * (k + 1))
+        for r in range(A.shape[0]):
+            for c in range(A.shape[1]):
+                s += y[c, r] * v[c]
+    return s
+
+
+def strided(x, v):
+    """Loops from 1 in steps of 2, the same in both nests."""
+    h = np.zeros(x.shape[0])
+    s = 0.0
+    for k in range(3):
+        for j in range(1, x.shape[0], 2):
+            h[j] = math.exp(x[j] * (k + 1) * 0.3)
+        for j in range(1, x.shape[0], 2):
+            s += h[j] * v[j]
+    return s
+
+
+def triangular(A, v):
+    """Inner bounds that read the outer induction variable."""
+    y = np.zeros(A.shape)
+    s = 0.0
+    for k in range(2):
+        for r in range(A.shape[0]):
+            for c in range(r + 1):
+                y[r, c] = math.tanh(A[r, c] + k)
+        for r in range(A.shape[0]):
+            for c in range(r + 1):
+                s += y[r, c] * v[c]
+    return s
+
+
+def next_row_written_later(A, v):
+    """The store's nest writes the next row after the store: the stored
+    element of row r + 1 is overwritten before the load reads it."""
+    y = np.zeros((A.shape[0] + 1, A.shape[1]))
+    s = 0.0
+    for k in range(2):
+        for r in range(A.shape[0]):
+            for c in range(A.shape[1]):
+                y[r, c] = math.tanh(A[r, c] + k)
+            for c in range(A.shape[1]):
+                y[r + 1, c] = 0.5 * A[r, c]
+        for r in range(A.shape[0]):
+            for c in range(A.shape[1]):
+                s += y[r, c] * v[c]
+    return s
+
+
+@pytest.mark.parametrize("f, op", [(transposed, "math.tanh"), (strided, "math.exp"),
+                                   (triangular, "math.tanh")])
+def test_shared_in_neighbouring_shapes(f, op, rng) -> None:
+    args = [rng.uniform(-1, 1, (4, 4)) if f is not strided else rng.uniform(-1, 1, 7),
+            rng.uniform(-1, 1, 4 if f is not strided else 7)]
+    report = check(f, args, (0, 1))
+    assert [e.op for e in by_decision(report, "shared")] == [op]
+    assert not [e for e in by_decision(report, "tape") if e.op == op]
+
+
+def test_write_of_a_later_row_in_the_store_nest_is_not_shared(rng) -> None:
+    args = [rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, 4)]
+    report = check(next_row_written_later, args, (0, 1))
+    assert not by_decision(report, "shared")
+
+
+@pytest.mark.parametrize("f", [same_block, stored_once])
+def test_hessian_through_the_mirror_and_the_stored_reload(f, rng) -> None:
+    """Forward over reverse differentiates the gradient, mirror included:
+    the Hessian equals central differences of the gradient."""
+    x, c = rng.uniform(-1, 1, 5), rng.uniform(-1, 1, 5)
+    jf = adpasses.jit(f)
+    g = adpasses.grad(jf)
+    h = adpasses.hessian(jf)(x, c)
+    eps = 1e-6
+    expected = np.array([(g(x + eps * e, c) - g(x - eps * e, c)) / (2 * eps) for e in np.eye(5)])
+    np.testing.assert_allclose(h, expected, rtol=1e-6, atol=1e-8)
