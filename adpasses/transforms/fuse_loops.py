@@ -1,6 +1,7 @@
 """`ad-fuse-loops`: adjacent loops over the same range become one loop.
 
-Two `scf.for` ops of one block, the second right after the first (pure ops
+Two `scf.for` ops of the function body (top level: the loops that
+loop-local reverse considers), the second right after the first (pure ops
 between them that do not use the first's results are moved before it),
 with the same bounds and step (the same values, or equal constants, or the
 same pure computation), fuse into one loop whose body runs the first
@@ -52,8 +53,10 @@ def fuse_loops_in(function: func.FuncOp) -> int:
 
 def _candidates(function: func.FuncOp) -> Iterator[tuple[scf.ForOp, scf.ForOp, list[Operation]]]:
     """(first loop, second loop, the ops between them) for each pair that
-    fusion may apply to, before the memory check."""
-    for op in function.walk():
+    fusion may apply to, before the memory check: loops of the function
+    body only, the loops loop-local reverse considers (a nest's inner loops
+    stay as written)."""
+    for op in list(function.body.block.ops):
         if not isinstance(op, scf.ForOp):
             continue
         between: list[Operation] = []
