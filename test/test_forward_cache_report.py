@@ -23,12 +23,13 @@ def f(x, c):
     for i in range(len(x)):
         p = math.sin(x[i]) * math.exp(c)
         s += p * p
-    return s
+    return s * s  # used after the loop: its reverse is not loop-local, so the gradient tapes
 
 
 def gradient(x: np.ndarray, c: float) -> np.ndarray:
-    """d f / d (x, c), by hand: f = e^{2c} sum sin(x_i)^2."""
-    return np.append(math.exp(2 * c) * np.sin(2 * x), 2 * math.exp(2 * c) * np.sum(np.sin(x) ** 2))
+    """d f / d (x, c), by hand: f = S^2, S = e^{2c} sum sin(x_i)^2."""
+    S = math.exp(2 * c) * np.sum(np.sin(x) ** 2)
+    return np.append(2 * S * math.exp(2 * c) * np.sin(2 * x), 4 * S * S)
 
 
 def hessian_by_differences(x: np.ndarray, c: float) -> np.ndarray:
@@ -73,7 +74,7 @@ def f2(x, cv):
     for i in range(len(x)):
         p = math.sin(x[i]) * math.exp(cv[0])
         s += p * p
-    return s
+    return s * s
 
 
 def test_differentiating_c_gives_its_tape_tangents_too() -> None:

@@ -486,14 +486,16 @@ class GradientBuilder:
         """The forward sweep's copy of the primal op `op`."""
         return self._forward_ops[op]
 
-    def seed_of(self, rc: ReverseContext, value: SSAValue) -> SSAValue | None:
-        """The sum of the seeds of the return positions that return `value`
-        (None: it is returned at no seeded position), built in `rc`."""
+    def seed_of(self, rc: ReverseContext, value: SSAValue, lane: int = 0) -> SSAValue | None:
+        """The sum of the seeds, in `lane`, of the return positions that
+        return `value` (None: it is returned at no seeded position), built
+        in `rc`."""
         ret = self.top_block.last_op
         total: SSAValue | None = None
         if isinstance(ret, func.ReturnOp):
-            for arg, seed in zip(ret.arguments, self.seeds):
-                if seed is not None and arg is value:
+            for arg, seeds in zip(ret.arguments, self.seeds):
+                if seeds is not None and arg is value:
+                    seed = seeds[lane]
                     total = seed if total is None else rc.add(total, seed)
         return total
 

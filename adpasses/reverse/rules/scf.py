@@ -181,7 +181,8 @@ class ForRule:
         iter_block_args = FOR.values(op, "iter_args")
         carried = _float_positions(iter_block_args, rc, results)
         outer = outer_active_values(op, rc)
-        slots = {v: sweep.adjoint_slot(forward, v) for v in outer}
+        lanes = range(rc.width)
+        slots = {(v, k): sweep.adjoint_slot(forward, v) for v in outer for k in lanes}
 
         # A root context: nothing of the reverse sweep's own code (built
         # after the forward loop) may be used inside it.
@@ -194,20 +195,22 @@ class ForRule:
                 inner.values[old] = new
         inner.materialize_block_values()
         for i in carried:
-            seed = sweep.seed_of(inner, results[i])
-            if seed is not None:
-                inner.add_adjoint(yielded[i], seed)
+            for k in lanes:
+                seed = sweep.seed_of(inner, results[i], k)
+                if seed is not None:
+                    inner.add_adjoint(yielded[i], seed, k)
         inner.reverse_ops(body)
-        for v, slot in slots.items():
-            g = inner.adjoint(v)
+        for (v, k), slot in slots.items():
+            g = inner.adjoint(v, k)
             if g is not None:
                 sweep.add_to_slot(inner, slot, g)
-        for v, slot in slots.items():
-            rc.add_adjoint(v, sweep.read_slot(rc, slot))
+        for (v, k), slot in slots.items():
+            rc.add_adjoint(v, sweep.read_slot(rc, slot), k)
         for i in carried:
-            g = rc.adjoint(results[i])
-            if g is not None:
-                rc.add_adjoint(inits_fwd[i], g)
+            for k in lanes:
+                g = rc.adjoint(results[i], k)
+                if g is not None:
+                    rc.add_adjoint(inits_fwd[i], g, k)
 
 
 class IfRule:

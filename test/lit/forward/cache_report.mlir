@@ -1,5 +1,5 @@
-// RUN: ad-opt %s --forward --print-cache-report 2>&1 >/dev/null | filecheck %s
-// RUN: ad-opt %s --forward --print-cache-report --cache-report-format=json 2>&1 >/dev/null | filecheck %s --check-prefix=JSON
+// RUN: ad-opt %s --forward --no-loop-local --print-cache-report 2>&1 >/dev/null | filecheck %s
+// RUN: ad-opt %s --forward --no-loop-local --print-cache-report --cache-report-format=json 2>&1 >/dev/null | filecheck %s --check-prefix=JSON
 // RUN: ad-run %s --entry run | filecheck %s --check-prefix=NUM
 // The cache report of forward over reverse: after the gradient's report,
 // what the tangent sweep of @h (the Hessian-vector product, width 2) tapes.

@@ -1,4 +1,4 @@
-// RUN: ad-opt %s --reverse | filecheck %s --check-prefix=IR
+// RUN: ad-opt %s --reverse --no-loop-local | filecheck %s --check-prefix=IR
 // RUN: ad-run %s | filecheck %s
 // RUN: ad-opt %s | filecheck %s --check-prefix=ROUND
 // Vector reverse mode: ad.autodiff {width = 2}, two cotangents per sweep.
