@@ -49,17 +49,20 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
 from adpasses.dialects.ad import BroadcastOp
 from adpasses.frontend.values import Array, ArrayExpr, Scalar, TupleValue
+from adpasses.frontend.numbers import FLOAT_TESTS
 from adpasses.ops import python_calls
 
 UNARY_MATH = python_calls(1)
 BINARY_MATH = python_calls(2)
 
 REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.min: "min", np.amax: "max",
-              np.amin: "min", np.prod: "prod"}
-"""numpy reductions (also the methods x.sum(), x.mean(), x.max(), x.min(), x.prod())."""
-METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod"}
+              np.amin: "min", np.prod: "prod", np.any: "any", np.all: "all", np.count_nonzero: "count"}
+"""numpy reductions (also the methods x.sum(), x.mean(), x.max(), x.min(), x.prod(), x.any(), x.all())."""
+METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod", "any": "any", "all": "all"}
+LOGICAL = {np.logical_and: ast.BitAnd, np.logical_or: ast.BitOr, np.logical_xor: ast.BitXor}
+"""np.logical_and/or/xor: the operators & | ^ on the elements' truth values."""
 ARRAY_FUNCTIONS = (np.where, np.clip, np.sign, np.full, np.arange, np.asarray, np.array, np.copy,
-                   np.outer, np.cumsum, np.dot, np.linalg.norm)
+                   np.outer, np.cumsum, np.dot, np.linalg.norm, np.logical_not, *LOGICAL, *FLOAT_TESTS)
 """numpy functions on arrays handled here besides the op table's and the reductions."""
 
 
@@ -232,6 +235,10 @@ class ArrayExprMixin:
 
             def value_of(args: list[SSAValue]) -> Scalar:
                 v = e.body(args)
+                if kind in ("any", "all"):
+                    return Scalar(self.to_bool(v))
+                if kind == "count":
+                    return Scalar(self.to_index(Scalar(self.to_bool(v)), node))
                 if kind in ("sum", "prod", "mean") and v.is_bool:
                     return Scalar(self.to_index(v, node))
                 if kind == "mean":
@@ -240,8 +247,11 @@ class ArrayExprMixin:
 
             def combine(v: Scalar, block: Block) -> Scalar:
                 acc = self.loaded(block.args[-1])
-                if kind in ("sum", "mean"):
+                if kind in ("sum", "mean", "count"):
                     return self.binary(ast.Add(), acc, v, node)
+                if kind in ("any", "all"):
+                    op = arith.OrIOp if kind == "any" else arith.AndIOp
+                    return Scalar(self.emit(op(acc.value, v.value)).results[0])
                 if kind == "prod":
                     return self.binary(ast.Mult(), acc, v, node)
                 return self.extremum(kind == "max", acc, v, node)
@@ -262,7 +272,7 @@ class ArrayExprMixin:
                                            [*first_maps, _dims_map(len(kept), range(len(kept)))],
                                            _parallel(len(kept))))
             else:
-                identity = 1 if kind == "prod" else 0
+                identity = 1 if kind in ("prod", "all") else 0
                 init = (self.const_float(identity, element) if element in (f64, f32)
                         else self.constant(IntegerAttr(identity, element)))
                 self.emit(linalg.FillOp([init], [out], []))
@@ -343,6 +353,16 @@ class ArrayExprMixin:
         if fn in (np.abs, np.absolute, builtins.abs):
             self._expect(node, 1)
             return self.elementwise(args, lambda s: self.absolute(s[0]), node)
+        if fn in FLOAT_TESTS:
+            self._expect(node, 1)
+            return self.elementwise(args, lambda s: self.float_test_of(FLOAT_TESTS[fn], s[0]), node)
+        if fn is np.logical_not:
+            self._expect(node, 1)
+            return self.elementwise(args, lambda s: self.logical_not(s[0]), node)
+        if fn in LOGICAL:
+            self._expect(node, 2)
+            return self.elementwise(args, lambda s: self.binary(
+                LOGICAL[fn](), Scalar(self.to_bool(s[0])), Scalar(self.to_bool(s[1])), node), node)
         if fn is np.where:
             self._expect(node, 3)
             return self.elementwise(args, lambda s: self.select(self.to_bool(s[0]), s[1], s[2], node), node)
@@ -373,7 +393,7 @@ class ArrayExprMixin:
         return NotImplemented
 
     def array_method(self, base: object, method: str, node: ast.Call) -> object:
-        """x.sum(), x.mean(), x.max(), x.min(), x.prod() (axis=), x.copy(), x.dot(y)."""
+        """x.sum(), x.mean(), x.max(), x.min(), x.prod(), x.any(), x.all() (axis=), x.copy(), x.dot(y)."""
         keywords = {kw.arg: kw.value for kw in node.keywords}
         if method in METHODS:
             if len(node.args) > 1:
@@ -393,7 +413,7 @@ class ArrayExprMixin:
                 self.error(node, ".dot() takes one argument")
             return self.dot([base, self.expr(node.args[0])], node)
         self.error(node, f"array method .{method}() is not supported; the supported methods are .sum(), "
-                         ".mean(), .max(), .min(), .prod(), .copy() and .dot()")
+                         ".mean(), .max(), .min(), .prod(), .any(), .all(), .copy() and .dot()")
 
     def _expect(self, node: ast.Call, n: int, keywords: dict | None = None, allowed: tuple = ()) -> None:
         if len(node.args) != n:
@@ -404,6 +424,9 @@ class ArrayExprMixin:
                                  + (f" (only {', '.join(a + '=' for a in allowed)})" if allowed else ""))
 
     # -- element functions --------------------------------------------------------------
+
+    def logical_not(self, a: Scalar) -> Scalar:
+        return Scalar(self.emit(arith.XOrIOp(self.to_bool(a), self.const_bool(True))).results[0])
 
     def absolute(self, a: Scalar) -> Scalar:
         if a.is_float:
