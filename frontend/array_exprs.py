@@ -254,7 +254,7 @@ class ArrayExprMixin:
                     return Scalar(self.emit(op(acc.value, v.value)).results[0])
                 if kind == "prod":
                     return self.binary(ast.Mult(), acc, v, node)
-                return self.extremum(kind == "max", acc, v, node)
+                return self.running_extremum(kind == "max", acc, v, node)
 
             block, element = self.generic_block(operands, value_of, combine, node=node)
             sizes = [e.shape[d] for d in kept]
@@ -294,6 +294,19 @@ class ArrayExprMixin:
             if kept:
                 return Array(out)
             return self.loaded(self.emit(memref.LoadOp.get(out, [])).results[0])
+
+    def running_extremum(self, is_max: bool, acc: Scalar, v: Scalar, node: ast.AST) -> Scalar:
+        """The step of a max/min reduction: `v` replaces the running value
+        when it is greater (smaller) or NaN (numpy's NaN propagation: once
+        the running value is NaN nothing replaces it but another NaN). A
+        compare and a select rather than maximumf, so that the reverse sweep
+        tapes the one-bit choice per element, not the running value."""
+        if not (acc.is_float and v.is_float and acc.type == v.type):
+            return self.extremum(is_max, acc, v, node)
+        better = self.emit(arith.CmpfOp(v.value, acc.value, "ogt" if is_max else "olt")).results[0]
+        nan = self.emit(arith.CmpfOp(v.value, v.value, "uno")).results[0]
+        take = self.emit(arith.OrIOp(better, nan)).results[0]
+        return Scalar(self.emit(arith.SelectOp(take, v.value, acc.value)).results[0])
 
     def extremum(self, is_max: bool, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         """numpy's maximum/minimum: NaN propagates (the op table's
@@ -591,7 +604,18 @@ class ArrayExprMixin:
         if isinstance(op, ast.MatMult):
             self.error(node, "the matrix product @ is not supported yet; write it as loops "
                              "(or np.dot of two vectors)")
-        return self.elementwise([a, b], lambda s: self.binary(op, s[0], s[1], node), node)
+        return self.elementwise([a, b], lambda s: self.element_binary(op, s[0], s[1], node), node)
+
+    def element_binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        """One element of `a op b` on arrays. numpy's bool arithmetic differs
+        from Python's (True + True is True: + is or, * is and; - raises)."""
+        if a.is_bool and b.is_bool and isinstance(op, (ast.Add, ast.Mult, ast.Sub)):
+            if isinstance(op, ast.Sub):
+                self.error(node, "numpy boolean subtract, the `-` operator, is not supported (numpy raises "
+                                 "TypeError); use the ^ operator or np.logical_xor")
+            logical = arith.OrIOp if isinstance(op, ast.Add) else arith.AndIOp
+            return Scalar(self.emit(logical(a.value, b.value)).results[0])
+        return self.binary(op, a, b, node)
 
     def array_compare(self, op: ast.cmpop, a: object, b: object, node: ast.AST) -> ArrayExpr:
         return self.elementwise([a, b], lambda s: Scalar(self.compare(op, s[0], s[1], node)), node)

@@ -55,6 +55,12 @@ ELEMENTWISE = [
     ("np.sum(x * y, axis=-1)", (3, 4), (4,)),
     ("x.sum(axis=0) * y", (3, 4), (4,)),
     ("np.mean(x, axis=1) + x.max(axis=-1) + np.min(x, axis=1)", (3, 4), (4,)),
+    # masks: & | ^ ~ and np.logical_*, the float tests, bool reductions along an axis
+    ("np.where(np.logical_and(x > 0.5, np.logical_not(y > 0.9)) | np.logical_or(x > 1.0, "
+     "np.logical_xor(x > y, y > 0.6)) ^ (x > 0.8), x * y, y)", (3, 4), (4,)),
+    ("np.where(~np.isnan(x) & np.isfinite(y) & ~np.isinf(x), x * y, 0.0) + np.isnan(y)", (5,), (5,)),
+    ("np.any(x > 0.7, axis=0) * y + np.all(x > 0.3, axis=-1).sum() + np.count_nonzero(x > y, axis=0)",
+     (3, 4), (4,)),
 ]
 
 # Scalar results: (expression, shape of x, shape of y).
@@ -68,6 +74,9 @@ REDUCTIONS = [
     ("np.linalg.norm(x - y)", (6,), (6,)),
     ("np.sum(np.exp(x) - 0.5 * x * x)", (0,), (0,)),  # empty sum
     ("x.prod()", (5,), (5,)),
+    ("np.any(x > 0.7) * 2.0 + np.all(y > 0.1) * 3.0 + np.count_nonzero(x > y) + (x > 0.5).any() * np.sum(y)"
+     " + (y > 0.3).all() * np.sum(x) + np.sum((x > 0.7) + (x > 0.5)) + np.sum((x > 0.4) * (y < 0.9))",
+     (3, 4), (4,)),
 ]
 
 IN_PLACE = [
