@@ -516,6 +516,25 @@ class AliasAnalysis:
                     break
         return found
 
+    def overwritten_after(self, store: memref.StoreOp) -> list[Clobber]:
+        """Every write that may run after `store` and overwrite the element
+        it wrote (the store itself in later iterations of the loops around
+        it included), in program order. Empty: loading that element at the
+        end of the function gives the value it stored."""
+        written = self._element(store.memref, tuple(store.indices))
+        found: list[Clobber] = []
+        for write, targets in self._targets.items():
+            scenarios = self._later(write, store)
+            if write is store:  # itself, again: only in a later iteration
+                scenarios = [later for later in scenarios if later.scope is not None]
+            for later in scenarios:
+                reason = self._first_overlap(targets, written, later)
+                if reason is not None:
+                    what = f"{_what(write)} at {_where(write)} ({later.when})"
+                    found.append(Clobber(write, f"{what}: {reason}"))
+                    break
+        return found
+
     def overwrites_from(self, op: Operation, memref_value: SSAValue) -> list[Clobber]:
         """Every write that may change any element of `memref_value`'s
         memory object while or after `op` runs (`op` itself, if it writes

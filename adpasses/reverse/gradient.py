@@ -128,12 +128,18 @@ class GradientBuilder:
         self._insert_pushes(block, vmap)
         self._insert_snapshots(vmap)
 
+        mirrors = self._allocate_mirrors(block)
         top = ReverseContext(self, self.top_block, InsertPoint.at_end(block))
         top.materialize_block_values()
         top.reverse_ops(self.top_block)
         self._check_shadow_shapes(block, vmap)
         for dealloc in deferred:
             block.add_op(dealloc.clone(value_mapper=vmap))
+        for mirror in mirrors:
+            free = memref.DeallocOp.get(mirror)
+            free.attributes[WORKSPACE_ATTR] = UnitAttr()
+            free.location = self.primal.location
+            block.add_op(free)
         if not self.with_primal:
             for buffer in _returned_allocations(returned):
                 # The primal hands these to its caller; the gradient returns no primal: free them.
@@ -244,6 +250,29 @@ class GradientBuilder:
                     target.add_op(push)
                 else:
                     target.insert_op_before(push, target.first_op)
+
+    def _allocate_mirrors(self, block: Block) -> list[SSAValue]:
+        """Per taped load whose value a store also needs (`plan.shared`):
+        a buffer of the loaded memory's sizes (kept across calls:
+        `ad.workspace`), allocated before the reverse sweep. The reverse of
+        the load writes what it pops there; the reverse of the store's
+        block, which comes after, reads it (tape once)."""
+        self.mirrors: dict[Operation, SSAValue] = {}
+        builder = Builder(InsertPoint.at_end(block))
+        for load in self.plan.mirrored_loads():
+            mem = load.memref
+            mtype = mem.type
+            assert isinstance(mtype, MemRefType)
+            sizes = self.memref_sizes(builder, self.top_values[mem])
+            dynamic = [s for s, n in zip(sizes, mtype.get_shape()) if n < 0]
+            alloc = builder.insert(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
+                                                      dynamic_sizes=dynamic))
+            alloc.attributes[WORKSPACE_ATTR] = UnitAttr()
+            alloc.location = load.location
+            mirror = alloc.results[0]
+            mirror.name_hint = f"{mem.name_hint}_mirror" if mem.name_hint else "mirror"
+            self.mirrors[load] = mirror
+        return list(self.mirrors.values())
 
     def _insert_snapshots(self, vmap: dict[SSAValue, SSAValue]) -> None:
         """Before each call whose memory the plan snapshots: every element
