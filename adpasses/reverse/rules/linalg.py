@@ -96,7 +96,7 @@ class MatmulRule:
         a, b = op.inputs
         (c,) = op.outputs
         want_a, want_b = self._active(op, activity)
-        needs = [c, *shadow_needs(c)]
+        needs = list(shadow_needs(c))  # C itself is not read: its shadow is
         if want_a:
             needs += [a, b, *shadow_needs(a)]
         if want_b:
