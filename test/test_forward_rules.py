@@ -18,6 +18,7 @@ import pytest
 from xdsl.dialects import arith
 
 from adpasses.ops import OP_TABLE
+from adpasses.ops.entry import INTEGER_DOMAINS
 from test_rules_numeric import entries, sample, source_for
 
 
@@ -65,8 +66,8 @@ def test_tangents_match_finite_differences(cls):  # type: ignore[no-untyped-def]
     text, acts = source_for(cls)
     rng = np.random.default_rng(sum(map(ord, cls.name)) + 1)
     n = acts.count("active")
-    floats = [d for d in entry.domains if d not in ("cond", "int")]
-    ints = [d for d in entry.domains if d == "int"]
+    floats = [d for d in entry.domains if d != "cond" and d not in INTEGER_DOMAINS]
+    ints = [d for d in entry.domains if d in INTEGER_DOMAINS]
     primal, lanes = _forward(text, acts, width=n)
     _, single = _forward(text, acts, width=1)
     basis = [list(row) for row in np.eye(n)]

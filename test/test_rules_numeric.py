@@ -15,6 +15,7 @@ import pytest
 from xdsl.dialects import arith, math
 
 from adpasses.ops import DOMAINS, OP_TABLE
+from adpasses.ops.entry import INTEGER_DOMAINS
 from adpasses.ops.partials import trace
 from gradcheck import check_gradient
 
@@ -22,7 +23,7 @@ from gradcheck import check_gradient
 def source_for(cls) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
     """MLIR text of @f applying `cls`, and the arguments' activities. An
     i1 operand (domain "cond") compares the two float arguments; an
-    integer one ("int") is a const i32 argument."""
+    integer one ("int", "order": INTEGER_DOMAINS) is a const i32 argument."""
     entry = OP_TABLE[cls]
     name = cls.name
     if cls is arith.ExtFOp:
@@ -38,24 +39,25 @@ def source_for(cls) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
   %r = arith.extf %h : f32 to f64
   func.return %r : f64
 }""", ["active"])
-    floats = [i for i, d in enumerate(entry.domains) if d not in ("cond", "int")]
-    params = [f"%a{i}: f64" for i in floats] + [f"%a{i}: i32" for i, d in enumerate(entry.domains) if d == "int"]
+    floats = [i for i, d in enumerate(entry.domains) if d != "cond" and d not in INTEGER_DOMAINS]
+    params = [f"%a{i}: f64" for i in floats] + [f"%a{i}: i32" for i, d in enumerate(entry.domains)
+                                                  if d in INTEGER_DOMAINS]
     body, operands, types = [], [], []
     for i, d in enumerate(entry.domains):
         if d == "cond":
             body.append(f"  %a{i} = arith.cmpf olt, %a{floats[0]}, %a{floats[1]} : f64")
         operands.append(f"%a{i}")
-        types.append("i32" if d == "int" else "f64")
-    signature = f" : f64, {types[1]}" if "int" in entry.domains else " : f64"
+        types.append("i32" if d in INTEGER_DOMAINS else "f64")
+    signature = f" : f64, {types[1]}" if set(entry.domains) & set(INTEGER_DOMAINS) else " : f64"
     body.append(f"  %r = {name} {', '.join(operands)}{signature}")
     text = f"func.func @f({', '.join(params)}) -> f64 {{\n" + "\n".join(body) + "\n  func.return %r : f64\n}"
-    acts = ["active"] * len(floats) + ["const"] * entry.domains.count("int")
+    acts = ["active"] * len(floats) + ["const"] * sum(d in INTEGER_DOMAINS for d in entry.domains)
     return text, acts
 
 
 def sample(domain: str, rng: np.random.Generator) -> float | int:
     lo, hi = DOMAINS[domain]
-    if domain == "int":
+    if domain in INTEGER_DOMAINS:
         return int(rng.integers(lo, hi + 1))
     x = float(rng.uniform(lo, hi))
     return x if domain != "nonzero" or rng.random() < 0.5 else -x
@@ -71,8 +73,8 @@ def test_partials_match_finite_differences(cls):
     text, acts = source_for(cls)
     rng = np.random.default_rng(sum(map(ord, cls.name)))
     partials, _ = trace(entry.partials, None, entry.arity)
-    floats = [d for d in entry.domains if d not in ("cond", "int")]
-    ints = [d for d in entry.domains if d == "int"]
+    floats = [d for d in entry.domains if d != "cond" and d not in INTEGER_DOMAINS]
+    ints = [d for d in entry.domains if d in INTEGER_DOMAINS]
     for _ in range(4):
         args = [sample(d, rng) for d in floats] + [sample(d, rng) for d in ints]
         if cls in (arith.TruncFOp, arith.ExtFOp):

@@ -1,6 +1,7 @@
 """`ad-opt`: xDSL's opt driver with adpasses' dialects, passes and outputs.
 
-    ad-opt [-p PASSES] [--reverse] [--forward] [--print-cache-report] [--print-activity]
+    ad-opt [-p PASSES] [--reverse] [--forward] [--reverse-wrap=SPEC] [--forward-wrap=SPEC]
+           [--print-cache-report] [--print-activity]
            [--print-alias] [--emit=mlir|llvm-ir] [--emit-after=STEP] [--opt] [file.mlir]
 
 Reads MLIR from a file or stdin, applies the passes given with `-p` and the
@@ -59,6 +60,23 @@ class ADOptMain(xDSLOptMain):
             action="store_true",
             help="generate tangent functions for every ad.fwddiff (pass ad-forward), after "
                  "ad-reverse for the ad.autodiff ops (forward over reverse)",
+        )
+        arg_parser.add_argument(
+            "--reverse-wrap",
+            action="append",
+            default=[],
+            metavar="SPEC",
+            help='add a function that calls the gradient of one (implies --reverse), like '
+                 '--enzyme-wrap: "fn=f activities=dup,active rets=active name=df with-primal" '
+                 "(pass ad-wrap; docs/dialect.md)",
+        )
+        arg_parser.add_argument(
+            "--forward-wrap",
+            action="append",
+            default=[],
+            metavar="SPEC",
+            help='add a function that calls the tangent of one (implies --forward): '
+                 '"fn=f activities=dup,const rets=dup name=tf width=2"',
         )
         arg_parser.add_argument(
             "--lower-ad-ops",
@@ -151,6 +169,9 @@ class ADOptMain(xDSLOptMain):
             passes.append("ad-print-alias")
         if a.passes:
             passes.append(a.passes)
+        passes += _wrap_passes(a.reverse_wrap, "reverse") + _wrap_passes(a.forward_wrap, "forward")
+        a.reverse = a.reverse or bool(a.reverse_wrap)
+        a.forward = a.forward or bool(a.forward_wrap)
         if a.reverse or a.forward:
             options = [f'cache-policy="{a.cache_policy}"']
             if a.print_cache_report:
@@ -261,6 +282,19 @@ class ADOptMain(xDSLOptMain):
 
             return str(optimized_module(text))
         return super().output_resulting_program(prog)
+
+
+def _wrap_passes(specs: Sequence[str], mode: str) -> list[str]:
+    """`--reverse-wrap` / `--forward-wrap` values as `ad-wrap{...}` pipeline
+    elements (their fields checked here, with a one-line error)."""
+    from adpasses.transforms.wrap import parse_wrap_spec
+
+    out = []
+    for spec in specs:
+        p = parse_wrap_spec(spec, mode)
+        out.append(f'ad-wrap{{fn="{p.fn}" mode="{p.mode}" activities="{p.activities}" rets="{p.rets}" '
+                   f'wrapper="{p.wrapper}" with-primal={str(p.with_primal).lower()} width={p.width}}}')
+    return out
 
 
 def _expand_reverse(passes: Sequence[ModulePass]) -> tuple[tuple[ModulePass, ...], set[int]]:

@@ -25,7 +25,11 @@ them the import lock of `load_compiler`, release them in parent and child
 afterwards, and give the child a fresh table of per-key locks. Compilation
 imports its modules before its first step (`load_compiler`, under the
 import lock), so no thread is inside one of those imports at a fork
-either. The child then compiles by itself.
+either. Imports elsewhere (the cache report, a disk cache load, user code
+on any thread) are handled generically by `fork_imports`: the fork waits
+for imports in flight on other threads, and the child forgets any module
+still half-imported by a thread it does not have. The child then compiles
+by itself.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
+
+from adpasses.core import fork_imports
 
 T = TypeVar("T")
 
@@ -133,9 +139,10 @@ def load_compiler(registry: bool = False) -> None:
     if _compiler_loaded and (_registry_loaded or not registry):
         return
     import importlib
-    import pkgutil
 
     with _IMPORT_LOCK:
+        import pkgutil  # under the lock too: a fork must not copy its import half-done
+
         if not _compiler_loaded:
             # Recursively: the stage packages (core, analysis, cache, ...) hold
             # the modules a compilation imports lazily.
@@ -222,17 +229,26 @@ def _llvmlite_lock():  # type: ignore[no-untyped-def]
 
 
 _held_for_fork: list[object] = []
+# How long a fork waits for other threads' imports, before and after taking
+# the locks (an import normally takes milliseconds; one that waits for the
+# forking thread is not waited for).
+_IMPORT_WAIT_S = 10.0
+_IMPORT_WAIT_HOLDING_S = 2.0
 
 
 def _before_fork() -> None:
-    # In this order, the order every thread takes them in (no LLVM step
-    # calls load_compiler).
+    # Imports other threads have under way finish first (fork_imports), then
+    # our locks are taken in the order every thread takes them in (no LLVM
+    # step calls load_compiler), and imports begun meanwhile finish too
+    # (briefly: the child forgets whatever is still half-imported).
+    fork_imports.wait_for_imports(_IMPORT_WAIT_S)
     _IMPORT_LOCK.acquire()
     LLVM_LOCK.acquire()
     lock = _llvmlite_lock()
     if lock is not None:
         lock.__enter__()
         _held_for_fork.append(lock)
+    fork_imports.wait_for_imports(_IMPORT_WAIT_HOLDING_S)
 
 
 def _release_after_fork() -> None:
@@ -248,6 +264,7 @@ def _after_fork_in_child() -> None:
     # released: start with none. (The forking thread owns the import lock,
     # LLVM_LOCK and llvmlite's lock, taken in _before_fork, and releases them.)
     _keyed = _KeyedLocks()
+    fork_imports.forget_orphaned_imports()
     _release_after_fork()
 
 

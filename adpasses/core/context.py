@@ -79,6 +79,7 @@ def _load_compiler_dialects(ctx: Context) -> None:
     the LLVM dialect."""
     from adpasses.dialects.ad import AD
     from adpasses.dialects.arith_ext import RemFOp
+    from adpasses.dialects.special import SPECIAL
     from adpasses.dialects.upstream import UPSTREAM_OPS
 
     for dialect in (
@@ -91,6 +92,7 @@ def _load_compiler_dialects(ctx: Context) -> None:
         cf.Cf,
         printf.Printf,
         AD,
+        SPECIAL,
     ):
         ctx.load_dialect(dialect)
     ctx.load_op(RemFOp)

@@ -1,13 +1,14 @@
 """The LLVM lowering of the op table's scalar ops (`adpasses/ops/`): each
 entry says how (`llvm=`): one instruction, an intrinsic, a libm call, a
 float cast, or a function of this package's `CUSTOM` tables
-(`lowering/arith.py`, `lowering/math.py`) for what is more than one."""
+(`lowering/arith.py`, `lowering/math.py`,
+`lowering/special.py`) for what is more than one."""
 
 from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from adpasses.lowering import arith, math
+from adpasses.lowering import arith, math, special
 from adpasses.lowering.core import FunctionTranslator, Translation, scalar_type
 from adpasses.ops import OP_TABLE
 from adpasses.ops.entry import Cast, Custom, Instruction, Intrinsic, Libm, Lowering, ScalarOp
@@ -37,7 +38,7 @@ def _cast(method: str) -> Translation:
     return lower
 
 
-CUSTOM: dict[type[Operation], Translation] = {**arith.CUSTOM, **math.CUSTOM}
+CUSTOM: dict[type[Operation], Translation] = {**arith.CUSTOM, **math.CUSTOM, **special.CUSTOM}
 
 
 def translation(entry: ScalarOp) -> Translation:

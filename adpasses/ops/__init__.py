@@ -2,7 +2,7 @@
 
 Each entry (`ScalarOp`, `entry.py`) gives an op's Python spellings, its
 partial derivatives, its LLVM lowering, its recompute cost and its operand
-domains; one file per dialect (`arith.py`, `math.py`). Everything else is
+domains; one file per dialect (`arith.py`, `math.py`, `special.py`). Everything else is
 a view of this table:
 
 - the frontend's maps from Python functions and operators to ops
@@ -27,6 +27,7 @@ from xdsl.ir import Operation
 
 from adpasses.ops import arith as _arith
 from adpasses.ops import math as _math
+from adpasses.ops import special as _special
 from adpasses.ops.entry import DOMAINS, ScalarOp, ToInt
 
 __all__ = ["DOMAINS", "OP_TABLE", "ScalarOp", "entry_for", "int_calls", "python_calls", "python_operators"]
@@ -34,7 +35,7 @@ __all__ = ["DOMAINS", "OP_TABLE", "ScalarOp", "entry_for", "int_calls", "python_
 
 def _table() -> dict[type[Operation], ScalarOp]:
     table: dict[type[Operation], ScalarOp] = {}
-    for entry in (*_arith.ENTRIES, *_math.ENTRIES):
+    for entry in (*_arith.ENTRIES, *_math.ENTRIES, *_special.ENTRIES):
         if entry.op in table:
             raise ValueError(f"{entry.op.name} has two entries in the op table")
         table[entry.op] = entry

@@ -94,8 +94,13 @@ DOMAINS = {
     "small": (-1.5, 1.5),    # inside about (-2.5, 2.5): no overflow, no pole (exp, sinh)
     "above1": (1.2, 3.0),    # greater than 1, away from it (acosh)
     "int": (-3, 4),          # an integer operand (fpowi's exponent), not differentiated
+    "order": (0, 3),         # a derivative order >= 0 (polygamma's n), not differentiated
     "cond": (0, 1),          # an i1 condition (select), not differentiated
 }
+
+
+INTEGER_DOMAINS = ("int", "order")
+"""Domains of integer operands: sampled as integers, never differentiated."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ once, as a function of symbolic operands and result:
 The symbols are `Expr`s: `+ - * /` and unary `-` build float (or, on
 integer operands, integer) arithmetic; `select`, `cmpf`, `cmpi`, `call`
 (any op class of the table or xDSL, e.g. `call(math.CosOp, x)`),
-`to_float` build the rest; Python numbers become constants of the type of
+`to_float`, `typed` (a constant of a given type) build the rest; Python numbers become constants of the type of
 the value they meet. A partial is None where the operand has no derivative
 (an integer operand, a piecewise-constant op).
 
@@ -89,6 +89,12 @@ def c(value: float | int) -> Expr:
     """A constant, of the type of the value it meets (created here, so
     emitted before what is written after it)."""
     return Expr("const", value)
+
+
+def typed(value: float | int, type_: Attribute) -> Expr:
+    """A constant of the given type (an integer operand of a `call`, such
+    as polygamma's order, where no other operand gives the type)."""
+    return Expr("typed_const", (value, type_))
 
 
 def lift(value: object) -> Expr:
@@ -338,6 +344,8 @@ class _Emitter:
             return self.float_type
         if k == "const":
             return None
+        if k == "typed_const":
+            return e.data[1]
         if k in ("cmpf", "cmpi"):
             return IntegerType(1)
         args = e.args[1:] if k == "select" else e.args
@@ -359,6 +367,8 @@ class _Emitter:
             return self.sink.primal(self.leaves[e])
         if k == "zero":
             return self.sink.const(0, self.float_type)
+        if k == "typed_const":
+            return self.sink.const(*e.data)
         if k == "to_float":
             (n,) = self._args(e)
             if isinstance(n.type, IndexType):

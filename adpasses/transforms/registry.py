@@ -125,7 +125,14 @@ def _forward() -> type[ModulePass]:
     return ForwardPass
 
 
+def _wrap() -> type[ModulePass]:
+    from adpasses.transforms.wrap import WrapPass
+
+    return WrapPass
+
+
 AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "ad-wrap": _wrap,
     "ad-reverse": _reverse,
     # the steps of ad-reverse, in order (adpasses/transforms/reverse_pipeline.py)
     "ad-clone-primals": _clone_primals,

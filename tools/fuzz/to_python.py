@@ -199,6 +199,19 @@ class Oracle:
         def select(c: bool, a: float, b: float) -> float:
             return a if c else b
 
+        def digamma(x: float) -> float:
+            # psi(x) for the x > 0 the generator guards into: the recurrence
+            # up to x >= 20, then the asymptotic series (an independent
+            # oracle of special.digamma: the compiled one also uses the
+            # reflection and a series about the root).
+            acc = 0.0
+            while x < 20.0:
+                acc -= 1.0 / x
+                x += 1.0
+            f = 1.0 / (x * x)
+            series = f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (1 / 240 - f * (1 / 132)))))
+            return acc + math.log(x) - 0.5 / x - series
+
         def both(a: bool, b: bool) -> bool:
             return a and b
 
@@ -209,7 +222,7 @@ class Oracle:
             "_ceil": to_integer(math.ceil), "_trunc": to_integer(math.trunc),
             "_round": to_integer(half_away), "_roundeven": to_integer(round), "_fma": fma,
             "_f32": f32, "_powi": powi, "_seen": seen,
-            "_sel": select, "_and": both,
+            "_sel": select, "_and": both, "_digamma": digamma,
         }
         for pred, sym in FCMP_PREDICATES.items():
             env[f"_cmp_{pred}"] = cmp(_COMPARE[sym])

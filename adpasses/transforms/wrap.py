@@ -1,0 +1,170 @@
+"""`ad-wrap`: ask for a derivative without writing the op (issue 20).
+
+Like Enzyme-MLIR's `--enzyme-wrap`: for a function `@fn` of the module,
+add a function `@name` whose body is one `ad.autodiff` (mode `reverse`) or
+`ad.fwddiff` (mode `forward`) of `@fn` with the given activities, taking
+the operands and returning the results that op takes and gives
+(docs/dialect.md). `ad-reverse` / `ad-forward` then differentiate it like
+any request written by hand.
+
+    ad-opt --reverse-wrap="fn=f activities=dup,active" in.mlir
+    ad-opt -p 'ad-wrap{fn=f activities="dup,active" rets=active name=df},ad-reverse'
+
+Options: `fn` (required), `mode` (`reverse` | `forward`), `activities` and
+`rets` (comma-separated; default: memrefs `dup`, floats `active`, the rest
+`const`, as `ad-print-activity` assumes; in forward mode floats are `dup`),
+`name` (default `<fn>_reverse` / `<fn>_forward`), `with-primal` (reverse:
+return the primal results too), `width` (forward: tangents per sweep).
+
+If the module declares `@name` (`func.func private @df(...)`, so that other
+functions can call it), the declaration becomes the definition; its type
+must be the derivative's.
+
+Argument names: the callee's, `d<name>` for shadows and tangents, `d_ret<j>`
+for result seeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.ir import Attribute, Block, Region
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import VerifyException
+
+from adpasses.core.diagnostics import CompileError
+from adpasses.core.types import is_float_type, is_memref_type
+from adpasses.dialects.ad import (
+    AutodiffOp,
+    FwddiffOp,
+    autodiff_operand_types,
+    autodiff_result_types,
+    check_activity_signature,
+    check_fwd_activity_signature,
+    fwddiff_operand_types,
+    fwddiff_result_types,
+)
+
+MODES = ("reverse", "forward")
+
+
+def _split(spec: str) -> list[str]:
+    return [a.strip() for a in spec.split(",") if a.strip()]
+
+
+def _defaults(ftype: FunctionType, mode: str) -> tuple[list[str], list[str]]:
+    float_arg = "active" if mode == "reverse" else "dup"
+    args = ["dup" if is_memref_type(t) else float_arg if is_float_type(t) else "const"
+            for t in ftype.inputs.data]
+    float_ret = "active" if mode == "reverse" else "dup"
+    rets = [float_ret if is_float_type(t) else "const" for t in ftype.outputs.data]
+    return args, rets
+
+
+@dataclass(frozen=True)
+class WrapPass(ModulePass):
+    name = "ad-wrap"
+
+    fn: str = ""
+    mode: str = "reverse"
+    activities: str = ""
+    rets: str = ""
+    wrapper: str = ""
+    with_primal: bool = False
+    width: int = 1
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        what = f"ad-wrap{{fn={self.fn}}}"
+        if self.mode not in MODES:
+            raise CompileError(f"{what}: unknown mode '{self.mode}'; expected reverse or forward")
+        fn = self.fn.lstrip("@")
+        callee = next((f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == fn), None)
+        if callee is None:
+            names = ", ".join("@" + f.sym_name.data for f in op.ops if isinstance(f, func.FuncOp))
+            raise CompileError(f"{what}: the module has no function @{fn or '?'} (it has: {names or 'none'}); "
+                               "name one of its functions with fn=NAME")
+        ftype = callee.function_type
+        default_args, default_rets = _defaults(ftype, self.mode)
+        acts = _split(self.activities) if self.activities else default_args
+        rets = _split(self.rets) if self.rets else default_rets
+        if self.width < 1 or (self.width != 1 and self.mode == "reverse"):
+            raise CompileError(f"{what}: width={self.width}: width is an option of forward mode (at least 1); reverse mode takes one cotangent per sweep")
+        if self.with_primal and self.mode == "forward":
+            raise CompileError(f"{what}: with-primal is a reverse-mode option (forward mode returns "
+                               "the primal results of 'dup' and 'const' results already)")
+        try:
+            if self.mode == "reverse":
+                check_activity_signature(ftype, acts, rets)
+                ins = autodiff_operand_types(ftype, acts, rets)
+                outs = autodiff_result_types(ftype, acts, self.with_primal)
+            else:
+                check_fwd_activity_signature(ftype, acts, rets)
+                ins = fwddiff_operand_types(ftype, acts, self.width)
+                outs = fwddiff_result_types(ftype, rets, self.width)
+        except VerifyException as err:
+            raise CompileError(f"{what}: {err}", op=callee) from None
+        name = (self.wrapper or f"{fn}_{self.mode}").lstrip("@")
+        ftype_out = FunctionType.from_lists(ins, outs)
+        existing = next((f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
+        if existing is not None and not existing.is_declaration:
+            raise CompileError(f"{what}: the module already defines a function @{name}; choose another "
+                               "name with name=NAME", op=existing)
+        if existing is not None and existing.function_type != ftype_out:
+            raise CompileError(f"{what}: @{name} is declared as {existing.function_type}, but the "
+                               f"derivative it names has type {ftype_out}; declare it with that type",
+                               op=existing)
+        block = Block(arg_types=ins)
+        for arg, hint in zip(block.args, self._arg_names(callee, acts, rets)):
+            arg.name_hint = hint
+        if self.mode == "reverse":
+            call = AutodiffOp(fn, block.args, acts, rets, outs, with_primal=self.with_primal)
+        else:
+            call = FwddiffOp(fn, block.args, acts, rets, outs, width=self.width)
+        block.add_ops([call, func.ReturnOp(*call.results)])
+        wrapper = func.FuncOp(name, ftype_out, Region(block))
+        if existing is not None:
+            # A declaration (so that other functions can call the wrapper
+            # before this pass runs) becomes the definition, where it was.
+            op.body.block.insert_op_after(wrapper, existing)
+            existing.detach()
+            existing.erase()
+        else:
+            op.body.block.insert_op_after(wrapper, callee)
+
+    def _arg_names(self, callee: func.FuncOp, acts: list[str], rets: list[str]) -> list[str | None]:
+        lanes = 1 if self.mode == "reverse" else self.width
+        names: list[str | None] = []
+        for k, (act, arg) in enumerate(zip(acts, callee.body.block.args)):
+            base = arg.name_hint or f"arg{k}"
+            names.append(base)
+            if act in ("dup", "dupnoneed"):
+                names += [f"d{base}"] if lanes == 1 else [f"d{base}{chr(97 + lane % 26)}" for lane in range(lanes)]
+        if self.mode == "reverse":
+            names += [f"d_ret{j}" for j, act in enumerate(rets) if act in ("active", "dup")]
+        return names
+
+
+def parse_wrap_spec(spec: str, mode: str) -> WrapPass:
+    """`fn=f activities=dup,active rets=active wrapper=df with-primal width=2`
+    (the value of `ad-opt --reverse-wrap=` / `--forward-wrap=`)."""
+    fields: dict[str, object] = {"mode": mode}
+    known = {"fn", "activities", "rets", "name", "with-primal", "width"}
+    for item in spec.split():
+        key, _, value = item.partition("=")
+        if key not in known:
+            raise CompileError(f"--{mode}-wrap: unknown field '{key}' in '{spec}'; "
+                               f"expected {', '.join(sorted(known))}")
+        if key == "with-primal":
+            fields["with_primal"] = value in ("", "true", "1")
+        elif key == "width":
+            if not value.isdigit():
+                raise CompileError(f"--{mode}-wrap: width={value}: expected a positive integer")
+            fields["width"] = int(value)
+        else:
+            fields["wrapper" if key == "name" else key] = value
+    if not fields.get("fn"):
+        raise CompileError(f"--{mode}-wrap: '{spec}' names no function; write fn=NAME")
+    return WrapPass(**fields)  # type: ignore[arg-type]
