@@ -259,3 +259,4 @@ def test_products_outside_the_language_are_located_errors(f, args, message):
     with pytest.raises(adpasses.CompileError, match=r"test_matmul_frontend.py:\d+:\d+: error: ") as err:
         adpasses.jit(f)(*args)
     assert message in str(err.value)
+
