@@ -44,6 +44,7 @@ _LAZY = {
     "custom_jvp": "adpasses.api.custom_rules",
     "extern": "adpasses.api.custom_rules",
     "checkpoint": "adpasses.api.checkpoint",
+    "vmap": "adpasses.api.vmap",
 }
 
 

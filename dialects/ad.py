@@ -981,3 +981,8 @@ op may take memrefs (printed as numpy arrays). Without it, C printf."""
 PRINT_SPECS_ATTR = "ad.print_specs"
 """A string beside `ad.python_print`: the format spec of each value
 (f-string `!r`, `:.3f`), separated by `core.print_codes.SPEC_SEP`."""
+
+FUSED_ATTR = "ad.fused"
+"""A string on an `scf.for` that `ad-fuse-loops` made of adjacent loops:
+the source locations of the loops fused into the first, for the cache
+report (adpasses/transforms/fuse_loops.py)."""

@@ -21,7 +21,8 @@ to results and to the next iteration's block arguments), forward for
 constant but is updated with an active value becomes active. Control
 operands (conditions, switch values, loop bounds) are not data. Calls must
 have been inlined (the reverse pass does), except checkpointed calls
-(`ad.checkpoint`): their results and the memory of the memref arguments
+(`ad.checkpoint`) and calls a custom rule differentiates (`ad.custom_call`):
+their results and the memory of the memref arguments
 the callee may write (`memory_writes.written_arguments`) depend on all
 they use, and all they use is useful if anything they produce is.
 
@@ -111,8 +112,8 @@ _PURE = 1  # no regions, no memrefs: float results depend on operands
 _REGION = 2  # a region op of the table: values flow along its edges
 _LOAD, _STORE, _COPY, _BITCAST, _UNKNOWN = 3, 4, 5, 6, 7
 _POP, _PUSH = 8, 9  # ad.tape.pop / push: a load from / a store into the tape
-_CALL = 10  # a checkpointed func.call, or a structured op on memrefs (core/structured_ops.py:
-# linalg.matmul): results and written memory depend on all it uses
+_CALL = 10  # a checkpointed or custom-rule func.call, or a structured op on memrefs
+# (core/structured_ops.py: linalg.matmul): results and written memory depend on all it uses
 
 
 def is_checkpointed_call(op: Operation) -> bool:
@@ -309,7 +310,7 @@ class ActivityAnalysis:
         classes = self._classes
         kind = self._kind
         for op in self._ops:
-            if is_checkpointed_call(op):
+            if is_checkpointed_call(op) or CUSTOM_CALL_ATTR in op.attributes:
                 self._classify_call(op)
                 continue
             structured = structured_op(op)
@@ -361,9 +362,12 @@ class ActivityAnalysis:
         )
 
     def _classify_call(self, op: Operation) -> None:
-        """A checkpointed call: its results and the memory of the memref
-        arguments its callee may write depend on everything it uses (the
-        callee's own activity is decided when its gradient is built)."""
+        """A checkpointed call, or a call its custom rule differentiates:
+        its results and the memory of the memref arguments its callee may
+        write depend on everything it uses (the callee's own activity is
+        decided when its gradient is built; a custom rule gives the
+        cotangents itself). An array the callee only reads keeps its own
+        activity, as it would if the call were inlined."""
         from adpasses.analysis.memory_writes import WriteEffects, written_arguments
         from xdsl.traits import SymbolTable
 

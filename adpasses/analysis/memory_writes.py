@@ -2,6 +2,7 @@
 
 - memref.store: one element;
 - memref.copy: every element of the target view;
+- a linalg structured op (generic, fill, matmul, ...): its output views;
 - memref.dealloc: all of its object (the memory is gone);
 - memref.alloca_scope: all of the allocas it frees when it ends;
 - func.call: judged from the callee's body when the module has it
@@ -24,6 +25,7 @@ from enum import Enum
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, SymbolTable
 
@@ -80,6 +82,10 @@ class WriteEffects:
                 for inner in op.walk()
                 if isinstance(inner, memref.AllocaOp) and alloca_scope_of(inner) is op
             ]
+        if is_structured_op(op):
+            # linalg.generic/fill/matmul...: reads its inputs, writes its outputs
+            return [WriteTarget(Extent.VIEW, v) for v in op.outputs  # type: ignore[attr-defined]
+                    if isinstance(v.type, MemRefType)]
         if op.has_trait(IsTerminator) or op.has_trait(RecursiveMemoryEffect) or type(op) in REGION_FLOWS:
             return []  # the ops inside a loop or a branch are visited themselves
         operands = [
@@ -151,6 +157,12 @@ class WriteEffects:
                     break
         self._callees[name] = effect
         return effect
+
+
+def is_structured_op(op: Operation) -> bool:
+    """A linalg structured op (linalg.generic, fill, matmul, ...): on
+    memrefs it writes (parts of) its output views and nothing else."""
+    return isinstance(op, LinalgStructuredOperation)
 
 
 def alloca_scope_of(alloca: memref.AllocaOp) -> memref.AllocaScopeOp | None:

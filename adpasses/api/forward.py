@@ -92,12 +92,29 @@ def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[st
     tangent function for `activity`/`ret` (of f, or of its gradient) with
     `width` lanes, optionally add a driver (`driver(module, tangent_fn)`
     returns its name), compile."""
+    from adpasses.core.compile_locks import load_compiler
+
+    load_compiler()  # before the first lazy import: see compile_locks (fork)
+    from adpasses.native.llvm_jit import compile_module, stats
+
+    module, entry, tangent_name, record = tangent_module(jf, values, activity, ret, width, kind, driver,
+                                                         over_gradient)
+    before = stats["compiled"]
+    compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)
+    jf._compiled(record, compiled, before)
+    return Compiled(compiled[entry], compiled, tangent_name)
+
+
+def tangent_module(jf, values: tuple, activity: tuple[str, ...], ret: tuple[str, ...], width: int,  # type: ignore[no-untyped-def]
+                   kind: str, driver=None, over_gradient: tuple | None = None) -> tuple:
+    """What `_compile_tangent` compiles, before compiling: (module, entry
+    name, tangent function name, compile record). `vmap` adds its batch
+    loop around the entry before compiling (api/vmap.py)."""
     from adpasses.api.functions import _private, function_named
     from adpasses.core.compile_locks import load_compiler
 
     load_compiler()  # before the first lazy import: see compile_locks (fork)
     from adpasses.frontend.signature import signature_key
-    from adpasses.native.llvm_jit import compile_module, stats
     from adpasses.transforms.forward_pass import forward_differentiate
 
     record = jf._record(kind, values, activity)
@@ -116,10 +133,7 @@ def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[st
     if driver is not None:
         entry = driver(module, t.function)
     function_named(module, name).sym_visibility = _private()
-    before = stats["compiled"]
-    compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)
-    jf._compiled(record, compiled, before)
-    return Compiled(compiled[entry], compiled, t.name)
+    return module, entry, t.name, record
 
 
 def _cached(jf, key: tuple, make: Callable[[], object]):  # type: ignore[no-untyped-def]
@@ -605,12 +619,12 @@ class SweepCallable:
         return _cached(jf, key, lambda: _compile_jacfwd(jf, values, nums, out, width, self.single))
 
 
-def _driver(sweeps, made: dict):  # type: ignore[no-untyped-def]
+def _driver(sweeps, made: dict, scratch_from_caller: bool = False):  # type: ignore[no-untyped-def]
     from adpasses.transforms.seed_loops import add_forward_driver
 
     def add(module, tangent):  # type: ignore[no-untyped-def]
         name = f"{tangent.sym_name.data}_sweeps"
-        add_forward_driver(module, tangent, sweeps, name)
+        add_forward_driver(module, tangent, sweeps, name, scratch_from_caller)
         made["inputs"] = sweeps.driver_inputs(len(tangent.function_type.inputs.data))
         return name
     return add
@@ -618,6 +632,44 @@ def _driver(sweeps, made: dict):  # type: ignore[no-untyped-def]
 
 def _compile_hessian(jf, values: tuple, nums: tuple[int, ...], layout: _GradientLayout,  # type: ignore[no-untyped-def]
                      width: int, single: bool) -> _SweepPlan:
+    sweeps, arg_of = _hessian_sweeps(values, nums, layout, width)
+    made: dict = {}
+    c = _compile_tangent(jf, values, layout.fwd_activity, (), width, "hessian", _driver(sweeps, made),
+                         over_gradient=(layout.grad_activity, layout.ret))
+    inputs = [arg_of[p] for p in made["inputs"]]
+    outputs = [(a, b) for a in nums for b in nums]
+    run = _runner(c.call, values, inputs, layout.written, outputs, None, _hessian_result(nums, single), "hessian")
+    return _SweepPlan(run, c.compiled, None)
+
+
+def _hessian_result(nums: tuple[int, ...], single: bool) -> str:
+    """The Hessian as the runner returns it, from its blocks H0, H1, ..."""
+    return ("H0" if single else
+            "(" + "".join("(" + "".join(f"H{i * len(nums) + j}, " for j in range(len(nums))) + "), "
+                          for i in range(len(nums))) + ")")
+
+
+def hessian_module(jf, values: tuple, nums: tuple[int, ...], width: int) -> tuple:  # type: ignore[no-untyped-def]
+    """The Hessian's driver before compiling, for `vmap(hessian(f))`:
+    (module, driver name, compile record, the arguments the driver takes
+    in order, the written arrays (their pristine copies follow), the
+    blocks (a, b) it fills, in order (then its scratch buffers follow,
+    one per entry of the last element: the argument whose shape and dtype
+    it has))."""
+    layout = _GradientLayout.of(jf, values, nums)
+    sweeps, arg_of = _hessian_sweeps(values, nums, layout, width)
+    made: dict = {}
+    module, entry, _, record = tangent_module(jf, values, layout.fwd_activity, (), width, "hessian",
+                                              _driver(sweeps, made, scratch_from_caller=True),
+                                              over_gradient=(layout.grad_activity, layout.ret))
+    inputs = [arg_of[p] for p in made["inputs"]]
+    scratch = [arg_of[like] for like in sweeps.scratch_shape]
+    return (module, entry, record, inputs, layout.written, [(a, b) for a in nums for b in nums], scratch)
+
+
+def _hessian_sweeps(values: tuple, nums: tuple[int, ...], layout: _GradientLayout, width: int) -> tuple:
+    """The forward sweeps of a Hessian, and which argument each value
+    parameter of the tangent function is."""
     from adpasses.transforms.seed_loops import ForwardSweeps
 
     at, lanes = layout.tangent_positions(width)
@@ -641,16 +693,7 @@ def _compile_hessian(jf, values: tuple, nums: tuple[int, ...], layout: _Gradient
         out_ranks=tuple(values[a].ndim + values[b].ndim for a in nums for b in nums),  # type: ignore[union-attr]
         seed_only=tuple(q for k in nums if k not in layout.written for q in lanes[layout.value_at[k]]),
     )
-    made: dict = {}
-    c = _compile_tangent(jf, values, layout.fwd_activity, (), width, "hessian", _driver(sweeps, made),
-                         over_gradient=(layout.grad_activity, layout.ret))
-    inputs = [arg_of[p] for p in made["inputs"]]
-    outputs = [(a, b) for a in nums for b in nums]
-    result = ("H0" if single else
-              "(" + "".join("(" + "".join(f"H{i * len(nums) + j}, " for j in range(len(nums))) + "), "
-                            for i in range(len(nums))) + ")")
-    run = _runner(c.call, values, inputs, layout.written, outputs, None, result, "hessian")
-    return _SweepPlan(run, c.compiled, None)
+    return sweeps, arg_of
 
 
 def _compile_jacfwd(jf, values: tuple, nums: tuple[int, ...], out: int | None, width: int,  # type: ignore[no-untyped-def]

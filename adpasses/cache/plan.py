@@ -9,6 +9,14 @@ what recomputing those values reads in turn) one `CacheDecision`:
 - `reload`: a load re-issued in the reverse sweep; legal only when no later
   write may overwrite what it read (`AliasAnalysis.clobbers`).
 - `tape`: pushed in the forward sweep, popped in the reverse sweep.
+- `shared`: a value stored to memory that a later load reads back, and
+  that load is taped: the value is taped once, at the load; the reverse of
+  the load writes what it pops into a mirror of the memory (one buffer of
+  its size), which the reverse of the store's block reads
+  (`analysis.store_forwarding`).
+
+A stored value may also be reloaded: from the element its store wrote,
+when no later write may overwrite it (`AliasAnalysis.overwritten_after`).
 
 Memory a checkpointed call reads (`MemoryNeed`: the call, a memref
 operand) is planned apart: `snapshot` when the call itself or later code
@@ -34,7 +42,7 @@ from adpasses.core.effects import is_pure
 from adpasses.core.ir_facts import home_block, is_constant
 from adpasses.core.region_flow import is_induction_variable
 
-DECISION_KINDS = ("reuse", "recompute", "reload", "tape")
+DECISION_KINDS = ("reuse", "recompute", "reload", "tape", "shared")
 
 
 @dataclass
@@ -69,6 +77,23 @@ class CachePlan:
     """The values rules asked for (before closing over recomputation)."""
     memory: list[MemoryDecision] = field(default_factory=list)
     """Per memory need of a checkpointed call: snapshot or reuse."""
+    loops: list = field(default_factory=list)
+    """Per top-level loop the reverse visits: reversed loop-locally or not,
+    and why (`adpasses.cache.loop_local.LoopDecision`)."""
+
+    stored: dict[SSAValue, memref.StoreOp] = field(default_factory=dict)
+    """Values reloaded from the element their store wrote (`reload`)."""
+    shared: dict[SSAValue, tuple[memref.StoreOp, memref.LoadOp]] = field(default_factory=dict)
+    """Values (`shared`) read from the mirror the reverse of the taped load
+    that reads them back fills: value -> (its store, the load)."""
+
+    def is_local_loop(self, op: Operation) -> bool:
+        """`op` is reversed iteration by iteration, inside its forward loop."""
+        return any(d.loop is op and d.local for d in self.loops)
+
+    def mirrored_loads(self) -> list[memref.LoadOp]:
+        """Taped loads whose reverse writes what they pop into a mirror."""
+        return list(dict.fromkeys(load for _, load in self.shared.values()))
 
     def snapshots(self) -> list[MemoryNeed]:
         return [d.need for d in self.memory if d.kind == "snapshot"]
@@ -95,11 +120,11 @@ class CachePlan:
         return [v for v in self.taped() if home_block(v) is block]
 
     def materialized_in(self, block: Block) -> list[SSAValue]:
-        """Recomputed and reloaded values of `block`, in forward order."""
+        """Recomputed, reloaded and shared values of `block`, in forward order."""
         return self.order.sorted(
             v
             for v, d in self.decisions.items()
-            if d.kind in ("recompute", "reload") and home_block(v) is block and not is_constant(v)
+            if d.kind in ("recompute", "reload", "shared") and home_block(v) is block and not is_constant(v)
         )
 
 

@@ -41,7 +41,7 @@ from adpasses.cache.plan import (
     plan_memory,
     plan_tape_all,
 )
-from adpasses.cache.cost_model import CostModel
+from adpasses.cache.cost_model import RELOAD as RELOAD_COST, CostModel
 from adpasses.core.diagnostics import op_location
 from adpasses.cache.mincut import INF, FlowGraph, MinCut
 from adpasses.core.ir_facts import home_block, is_constant
@@ -55,9 +55,13 @@ def plan_cache(
     policy: str = "minimal",
     model: CostModel | None = None,
     memory_needs: Iterable[MemoryNeed] = (),
+    loop_local: bool = True,
 ) -> CachePlan:
     """The cache plan; `memory_needs` (memory checkpointed calls rerun on)
-    are snapshot where some write may change them (`plan.plan_memory`)."""
+    are snapshot where some write may change them (`plan.plan_memory`);
+    `loop_local`: reverse the top-level loops whose iterations are
+    independent one iteration at a time (`cache.loop_local`; the `minimal`
+    policy only: `tape-all` is the baseline that tapes everything)."""
     memory_needs = list(memory_needs)
     if policy == "tape-all":
         plan = plan_tape_all(function, needed)
@@ -69,7 +73,14 @@ def plan_cache(
             check_rerun_buffers(plan, planner.alias)
         return plan
     planner = MinCutPlanner(function, model or CostModel())
+    loops = []
+    if loop_local:
+        from adpasses.cache.loop_local import choose_local_loops
+
+        loops = choose_local_loops(function, activity, planner.alias, [n.op for n in memory_needs])
+        planner.local_blocks = {d.loop.body.block for d in loops if d.local}
     plan = planner.plan(needed)
+    plan.loops = loops
     plan_memory(plan, memory_needs, planner.overwrites_from, call_writes_first)
     check_rerun_buffers(plan, planner.alias)
     return plan
@@ -129,6 +140,11 @@ class MinCutPlanner:
         self.alias = AliasAnalysis(function)
         self._clobbers: dict[Operation, list] = {}
         self._freed_after: dict[Operation, list[Operation]] = {}
+        self.local_blocks: set[Block] = set()
+        """Bodies of loops reversed loop-locally: their values are in
+        registers when each iteration's reverse runs (`cache.loop_local`)."""
+        self._overwritten: dict[Operation, list] = {}
+        self._stored: dict[SSAValue, memref.StoreOp] = {}  # of the block being cut
 
     def clobbers(self, load: memref.LoadOp) -> list:
         """The writes that may overwrite what `load` read before the reverse
@@ -142,6 +158,29 @@ class MinCutPlanner:
             self._clobbers[load] = [c for c in found if not self._deferred_dealloc(c.op)]
             self._freed_after[load] = [c.op for c in found if self._deferred_dealloc(c.op)]
         return self._clobbers[load]
+
+    def overwritten_after(self, store: memref.StoreOp) -> list:
+        """`AliasAnalysis.overwritten_after`, less the deallocations of the
+        top block (deferred until after the reverse sweep, as for `clobbers`)."""
+        if store not in self._overwritten:
+            self._overwritten[store] = [c for c in self.alias.overwritten_after(store)
+                                        if not self._deferred_dealloc(c.op)]
+        return self._overwritten[store]
+
+    def _reloadable_store(self, value: SSAValue, block: Block) -> memref.StoreOp | None:
+        """A store of `value` in its own block (so it runs whenever `value`
+        is computed) into memory of the function's top block that no later
+        write may overwrite: the reverse sweep can load `value` back from
+        the element it wrote instead of taping it."""
+        if not isinstance(value, OpResult) or isinstance(value.op, memref.LoadOp):
+            return None
+        for use in value.uses:
+            store = use.operation
+            if (isinstance(store, memref.StoreOp) and store.value is value
+                    and store.parent_block() is block and home_block(store.memref) is self.top
+                    and not self.overwritten_after(store)):
+                return store
+        return None
 
     def overwrites_from(self, op: Operation, memref_value: SSAValue) -> list:
         """`AliasAnalysis.overwrites_from`, less the deallocations of the top
@@ -198,6 +237,8 @@ class MinCutPlanner:
         from an alloca of an scf.if branch)."""
         if not isinstance(value.type, MemRefType) or home_block(value) is self.top:
             return None
+        if home_block(value) in self.local_blocks:
+            return None
         if isinstance(value, OpResult) and is_recomputable_op(value.op):
             for operand in value.op.operands:
                 found = self._unavailable_memref(operand)
@@ -223,9 +264,16 @@ class MinCutPlanner:
                     if v not in plan.decisions:
                         plan.decide(v, "reuse", "defined in the function body, before the reverse sweep")
                 continue
+            if block in self.local_blocks:
+                for v in values:
+                    if v not in plan.decisions:
+                        plan.decide(v, "reuse", "defined in the iteration of a loop reversed loop-locally: "
+                                                "still in registers when its reverse runs")
+                continue
             for outer in self._cut(block, values, plan):
                 if outer not in plan.decisions:
                     pending.setdefault(home_block(outer), set()).add(outer)
+        self._share_tapes(plan)
         return plan
 
     def _cut(self, block: Block, values: set[SSAValue], plan: CachePlan) -> set[SSAValue]:
@@ -234,6 +282,8 @@ class MinCutPlanner:
         graph = FlowGraph()
         s, t = ("S",), ("T",)
         nodes: dict[SSAValue, str | None] = {}  # value -> why it cannot be recomputed
+        stored: dict[SSAValue, memref.StoreOp] = {}  # values reloadable from their store's element
+        self._stored = stored
         # In program order: a set of values iterates by identity hashes, and
         # the graph's order decides ties between cuts and the report's order.
         needed = plan.order.sorted(values)
@@ -247,15 +297,22 @@ class MinCutPlanner:
             if v in nodes or self._free(v, block):
                 continue
             why = self._why_not_recomputable(v)
+            store = self._reloadable_store(v, block)
+            op = v.owner
+            if store is not None and (why is not None or self.model.recompute_cost(op) > RELOAD_COST):
+                why = None
+                stored[v] = store  # reloaded from the element its store wrote
             nodes[v] = why
             graph.add_edge(("in", v), ("out", v), self.model.tape_cost(v.type))
             if why is not None:
                 graph.add_edge(s, ("in", v), INF)
                 continue
-            op = v.owner
             assert isinstance(op, Operation)
-            graph.add_edge(s, ("in", v), self.model.recompute_cost(op))
-            for operand in op.operands:
+            if v in stored:
+                graph.add_edge(s, ("in", v), RELOAD_COST * self.model.recompute_scale)
+            else:
+                graph.add_edge(s, ("in", v), self.model.recompute_cost(op))
+            for operand in _rebuilt_from(v, stored):
                 if not self._free(operand, block):
                     graph.add_edge(("out", operand), ("in", v), INF)
                     stack.append(operand)
@@ -276,11 +333,14 @@ class MinCutPlanner:
                 continue
             op = v.owner
             assert isinstance(op, Operation)
-            if isinstance(op, memref.LoadOp):
+            if v in stored:
+                plan.decide(v, "reload", self._why_reload_stored(stored[v]))
+                plan.stored[v] = stored[v]
+            elif isinstance(op, memref.LoadOp):
                 plan.decide(v, "reload", self._why_reload(op))
             else:
                 plan.decide(v, "recompute", f"{op.name} of values available in the reverse sweep")
-            for operand in op.operands:
+            for operand in _rebuilt_from(v, stored):
                 if is_constant(operand):
                     plan.decisions.setdefault(operand, _constant_decision(operand))
                 elif home_block(operand) is not block:
@@ -288,6 +348,43 @@ class MinCutPlanner:
                 elif is_induction_variable(operand):
                     plan.decide(operand, "reuse", "induction variable, rebuilt by the reverse loop")
         return outer
+
+    def _why_reload_stored(self, store: memref.StoreOp) -> str:
+        why = (f"stored at {_short_loc(store)}, where no later write may overwrite it (alias "
+               "analysis): loaded back from there")
+        freed = [c.op for c in self.alias.overwritten_after(store) if self._deferred_dealloc(c.op)]
+        if freed:
+            where = ", ".join(f"dealloc at {_short_loc(op)}" for op in freed)
+            why += f"; {where}: deferred until after the reverse sweep"
+        return why
+
+    def _share_tapes(self, plan: CachePlan) -> None:
+        """Tape once: a taped value that a store writes and a later load
+        reads back (`store_forwarding.load_reading_back`), where that load
+        is taped too, is not taped again: the reverse of the load writes
+        what it pops into a mirror of the memory, and the reverse of the
+        store's block reads it there (`shared`)."""
+        from adpasses.analysis.store_forwarding import load_reading_back
+
+        for value in plan.taped():
+            if not isinstance(value, OpResult) or isinstance(value.op, memref.LoadOp):
+                continue
+            for use in list(value.uses):
+                store = use.operation
+                if not (isinstance(store, memref.StoreOp) and store.value is value
+                        and store.parent_block() is home_block(value)):
+                    continue
+                load = load_reading_back(store, self.alias, self.top)
+                if load is None or plan.kind(load.res) != "tape":
+                    continue
+                plan.decide(value, "shared", (
+                    f"stored at {_short_loc(store)} and read back by the load at {_short_loc(load)}, "
+                    "which is taped: taped once, there; the reverse of that load writes it into a "
+                    f"mirror of {value_label(store.memref)}, read here"))
+                plan.shared[value] = (store, load)
+                taped = plan.decisions[load.res]
+                taped.reason += f"; also gives {value_label(value)} stored at {_short_loc(store)} (tape once)"
+                break
 
     def _why_reload(self, load: memref.LoadOp) -> str:
         why = "no later write may overwrite it (alias analysis)"
@@ -312,14 +409,15 @@ class MinCutPlanner:
         dropped = [(edge, cost) for edge, cost in chosen.items()
                    if edge not in other and edge != (("in", value), ("out", value))]
         cost = sum(c for _, c in added) - sum(c for _, c in dropped)
-        items = _cost_items(added, nodes) + [f"no tape for {value_label(e[0][1])} (-{c:g} bytes)"
+        items = _cost_items(added, nodes, self._stored) + [f"no tape for {value_label(e[0][1])} (-{c:g} bytes)"
                                              for e, c in dropped]
         verdict = "as much (a tie: both are optimal)" if abs(cost - size) < 1e-9 else f"{cost:g}"
         return (f"cost model: taping it costs {size:g} bytes per iteration; recomputing it instead would "
                 f"cost {verdict} per iteration: {', '.join(items)}")
 
 
-def _cost_items(edges: list[tuple[tuple, float]], nodes: dict[SSAValue, str | None]) -> list[str]:
+def _cost_items(edges: list[tuple[tuple, float]], nodes: dict[SSAValue, str | None],
+                stored: dict[SSAValue, memref.StoreOp]) -> list[str]:
     """The cut edges of a plan, in words: `tape %s (8 bytes; why)`,
     `reload x[i] (0.25)`, `recompute math.exp (16)`, grouped by op."""
     tapes, reloads = [], []
@@ -328,7 +426,7 @@ def _cost_items(edges: list[tuple[tuple, float]], nodes: dict[SSAValue, str | No
         if u == ("S",):  # S -> v_in: v is recomputed
             value = v[1]
             op = value.owner
-            if isinstance(op, memref.LoadOp):
+            if isinstance(op, memref.LoadOp) or value in stored:
                 reloads.append(f"reload {value_label(value)} ({cost:g})")
             else:
                 recomputes.setdefault(op.name, []).append(cost)
@@ -339,6 +437,17 @@ def _cost_items(edges: list[tuple[tuple, float]], nodes: dict[SSAValue, str | No
     ops = [f"recompute {name}" + (f" x{len(costs)}" if len(costs) > 1 else "") + f" ({sum(costs):g})"
            for name, costs in recomputes.items()]
     return tapes + reloads + ops
+
+
+def _rebuilt_from(value: SSAValue, stored: dict[SSAValue, memref.StoreOp]) -> list[SSAValue]:
+    """What the reverse sweep reads to rebuild `value`: its op's operands,
+    or, reloaded from its store's element, that memref and its indices."""
+    store = stored.get(value)
+    if store is not None:
+        return [store.memref, *store.indices]
+    op = value.owner
+    assert isinstance(op, Operation)
+    return list(op.operands)
 
 
 def value_label(value: SSAValue) -> str:

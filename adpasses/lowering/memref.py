@@ -21,7 +21,7 @@ from xdsl.ir import Operation, SSAValue
 from adpasses.core import stop_codes
 from adpasses.core.diagnostics import error_at, op_location
 from adpasses.dialects.ad import PY_INDEX_ATTR, WORKSPACE_ATTR, BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp
-from adpasses.core.types import has_identity_layout
+from adpasses.core.types import has_identity_layout, memref_strides
 from adpasses.lowering.core import (
     I64,
     SHADOW_AXIS,
@@ -328,7 +328,15 @@ def _shadow_site_text(ft: FunctionTranslator, op: ShadowCheckOp) -> str:
 
 def _cast(ft: FunctionTranslator, op: memref.CastOp) -> None:
     src = ft.get(op.source)
-    ft.set(op.dest, make_memref(ft.b, op.dest.type, src.ptr, src.offset, src.sizes, src.strides))
+    ptr, offset = src.ptr, src.offset
+    if memref_strides(op.dest.type)[1] == 0 and not (isinstance(offset, ir.Constant) and offset.constant == 0):
+        # A view with an offset cast to a type whose offset is 0 (a row of a
+        # C-contiguous batch as an identity-layout memref: vmap's driver,
+        # transforms/batch_loops.py): its first element becomes the base,
+        # so the view still addresses the same elements.
+        ptr = ft.b.gep(ptr, [offset], inbounds=True, source_etype=src.element)
+        offset = const_i64(0)
+    ft.set(op.dest, make_memref(ft.b, op.dest.type, ptr, offset, src.sizes, src.strides))
 
 
 def _groups(op: Operation) -> list[list[int]]:

@@ -35,8 +35,9 @@ import numpy as np
 from llvmlite import ir
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, Float64Type, MemRefType, ModuleOp
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, OpResult, SSAValue
 
+from adpasses.analysis.memory_writes import WriteEffects, is_structured_op
 from adpasses.analysis.memref_views import memory_objects
 from adpasses.core.types import has_identity_layout, memref_strides
 from adpasses.lowering import thread_state
@@ -87,24 +88,38 @@ from adpasses.native.runtime import python_object_symbol
 
 def written_parameters(f: func.FuncOp) -> set[int]:
     """Indices of memref parameters whose memory the function may write:
-    stored to or copied into through any view, or passed to a callee."""
+    stored to or copied into through any view, an output of a linalg op,
+    or passed to a callee that may write that argument. A callee in the
+    module is judged from its body (`WriteEffects`: the arguments it writes,
+    through its own calls), so an array a helper only reads stays unwritten,
+    as it is when the helper is inlined (grad then gives it no throwaway
+    shadow); an external callee may write every array it is given."""
     args = list(f.body.blocks[0].args)  # multi-block bodies: the entry block
     written: set[int] = set()
+    module = f
+    while module.parent_op() is not None:
+        module = module.parent_op()  # type: ignore[assignment]
+    effects = WriteEffects(module)
 
     def mark(value: SSAValue) -> None:
         for obj in memory_objects(value):  # through views and run-time choices (arith.select)
             if obj in args:
                 written.add(args.index(obj))
+            elif isinstance(obj, OpResult) and isinstance(obj.op, func.CallOp):
+                # An array a call returns may be (a view of) one it was given.
+                for a in obj.op.arguments:
+                    if isinstance(a.type, MemRefType):
+                        mark(a)
 
     for op in f.walk():
         if isinstance(op, memref.StoreOp):
             mark(op.memref)
         elif isinstance(op, memref.CopyOp):
             mark(op.destination)
-        elif isinstance(op, func.CallOp):
-            for a in op.arguments:
-                if isinstance(a.type, MemRefType):
-                    mark(a)
+        elif isinstance(op, func.CallOp) or is_structured_op(op):
+            for target in effects.targets(op):
+                if target.memref is not None:
+                    mark(target.memref)
     return written
 
 

@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr, MemRefType, UnitAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    UnitAttr,
+)
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -40,6 +48,7 @@ from adpasses.dialects.ad import (
     WORKSPACE_ATTR,
     TWIN_ID_ATTR,
     TWIN_OF_ATTR,
+    UNCHECKED_ATTR,
     ShadowCheckOp,
     TapeCreateOp,
     TapeFreeOp,
@@ -128,12 +137,18 @@ class GradientBuilder:
         self._insert_pushes(block, vmap)
         self._insert_snapshots(vmap)
 
+        mirrors = self._allocate_mirrors(block)
         top = ReverseContext(self, self.top_block, InsertPoint.at_end(block))
         top.materialize_block_values()
         top.reverse_ops(self.top_block)
         self._check_shadow_shapes(block, vmap)
         for dealloc in deferred:
             block.add_op(dealloc.clone(value_mapper=vmap))
+        for mirror in mirrors:
+            free = memref.DeallocOp.get(mirror)
+            free.attributes[WORKSPACE_ATTR] = UnitAttr()
+            free.location = self.primal.location
+            block.add_op(free)
         if not self.with_primal:
             for buffer in _returned_allocations(returned):
                 # The primal hands these to its caller; the gradient returns no primal: free them.
@@ -244,6 +259,29 @@ class GradientBuilder:
                     target.add_op(push)
                 else:
                     target.insert_op_before(push, target.first_op)
+
+    def _allocate_mirrors(self, block: Block) -> list[SSAValue]:
+        """Per taped load whose value a store also needs (`plan.shared`):
+        a buffer of the loaded memory's sizes (kept across calls:
+        `ad.workspace`), allocated before the reverse sweep. The reverse of
+        the load writes what it pops there; the reverse of the store's
+        block, which comes after, reads it (tape once)."""
+        self.mirrors: dict[Operation, SSAValue] = {}
+        builder = Builder(InsertPoint.at_end(block))
+        for load in self.plan.mirrored_loads():
+            mem = load.memref
+            mtype = mem.type
+            assert isinstance(mtype, MemRefType)
+            sizes = self.memref_sizes(builder, self.top_values[mem])
+            dynamic = [s for s, n in zip(sizes, mtype.get_shape()) if n < 0]
+            alloc = builder.insert(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
+                                                      dynamic_sizes=dynamic))
+            alloc.attributes[WORKSPACE_ATTR] = UnitAttr()
+            alloc.location = load.location
+            mirror = alloc.results[0]
+            mirror.name_hint = f"{mem.name_hint}_mirror" if mem.name_hint else "mirror"
+            self.mirrors[load] = mirror
+        return list(self.mirrors.values())
 
     def _insert_snapshots(self, vmap: dict[SSAValue, SSAValue]) -> None:
         """Before each call whose memory the plan snapshots: every element
@@ -429,6 +467,50 @@ class GradientBuilder:
         return new.results[value.index]
 
     # -- hooks used by rules ---------------------------------------------------------
+
+    def forward_clone(self, op: Operation) -> Operation:
+        """The forward sweep's copy of the primal op `op`."""
+        return self._forward_ops[op]
+
+    def seed_of(self, rc: ReverseContext, value: SSAValue) -> SSAValue | None:
+        """The sum of the seeds of the return positions that return `value`
+        (None: it is returned at no seeded position), built in `rc`."""
+        ret = self.top_block.last_op
+        total: SSAValue | None = None
+        if isinstance(ret, func.ReturnOp):
+            for arg, seed in zip(ret.arguments, self.seeds):
+                if seed is not None and arg is value:
+                    total = seed if total is None else rc.add(total, seed)
+        return total
+
+    def adjoint_slot(self, loop: Operation, value: SSAValue) -> SSAValue:
+        """A zeroed one-element stack slot, made just before the forward
+        `loop`, that sums `value`'s adjoint over the loop's iterations
+        (LLVM keeps it in a register)."""
+        builder = Builder(InsertPoint.before(loop))
+        slot = builder.insert(memref.AllocaOp.get(value.type, shape=[1])).results[0]
+        slot.name_hint = f"d{value.name_hint}_sum" if value.name_hint else None
+        zero_index = builder.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).results[0]
+        zero = builder.insert(arith.ConstantOp(FloatAttr(0.0, value.type))).results[0]
+        store = builder.insert(memref.StoreOp.get(zero, slot, [zero_index]))
+        store.attributes[UNCHECKED_ATTR] = UnitAttr()
+        for new in (slot.op, zero_index.op, zero.op, store):
+            new.location = loop.location
+        return slot
+
+    @staticmethod
+    def add_to_slot(rc: ReverseContext, slot: SSAValue, g: SSAValue) -> None:
+        zero = rc.index(0)
+        load = rc.insert(memref.LoadOp.get(slot, [zero]))
+        load.attributes[UNCHECKED_ATTR] = UnitAttr()
+        store = rc.insert(memref.StoreOp.get(rc.add(load.results[0], g), slot, [zero]))
+        store.attributes[UNCHECKED_ATTR] = UnitAttr()
+
+    @staticmethod
+    def read_slot(rc: ReverseContext, slot: SSAValue) -> SSAValue:
+        load = rc.insert(memref.LoadOp.get(slot, [rc.index(0)]))
+        load.attributes[UNCHECKED_ATTR] = UnitAttr()
+        return load.results[0]
 
     def after_reverse(self, rc: ReverseContext, op: Operation) -> None:
         for tape in self._tapes_to_free.pop(op, []):

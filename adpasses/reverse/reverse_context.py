@@ -88,6 +88,14 @@ class ReverseContext:
         for value in reversed(plan.taped_in(self.block)):
             tape = self.sweep.tapes[value]
             self.values[value] = self.insert(_tape_pop(tape)).results[0]
+        for load in plan.mirrored_loads():
+            if load.parent_block() is self.block:
+                # Tape once: what the load read is also what an earlier store
+                # wrote; its block's reverse, which runs after this one,
+                # reads it from the mirror (`shared`).
+                self.store(self.values[load.res], self.sweep.mirrors[load],
+                           [self.primal(i) for i in load.indices], repeats=load)
+        self._pending = set(plan.materialized_in(self.block))
         for value in plan.materialized_in(self.block):
             if value not in self.values:
                 self._rebuild(value)
@@ -98,9 +106,26 @@ class ReverseContext:
                 self.shadows[op.results[0]] = self.sweep.create_shadow_allocation(self, op)
 
     def _rebuild(self, value: SSAValue) -> None:
-        """Re-execute the pure op (or reload) that defined `value`."""
+        """Re-execute the pure op (or reload) that defined `value`; a stored
+        value is loaded from its store's element (`reload`) or from the
+        mirror its load's reverse filled (`shared`). What it reads from this
+        block is rebuilt first (a store's index may follow the value)."""
         assert isinstance(value, OpResult)
+        plan = self.sweep.plan
+        store = plan.stored.get(value)
+        shared = plan.shared.get(value)
+        if store is not None or shared is not None:
+            store = store if store is not None else shared[0]  # type: ignore[index]
+            for index in store.indices:
+                self._rebuild_first(index)
+            memory = (self.sweep.mirrors[shared[1]] if shared is not None
+                      else self.primal(store.memref))
+            self.values[value] = self.load(memory, [self.primal(i) for i in store.indices],
+                                           repeats=store)
+            return
         op = value.op
+        for operand in op.operands:
+            self._rebuild_first(operand)
         mapping = {operand: self.primal(operand) for operand in op.operands}
         new = op.clone(value_mapper=mapping)
         if isinstance(new, (memref.LoadOp, memref.SubviewOp)):
@@ -108,6 +133,10 @@ class ReverseContext:
         self.builder.insert(new)
         for old, res in zip(op.results, new.results):
             self.values[old] = res
+
+    def _rebuild_first(self, value: SSAValue) -> None:
+        if value in getattr(self, "_pending", ()) and value not in self.values:
+            self._rebuild(value)
 
     # -- primal values -------------------------------------------------------
 

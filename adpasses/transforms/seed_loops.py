@@ -221,10 +221,15 @@ def _flat_view(b: Builder, m: SSAValue) -> SSAValue:
     return b.insert(op).results[0]
 
 
-def add_forward_driver(module: ModuleOp, tangent: func.FuncOp, sweeps: ForwardSweeps, name: str) -> func.FuncOp:
+def add_forward_driver(module: ModuleOp, tangent: func.FuncOp, sweeps: ForwardSweeps, name: str,
+                       scratch_from_caller: bool = False) -> func.FuncOp:
     """Add `@name`, the loop of forward sweeps described by `sweeps`,
     calling `tangent`. Parameters: `sweeps.driver_inputs(...)` of the
-    tangent function's parameters, the pristine copies, the outputs."""
+    tangent function's parameters, the pristine copies, the outputs, and
+    with `scratch_from_caller` one buffer per `sweeps.scratch` (C-contiguous,
+    the sizes of its `scratch_shape` parameter; any contents): a caller
+    that calls the driver many times (vmap's batch loop) allocates them
+    once, rather than the driver taking workspaces on every call."""
     inputs = list(tangent.function_type.inputs.data)
     result_types = list(tangent.function_type.outputs.data)
     fixed = dict(sweeps.constants)
@@ -239,26 +244,35 @@ def add_forward_driver(module: ModuleOp, tangent: func.FuncOp, sweeps: ForwardSw
     ranks = iter(sweeps.out_ranks)
     for el in measured:
         out_types += [MemRefType(el, [DYNAMIC_INDEX] * next(ranks)) for _ in sweeps.directions]
-    driver = func.FuncOp(name, ([inputs[k] for k in taken] + [inputs[k] for k in sweeps.restore] + out_types, []))
+    def own_type(k: int) -> MemRefType:
+        t = inputs[k]
+        return MemRefType(t.element_type, [DYNAMIC_INDEX] * len(t.get_shape()))  # type: ignore[attr-defined]
+
+    scratch_types = [own_type(k) for k in sweeps.scratch] if scratch_from_caller else []
+    driver = func.FuncOp(name, ([inputs[k] for k in taken] + [inputs[k] for k in sweeps.restore] + out_types
+                                + scratch_types, []))
     args = iter(driver.body.block.args)
     param: dict[int, SSAValue] = {k: next(args) for k in taken}
     pristine = {k: next(args) for k in sweeps.restore}
     outs = [[next(args) for _ in sweeps.directions] for _ in measured]
+    given = list(args)
     b = Builder(InsertPoint.at_end(driver.body.block))
     outs = [[_flat_view(b, o) for o in row] for row in outs]
     for k, v in fixed.items():
         param[k] = b.insert(arith.ConstantOp(FloatAttr(v, inputs[k]))).result
     flat: dict[int, SSAValue] = {}
     buffers = []
-    for k, like in zip(sweeps.scratch, sweeps.scratch_shape):
-        t = inputs[k]
-        own = MemRefType(t.element_type, [DYNAMIC_INDEX] * len(t.get_shape()))  # type: ignore[attr-defined]
-        # A workspace: the JIT keeps the buffer across calls (no allocation
-        # per call once it is large enough).
-        alloc = memref.AllocOp(_dims(b, param[like]), [], own)
-        alloc.attributes[WORKSPACE_ATTR] = UnitAttr()
-        buf = b.insert(alloc).results[0]
-        buffers.append(buf)
+    for i, (k, like) in enumerate(zip(sweeps.scratch, sweeps.scratch_shape)):
+        t, own = inputs[k], own_type(k)
+        if scratch_from_caller:
+            buf = given[i]
+        else:
+            # A workspace: the JIT keeps the buffer across calls (no allocation
+            # per call once it is large enough).
+            alloc = memref.AllocOp(_dims(b, param[like]), [], own)
+            alloc.attributes[WORKSPACE_ATTR] = UnitAttr()
+            buf = b.insert(alloc).results[0]
+            buffers.append(buf)
         flat[k] = _flat_view(b, buf)
         param[k] = buf if own == t else b.insert(memref.CastOp.get(buf, t)).results[0]
     seed_only = set(sweeps.seed_only)

@@ -86,6 +86,9 @@ class ForRule:
         return FOR.control_values(op)
 
     def reverse(self, rc: ReverseContext, op: scf.ForOp) -> None:
+        if rc.sweep.plan.is_local_loop(op):
+            self.reverse_locally(rc, op)
+            return
         body = op.body.block
         inits_fwd = FOR.values(op, "inits")
         iter_block_args = FOR.values(op, "iter_args")
@@ -128,6 +131,56 @@ class ForRule:
             rc.set_adjoint(v, loop.results[len(carried) + j])
         for j, i in enumerate(carried):
             rc.add_adjoint(inits_fwd[i], loop.results[j])
+
+
+    def reverse_locally(self, rc: ReverseContext, op: scf.ForOp) -> None:
+        """Loop-local reverse (`adpasses.cache.loop_local`): each iteration's
+        reverse goes at the end of the same iteration of the forward loop
+        (its values are still there, nothing is taped), seeded with the
+        adjoints of the loop's results, which are the function's seeds
+        (nothing after the loop is differentiated). Sum reductions pass
+        their adjoint unchanged to every iteration; adjoints of outer
+        values are summed in a stack slot across iterations."""
+        sweep = rc.sweep
+        body = op.body.block
+        forward = sweep.forward_clone(op)
+        assert isinstance(forward, scf.ForOp)
+        fbody = forward.body.block
+        yield_op = fbody.last_op
+        assert yield_op is not None
+        inits_fwd = FOR.values(op, "inits")
+        yielded = FOR.values(op, "yielded")
+        results = FOR.values(op, "results")
+        iter_block_args = FOR.values(op, "iter_args")
+        carried = _float_positions(iter_block_args, rc, results)
+        outer = outer_active_values(op, rc)
+        slots = {v: sweep.adjoint_slot(forward, v) for v in outer}
+
+        # A root context: nothing of the reverse sweep's own code (built
+        # after the forward loop) may be used inside it.
+        inner = ReverseContext(sweep, body, InsertPoint.before(yield_op))
+        inner.loc = op.location
+        for old, new in zip(body.args, fbody.args):
+            inner.values[old] = new
+        for old_op in body.ops:
+            for old, new in zip(old_op.results, sweep.forward_clone(old_op).results):
+                inner.values[old] = new
+        inner.materialize_block_values()
+        for i in carried:
+            seed = sweep.seed_of(inner, results[i])
+            if seed is not None:
+                inner.add_adjoint(yielded[i], seed)
+        inner.reverse_ops(body)
+        for v, slot in slots.items():
+            g = inner.adjoint(v)
+            if g is not None:
+                sweep.add_to_slot(inner, slot, g)
+        for v, slot in slots.items():
+            rc.add_adjoint(v, sweep.read_slot(rc, slot))
+        for i in carried:
+            g = rc.adjoint(results[i])
+            if g is not None:
+                rc.add_adjoint(inits_fwd[i], g)
 
 
 class IfRule:

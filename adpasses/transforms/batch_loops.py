@@ -1,0 +1,184 @@
+"""The driver of `adpasses.vmap`: one compiled loop over a batch axis
+around a function (a primal, a gradient, a tangent function, a Hessian's
+driver).
+
+`add_batch_driver(module, entry, spec, name)` adds `@name`, whose loop
+runs `entry` once per batch element `b`:
+
+    func @name(%n: index, <per entry parameter, by its kind>, <per batched result: memref<?xT>>)
+      scf.for %b = 0 to %n:
+        <restore the RESTORE parameters, zero the SCRATCH ones>
+        %r... = func.call @entry(<per parameter: its value for element b>)
+        memref.store %r_i, %out_i[%b]            (each result marked in spec.results)
+
+Per entry parameter (`BatchSpec.params`):
+- BATCHED: the driver takes the batch, one dimension more, leading: for a
+  memref parameter the batch's row `b` (a subview; cast to the parameter's
+  identity layout when it has one: rows of a C-contiguous batch are
+  contiguous, and the cast's lowering makes the row's first element the
+  base); for a scalar, element `b` of a 1-D memref (an `index` is read from
+  i64 and converted).
+- SHARED: passed unchanged to every call.
+- RESTORE: a memref the entry writes, which must start every call with the
+  same contents: the driver takes it and a pristine copy, and copies the
+  pristine into it before each call.
+- SCRATCH: a memref the entry accumulates into (a shadow no one reads):
+  zeroed before each call.
+- CONST: a float fixed in the driver (`spec.constants`: a gradient's seed).
+
+The batch sizes of the memrefs are read by the subviews and loads, which
+keep their bounds checks: a batch shorter than `%n` stops the call with an
+IndexError rather than read past it (the API checks the sizes first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StridedLayoutAttr,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from adpasses.transforms.seed_loops import _dims, _index, fill
+
+BATCHED, SHARED, RESTORE, SCRATCH, CONST = "batched", "shared", "restore", "scratch", "const"
+KINDS = (BATCHED, SHARED, RESTORE, SCRATCH, CONST)
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """How the driver passes each parameter of the entry, and which of its
+    results it stores per batch element."""
+
+    params: tuple[str, ...]                        # per entry parameter: one of KINDS
+    results: tuple[bool, ...]                      # per entry result: stored into an output
+    constants: tuple[tuple[int, float], ...] = ()  # CONST parameters: (position, value)
+
+    def __post_init__(self) -> None:
+        bad = [k for k in self.params if k not in KINDS]
+        if bad:
+            raise ValueError(f"BatchSpec: unknown parameter kinds {bad}; expected one of {KINDS}")
+        fixed = {p for p, _ in self.constants}
+        if fixed != {p for p, k in enumerate(self.params) if k == CONST}:
+            raise ValueError("BatchSpec: every CONST parameter needs exactly one constant")
+
+
+def batch_type(t: Attribute) -> MemRefType:
+    """The type of the driver's batch parameter for an entry parameter of
+    type `t`: one leading dynamic dimension more (an index is stored as i64)."""
+    if isinstance(t, MemRefType):
+        shape = [DYNAMIC_INDEX] * (len(t.get_shape()) + 1)
+        if isinstance(t.layout, StridedLayoutAttr):
+            return MemRefType(t.element_type, shape, StridedLayoutAttr([NoneAttr()] * len(shape), NoneAttr()))
+        return MemRefType(t.element_type, shape)
+    return MemRefType(IntegerType(64) if isinstance(t, IndexType) else t, [DYNAMIC_INDEX])
+
+
+def driver_inputs(entry: func.FuncOp, spec: BatchSpec) -> list[Attribute]:
+    """The driver's parameter types, in order."""
+    inputs = list(entry.function_type.inputs.data)
+    types: list[Attribute] = [IndexType()]
+    for t, kind in zip(inputs, spec.params):
+        if kind == BATCHED:
+            types.append(batch_type(t))
+        elif kind == RESTORE:
+            types += [t, t]
+        elif kind != CONST:
+            types.append(t)
+    outputs = list(entry.function_type.outputs.data)
+    types += [MemRefType(t, [DYNAMIC_INDEX]) for t, kept in zip(outputs, spec.results) if kept]
+    return types
+
+
+def _row(b: Builder, batch: SSAValue, at: SSAValue, t: MemRefType) -> SSAValue:
+    """batch[at, :, ..., :] as a value of the entry's parameter type `t`."""
+    rank = len(t.get_shape())
+    zero, one = _index(b, 0), _index(b, 1)
+    sizes = _dims(b, batch)[1:]
+    strided = MemRefType(t.element_type, [DYNAMIC_INDEX] * rank,
+                         StridedLayoutAttr([NoneAttr()] * rank, NoneAttr()))
+    view = b.insert(memref.SubviewOp(
+        batch, [at] + [zero] * rank, sizes, [one] * (rank + 1),
+        [DYNAMIC_INDEX] * (rank + 1), [1] + [DYNAMIC_INDEX] * rank, [DYNAMIC_INDEX] * (rank + 1),
+        strided)).results[0]
+    return view if strided == t else b.insert(memref.CastOp.get(view, t)).results[0]
+
+
+def _element(b: Builder, batch: SSAValue, at: SSAValue, t: Attribute) -> SSAValue:
+    v = b.insert(memref.LoadOp.get(batch, [at])).res
+    if isinstance(t, IndexType):
+        v = b.insert(arith.IndexCastOp(v, IndexType())).result
+    return v
+
+
+def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name: str) -> func.FuncOp:
+    """Add `@name`, the loop over a batch described in the module
+    docstring, calling `entry`."""
+    inputs = list(entry.function_type.inputs.data)
+    outputs = list(entry.function_type.outputs.data)
+    if len(spec.params) != len(inputs) or len(spec.results) != len(outputs):
+        raise ValueError(f"BatchSpec for @{entry.sym_name.data}: {len(spec.params)} parameter kinds and "
+                         f"{len(spec.results)} result flags for {len(inputs)} parameters and "
+                         f"{len(outputs)} results")
+    driver = func.FuncOp(name, (driver_inputs(entry, spec), []))
+    args = iter(driver.body.block.args)
+    n = next(args)
+    taken: list[tuple[str, SSAValue, SSAValue | None]] = []
+    for kind in spec.params:
+        if kind == CONST:
+            taken.append((kind, n, None))  # placeholder: the constant is made below
+        elif kind == RESTORE:
+            work = next(args)
+            taken.append((kind, work, next(args)))
+        else:
+            taken.append((kind, next(args), None))
+    stores = list(args)
+    b = Builder(InsertPoint.at_end(driver.body.block))
+    constants = dict(spec.constants)
+    fixed = {p: b.insert(arith.ConstantOp(FloatAttr(v, inputs[p]))).result for p, v in constants.items()}
+    zero, one = _index(b, 0), _index(b, 1)
+    block = Block(arg_types=[IndexType()])
+    b.insert(scf.ForOp(zero, n, one, [], Region(block)))
+    at = block.args[0]
+    inner = Builder(InsertPoint.at_end(block))
+    operands: list[SSAValue] = []
+    for p, ((kind, value, pristine), t) in enumerate(zip(taken, inputs)):
+        if kind == CONST:
+            operands.append(fixed[p])
+        elif kind == BATCHED:
+            operands.append(_row(inner, value, at, t) if isinstance(t, MemRefType)
+                            else _element(inner, value, at, t))
+        elif kind == RESTORE:
+            inner.insert(memref.CopyOp(pristine, value))
+            operands.append(value)
+        elif kind == SCRATCH:
+            fill(inner, value, 0.0)
+            operands.append(value)
+        else:
+            operands.append(value)
+    call = inner.insert(func.CallOp(entry.sym_name.data, operands, outputs))
+    kept = iter(stores)
+    for r, stored in zip(call.results, spec.results):
+        if stored:
+            inner.insert(memref.StoreOp.get(r, next(kept), [at]))
+    inner.insert(scf.YieldOp())
+    b.insert(func.ReturnOp())
+    module.body.block.add_op(driver)
+    return driver
+
+
+def stored_result_types(entry: func.FuncOp, spec: BatchSpec) -> Sequence[Attribute]:
+    """The element types of the driver's result outputs, in order."""
+    return [t for t, kept in zip(entry.function_type.outputs.data, spec.results) if kept]
