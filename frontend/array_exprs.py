@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
-from adpasses.dialects.ad import BroadcastOp
+from adpasses.dialects.ad import BroadcastOp, RaiseIfOp
 from adpasses.frontend.values import Array, ArrayExpr, Scalar, TupleValue
 from adpasses.frontend.numbers import FLOAT_TESTS
 from adpasses.ops import python_calls
@@ -62,7 +62,7 @@ METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "pr
 LOGICAL = {np.logical_and: ast.BitAnd, np.logical_or: ast.BitOr, np.logical_xor: ast.BitXor}
 """np.logical_and/or/xor: the operators & | ^ on the elements' truth values."""
 ARRAY_FUNCTIONS = (np.where, np.clip, np.sign, np.full, np.arange, np.asarray, np.array, np.copy,
-                   np.outer, np.cumsum, np.dot, np.linalg.norm, np.logical_not, *LOGICAL, *FLOAT_TESTS)
+                   np.outer, np.cumsum, np.dot, np.matmul, np.linalg.norm, np.logical_not, *LOGICAL, *FLOAT_TESTS)
 """numpy functions on arrays handled here besides the op table's and the reductions."""
 
 
@@ -398,6 +398,9 @@ class ArrayExprMixin:
         if fn is np.dot:
             self._expect(node, 2)
             return self.dot(args, node)
+        if fn is np.matmul:
+            self._expect(node, 2)
+            return self.matmul(args[0], args[1], node)
         if fn is np.linalg.norm:
             self._expect(node, 1)
             squares = self.elementwise(args, lambda s: self.binary(ast.Mult(), s[0], s[0], node), node)
@@ -476,12 +479,87 @@ class ArrayExprMixin:
         if not (self.is_array(a) and self.is_array(b)):
             return self.elementwise(args, lambda s: self.binary(ast.Mult(), s[0], s[1], node), node)
         ea, eb = self.lift(a), self.lift(b)  # type: ignore[arg-type]
-        if ea.ndim != 1 or eb.ndim != 1:
-            self.error(node, "np.dot is supported for two vectors (1-D arrays) or an array and a number; "
-                             "write a matrix product as loops")
+        if ea.ndim > 2 or eb.ndim > 2:
+            self.error(node, "np.dot is supported for vectors and matrices (1-D and 2-D arrays); for "
+                             "more dimensions write a loop over the leading ones")
+        if ea.ndim == 2 or eb.ndim == 2:
+            return self.matmul(a, b, node, "np.dot")
+        return self.vector_dot(ea, eb, node)
+
+    def vector_dot(self, ea: ArrayExpr, eb: ArrayExpr, node: ast.AST) -> object:
+        """sum(a * b) of two vectors of one length: one reduction."""
         product = self.elementwise([ea, eb], lambda s: self.binary(ast.Mult(), s[0], s[1], node), node)
         product.shape = self.broadcast_shapes(ea.shape, eb.shape, node, mode="equal")
         return self.reduce(product, "sum", None, node)
+
+    def matmul(self, a: object, b: object, node: ast.AST, what: str = "matmul") -> object:
+        """`a @ b` (np.matmul, np.dot) of matrices and vectors, numpy's
+        rules: a vector on the left is a row, on the right a column, and
+        that dimension is dropped from the result (vector @ vector: their
+        dot product, a number). Matrix operands become ONE
+        `linalg.matmul` into a freshly allocated zeroed result (vectors
+        enter as 1 x k / k x 1 views, so a matrix-vector product is a
+        matmul with n = 1). The shared dimension is checked at run time:
+        numpy's ValueError with the Python location, also with
+        `boundscheck=False`."""
+        symbol = "@" if what == "matmul" else what
+        for v in (a, b):
+            if not self.is_array(v):
+                self.error(node, f"{symbol}: both operands must be arrays (vectors or matrices); "
+                                 "multiply by a number with *")
+        ea, eb = self.lift(a), self.lift(b)  # type: ignore[arg-type]
+        for e in (ea, eb):
+            if e.ndim not in (1, 2):
+                self.error(node, f"{symbol} is supported for vectors and matrices (1-D and 2-D arrays), "
+                                 f"not {e.ndim}-D ones; for a stack of matrices write a loop over the "
+                                 "leading dimension")
+        if ea.ndim == 1 and eb.ndim == 1:
+            return self.vector_dot(ea, eb, node)
+        x, y = self.materialize(a, node), self.materialize(b, node)
+        assert isinstance(x, Array) and isinstance(y, Array)
+        for v in (x, y):
+            if v.element not in (f64, f32):
+                self.error(node, f"{symbol} of {v.element} arrays is not supported: matrix products are "
+                                 "computed in float64 or float32; make the operand a float array "
+                                 "(e.g. multiply it by 1.0)")
+        element = f64 if f64 in (x.element, y.element) else f32
+        with self.at(node):
+            x, y = (self._as_element(v, element, node) for v in (x, y))
+            k_x, k_y = self.dim(x, x.ndim - 1), self.dim(y, 0)
+            if not same_size(k_x, k_y):
+                differ = self.emit(arith.CmpiOp(k_x, k_y, "ne")).results[0]
+                message = (f"shapes not aligned: {{1}} (dim {x.ndim - 1}) != {{0}} (dim 0)" if what == "np.dot"
+                           else "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                                "signature (n?,k),(k,m?)->(n?,m?) (size {0} is different from {1})")
+                self.emit(RaiseIfOp(differ, "ValueError", message, [k_y, k_x]))
+            sizes = ([self.dim(x, 0)] if x.ndim == 2 else []) + ([self.dim(y, 1)] if y.ndim == 2 else [])
+            out = self.new_array(sizes, element)
+            zero = self.const_float(0.0, element)
+            self.emit(linalg.FillOp([zero], [out], []))
+            lhs = x if x.ndim == 2 else self._vector_as_matrix(x, row=True)
+            rhs = y if y.ndim == 2 else self._vector_as_matrix(y, row=False)
+            target = Array(out) if len(sizes) == 2 else self._vector_as_matrix(Array(out), row=x.ndim == 1)
+            self.emit(linalg.MatmulOp([lhs.value, rhs.value], [target.value]))
+        return Array(out)
+
+    def _as_element(self, v: Array, element: Attribute, node: ast.AST) -> Array:
+        if v.element == element:
+            return v
+        converted = self.materialize(self.elementwise([v], lambda s: Scalar(self.to_float(s[0], element)),
+                                                      node), node)
+        assert isinstance(converted, Array)
+        return converted
+
+    def _vector_as_matrix(self, v: Array, row: bool) -> Array:
+        """A 1 x n (row) or n x 1 (column) view of the vector `v`. The stride
+        of the size-1 dimension is free; it is chosen so that BLAS takes
+        the view (a row with unit stride along it and 1 across: column-major
+        to BLAS, which reads it with the transpose flag)."""
+        _, offset, sizes, strides = self._metadata(v)
+        one = self.const_index(1)
+        if row:
+            return self._reinterpret(v, offset, [one, sizes[0]], [one, strides[0]])
+        return self._reinterpret(v, offset, [sizes[0], one], [strides[0], one])
 
     def outer(self, args: list[object], node: ast.AST) -> object:
         a, b = args
@@ -600,10 +678,9 @@ class ArrayExprMixin:
 
     # -- operators --------------------------------------------------------------------------
 
-    def array_binary(self, op: ast.operator, a: object, b: object, node: ast.AST) -> ArrayExpr:
+    def array_binary(self, op: ast.operator, a: object, b: object, node: ast.AST) -> object:
         if isinstance(op, ast.MatMult):
-            self.error(node, "the matrix product @ is not supported yet; write it as loops "
-                             "(or np.dot of two vectors)")
+            return self.matmul(a, b, node)
         return self.elementwise([a, b], lambda s: self.element_binary(op, s[0], s[1], node), node)
 
     def element_binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:

@@ -49,6 +49,8 @@ ELEMENTWISE = [
     ("np.sign(x - 0.7) * y", (6,), (6,)),
     ("(x > 0.7) * y + (x <= y)", (6,), (6,)),
     ("np.outer(x, y)", (3,), (4,)),
+    ("np.matmul(x, y) + np.exp(x) @ y", (3, 4), (4, 2)),  # matrix products: test_matmul_frontend.py
+    ("x @ y - np.dot(y.T, x)", (4,), (4, 3)),
     ("np.cumsum(x * y)", (5,), (5,)),
     ("np.asarray(x) + x.copy() * y + np.copy(y)", (5,), (5,)),
     ("np.exp(x)", (0,), (0,)),          # empty
@@ -231,7 +233,7 @@ def test_max_of_an_empty_array_is_an_error_not_a_number(kernels):
 
 
 @pytest.mark.parametrize("source, message", [
-    ("def f(x):\n    return x @ x\n", "matrix product @ is not supported yet"),
+    ("def f(x):\n    return x @ 2.0\n", "@: both operands must be arrays"),
     ("def f(x):\n    return np.median(x)\n", "np.median on arrays is not supported"),
     ("def f(x):\n    return math.exp(x)[0]\n", "math.exp takes a number, not an array; use np.exp"),
     ("def f(x):\n    return float(x + 1)\n", "is an array where a number is needed"),
