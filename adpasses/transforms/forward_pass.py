@@ -51,7 +51,7 @@ from adpasses.core.types import is_memref_type
 from adpasses.core.verify import verify_all
 from adpasses.dialects.ad import AutodiffOp, FwddiffOp, check_fwd_activity_signature
 from adpasses.transforms.build_gradients import check_const_memory
-from adpasses.transforms.expand_upstream_ops import expand_upstream_ops, has_upstream_only_ops
+from adpasses.transforms.expand_upstream_ops import expand_upstream_ops, has_upstream_only_ops, separate_outputs
 from adpasses.transforms.inline_calls import inline_calls
 from adpasses.transforms.custom_calls import calling_copy
 from adpasses.core.custom_rules import custom_rule_of_function
@@ -181,7 +181,8 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
         lower_linalg(work)
     start = lap("ad-lower-linalg", start)
     if has_upstream_only_ops(work):  # as the reverse pipeline's ad-expand-upstream-ops
-        expand_upstream_ops(work)
+        separate = separate_outputs(work)  # products kept for their own forward rule
+        expand_upstream_ops(work, keep_matmul=lambda m: m in separate)
     start = lap("ad-expand-upstream-ops", start)
     acts, rets = analysis_activities(request, primal.function_type)
     analysis = ActivityAnalysis(work, acts, rets)
