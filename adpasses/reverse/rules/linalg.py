@@ -121,6 +121,10 @@ class MatmulRule:
         def contents(m: SSAValue) -> SSAValue:
             if sweep.plan.memory_kind(op, m) != "snapshot":
                 return rc.primal(m)
+            if rc.width != 1:  # the rule runs once per lane: each would pop the snapshot
+                raise error_at(op, "needs a snapshot of an operand that is overwritten later, which "
+                                   "vector reverse mode (width > 1) does not support yet; "
+                                   "differentiate with width 1")
             if m not in scratch:  # x @ x: one snapshot, restored once
                 scratch[m] = sweep.restore_snapshot(rc, op, m)
             return scratch[m]
