@@ -216,15 +216,18 @@ def test_implicit_differentiation_of_a_newton_solve():
         assert_matches(got[1], expected[1], what="d loss/d b")
 
 
-def test_implicit_rule_tapes_two_residuals_not_the_newton_iterations():
+def test_implicit_rule_in_an_independent_loop_tapes_nothing_not_the_newton_iterations():
     bs = np.linspace(-2, 2, 7)
     report = adpasses.cache_report(fit_loss, 1.5, bs, np.zeros(7), argnums=(0, 1))
-    taped = [e for e in report.entries if e.decision == "tape"]
-    # Per iteration: the residual y and r = y - t (for r * r); the residual
-    # a is fwd's own argument, so the call's operand serves (not taped); the
-    # 60 Newton steps are neither taped nor differentiated.
-    assert sorted(e.reason.split(" of the custom rule")[0][:10] for e in taped) == ["cost model", "residual 0"]
-    assert report.taped_bytes == 2 * 8 * 7
+    # The iterations are independent: each is reversed right after its
+    # forward (docs/parallel.md), the residual y and r = y - t still in
+    # registers; the 60 Newton steps are neither taped nor differentiated.
+    # (Reversed after the forward loop, the residual and r are taped, 2 * 8
+    # bytes per iteration: test/lit/custom/reverse.mlir, --no-loop-local.)
+    assert report.taped_bytes == 0
+    assert [local for _, local, _ in report.loops] == [True]
+    residual = [e for e in report.entries if "residual 0" in e.reason]
+    assert residual and all(e.decision == "reuse" for e in residual)
 
 
 # -- custom_jvp --------------------------------------------------------------------
@@ -403,8 +406,11 @@ def test_extern_hessian_differentiates_the_compiled_digamma():
 def test_extern_calls_tape_nothing_and_the_report_says_why():
     x = np.linspace(0.5, 3.0, 5)
     report = adpasses.cache_report(gamma_loglik, x, 1.0)
-    assert report.taped_bytes == 0  # x[i] is reloaded: lgamma writes no memory (ad.no_memory)
-    assert any(e.decision == "reload" for e in report.entries)
+    # lgamma writes no memory (ad.no_memory): the loop's iterations are
+    # independent, reversed loop-locally; x[i] * k is still in a register.
+    assert report.taped_bytes == 0
+    [(_, local, reason)] = report.loops
+    assert local and "iterations independent" in reason
 
 
 def digamma_c(x, g):

@@ -44,6 +44,7 @@ OPTIONS = {
     "no-simplify": (ReverseOptions(simplify=False), ["--no-simplify"]),
     "tape-all": (ReverseOptions(cache_policy="tape-all"), ["--cache-policy=tape-all"]),
     "no-activity": (ReverseOptions(activity=False), ["--no-activity"]),
+    "no-loop-local": (ReverseOptions(loop_local=False), ["--no-loop-local"]),
 }
 
 
@@ -68,7 +69,8 @@ def test_every_step_is_a_registered_pass_and_the_spec_parses_back(name):
         assert AD_PASSES[step.name]() is type(step), step.name
     assert PassPipeline.parse_spec(PASSES, reverse_spec(options)).passes == steps
     # ad-reverse is the same steps, up to (not including) the elision
-    pass_ = ReversePass(options.cache_policy, options.activity, "", options.lower_tapes, options.simplify)
+    pass_ = ReversePass(options.cache_policy, options.activity, "", options.lower_tapes, options.simplify,
+                        loop_local=options.loop_local)
     assert pass_.steps() == steps[:-1]
     assert steps[-1].name == "ad-elide-shadow-checks"
 
@@ -76,10 +78,10 @@ def test_every_step_is_a_registered_pass_and_the_spec_parses_back(name):
 def test_the_steps_follow_the_options():
     names = [s.name for s in reverse_steps(ReverseOptions())]
     assert names == ["ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
-                     "ad-expand-upstream-ops", "ad-count-while",
+                     "ad-expand-upstream-ops", "ad-count-while", "ad-fuse-loops",
                      "ad-build-gradients", "ad-lower-tapes", "ad-dead-forward", "ad-simplify",
                      "ad-dead-forward", "ad-drop-gradient-marks", "ad-elide-shadow-checks"]
-    lean = ReverseOptions(simplify=False, lower_tapes=False, elide_checks=False)
+    lean = ReverseOptions(simplify=False, lower_tapes=False, elide_checks=False, loop_local=False)
     assert [s.name for s in reverse_steps(lean)] == [
         "ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
                      "ad-expand-upstream-ops", "ad-count-while",

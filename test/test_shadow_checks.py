@@ -237,8 +237,11 @@ def _psum_gradient(simplify: bool, unchecked_primal: bool = False,
     if unchecked_primal:
         source = source.replace("memref.load %x[%i] :", "memref.load %x[%i] {ad.unchecked} :")
     module = parse_module(source, "test.mlir")
+    # Reversed after the forward loop (not loop-locally): the twins are in
+    # two loops, the case these tests are about.
     g = differentiate(module, "psum", ["dup", "const"], ["active"],
-                      options=ReverseOptions(simplify=simplify, elide_checks=between is None))
+                      options=ReverseOptions(simplify=simplify, elide_checks=between is None,
+                                             loop_local=False))
     if between is not None:
         from xdsl.passes import PassPipeline
         from xdsl.transforms import get_all_passes
@@ -296,7 +299,7 @@ def test_shadow_access_keeps_its_check_when_its_twin_is_gone():
 
     module = parse_module(PARTIAL_SUM, "test.mlir")
     g = differentiate(module, "psum", ["dup", "const"], ["active"],
-                      options=ReverseOptions(simplify=False, elide_checks=False))
+                      options=ReverseOptions(simplify=False, elide_checks=False, loop_local=False))
     x = g.function.body.block.args[0]
     for op in list(g.function.walk()):
         if isinstance(op, KeepOp) or (isinstance(op, memref.LoadOp) and memory_object(op.memref) is x):
@@ -359,3 +362,27 @@ def test_copy_shadow_accesses_are_unchecked_and_right():
     np.testing.assert_allclose(dx, 2.0 * x)
     with pytest.raises(ValueError, match="shadow %dx"):
         grad(x, np.zeros(8), 1.0)
+
+
+def test_loop_local_reverse_checks_each_forward_access_before_its_shadow_twin():
+    """Reversed loop-locally (the default), the forward load and its shadow
+    accumulation are in one iteration: the load keeps its check, the
+    accumulation needs none, and an index past the end stops the call at
+    the forward access (the primal's message) before the shadow is touched
+    there; the iterations before it have accumulated their derivatives."""
+    module = parse_module(PARTIAL_SUM, "test.mlir")
+    g = differentiate(module, "psum", ["dup", "const"], ["active"], options=ReverseOptions())
+    text = str(module)
+    shadow_accesses, forward = _shadow_and_forward_accesses(text, g.name)
+    assert shadow_accesses and len(forward) == 1
+    assert "ad.unchecked" not in forward[0].attributes
+    assert all("ad.unchecked" in op.attributes for op in shadow_accesses)
+    grad = compile_module(text)[g.name]
+    x, buf = np.ones(4), np.zeros(32)
+    dx = buf[:4]
+    grad(x, dx, 3, 1.0)
+    np.testing.assert_array_equal(buf[:4], [1.0, 1.0, 1.0, 0.0])
+    buf[:] = 0.0
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        grad(x, dx, 20, 1.0)
+    assert not buf[4:].any(), "the gradient wrote past its shadow"

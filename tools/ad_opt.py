@@ -110,6 +110,12 @@ class ADOptMain(xDSLOptMain):
                  "(ad-checkpoint-loops; docs/cache.md, Checkpointing)",
         )
         arg_parser.add_argument(
+            "--no-loop-local",
+            action="store_true",
+            help="with --reverse: no loop fusion and no loop-local reverse; every loop is "
+                 "reversed after the forward sweep (docs/parallel.md)",
+        )
+        arg_parser.add_argument(
             "--no-activity",
             action="store_true",
             help="with --reverse: treat every float value and memref as active (for comparison)",
@@ -182,11 +188,16 @@ class ADOptMain(xDSLOptMain):
                 options.append("simplify=false")
             if a.tape_limit >= 0:
                 options.append(f"tape-limit={a.tape_limit}")
+            if a.no_loop_local:
+                options.append("loop-local=false")
             passes.append("ad-reverse{" + " ".join(options) + "}")
             if a.forward:
                 # After ad-reverse: a gradient that a function calls is then
                 # a plain function, inlined and differentiated like any callee.
-                passes.append("ad-forward" + ("{simplify=false}" if a.no_simplify else ""))
+                forward = ["simplify=false"] if a.no_simplify else []
+                if a.print_cache_report:  # what the tangent sweep tapes, beside the gradients' reports
+                    forward.append(f'report="{a.cache_report_format}"')
+                passes.append("ad-forward" + ("{" + " ".join(forward) + "}" if forward else ""))
             # Last, so that no pass after it can remove a check it relies on.
             passes.append("ad-elide-shadow-checks")
         elif a.print_cache_report:

@@ -31,7 +31,7 @@ is itself reported).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -161,6 +161,9 @@ class _Later:
     scope: Operation | Region | None
     loop: Operation | None
     when: str
+    earlier: bool = False
+    """The write runs k >= 1 iterations of `loop` *before* the access
+    (iteration independence asks both directions)."""
 
 
 # -- the analysis -----------------------------------------------------------------------
@@ -556,6 +559,79 @@ class AliasAnalysis:
                     break
         return found
 
+    # -- iterations -------------------------------------------------------------------------
+
+    def accesses(self, ops: Iterable[Operation]) -> list[tuple[Operation, Location]]:
+        """Every memory access of `ops` and the ops nested in them, as
+        (op, location): a load's element, each write target of a write,
+        and, for any other op that takes a memref (a call, a copy's
+        source), the whole object it may read."""
+        found: list[tuple[Operation, Location]] = []
+        for top in ops:
+            for op in top.walk():
+                if isinstance(op, memref.LoadOp):
+                    found.append((op, self._element(op.memref, tuple(op.indices))))
+                    continue
+                for target in self._targets.get(op, []):
+                    if target.memref is not None:
+                        found.append((op, self._target_location(target)))
+                if isinstance(op, (memref.StoreOp, memref.DeallocOp)):
+                    continue  # reads nothing
+                if isinstance(op, memref.CopyOp):
+                    found.append((op, footprint(self._map(op.source), op.source.type)))
+                    continue
+                if isinstance(op, READ_ONLY_USERS) or (op.results and is_view_result(op.results[0])):
+                    continue
+                for operand in op.operands:
+                    if isinstance(operand.type, MemRefType):
+                        found.append((op, whole_object(self.underlying(operand))))
+        return found
+
+    def iteration_conflict(self, loop: Operation) -> str | None:
+        """Why two iterations of the counted loop `loop` (scf.for) may touch
+        the same memory, one of them writing it, or None: each iteration
+        reads and writes only memory no other iteration writes (the
+        iterations are independent through memory)."""
+        if counted_loop(loop) is None:
+            return f"{loop.name} is not a counted loop"
+        body = list(loop.regions[0].block.ops)
+        return self._cross_conflict(loop, body, body, both_ways=True)
+
+    def fusion_conflict(self, fused: Operation, first: Sequence[Operation],
+                        second: Sequence[Operation]) -> str | None:
+        """`fused` is an scf.for whose body runs the ops `first` (the first
+        loop's body), then `second`. Fusing keeps every dependence between
+        the two loops if no write of `first` in a later iteration touches
+        what `second` accesses in an earlier one, and no write of `second`
+        touches what `first` accesses in a later iteration. None: the
+        fusion is legal; else why not."""
+        return (self._cross_conflict(fused, first, second, both_ways=False)
+                or self._cross_conflict(fused, second, first, both_ways=False, earlier=True))
+
+    def _cross_conflict(self, loop: Operation, writers: Sequence[Operation],
+                        accessors: Sequence[Operation], both_ways: bool,
+                        earlier: bool = False) -> str | None:
+        """A write of `writers` in another iteration of `loop` than an
+        access of `accessors` that may touch the same memory: a later
+        iteration (`earlier`: an earlier one; `both_ways`: either)."""
+        accessed = self.accesses(accessors)
+        directions = [_Later(loop, loop, "in an earlier iteration" if earlier else "in a later iteration",
+                             earlier=earlier)]
+        if both_ways:
+            directions.append(_Later(loop, loop, "in an earlier iteration", earlier=True))
+        for top in writers:
+            for write in top.walk():
+                targets = self._targets.get(write, [])
+                if not targets:
+                    continue
+                for op, location in accessed:
+                    for later in directions:
+                        reason = self._first_overlap(targets, location, later)
+                        if reason is not None:
+                            return (f"{_what(write)} at {_where(write)} ({later.when}) may touch "
+                                    f"what {_what(op)} at {_where(op)} accesses: {reason}")
+        return None
+
     def _first_overlap(
         self, targets: list[WriteTarget], loaded: Location, later: _Later
     ) -> str | None:
@@ -635,7 +711,7 @@ class AliasAnalysis:
                     step = constant_of(counted[3])
                     k = Fresh("?k")
                     if step is None or step > 0:
-                        ranges[k] = (1, None)
+                        ranges[k] = (None, -1) if later.earlier else (1, None)
                     fresh[sym] = Affine.symbol(sym) + Affine.symbol(k, step or 1)
                 else:
                     other = Fresh(f"?{self.name(sym)[1:]}")

@@ -77,11 +77,19 @@ class CachePlan:
     """The values rules asked for (before closing over recomputation)."""
     memory: list[MemoryDecision] = field(default_factory=list)
     """Per memory need of a checkpointed call: snapshot or reuse."""
+    loops: list = field(default_factory=list)
+    """Per top-level loop the reverse visits: reversed loop-locally or not,
+    and why (`adpasses.cache.loop_local.LoopDecision`)."""
+
     stored: dict[SSAValue, memref.StoreOp] = field(default_factory=dict)
     """Values reloaded from the element their store wrote (`reload`)."""
     shared: dict[SSAValue, tuple[memref.StoreOp, memref.LoadOp]] = field(default_factory=dict)
     """Values (`shared`) read from the mirror the reverse of the taped load
     that reads them back fills: value -> (its store, the load)."""
+
+    def is_local_loop(self, op: Operation) -> bool:
+        """`op` is reversed iteration by iteration, inside its forward loop."""
+        return any(d.loop is op and d.local for d in self.loops)
 
     def mirrored_loads(self) -> list[memref.LoadOp]:
         """Taped loads whose reverse writes what they pop into a mirror."""

@@ -55,9 +55,13 @@ def plan_cache(
     policy: str = "minimal",
     model: CostModel | None = None,
     memory_needs: Iterable[MemoryNeed] = (),
+    loop_local: bool = True,
 ) -> CachePlan:
     """The cache plan; `memory_needs` (memory checkpointed calls rerun on)
-    are snapshot where some write may change them (`plan.plan_memory`)."""
+    are snapshot where some write may change them (`plan.plan_memory`);
+    `loop_local`: reverse the top-level loops whose iterations are
+    independent one iteration at a time (`cache.loop_local`; the `minimal`
+    policy only: `tape-all` is the baseline that tapes everything)."""
     memory_needs = list(memory_needs)
     if policy == "tape-all":
         plan = plan_tape_all(function, needed)
@@ -69,7 +73,14 @@ def plan_cache(
             check_rerun_buffers(plan, planner.alias)
         return plan
     planner = MinCutPlanner(function, model or CostModel())
+    loops = []
+    if loop_local:
+        from adpasses.cache.loop_local import choose_local_loops
+
+        loops = choose_local_loops(function, activity, planner.alias, [n.op for n in memory_needs])
+        planner.local_blocks = {d.loop.body.block for d in loops if d.local}
     plan = planner.plan(needed)
+    plan.loops = loops
     plan_memory(plan, memory_needs, planner.overwrites_from, call_writes_first)
     check_rerun_buffers(plan, planner.alias)
     return plan
@@ -85,7 +96,9 @@ def check_rerun_buffers(plan: CachePlan, alias) -> None:  # type: ignore[no-unty
 
     copied: dict[Operation, list[SSAValue]] = {}
     for d in plan.memory:
-        if d.kind in ("snapshot", "scratch"):
+        if d.kind in ("snapshot", "scratch") and isinstance(d.need.op, func.CallOp):
+            # (a matrix product's snapshots are only read: its rule reads
+            # them as they were, whatever else shares their memory)
             copied.setdefault(d.need.op, []).append(d.need.memref)
     for op, values in copied.items():
         memrefs = list(dict.fromkeys(v for v in op.operands if isinstance(v.type, MemRefType)))
@@ -127,6 +140,9 @@ class MinCutPlanner:
         self.alias = AliasAnalysis(function)
         self._clobbers: dict[Operation, list] = {}
         self._freed_after: dict[Operation, list[Operation]] = {}
+        self.local_blocks: set[Block] = set()
+        """Bodies of loops reversed loop-locally: their values are in
+        registers when each iteration's reverse runs (`cache.loop_local`)."""
         self._overwritten: dict[Operation, list] = {}
         self._stored: dict[SSAValue, memref.StoreOp] = {}  # of the block being cut
 
@@ -221,6 +237,8 @@ class MinCutPlanner:
         from an alloca of an scf.if branch)."""
         if not isinstance(value.type, MemRefType) or home_block(value) is self.top:
             return None
+        if home_block(value) in self.local_blocks:
+            return None
         if isinstance(value, OpResult) and is_recomputable_op(value.op):
             for operand in value.op.operands:
                 found = self._unavailable_memref(operand)
@@ -245,6 +263,12 @@ class MinCutPlanner:
                 for v in values:
                     if v not in plan.decisions:
                         plan.decide(v, "reuse", "defined in the function body, before the reverse sweep")
+                continue
+            if block in self.local_blocks:
+                for v in values:
+                    if v not in plan.decisions:
+                        plan.decide(v, "reuse", "defined in the iteration of a loop reversed loop-locally: "
+                                                "still in registers when its reverse runs")
                 continue
             for outer in self._cut(block, values, plan):
                 if outer not in plan.decisions:

@@ -67,6 +67,9 @@ def _text(value: SSAValue) -> str:
             return f"({_text(op.lhs)} {symbols[type(op)]} {_text(op.rhs)})"
         if isinstance(op, (arith.DivSIOp, arith.FloorDivSIOp, arith.DivUIOp)):
             return f"({_text(op.lhs)} / {_text(op.rhs)})"
+        if isinstance(op, (arith.MaxSIOp, arith.MinSIOp)):  # a trip count: max(n, 0)
+            which = "max" if isinstance(op, arith.MaxSIOp) else "min"
+            return f"{which}({_text(op.lhs)}, {_text(op.rhs)})"
     return _name(value)
 
 
@@ -367,6 +370,11 @@ class CacheReport:
     """(checkpointed call, the callee gradient's report), bound for the
     first call (enclosing loops at their first iteration) when this one is."""
 
+    loops: list = field(default_factory=list)
+    """(location, local, reason) per top-level loop the reverse visits:
+    reversed loop-locally (each iteration right after its forward,
+    `cache/loop_local.py`) or as a whole, and why."""
+
     runs: bool = True
     """False when bound as a callee whose call runs no time for the bound
     arguments (a loop around it has no iteration)."""
@@ -416,8 +424,9 @@ class CacheReport:
                 factors=(*_loop_factors_of_block(call.parent_block()),
                          LoopFactor("size", memref=mem)),
             ))
+        loops = [(d.location, d.local, d.reason) for d in plan.loops]
         return cls(gradient_name, primal_name, policy, entries,
-                   list(plan.top_block.args))
+                   list(plan.top_block.args), loops=loops)
 
     # -- evaluation for concrete arguments ----------------------------------------
 
@@ -486,6 +495,9 @@ class CacheReport:
         total = self.taped_bytes
         lines.append(f"  taped bytes: {self.taped_bytes_formula}" if total is None else
                      f"  taped bytes: {total} = {self.taped_bytes_formula}")
+        for where, local, reason in self.loops:
+            how = "loop-local reverse" if local else "reversed after the forward loop"
+            lines.append(f"  loop at {where}: {how}: {reason}")
         for call, report in self.callees:
             where = op_location(call) or call.name
             taped = report.taped_bytes
@@ -527,6 +539,8 @@ class CacheReport:
                              "report": report.to_dict()} for call, report in self.callees],
             "recompute_factor": self.recompute_factor,
             "peak_taped_bytes": self.peak_taped_bytes,
+            "loops": [{"location": where, "loop_local": local, "reason": reason}
+                      for where, local, reason in self.loops],
         }
 
     def to_json(self) -> str:

@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, IntegerAttr, MemRefType, UnitAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    UnitAttr,
+)
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -40,6 +48,7 @@ from adpasses.dialects.ad import (
     WORKSPACE_ATTR,
     TWIN_ID_ATTR,
     TWIN_OF_ATTR,
+    UNCHECKED_ATTR,
     ShadowCheckOp,
     TapeCreateOp,
     TapeFreeOp,
@@ -65,8 +74,13 @@ class GradientBuilder:
         with_primal: bool,
         rules: RuleTables,
         callee_gradient: Callable[[str, Sequence[str], Sequence[str]], str] | None = None,
+        width: int = 1,
     ):
         self.primal = primal
+        self.width = width
+        """Lanes (vector reverse mode): each adjoint and shadow exists `width`
+        times, one per cotangent; the forward sweep and the primal values
+        the reverse sweep reads (tapes, recomputations) are shared."""
         self.callee_gradient = callee_gradient
         """(callee, activities, result activities) -> the name of the callee's
         gradient function, built by the caller (`ad-build-gradients`): what a
@@ -82,8 +96,10 @@ class GradientBuilder:
         self.top_block = primal.body.block
         self.tapes: dict[SSAValue, SSAValue] = {}
         self.top_values: dict[SSAValue, SSAValue] = {}
-        self.arg_shadows: dict[SSAValue, SSAValue] = {}
-        self.seeds: list[SSAValue | None] = []
+        self.arg_shadows: dict[SSAValue, list[SSAValue]] = {}
+        """A dup argument's shadows, one per lane."""
+        self.seeds: list[list[SSAValue] | None] = []
+        """Per result of the primal: its seeds, one per lane (None if it has none)."""
         self._tapes_to_free: dict[Operation, list[SSAValue]] = {}
         self._forward_ops: dict[Operation, Operation] = {}
         self._twin_ids = 0
@@ -94,14 +110,16 @@ class GradientBuilder:
         acts = self.activity.arg_activity
         rets = self.activity.ret_activity
         ptype = self.primal.function_type
+        lanes = range(self.width)
         inputs: list = []
         for ty, act in zip(ptype.inputs.data, acts):
             inputs.append(ty)
             if act in ("dup", "dupnoneed"):
-                inputs.append(ty)
-        inputs += [ty for ty, act in zip(ptype.outputs.data, rets) if act in ("active", "dup")]
+                inputs += [ty] * self.width
+        inputs += [ty for ty, act in zip(ptype.outputs.data, rets) if act in ("active", "dup")
+                   for _ in lanes]
         outputs = list(ptype.outputs.data) if self.with_primal else []
-        outputs += [ty for ty, act in zip(ptype.inputs.data, acts) if act == "active"]
+        outputs += [ty for ty, act in zip(ptype.inputs.data, acts) if act == "active" for _ in lanes]
         gradient = func.FuncOp(self.name, (inputs, outputs), arg_attrs=self._argument_attributes())
         gradient.location = self.primal.location
         block = gradient.body.block
@@ -113,14 +131,16 @@ class GradientBuilder:
             new.name_hint = arg.name_hint
             vmap[arg] = new
             if act in ("dup", "dupnoneed"):
-                shadow = next(args)
-                shadow.name_hint = f"d{arg.name_hint}" if arg.name_hint else None
-                self.arg_shadows[arg] = shadow
+                shadows = [next(args) for _ in lanes]
+                for shadow in shadows:
+                    shadow.name_hint = f"d{arg.name_hint}" if arg.name_hint else None
+                self.arg_shadows[arg] = shadows
         for act in rets:
             if act in ("active", "dup"):
-                seed = next(args)
-                seed.name_hint = "seed" if act == "active" else "dret"
-                self.seeds.append(seed)
+                seeds = [next(args) for _ in lanes]
+                for seed in seeds:
+                    seed.name_hint = "seed" if act == "active" else "dret"
+                self.seeds.append(seeds)
             else:
                 self.seeds.append(None)
 
@@ -148,7 +168,8 @@ class GradientBuilder:
                 block.add_op(free)
         results = [vmap.get(v, v) for v in returned] if self.with_primal else []
         results += [
-            top.adjoint_or_zero(arg) for arg, act in zip(self.top_block.args, acts) if act == "active"
+            top.adjoint_or_zero(arg, lane=k)
+            for arg, act in zip(self.top_block.args, acts) if act == "active" for k in lanes
         ]
         ret = func.ReturnOp(*results)
         ret.location = self.primal.location
@@ -166,18 +187,19 @@ class GradientBuilder:
         inactive) is not checked. Called after the reverse sweep; the checks
         go first in the function."""
         checks: list[Operation] = []
-        for arg, shadow in self.arg_shadows.items():
-            if isinstance(arg.type, MemRefType) and shadow.uses:
-                check = ShadowCheckOp(vmap[arg], shadow)
-                check.location = self.primal.location
-                checks.append(check)
+        for arg, shadows in self.arg_shadows.items():
+            for shadow in shadows:
+                if isinstance(arg.type, MemRefType) and shadow.uses:
+                    check = ShadowCheckOp(vmap[arg], shadow)
+                    check.location = self.primal.location
+                    checks.append(check)
         if checks:
             assert block.first_op is not None
             block.insert_ops_before(checks, block.first_op)
 
     def _argument_attributes(self) -> ArrayAttr | None:
         """The primal's argument attributes (e.g. ad.noalias) on each primal
-        argument and on its shadow, which is as separate as its primal."""
+        argument and on its shadows, which are as separate as their primal."""
         attrs = self.primal.arg_attrs
         if attrs is None:
             return None
@@ -185,8 +207,9 @@ class GradientBuilder:
         for d, act in zip(attrs.data, self.activity.arg_activity):
             result.append(d)
             if act in ("dup", "dupnoneed"):
-                result.append(d)
-        result += [DictionaryAttr({}) for act in self.activity.ret_activity if act in ("active", "dup")]
+                result += [d] * self.width
+        result += [DictionaryAttr({}) for act in self.activity.ret_activity if act in ("active", "dup")
+                   for _ in range(self.width)]
         return ArrayAttr(result)
 
     def _forward_sweep(
@@ -458,6 +481,52 @@ class GradientBuilder:
         return new.results[value.index]
 
     # -- hooks used by rules ---------------------------------------------------------
+
+    def forward_clone(self, op: Operation) -> Operation:
+        """The forward sweep's copy of the primal op `op`."""
+        return self._forward_ops[op]
+
+    def seed_of(self, rc: ReverseContext, value: SSAValue, lane: int = 0) -> SSAValue | None:
+        """The sum of the seeds, in `lane`, of the return positions that
+        return `value` (None: it is returned at no seeded position), built
+        in `rc`."""
+        ret = self.top_block.last_op
+        total: SSAValue | None = None
+        if isinstance(ret, func.ReturnOp):
+            for arg, seeds in zip(ret.arguments, self.seeds):
+                if seeds is not None and arg is value:
+                    seed = seeds[lane]
+                    total = seed if total is None else rc.add(total, seed)
+        return total
+
+    def adjoint_slot(self, loop: Operation, value: SSAValue) -> SSAValue:
+        """A zeroed one-element stack slot, made just before the forward
+        `loop`, that sums `value`'s adjoint over the loop's iterations
+        (LLVM keeps it in a register)."""
+        builder = Builder(InsertPoint.before(loop))
+        slot = builder.insert(memref.AllocaOp.get(value.type, shape=[1])).results[0]
+        slot.name_hint = f"d{value.name_hint}_sum" if value.name_hint else None
+        zero_index = builder.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).results[0]
+        zero = builder.insert(arith.ConstantOp(FloatAttr(0.0, value.type))).results[0]
+        store = builder.insert(memref.StoreOp.get(zero, slot, [zero_index]))
+        store.attributes[UNCHECKED_ATTR] = UnitAttr()
+        for new in (slot.op, zero_index.op, zero.op, store):
+            new.location = loop.location
+        return slot
+
+    @staticmethod
+    def add_to_slot(rc: ReverseContext, slot: SSAValue, g: SSAValue) -> None:
+        zero = rc.index(0)
+        load = rc.insert(memref.LoadOp.get(slot, [zero]))
+        load.attributes[UNCHECKED_ATTR] = UnitAttr()
+        store = rc.insert(memref.StoreOp.get(rc.add(load.results[0], g), slot, [zero]))
+        store.attributes[UNCHECKED_ATTR] = UnitAttr()
+
+    @staticmethod
+    def read_slot(rc: ReverseContext, slot: SSAValue) -> SSAValue:
+        load = rc.insert(memref.LoadOp.get(slot, [rc.index(0)]))
+        load.attributes[UNCHECKED_ATTR] = UnitAttr()
+        return load.results[0]
 
     def after_reverse(self, rc: ReverseContext, op: Operation) -> None:
         for tape in self._tapes_to_free.pop(op, []):

@@ -122,7 +122,8 @@ def collect_memory_needs(function: func.FuncOp, activity: ActivityAnalysis) -> l
 
 
 def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: str,
-                   use_activity: bool, callee_gradient=None) -> GeneratedGradient:  # type: ignore[no-untyped-def]
+                   use_activity: bool, callee_gradient=None,  # type: ignore[no-untyped-def]
+                   loop_local: bool = True) -> GeneratedGradient:
     """Build the gradient of the prepared copy `work` and put it in
     `work`'s place (the copy is detached, intact: the activity analysis
     returned refers to its ops). `callee_gradient(callee, activities,
@@ -138,9 +139,10 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
     check_const_memory(work, analysis)
     needed = collect_needs(work, analysis)
     plan = plan_cache(work, needed, analysis, cache_policy,
-                      memory_needs=collect_memory_needs(work, analysis))
+                      memory_needs=collect_memory_needs(work, analysis), loop_local=loop_local)
     name = work.sym_name.data
-    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES, callee_gradient)
+    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES, callee_gradient,
+                            width=request.width)
     gradient = sweep.build()
     gradient.attributes[GRADIENT_OF_ATTR] = work.attributes[GRADIENT_OF_ATTR]
     block = work.parent_block()
@@ -161,6 +163,9 @@ class BuildGradientsPass(ModulePass):
     cache_policy: str = "minimal"
     activity: bool = True
     report: str = ""
+    loop_local: bool = True
+    """Reverse top-level loops whose iterations are independent one
+    iteration at a time, inside the forward loop (`cache/loop_local.py`)."""
 
     def build(self, op: ModuleOp) -> list[GeneratedGradient]:
         """The pass, returning what it built for the requests of the module
@@ -190,14 +195,16 @@ class BuildGradientsPass(ModulePass):
         for request in order:
             if request in work:
                 built[request] = build_gradient(work[request], request, self.cache_policy,
-                                                self.activity, nested.gradient_name)
+                                                self.activity, nested.gradient_name,
+                                                self.loop_local)
         # The gradients checkpointed calls asked for (and those their own
         # checkpointed calls ask for), each built once.
         nested_built: dict[GradientRequest, GeneratedGradient] = {}
         while (pending := nested.next_pending()) is not None:
             request, copy = pending
             nested_built[request] = build_gradient(copy, request, self.cache_policy,
-                                                        self.activity, nested.gradient_name)
+                                                        self.activity, nested.gradient_name,
+                                                        self.loop_local)
         for autodiff in autodiffs:
             g = built.get(GradientRequest.of_autodiff(autodiff))
             if g is None:

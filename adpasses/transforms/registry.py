@@ -107,6 +107,12 @@ def _build_gradients() -> type[ModulePass]:
     return BuildGradientsPass
 
 
+def _fuse_loops() -> type[ModulePass]:
+    from adpasses.transforms.fuse_loops import FuseLoopsPass
+
+    return FuseLoopsPass
+
+
 def _dead_forward() -> type[ModulePass]:
     from adpasses.transforms.dead_forward import DeadForwardPass
 
@@ -144,6 +150,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-clone-primals": _clone_primals,
     "ad-inline-calls": _inline,
     "ad-count-while": _count_while,
+    "ad-fuse-loops": _fuse_loops,  # with loop-local reverse (the default)
     "ad-checkpoint-loops": _checkpoint_loops,  # with tape-limit only
     "ad-build-gradients": _build_gradients,
     "ad-lower-tapes": _lower_tapes,

@@ -46,19 +46,20 @@ def differentiate(
     ret_activity: Sequence[str],
     *,
     with_primal: bool = False,
+    width: int = 1,
     options: ReverseOptions | None = None,
     location_op: Operation | None = None,
     timings: dict[str, float] | None = None,
 ) -> GeneratedGradient:
     """Add to `module` the reverse-mode derivative of `@func_name` for these
-    activities (see `ad.autodiff`); return its name and reports. The steps
+    activities and `width` (cotangents per sweep; see `ad.autodiff`); return its name and reports. The steps
     are the reverse pipeline's; the first, for this one request, is
     `clone_primal` (`ad-clone-primals` clones what `ad.autodiff`s ask for
     and verifies the module, which the frontend built valid). `timings`,
     if given, gets the seconds of each step, by pass name."""
     options = options or ReverseOptions()
     check_cache_policy(options.cache_policy)
-    request = GradientRequest(func_name, tuple(activity), tuple(ret_activity), with_primal)
+    request = GradientRequest(func_name, tuple(activity), tuple(ret_activity), with_primal, width)
     # The steps use no context (ad-simplify folds with the whole registry,
     # core.context.shared_context, and the Python API skips it): the small
     # one, so that a first gradient imports no parser registry (cold start).
@@ -88,6 +89,7 @@ class ReversePass(ModulePass):
     lower_tapes: bool = True
     simplify: bool = True
     tape_limit: int = -1
+    loop_local: bool = True
 
     def steps(self) -> tuple[ModulePass, ...]:
         """The reverse pipeline's steps this pass runs (`ad-opt` runs them
@@ -97,7 +99,7 @@ class ReversePass(ModulePass):
         # so that no pass after this one can remove a check it relies on.
         return reverse_steps(ReverseOptions(self.cache_policy, self.activity, self.lower_tapes,
                                             self.simplify, elide_checks=False, report=self.report,
-                                            tape_limit=self.tape_limit))
+                                            tape_limit=self.tape_limit, loop_local=self.loop_local))
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for step in self.steps():

@@ -11,6 +11,7 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-lower-linalg{marked-only=true} linalg ops (array expressions) as scf loops
     ad-expand-upstream-ops{marked-only=true}  sincos, ipowi, scf.parallel as known ops
     ad-count-while                    every scf.while counts its iterations
+    ad-fuse-loops{marked-only=true}   adjacent loops over one range as one   (loop-local)
     ad-checkpoint-loops{tape-limit}   time loops as checkpointed segments  (tape-limit >= 0)
     ad-build-gradients{...}           activity, cache plan, the gradient in the copy's place
     ad-lower-tapes{marked-only=true}  tapes of known capacity as memrefs   (lower-tapes)
@@ -52,6 +53,10 @@ class ReverseOptions:
     tape_limit: int = -1
     """Bytes: checkpoint the time loops whose tape may exceed it
     (`ad-checkpoint-loops`); -1: no loop checkpointing."""
+    loop_local: bool = True
+    """Reverse loops with independent iterations one iteration at a time
+    (`ad-build-gradients{loop-local}`); fuse adjacent loops first
+    (`ad-fuse-loops`)."""
 
 
 def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
@@ -65,6 +70,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     from adpasses.transforms.gradient_marks import DropGradientMarksPass
     from adpasses.transforms.inline_calls import InlineCallsPass
     from adpasses.transforms.expand_upstream_ops import ExpandUpstreamOpsPass
+    from adpasses.transforms.fuse_loops import FuseLoopsPass
     from adpasses.transforms.lower_affine import LowerAffinePass
     from adpasses.transforms.lower_linalg import LowerLinalgPass
     from adpasses.transforms.lower_tapes import LowerTapesPass
@@ -78,10 +84,12 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
         ExpandUpstreamOpsPass(marked_only=True),
         CountWhilePass(),
     ]
+    if options.loop_local:
+        steps.append(FuseLoopsPass(marked_only=True))
     if options.tape_limit >= 0:
         steps.append(CheckpointLoopsPass(options.tape_limit))
     steps += [
-        BuildGradientsPass(options.cache_policy, options.activity, options.report),
+        BuildGradientsPass(options.cache_policy, options.activity, options.report, options.loop_local),
     ]
     if options.lower_tapes:
         steps.append(LowerTapesPass(marked_only=True))

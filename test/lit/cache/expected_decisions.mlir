@@ -1,5 +1,5 @@
-// RUN: ad-opt %s --reverse --print-cache-report 2>&1 >/dev/null | filecheck %s
-// RUN: ad-opt %s --reverse --print-cache-report --cache-policy=tape-all 2>&1 >/dev/null | filecheck %s --check-prefix=TAPEALL
+// RUN: ad-opt %s --reverse --no-loop-local --print-cache-report 2>&1 >/dev/null | filecheck %s
+// RUN: ad-opt %s --reverse --no-loop-local --print-cache-report --cache-policy=tape-all 2>&1 >/dev/null | filecheck %s --check-prefix=TAPEALL
 // The cache decisions issue 6 expects, one function each:
 // - sum((x[i+1]-x[i])^2): nothing overwritten, indices recomputed: 0 bytes;
 // - rho = sum(exp(-3(x+1))): the exps are taped (recomputing exp costs more

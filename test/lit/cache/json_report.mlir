@@ -1,5 +1,16 @@
-// RUN: ad-opt %s --reverse --print-cache-report --cache-report-format=json 2>&1 >/dev/null | filecheck %s
+// RUN: ad-opt %s --reverse --no-loop-local --print-cache-report --cache-report-format=json 2>&1 >/dev/null | filecheck %s
+// RUN: ad-opt %s --reverse --print-cache-report --cache-report-format=json 2>&1 >/dev/null | filecheck %s --check-prefix=LOCAL
 // The cache report as JSON for tools: one object per generated function.
+// (Without loop-local reverse: the squared element is taped.)
+
+// With it (the default), each top-level loop's decision and its reason;
+// nothing is taped.
+// LOCAL:      "taped_bytes_formula": "0",
+// LOCAL:      "loops": [
+// LOCAL-NEXT:   {
+// LOCAL-NEXT:     "location": "{{.*}}json_report.mlir:[[#LOOP:]]:3",
+// LOCAL-NEXT:     "loop_local": true,
+// LOCAL-NEXT:     "reason": "iterations independent (alias analysis): each iteration reversed right after its forward"
 
 // CHECK:      "gradient": "sq_grad_d_a",
 // CHECK-NEXT: "primal": "sq",

@@ -1,5 +1,5 @@
-// RUN: ad-opt %s --reverse --print-cache-report 2>&1 >/dev/null | filecheck %s
-// RUN: ad-opt %s --reverse 2>/dev/null | filecheck %s --check-prefix=IR
+// RUN: ad-opt %s --reverse --no-loop-local --print-cache-report 2>&1 >/dev/null | filecheck %s
+// RUN: ad-opt %s --reverse --no-loop-local 2>/dev/null | filecheck %s --check-prefix=IR
 // A local buffer freed at the end of the function (docs/benchmarks.md,
 // problem 2): the gradient defers the deallocations of the top block until
 // after the reverse sweep, so such a dealloc cannot clobber what the reverse

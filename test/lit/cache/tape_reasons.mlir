@@ -1,4 +1,4 @@
-// RUN: ad-opt %s --reverse --print-cache-report 2>&1 >/dev/null | filecheck %s
+// RUN: ad-opt %s --reverse --no-loop-local --print-cache-report 2>&1 >/dev/null | filecheck %s
 // Why a value that could be recomputed is taped: the report names what the
 // best plan that recomputes it instead would cost, item by item, and that
 // cost is above the tape's bytes (issue 13: the reason once read "recomputing

@@ -1,5 +1,5 @@
-// RUN: ad-opt %s --reverse | filecheck %s
-// RUN: ad-opt %s --reverse --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
+// RUN: ad-opt %s --reverse --no-loop-local | filecheck %s
+// RUN: ad-opt %s --reverse --no-loop-local --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 // RUN: ad-run %s | filecheck %s --check-prefix=OUT
 // A custom reverse rule (ad.custom_rule, docs/custom_rules.md): @sq's rule
 // says d sq/dx = 3x (deliberately not 2x), so the numbers show that the

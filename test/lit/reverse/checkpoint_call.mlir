@@ -1,5 +1,5 @@
-// RUN: ad-opt %s -p 'ad-reverse{lower-tapes=false}' | filecheck %s
-// RUN: ad-opt %s --reverse --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
+// RUN: ad-opt %s -p 'ad-reverse{lower-tapes=false loop-local=false}' | filecheck %s
+// RUN: ad-opt %s --reverse --no-loop-local --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 // A call marked ad.checkpoint is recomputed in the reverse sweep instead of
 // taped: the forward sweep of @f runs @step's primal (the call stays, nothing
 // of @step's internals is taped in @f), and pushes a snapshot of %u before

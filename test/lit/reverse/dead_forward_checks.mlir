@@ -1,5 +1,5 @@
-// RUN: ad-opt %s --reverse --no-simplify | filecheck %s
-// RUN: ad-opt %s --reverse | filecheck %s --check-prefix=SIMPLE
+// RUN: ad-opt %s --reverse --no-loop-local --no-simplify | filecheck %s
+// RUN: ad-opt %s --reverse --no-loop-local | filecheck %s --check-prefix=SIMPLE
 // Without canonicalisation (the Python API's path), a forward-sweep loop
 // whose loads are dead keeps nothing but their bounds checks. Each such
 // load executed in every iteration with an affine index is replaced by two

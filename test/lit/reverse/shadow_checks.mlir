@@ -1,4 +1,4 @@
-// RUN: ad-opt %s --reverse | filecheck %s
+// RUN: ad-opt %s --reverse --no-loop-local | filecheck %s
 // Shadow accesses carry no bounds checks: the gradient function first checks
 // that every shadow argument has its primal's sizes (ad.shadow_check), and
 // every shadow access (accumulation, the "read and zero" of a store, the

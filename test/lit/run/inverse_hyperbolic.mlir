@@ -23,7 +23,7 @@
 // GRAD-LABEL: func.func @h_grad_d_a(
 // GRAD:         scf.for
 // GRAD:           %[[A:.*]] = memref.load %x
-// GRAD-NEXT:      %[[A2:.*]] = arith.mulf %[[A]], %[[A]] : f64
+// GRAD:           %[[A2:.*]] = arith.mulf %[[A]], %[[A]] : f64
 // GRAD-NEXT:      %[[AM1:.*]] = arith.subf %[[A2]], %{{.*}} : f64
 // GRAD-NEXT:      math.sqrt %[[AM1]] : f64
 func.func @f(%x: f64) -> f64 {
