@@ -220,10 +220,13 @@ def _parse_width(parser: Parser) -> int:
 class AutodiffOp(DiffCallSyntax, IRDLOperation):
     """Calls the reverse-mode derivative of `callee`.
 
-    Operands: per argument its primal value, followed by its shadow when the
-    activity is `dup`/`dupnoneed`; then one seed per `active` result.
-    Results: the callee's results when `with_primal` is set, then one
-    derivative per `active` argument, in argument order.
+    Operands: per argument its primal value, followed by `width` shadows
+    (lane 0 first) when the activity is `dup`/`dupnoneed`; then `width`
+    seeds per `active`/`dup` result (lane 0 first).
+    Results: the callee's results when `with_primal` is set, then `width`
+    derivatives (lane 0 first) per `active` argument, in argument order.
+    With `width` N (vector reverse mode) one forward sweep serves N
+    cotangents: lane k's seeds give lane k's shadows and derivatives.
     """
 
     name = "ad.autodiff"
@@ -232,6 +235,7 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
     activity = prop_def(ArrayAttr[StringAttr])
     ret_activity = prop_def(ArrayAttr[StringAttr])
     with_primal = opt_prop_def(UnitAttr)
+    width = opt_prop_def(IntegerAttr)
 
     args = var_operand_def()
     res = var_result_def()
@@ -244,6 +248,7 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         ret_activity: Sequence[str],
         result_types: Sequence[Attribute],
         with_primal: bool = False,
+        width: int = 1,
     ):
         if isinstance(callee, str):
             callee = SymbolRefAttr(callee)
@@ -254,50 +259,64 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         }
         if with_primal:
             props["with_primal"] = UnitAttr()
+        if width != 1:
+            props["width"] = IntegerAttr(width, 64)
         super().__init__(operands=[args], result_types=[result_types], properties=props)
+
+    @property
+    def lanes(self) -> int:
+        """`width`: cotangents per sweep (1 when absent)."""
+        return 1 if self.width is None else self.width.value.data
 
     # -- syntax ------------------------------------------------------------
     # ad.autodiff @f(%x, %dx, %s) {activity = [dup], ret_activity = [active]}
     #     : (memref<?xf64>, memref<?xf64>, f64) -> f64
 
     def print(self, printer: Printer) -> None:
-        self.print_call(printer, ["with_primal"] if self.with_primal is not None else [])
+        extras = ["with_primal"] if self.with_primal is not None else []
+        if self.lanes != 1:
+            extras.append(f"width = {self.lanes}")
+        self.print_call(printer, extras)
 
     @classmethod
     def parse(cls, parser: Parser) -> AutodiffOp:
         callee, args, acts, rets, extras, ftype = parse_diff_call(
-            parser, "ad.autodiff", {"with_primal": None})
+            parser, "ad.autodiff", {"with_primal": None, "width": _parse_width})
         return cls(callee, args, acts, rets, ftype.outputs.data,
-                   with_primal="with_primal" in extras)
+                   with_primal="with_primal" in extras, width=extras.get("width", 1))
 
     # -- verification --------------------------------------------------------
 
     def verify_(self) -> None:
+        if self.lanes < 1:
+            raise VerifyException(f"width must be at least 1, got {self.lanes}")
         self.verify_against(self.callee_func().function_type)
 
     def verify_against(self, ftype: FunctionType) -> None:
         """Check activities, operands and results against the callee's type."""
-        acts, rets = self.arg_activities, self.ret_activities
+        acts, rets, n = self.arg_activities, self.ret_activities, self.lanes
         check_activity_signature(ftype, acts, rets)
-        expected = autodiff_operand_types(ftype, acts, rets)
+        expected = autodiff_operand_types(ftype, acts, rets, n)
         got = [a.type for a in self.args]
         if len(got) != len(expected):
-            n_shadow = sum(a in ("dup", "dupnoneed") for a in acts)
-            n_seed = sum(a in ("active", "dup") for a in rets)
+            n_shadow = n * sum(a in ("dup", "dupnoneed") for a in acts)
+            n_seed = n * sum(a in ("active", "dup") for a in rets)
             raise VerifyException(
                 f"expected {len(expected)} operands ({len(acts)} arguments, {n_shadow} shadows, "
-                f"{n_seed} seeds), got {len(got)}; is a shadow or a seed missing?"
+                f"{n_seed} seeds{f'; width {n}' if n != 1 else ''}), got {len(got)}; "
+                "is a shadow or a seed missing?"
             )
         for k, (e, g) in enumerate(zip(expected, got)):
             if e != g:
                 raise VerifyException(f"operand {k} has type {g}, expected {e}")
         with_primal = self.with_primal is not None
-        want_res = autodiff_result_types(ftype, acts, with_primal)
+        want_res = autodiff_result_types(ftype, acts, with_primal, n)
         if list(self.result_types) != want_res:
             raise VerifyException(
                 "results must be "
                 + ("the primal results, then " if with_primal else "")
-                + f"one derivative per active argument: expected ({', '.join(map(str, want_res))}), "
+                + (f"{n} derivatives" if n != 1 else "one derivative")
+                + f" per active argument: expected ({', '.join(map(str, want_res))}), "
                 f"got ({', '.join(map(str, self.result_types))})"
             )
 
@@ -358,26 +377,31 @@ def _other_float(ty: Attribute) -> bool:
 
 
 def autodiff_operand_types(
-    ftype: FunctionType, acts: Sequence[str], rets: Sequence[str]
+    ftype: FunctionType, acts: Sequence[str], rets: Sequence[str], width: int = 1
 ) -> list[Attribute]:
-    """Primal arguments, a shadow after each dup one, a seed per active or
-    dup result (a scalar or a memref of the result's type), in result order."""
+    """Primal arguments, `width` shadows after each dup one, `width` seeds
+    per active or dup result (a scalar or a memref of the result's type),
+    in result order."""
     types: list[Attribute] = []
     for act, ty in zip(acts, ftype.inputs.data):
         types.append(ty)
         if act in ("dup", "dupnoneed"):
-            types.append(ty)
-    types += [ty for act, ty in zip(rets, ftype.outputs.data) if act in ("active", "dup")]
+            types += [ty] * width
+    for act, ty in zip(rets, ftype.outputs.data):
+        if act in ("active", "dup"):
+            types += [ty] * width
     return types
 
 
 def autodiff_result_types(
-    ftype: FunctionType, acts: Sequence[str], with_primal: bool
+    ftype: FunctionType, acts: Sequence[str], with_primal: bool, width: int = 1
 ) -> list[Attribute]:
-    """The primal results if asked, then one derivative per active argument."""
-    return (list(ftype.outputs.data) if with_primal else []) + [
-        ty for act, ty in zip(acts, ftype.inputs.data) if act == "active"
-    ]
+    """The primal results if asked, then `width` derivatives per active argument."""
+    types = list(ftype.outputs.data) if with_primal else []
+    for act, ty in zip(acts, ftype.inputs.data):
+        if act == "active":
+            types += [ty] * width
+    return types
 
 
 # ---------------------------------------------------------------------------

@@ -143,7 +143,7 @@ class ArithmeticMixin:
             prod = self.emit(arith.MulfOp(q, y)).results[0]
             return Scalar(self.emit(arith.SubfOp(x, prod)).results[0], weak)
         self.error(node, f"operator {OPERATOR_SYMBOLS.get(type(op), type(op).__name__)} is not supported "
-                         "on floats" + (" (write the matrix product as loops)" if isinstance(op, ast.MatMult) else ""))
+                         "on floats" + (" (@ multiplies arrays: vectors or matrices)" if isinstance(op, ast.MatMult) else ""))
 
     def int_binary(self, op: ast.operator, x: SSAValue, y: SSAValue, node: ast.AST) -> Scalar:
         simple = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp,

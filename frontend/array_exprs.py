@@ -47,19 +47,22 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
-from adpasses.dialects.ad import BroadcastOp
+from adpasses.dialects.ad import BroadcastOp, RaiseIfOp
 from adpasses.frontend.values import Array, ArrayExpr, Scalar, TupleValue
+from adpasses.frontend.numbers import FLOAT_TESTS
 from adpasses.ops import python_calls
 
 UNARY_MATH = python_calls(1)
 BINARY_MATH = python_calls(2)
 
 REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.min: "min", np.amax: "max",
-              np.amin: "min", np.prod: "prod"}
-"""numpy reductions (also the methods x.sum(), x.mean(), x.max(), x.min(), x.prod())."""
-METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod"}
+              np.amin: "min", np.prod: "prod", np.any: "any", np.all: "all", np.count_nonzero: "count"}
+"""numpy reductions (also the methods x.sum(), x.mean(), x.max(), x.min(), x.prod(), x.any(), x.all())."""
+METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod", "any": "any", "all": "all"}
+LOGICAL = {np.logical_and: ast.BitAnd, np.logical_or: ast.BitOr, np.logical_xor: ast.BitXor}
+"""np.logical_and/or/xor: the operators & | ^ on the elements' truth values."""
 ARRAY_FUNCTIONS = (np.where, np.clip, np.sign, np.full, np.arange, np.asarray, np.array, np.copy,
-                   np.outer, np.cumsum, np.dot, np.linalg.norm)
+                   np.outer, np.cumsum, np.dot, np.matmul, np.linalg.norm, np.logical_not, *LOGICAL, *FLOAT_TESTS)
 """numpy functions on arrays handled here besides the op table's and the reductions."""
 
 
@@ -232,6 +235,10 @@ class ArrayExprMixin:
 
             def value_of(args: list[SSAValue]) -> Scalar:
                 v = e.body(args)
+                if kind in ("any", "all"):
+                    return Scalar(self.to_bool(v))
+                if kind == "count":
+                    return Scalar(self.to_index(Scalar(self.to_bool(v)), node))
                 if kind in ("sum", "prod", "mean") and v.is_bool:
                     return Scalar(self.to_index(v, node))
                 if kind == "mean":
@@ -240,11 +247,14 @@ class ArrayExprMixin:
 
             def combine(v: Scalar, block: Block) -> Scalar:
                 acc = self.loaded(block.args[-1])
-                if kind in ("sum", "mean"):
+                if kind in ("sum", "mean", "count"):
                     return self.binary(ast.Add(), acc, v, node)
+                if kind in ("any", "all"):
+                    op = arith.OrIOp if kind == "any" else arith.AndIOp
+                    return Scalar(self.emit(op(acc.value, v.value)).results[0])
                 if kind == "prod":
                     return self.binary(ast.Mult(), acc, v, node)
-                return self.extremum(kind == "max", acc, v, node)
+                return self.running_extremum(kind == "max", acc, v, node)
 
             block, element = self.generic_block(operands, value_of, combine, node=node)
             sizes = [e.shape[d] for d in kept]
@@ -262,7 +272,7 @@ class ArrayExprMixin:
                                            [*first_maps, _dims_map(len(kept), range(len(kept)))],
                                            _parallel(len(kept))))
             else:
-                identity = 1 if kind == "prod" else 0
+                identity = 1 if kind in ("prod", "all") else 0
                 init = (self.const_float(identity, element) if element in (f64, f32)
                         else self.constant(IntegerAttr(identity, element)))
                 self.emit(linalg.FillOp([init], [out], []))
@@ -284,6 +294,19 @@ class ArrayExprMixin:
             if kept:
                 return Array(out)
             return self.loaded(self.emit(memref.LoadOp.get(out, [])).results[0])
+
+    def running_extremum(self, is_max: bool, acc: Scalar, v: Scalar, node: ast.AST) -> Scalar:
+        """The step of a max/min reduction: `v` replaces the running value
+        when it is greater (smaller) or NaN (numpy's NaN propagation: once
+        the running value is NaN nothing replaces it but another NaN). A
+        compare and a select rather than maximumf, so that the reverse sweep
+        tapes the one-bit choice per element, not the running value."""
+        if not (acc.is_float and v.is_float and acc.type == v.type):
+            return self.extremum(is_max, acc, v, node)
+        better = self.emit(arith.CmpfOp(v.value, acc.value, "ogt" if is_max else "olt")).results[0]
+        nan = self.emit(arith.CmpfOp(v.value, v.value, "uno")).results[0]
+        take = self.emit(arith.OrIOp(better, nan)).results[0]
+        return Scalar(self.emit(arith.SelectOp(take, v.value, acc.value)).results[0])
 
     def extremum(self, is_max: bool, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         """numpy's maximum/minimum: NaN propagates (the op table's
@@ -343,6 +366,16 @@ class ArrayExprMixin:
         if fn in (np.abs, np.absolute, builtins.abs):
             self._expect(node, 1)
             return self.elementwise(args, lambda s: self.absolute(s[0]), node)
+        if fn in FLOAT_TESTS:
+            self._expect(node, 1)
+            return self.elementwise(args, lambda s: self.float_test_of(FLOAT_TESTS[fn], s[0]), node)
+        if fn is np.logical_not:
+            self._expect(node, 1)
+            return self.elementwise(args, lambda s: self.logical_not(s[0]), node)
+        if fn in LOGICAL:
+            self._expect(node, 2)
+            return self.elementwise(args, lambda s: self.binary(
+                LOGICAL[fn](), Scalar(self.to_bool(s[0])), Scalar(self.to_bool(s[1])), node), node)
         if fn is np.where:
             self._expect(node, 3)
             return self.elementwise(args, lambda s: self.select(self.to_bool(s[0]), s[1], s[2], node), node)
@@ -365,6 +398,9 @@ class ArrayExprMixin:
         if fn is np.dot:
             self._expect(node, 2)
             return self.dot(args, node)
+        if fn is np.matmul:
+            self._expect(node, 2)
+            return self.matmul(args[0], args[1], node)
         if fn is np.linalg.norm:
             self._expect(node, 1)
             squares = self.elementwise(args, lambda s: self.binary(ast.Mult(), s[0], s[0], node), node)
@@ -373,7 +409,7 @@ class ArrayExprMixin:
         return NotImplemented
 
     def array_method(self, base: object, method: str, node: ast.Call) -> object:
-        """x.sum(), x.mean(), x.max(), x.min(), x.prod() (axis=), x.copy(), x.dot(y)."""
+        """x.sum(), x.mean(), x.max(), x.min(), x.prod(), x.any(), x.all() (axis=), x.copy(), x.dot(y)."""
         keywords = {kw.arg: kw.value for kw in node.keywords}
         if method in METHODS:
             if len(node.args) > 1:
@@ -393,7 +429,7 @@ class ArrayExprMixin:
                 self.error(node, ".dot() takes one argument")
             return self.dot([base, self.expr(node.args[0])], node)
         self.error(node, f"array method .{method}() is not supported; the supported methods are .sum(), "
-                         ".mean(), .max(), .min(), .prod(), .copy() and .dot()")
+                         ".mean(), .max(), .min(), .prod(), .any(), .all(), .copy() and .dot()")
 
     def _expect(self, node: ast.Call, n: int, keywords: dict | None = None, allowed: tuple = ()) -> None:
         if len(node.args) != n:
@@ -404,6 +440,9 @@ class ArrayExprMixin:
                                  + (f" (only {', '.join(a + '=' for a in allowed)})" if allowed else ""))
 
     # -- element functions --------------------------------------------------------------
+
+    def logical_not(self, a: Scalar) -> Scalar:
+        return Scalar(self.emit(arith.XOrIOp(self.to_bool(a), self.const_bool(True))).results[0])
 
     def absolute(self, a: Scalar) -> Scalar:
         if a.is_float:
@@ -440,12 +479,87 @@ class ArrayExprMixin:
         if not (self.is_array(a) and self.is_array(b)):
             return self.elementwise(args, lambda s: self.binary(ast.Mult(), s[0], s[1], node), node)
         ea, eb = self.lift(a), self.lift(b)  # type: ignore[arg-type]
-        if ea.ndim != 1 or eb.ndim != 1:
-            self.error(node, "np.dot is supported for two vectors (1-D arrays) or an array and a number; "
-                             "write a matrix product as loops")
+        if ea.ndim > 2 or eb.ndim > 2:
+            self.error(node, "np.dot is supported for vectors and matrices (1-D and 2-D arrays); for "
+                             "more dimensions write a loop over the leading ones")
+        if ea.ndim == 2 or eb.ndim == 2:
+            return self.matmul(a, b, node, "np.dot")
+        return self.vector_dot(ea, eb, node)
+
+    def vector_dot(self, ea: ArrayExpr, eb: ArrayExpr, node: ast.AST) -> object:
+        """sum(a * b) of two vectors of one length: one reduction."""
         product = self.elementwise([ea, eb], lambda s: self.binary(ast.Mult(), s[0], s[1], node), node)
         product.shape = self.broadcast_shapes(ea.shape, eb.shape, node, mode="equal")
         return self.reduce(product, "sum", None, node)
+
+    def matmul(self, a: object, b: object, node: ast.AST, what: str = "matmul") -> object:
+        """`a @ b` (np.matmul, np.dot) of matrices and vectors, numpy's
+        rules: a vector on the left is a row, on the right a column, and
+        that dimension is dropped from the result (vector @ vector: their
+        dot product, a number). Matrix operands become ONE
+        `linalg.matmul` into a freshly allocated zeroed result (vectors
+        enter as 1 x k / k x 1 views, so a matrix-vector product is a
+        matmul with n = 1). The shared dimension is checked at run time:
+        numpy's ValueError with the Python location, also with
+        `boundscheck=False`."""
+        symbol = "@" if what == "matmul" else what
+        for v in (a, b):
+            if not self.is_array(v):
+                self.error(node, f"{symbol}: both operands must be arrays (vectors or matrices); "
+                                 "multiply by a number with *")
+        ea, eb = self.lift(a), self.lift(b)  # type: ignore[arg-type]
+        for e in (ea, eb):
+            if e.ndim not in (1, 2):
+                self.error(node, f"{symbol} is supported for vectors and matrices (1-D and 2-D arrays), "
+                                 f"not {e.ndim}-D ones; for a stack of matrices write a loop over the "
+                                 "leading dimension")
+        if ea.ndim == 1 and eb.ndim == 1:
+            return self.vector_dot(ea, eb, node)
+        x, y = self.materialize(a, node), self.materialize(b, node)
+        assert isinstance(x, Array) and isinstance(y, Array)
+        for v in (x, y):
+            if v.element not in (f64, f32):
+                self.error(node, f"{symbol} of {v.element} arrays is not supported: matrix products are "
+                                 "computed in float64 or float32; make the operand a float array "
+                                 "(e.g. multiply it by 1.0)")
+        element = f64 if f64 in (x.element, y.element) else f32
+        with self.at(node):
+            x, y = (self._as_element(v, element, node) for v in (x, y))
+            k_x, k_y = self.dim(x, x.ndim - 1), self.dim(y, 0)
+            if not same_size(k_x, k_y):
+                differ = self.emit(arith.CmpiOp(k_x, k_y, "ne")).results[0]
+                message = (f"shapes not aligned: {{1}} (dim {x.ndim - 1}) != {{0}} (dim 0)" if what == "np.dot"
+                           else "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                                "signature (n?,k),(k,m?)->(n?,m?) (size {0} is different from {1})")
+                self.emit(RaiseIfOp(differ, "ValueError", message, [k_y, k_x]))
+            sizes = ([self.dim(x, 0)] if x.ndim == 2 else []) + ([self.dim(y, 1)] if y.ndim == 2 else [])
+            out = self.new_array(sizes, element)
+            zero = self.const_float(0.0, element)
+            self.emit(linalg.FillOp([zero], [out], []))
+            lhs = x if x.ndim == 2 else self._vector_as_matrix(x, row=True)
+            rhs = y if y.ndim == 2 else self._vector_as_matrix(y, row=False)
+            target = Array(out) if len(sizes) == 2 else self._vector_as_matrix(Array(out), row=x.ndim == 1)
+            self.emit(linalg.MatmulOp([lhs.value, rhs.value], [target.value]))
+        return Array(out)
+
+    def _as_element(self, v: Array, element: Attribute, node: ast.AST) -> Array:
+        if v.element == element:
+            return v
+        converted = self.materialize(self.elementwise([v], lambda s: Scalar(self.to_float(s[0], element)),
+                                                      node), node)
+        assert isinstance(converted, Array)
+        return converted
+
+    def _vector_as_matrix(self, v: Array, row: bool) -> Array:
+        """A 1 x n (row) or n x 1 (column) view of the vector `v`. The stride
+        of the size-1 dimension is free; it is chosen so that BLAS takes
+        the view (a row with unit stride along it and 1 across: column-major
+        to BLAS, which reads it with the transpose flag)."""
+        _, offset, sizes, strides = self._metadata(v)
+        one = self.const_index(1)
+        if row:
+            return self._reinterpret(v, offset, [one, sizes[0]], [one, strides[0]])
+        return self._reinterpret(v, offset, [sizes[0], one], [strides[0], one])
 
     def outer(self, args: list[object], node: ast.AST) -> object:
         a, b = args
@@ -564,11 +678,21 @@ class ArrayExprMixin:
 
     # -- operators --------------------------------------------------------------------------
 
-    def array_binary(self, op: ast.operator, a: object, b: object, node: ast.AST) -> ArrayExpr:
+    def array_binary(self, op: ast.operator, a: object, b: object, node: ast.AST) -> object:
         if isinstance(op, ast.MatMult):
-            self.error(node, "the matrix product @ is not supported yet; write it as loops "
-                             "(or np.dot of two vectors)")
-        return self.elementwise([a, b], lambda s: self.binary(op, s[0], s[1], node), node)
+            return self.matmul(a, b, node)
+        return self.elementwise([a, b], lambda s: self.element_binary(op, s[0], s[1], node), node)
+
+    def element_binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        """One element of `a op b` on arrays. numpy's bool arithmetic differs
+        from Python's (True + True is True: + is or, * is and; - raises)."""
+        if a.is_bool and b.is_bool and isinstance(op, (ast.Add, ast.Mult, ast.Sub)):
+            if isinstance(op, ast.Sub):
+                self.error(node, "numpy boolean subtract, the `-` operator, is not supported (numpy raises "
+                                 "TypeError); use the ^ operator or np.logical_xor")
+            logical = arith.OrIOp if isinstance(op, ast.Add) else arith.AndIOp
+            return Scalar(self.emit(logical(a.value, b.value)).results[0])
+        return self.binary(op, a, b, node)
 
     def array_compare(self, op: ast.cmpop, a: object, b: object, node: ast.AST) -> ArrayExpr:
         return self.elementwise([a, b], lambda s: Scalar(self.compare(op, s[0], s[1], node)), node)

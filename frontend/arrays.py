@@ -63,6 +63,11 @@ class ArrayMixin:
         when the index is known to be non-negative: a non-negative literal, or
         a range() induction variable plus or minus constants that keep it so)."""
         value = self.expr(node)
+        if self.is_array(value):
+            self.error(node, "indexing with an array (x[mask], x[idx]) is not supported: its result has a "
+                             "size known only at run time; for a mask write np.where(mask, x, 0.0) "
+                             "(np.sum(np.where(mask, x, 0.0)) for a masked sum, np.count_nonzero(mask) for "
+                             "the count), for indices a loop over them")
         if not isinstance(value, Scalar) or value.is_float:
             self.error(node, "array indices must be integers")
         idx = self.to_index(value, node)

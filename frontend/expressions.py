@@ -100,8 +100,16 @@ class ExpressionMixin:
                 return self.elementwise([value], lambda s: self.negate(s[0], node), node)
             if isinstance(node.op, ast.UAdd):
                 return value
-            self.error(node, "the truth value of an array is ambiguous: `not` and `~` take numbers; "
-                             "compare elements (x == 0) or reduce the array first")
+            if isinstance(node.op, ast.Invert):
+                def invert(s: list[Scalar]) -> Scalar:
+                    if not s[0].is_bool:
+                        self.error(node, "~ of an array is supported on bool arrays (masks: ~(x > 0)); for "
+                                         "a number array write -x - 1 (ints) or np.logical_not(x)")
+                    return self.logical_not(s[0])
+                return self.elementwise([value], invert, node)
+            self.error(node, "the truth value of an array is ambiguous: `not x` of an array raises in numpy; "
+                             "write ~mask or np.logical_not(x) for elementwise not, or reduce it (np.any(x), "
+                             "np.all(x)) first")
         a = self.as_scalar(value, node.operand)
         if isinstance(node.op, ast.USub):
             return self.negate(a, node)
@@ -121,8 +129,7 @@ class ExpressionMixin:
                 return self.array_compare(node.ops[0], left, right, node)
             self.pre_evaluated[id(node.comparators[0])] = right
         elif self.is_array(left):
-            self.error(node, "a chained comparison of arrays is ambiguous; combine two comparisons with "
-                             "np.where or compare in a loop")
+            self.chained_array_comparison(node)
         return Scalar(self.compare_chain(self.as_scalar(left, node.left), list(zip(node.ops, node.comparators)),
                                          node))
 
@@ -130,7 +137,10 @@ class ExpressionMixin:
         """`left op0 c0 op1 c1 ...`; like Python, a comparand that may raise
         (indexing, calls) is not evaluated once a comparison is false."""
         op, right_node = pairs[0]
-        right = self.scalar(right_node)
+        right = self.expr(right_node)
+        if self.is_array(right) and len(node.ops) > 1:
+            self.chained_array_comparison(node)
+        right = self.as_scalar(right, right_node)
         c = self.compare(op, left, right, node)
         rest = pairs[1:]
         if not rest:
@@ -139,6 +149,15 @@ class ExpressionMixin:
             return self.branch_values(c, lambda: Scalar(self.compare_chain(right, rest, node)),
                                       lambda: Scalar(self.const_bool(False)), node).value
         return self.emit(arith.AndIOp(c, self.compare_chain(right, rest, node))).results[0]
+
+    def chained_array_comparison(self, node: ast.Compare) -> None:
+        """`0 < x < 1` of an array is `(0 < x) and (x < 1)` in Python, which
+        raises in numpy (the truth value of an array is ambiguous)."""
+        parts = [node.left, *node.comparators]
+        pairs = " & ".join(f"({ast.unparse(a)} {_CMP_TEXT[type(op)]} {ast.unparse(b)})"
+                           for a, op, b in zip(parts, node.ops, parts[1:]))
+        self.error(node, f"a chained comparison of arrays is `and` of two arrays, which raises in numpy (the "
+                         f"truth value of an array is ambiguous); write the elementwise {pairs}")
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Scalar:
         """`a and b` is `b if a else a`, `a or b` is `a if a else b`, as in
@@ -438,3 +457,6 @@ def _describe(node: ast.AST) -> str:
         return f"'{ast.unparse(node)}'"
     except Exception:  # noqa: BLE001
         return type(node).__name__
+
+
+_CMP_TEXT = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}

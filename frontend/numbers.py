@@ -48,7 +48,10 @@ class NumberMixin:
         if node.keywords:
             self.error(node, f"{name}() takes no keyword arguments in compiled code")
         self.expect_args(node, 1)
-        x = self.scalar(node.args[0])
+        return self.float_test_of(name, self.scalar(node.args[0]))
+
+    def float_test_of(self, name: str, x: Scalar) -> Scalar:
+        """The test on one number (np.isnan of an array applies it to each element)."""
         if not x.is_float:
             return Scalar(self.const_bool(name == "isfinite"))
         if name == "isnan":

@@ -28,8 +28,10 @@ BUILTIN_HINTS = {
     "iter": "loop over the indices: `for i in range(len(x))`",
     "next": "loop over the indices: `for i in range(len(x))`",
     "sorted": "sort outside the compiled function and pass the sorted array",
-    "any": "write the loop: `found = False`, then `for i in ...: if cond: found = True`",
-    "all": "write the loop: `ok = True`, then `for i in ...: if not cond: ok = False`",
+    "any": "write np.any(mask) for a bool array (np.any(x > 0)), or the loop: `found = False`, then "
+           "`for i in ...: if cond: found = True`",
+    "all": "write np.all(mask) for a bool array (np.all(x > 0)), or the loop: `ok = True`, then "
+           "`for i in ...: if not cond: ok = False`",
     "map": "write the loop over the indices",
     "filter": "write the loop over the indices",
     "list": "use a numpy array (an argument, or np.zeros(n) inside the function)",
@@ -64,7 +66,7 @@ NUMPY_CREATORS = {"full_like", "linspace", "logspace", "geomspace", "array", "as
                   "tile", "repeat", "concatenate", "stack", "hstack", "vstack"}
 ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape), np.empty(shape) (optionally dtype=...), "
             "np.full(shape, value) or np.arange(...) and fill it in a loop")
-ARRAY_FUNCTIONS = ("np.sum, np.mean, np.max, np.min, np.prod, np.dot, np.linalg.norm, np.where, np.clip, "
+ARRAY_FUNCTIONS = ("np.sum, np.mean, np.max, np.min, np.prod, np.dot, np.matmul, np.linalg.norm, np.where, np.clip, "
                    "np.sign, np.abs, np.outer, np.cumsum, np.asarray, np.copy and the math functions "
                    "(np.exp, np.tanh, ...)")
 

@@ -49,12 +49,20 @@ ELEMENTWISE = [
     ("np.sign(x - 0.7) * y", (6,), (6,)),
     ("(x > 0.7) * y + (x <= y)", (6,), (6,)),
     ("np.outer(x, y)", (3,), (4,)),
+    ("np.matmul(x, y) + np.exp(x) @ y", (3, 4), (4, 2)),  # matrix products: test_matmul_frontend.py
+    ("x @ y - np.dot(y.T, x)", (4,), (4, 3)),
     ("np.cumsum(x * y)", (5,), (5,)),
     ("np.asarray(x) + x.copy() * y + np.copy(y)", (5,), (5,)),
     ("np.exp(x)", (0,), (0,)),          # empty
     ("np.sum(x * y, axis=-1)", (3, 4), (4,)),
     ("x.sum(axis=0) * y", (3, 4), (4,)),
     ("np.mean(x, axis=1) + x.max(axis=-1) + np.min(x, axis=1)", (3, 4), (4,)),
+    # masks: & | ^ ~ and np.logical_*, the float tests, bool reductions along an axis
+    ("np.where(np.logical_and(x > 0.5, np.logical_not(y > 0.9)) | np.logical_or(x > 1.0, "
+     "np.logical_xor(x > y, y > 0.6)) ^ (x > 0.8), x * y, y)", (3, 4), (4,)),
+    ("np.where(~np.isnan(x) & np.isfinite(y) & ~np.isinf(x), x * y, 0.0) + np.isnan(y)", (5,), (5,)),
+    ("np.any(x > 0.7, axis=0) * y + np.all(x > 0.3, axis=-1).sum() + np.count_nonzero(x > y, axis=0)",
+     (3, 4), (4,)),
 ]
 
 # Scalar results: (expression, shape of x, shape of y).
@@ -68,6 +76,9 @@ REDUCTIONS = [
     ("np.linalg.norm(x - y)", (6,), (6,)),
     ("np.sum(np.exp(x) - 0.5 * x * x)", (0,), (0,)),  # empty sum
     ("x.prod()", (5,), (5,)),
+    ("np.any(x > 0.7) * 2.0 + np.all(y > 0.1) * 3.0 + np.count_nonzero(x > y) + (x > 0.5).any() * np.sum(y)"
+     " + (y > 0.3).all() * np.sum(x) + np.sum((x > 0.7) + (x > 0.5)) + np.sum((x > 0.4) * (y < 0.9))",
+     (3, 4), (4,)),
 ]
 
 IN_PLACE = [
@@ -222,13 +233,13 @@ def test_max_of_an_empty_array_is_an_error_not_a_number(kernels):
 
 
 @pytest.mark.parametrize("source, message", [
-    ("def f(x):\n    return x @ x\n", "matrix product @ is not supported yet"),
+    ("def f(x):\n    return x @ 2.0\n", "@: both operands must be arrays"),
     ("def f(x):\n    return np.median(x)\n", "np.median on arrays is not supported"),
     ("def f(x):\n    return math.exp(x)[0]\n", "math.exp takes a number, not an array; use np.exp"),
     ("def f(x):\n    return float(x + 1)\n", "is an array where a number is needed"),
     ("def f(x):\n    return np.sum(x, axis=2)\n", "axis 2 is out of bounds for array of dimension 1"),
     ("def f(x):\n    return x < 1.0 < x\n", "chained comparison of arrays"),
-    ("def f(x):\n    return 0.0 < x < 1.0\n", "'x' is an array where a number is needed"),
+    ("def f(x):\n    return 0.0 < x < 1.0\n", "write the elementwise (0.0 < x) & (x < 1.0)"),
 ])
 def test_unsupported_array_constructs_are_located_errors(tmp_path_factory, source, message):
     module = _module(tmp_path_factory, "array_expr_errors", "import math\n" + source)

@@ -194,7 +194,10 @@ class ADOptMain(xDSLOptMain):
             if a.forward:
                 # After ad-reverse: a gradient that a function calls is then
                 # a plain function, inlined and differentiated like any callee.
-                passes.append("ad-forward" + ("{simplify=false}" if a.no_simplify else ""))
+                forward = ["simplify=false"] if a.no_simplify else []
+                if a.print_cache_report:  # what the tangent sweep tapes, beside the gradients' reports
+                    forward.append(f'report="{a.cache_report_format}"')
+                passes.append("ad-forward" + ("{" + " ".join(forward) + "}" if forward else ""))
             # Last, so that no pass after it can remove a check it relies on.
             passes.append("ad-elide-shadow-checks")
         elif a.print_cache_report:

@@ -65,6 +65,7 @@ from adpasses.analysis.memref_views import (
     is_view_result,
     memory_object,
 )
+from adpasses.core.structured_ops import structured_op
 from adpasses.core.types import is_float_aggregate, is_float_type, is_int_like, is_memref_type
 from adpasses.dialects.ad import (
     CHECKPOINT_ATTR,
@@ -111,7 +112,8 @@ _PURE = 1  # no regions, no memrefs: float results depend on operands
 _REGION = 2  # a region op of the table: values flow along its edges
 _LOAD, _STORE, _COPY, _BITCAST, _UNKNOWN = 3, 4, 5, 6, 7
 _POP, _PUSH = 8, 9  # ad.tape.pop / push: a load from / a store into the tape
-_CALL = 10  # a checkpointed or custom-rule func.call: results and written memory depend on all it uses
+_CALL = 10  # a checkpointed or custom-rule func.call, or a structured op on memrefs
+# (core/structured_ops.py: linalg.matmul): results and written memory depend on all it uses
 
 
 def is_checkpointed_call(op: Operation) -> bool:
@@ -310,6 +312,13 @@ class ActivityAnalysis:
         for op in self._ops:
             if is_checkpointed_call(op) or CUSTOM_CALL_ATTR in op.attributes:
                 self._classify_call(op)
+                continue
+            structured = structured_op(op)
+            if structured is not None:
+                # linalg.matmul: its output's contents depend on all it reads.
+                kind[op] = _CALL
+                self._used[op] = list(structured.reads(op))
+                self._produced[op] = list(structured.writes(op))
                 continue
             sources = chosen_sources(op)
             if not self._understood(op, sources is not None):

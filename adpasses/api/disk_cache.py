@@ -1,6 +1,6 @@
 """The disk cache of one `jit(cache=True)` function (docs/deployment.md).
 
-Three kinds of entries, each keyed by the function's source fingerprint,
+Five kinds of entries, each keyed by the function's source fingerprint,
 its argument signature and its options (and, through
 `object_cache.entry_name`, the versions and the CPU):
 
@@ -9,7 +9,12 @@ its argument signature and its options (and, through
   never builds IR;
 - "primal": the compiled function (object code and entry description);
 - "gradient": a compiled gradient, per activity, primal flag, aliasing
-  case and return activity.
+  case and return activity;
+- "forward": a compiled tangent function or forward driver (jvp, fwddiff,
+  jacfwd, hessian, hvp; adpasses/api/forward.py `_compile_tangent`), per
+  kind, activities, width, gradient activities and driver layout;
+- "jacrev": a compiled jacrev driver with its gradient
+  (adpasses/api/jacobians.py), per activity, output, argnums and width.
 
 `source_fingerprint(fn)` covers what compiling `fn` reads: its source text
 and place (file, first line: error messages name them), and for every name

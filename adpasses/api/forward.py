@@ -27,7 +27,8 @@ compiled call).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -90,8 +91,27 @@ def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[st
     """Build f for `values`, optionally differentiate it (`over_gradient`:
     (grad activity, grad ret activity), forward over reverse), take the
     tangent function for `activity`/`ret` (of f, or of its gradient) with
-    `width` lanes, optionally add a driver (`driver(module, tangent_fn)`
-    returns its name), compile."""
+    `width` lanes, optionally add a driver (a `_Driver`: adds itself to the
+    module and returns its name), compile.
+
+    With `jit(cache=True)` the compiled code is a disk cache entry
+    ("forward", adpasses/api/disk_cache.py) keyed by the argument
+    signature, the kind, activities, width, the gradient's activities and
+    the driver's layout: a later process loads it without building IR
+    (and without importing xDSL)."""
+    parts: tuple = ()
+    if jf.cache:
+        parts = (jf._disk_signature(values), kind, activity, ret, width, over_gradient,
+                 driver.key if driver is not None else None)
+        if jf.tape_limit is not None:
+            parts += (("tape_limit", jf.tape_limit),)
+        hit = jf.disk.load("forward", parts)
+        if hit is not None:
+            compiled, entry = hit
+            jf._loaded(jf._record(kind, values, activity), compiled)
+            if driver is not None:
+                driver.made.update(entry["made"])
+            return Compiled(compiled[entry["name"]], compiled, entry["tangent"])
     from adpasses.core.compile_locks import load_compiler
 
     load_compiler()  # before the first lazy import: see compile_locks (fork)
@@ -102,6 +122,9 @@ def _compile_tangent(jf, values: tuple, activity: tuple[str, ...], ret: tuple[st
     before = stats["compiled"]
     compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)
     jf._compiled(record, compiled, before)
+    if jf.cache:
+        jf.disk.store("forward", parts, compiled, name=entry, tangent=tangent_name,
+                      made=dict(driver.made) if driver is not None else {})
     return Compiled(compiled[entry], compiled, tangent_name)
 
 
@@ -239,21 +262,61 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
     return plan.run(values, tangents)
 
 
+class _Workspace:
+    """Where jvp copies the arrays f writes and their tangents (f must not
+    change the caller's): buffers kept across calls, like the compiled
+    drivers' `ad.workspace` scratch. A fresh copy of a large array costs
+    its page faults on every call (a 10^6-element recurrence: 5 ms for two
+    copies against 0.7 ms into kept buffers, as much as the tangent sweep's
+    excess over the primal). One call at a time uses them; a concurrent
+    call (another thread) copies into fresh arrays."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._buffers: list[np.ndarray] = []
+
+    def copies(self, *arrays: np.ndarray) -> tuple[list[np.ndarray], bool]:
+        """Copies of `arrays`, and whether they are the kept buffers (then
+        `release` after the call)."""
+        if not self._lock.acquire(blocking=False):
+            return [np.array(a) for a in arrays], False
+        kept = self._buffers
+        if len(kept) != len(arrays) or any(b.shape != a.shape or b.dtype != a.dtype
+                                           for b, a in zip(kept, arrays)):
+            kept = self._buffers = [np.empty(a.shape, a.dtype) for a in arrays]
+        for b, a in zip(kept, arrays):
+            np.copyto(b, a)
+        return kept, True
+
+    def release(self, held: bool) -> None:
+        if held:
+            self._lock.release()
+
+
 @dataclass
 class _JvpPlan:
     call: Callable
     activity: tuple[str, ...]
     written: tuple[int, ...]
+    workspace: _Workspace = field(default_factory=_Workspace)
 
     def run(self, values: Sequence[object], tangents: Sequence[object]) -> tuple[float, float]:
-        args: list[object] = []
-        for k, (v, t, act) in enumerate(zip(values, tangents, self.activity)):
-            if k in self.written:
-                v = np.array(v)
-            args.append(v)
-            if act == "dup":
-                args.append(np.zeros_like(v) if t is None else (np.array(t) if k in self.written else t))
-        value, tangent = self.call(*args)
+        # The arrays f writes, then the given tangents of those, into the workspace.
+        sources = [values[k] for k in self.written]
+        sources += [tangents[k] for k in self.written if tangents[k] is not None]
+        copies, held = self.workspace.copies(*sources)  # type: ignore[arg-type]
+        try:
+            copy = iter(copies)
+            work = {k: next(copy) for k in self.written}
+            tcopy = {k: next(copy) for k in self.written if tangents[k] is not None}
+            args: list[object] = []
+            for k, (v, t, act) in enumerate(zip(values, tangents, self.activity)):
+                args.append(work.get(k, v))
+                if act == "dup":
+                    args.append(np.zeros_like(v) if t is None else tcopy.get(k, t))
+            value, tangent = self.call(*args)
+        finally:
+            self.workspace.release(held)
         return value, tangent
 
 
@@ -281,19 +344,27 @@ def _jvp_fast_path(jf, plan: _JvpPlan, values: tuple, tangents: tuple) -> Callab
         if isinstance(values[k], np.ndarray):
             conds.append(f"t{k}.shape != p{k}.shape")
     lines += [f"    if {' or '.join(conds)}:", "        return slow(primals, tangents)"]
+    # The arrays f writes and their tangents are copied into the plan's workspace.
+    copied = [f"p{k}" for k in plan.written] + [f"t{k}" for k in plan.written if k in given]
+    env["workspace"] = plan.workspace
+    if copied:
+        lines.append(f"    copies, held = workspace.copies({', '.join(copied)})")
+        lines.append(f"    {''.join(f'w_{name}, ' for name in copied)}= copies")
     args = []
     for k, act in enumerate(plan.activity):
-        if k in plan.written:
-            lines.append(f"    p{k} = p{k}.copy()")
-        args.append(f"p{k}")
+        args.append(f"w_p{k}" if k in plan.written else f"p{k}")
         if act == "dup":
             if k not in given:
                 args.append(f"zeros_like(p{k})")
             elif k in plan.written:
-                args.append(f"t{k}.copy()")
+                args.append(f"w_t{k}")
             else:
                 args.append(f"float(t{k})" if isinstance(values[k], float) else f"t{k}")
-    lines.append(f"    return call({', '.join(args)})")
+    if copied:
+        lines += ["    try:", f"        return call({', '.join(args)})", "    finally:",
+                  "        workspace.release(held)"]
+    else:
+        lines.append(f"    return call({', '.join(args)})")
     exec(compile("\n".join(lines) + "\n", f"<adpasses jvp({jf.__name__}) fast path>", "exec"), env)
     return env["fast"]  # type: ignore[return-value]
 
@@ -390,6 +461,10 @@ class HvpCallable:
     def __reduce__(self) -> tuple:
         return (rebuild_forward, ("hvp", self.jf, self.argnums))
 
+    def _cache_report(self, args: tuple):  # type: ignore[no-untyped-def]
+        """`adpasses.cache_report(hvp(f), *args, v)`."""
+        return forward_over_reverse_report(self, args)
+
     def __call__(self, *args: object) -> np.ndarray:
         code = shadows.signature_code(*args) if args else 0
         fast = self._fast.get(code) if code else None
@@ -440,6 +515,49 @@ class HvpCallable:
                 return _run(a[:-1], a[-1])
             self._fast.setdefault(code, fast)
         return run(values, v)
+
+
+def forward_over_reverse_report(obj, args: tuple):  # type: ignore[no-untyped-def]
+    """`cache_report(hessian(f), *args)` / `cache_report(hvp(f), *args, v)`:
+    the gradient's cache report and what the tangent sweep tapes beside
+    it (`ForwardOverReverseReport`), for these arguments; the module is
+    built and differentiated as the call would, not compiled."""
+    jf = obj.jf
+    api = f"cache_report({obj.__name__})"
+    if isinstance(obj, HvpCallable):
+        if not args:
+            raise TypeError(f"{api}: pass the arguments of {jf.__name__}(), then the vector")
+        *fargs, v = args
+        values = plain_arguments(jf.__name__, jf._params, jf.bind(tuple(fargs)))
+        nums = normalize_argnums(obj.argnums, len(values), jf.__name__)
+        x = values[nums[0]]
+        width = len(v) if isinstance(v, np.ndarray) and isinstance(x, np.ndarray) and v.ndim == x.ndim + 1 else 1
+    else:
+        values = plain_arguments(jf.__name__, jf._params, jf.bind(tuple(args)))
+        nums = normalize_argnums(obj.argnums, len(values), jf.__name__)
+        n_max = max(np.size(values[k]) for k in nums)
+        width = obj.width or max(1, min(n_max, MAX_WIDTH))
+    jf.arg_types(values)
+    _array_argnums(jf, values, nums, api)
+    _float_result(jf, values, api, "the Hessian is that of a float-valued function")
+    layout = _GradientLayout.of(jf, values, nums)
+    from adpasses.core.compile_locks import load_compiler
+
+    load_compiler()
+    from adpasses.cache.tangent_report import ForwardOverReverseReport
+    from adpasses.transforms.forward_pass import forward_differentiate
+    from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
+
+    module, name = jf.build(values, noalias=True)
+    g = differentiate(module, name, list(layout.grad_activity), list(layout.ret),
+                      options=ReverseOptions(simplify=False, elide_checks=False))
+    t = forward_differentiate(module, g.name, list(layout.fwd_activity), [], width=width)
+    params: list[object] = [1.0] * len(layout.fwd_activity)  # the seed: 1.0
+    for k, v in enumerate(values):
+        params[layout.value_at[k]] = v
+        if layout.shadow_at[k] is not None:
+            params[layout.shadow_at[k]] = v  # a shadow has its primal's shape
+    return ForwardOverReverseReport(g.cache_report.bind(values), t.tape_report.bind(params))
 
 
 def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int, width: int = 1) -> Callable:
@@ -539,6 +657,8 @@ class SweepCallable:
 
     def __init__(self, kind: str, jf, argnums: int | tuple[int, ...], width: int | None):  # type: ignore[no-untyped-def]
         self.kind, self.jf, self.argnums, self.width = kind, jf, argnums, width
+        if kind == "hessian":  # adpasses.cache_report(hessian(f), *args): forward over reverse
+            self._cache_report = lambda args: forward_over_reverse_report(self, args)
         self.single = isinstance(argnums, int)
         self.__name__ = f"{kind}({jf.__name__})"
         self.__wrapped__ = jf.py_func
@@ -619,15 +739,28 @@ class SweepCallable:
         return _cached(jf, key, lambda: _compile_jacfwd(jf, values, nums, out, width, self.single))
 
 
-def _driver(sweeps, made: dict, scratch_from_caller: bool = False):  # type: ignore[no-untyped-def]
-    from adpasses.transforms.seed_loops import add_forward_driver
+class _Driver:
+    """Adds the driver of `sweeps` to a module (`_compile_tangent`) and
+    records in `made` what the caller needs of it (the tangent function's
+    parameters it takes), which a disk cache entry keeps. `key`: what
+    decides the driver's code, part of the entry's key."""
 
-    def add(module, tangent):  # type: ignore[no-untyped-def]
+    def __init__(self, sweeps, made: dict, scratch_from_caller: bool = False):  # type: ignore[no-untyped-def]
+        self.sweeps = sweeps
+        self.made = made
+        self.scratch_from_caller = scratch_from_caller
+        self.key = repr((sweeps, scratch_from_caller))
+
+    def __call__(self, module, tangent):  # type: ignore[no-untyped-def]
+        from adpasses.transforms.seed_loops import add_forward_driver
+
         name = f"{tangent.sym_name.data}_sweeps"
-        add_forward_driver(module, tangent, sweeps, name, scratch_from_caller)
-        made["inputs"] = sweeps.driver_inputs(len(tangent.function_type.inputs.data))
+        add_forward_driver(module, tangent, self.sweeps, name, self.scratch_from_caller)
+        self.made["inputs"] = self.sweeps.driver_inputs(len(tangent.function_type.inputs.data))
         return name
-    return add
+
+
+_driver = _Driver
 
 
 def _compile_hessian(jf, values: tuple, nums: tuple[int, ...], layout: _GradientLayout,  # type: ignore[no-untyped-def]
@@ -670,7 +803,7 @@ def hessian_module(jf, values: tuple, nums: tuple[int, ...], width: int) -> tupl
 def _hessian_sweeps(values: tuple, nums: tuple[int, ...], layout: _GradientLayout, width: int) -> tuple:
     """The forward sweeps of a Hessian, and which argument each value
     parameter of the tangent function is."""
-    from adpasses.transforms.seed_loops import ForwardSweeps
+    from adpasses.transforms.sweep_layout import ForwardSweeps
 
     at, lanes = layout.tangent_positions(width)
     arg_of = {at[layout.value_at[k]]: k for k in range(len(values))}  # value params -> argument
@@ -698,7 +831,7 @@ def _hessian_sweeps(values: tuple, nums: tuple[int, ...], layout: _GradientLayou
 
 def _compile_jacfwd(jf, values: tuple, nums: tuple[int, ...], out: int | None, width: int,  # type: ignore[no-untyped-def]
                     single: bool) -> _SweepPlan:
-    from adpasses.transforms.seed_loops import ForwardSweeps
+    from adpasses.transforms.sweep_layout import ForwardSweeps
 
     written = tuple(sorted(jf.written_arrays(values)))
     activity, at, lanes, p = [], [], {}, 0

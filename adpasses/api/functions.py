@@ -835,7 +835,15 @@ def _with_locations(op) -> str:  # type: ignore[no-untyped-def]
 def cache_report(f: object, *args: object, argnums: int | Sequence[int] = 0) -> object:
     """The `CacheReport` of grad(f, argnums) for these arguments: per needed
     value its decision, reason, location, dtype, count and bytes, and the
-    total `.taped_bytes`."""
+    total `.taped_bytes`. For `hessian(f)` or `hvp(f)` (then the arguments
+    are the call's, v last): a `ForwardOverReverseReport`, the gradient's
+    report and what the tangent sweep tapes beside it."""
+    second_order = getattr(f, "_cache_report", None)  # hessian(f), hvp(f): api/forward.py
+    if second_order is not None:
+        try:
+            return second_order(args)
+        except CompileError as err:
+            raise for_user(err)
     jf = as_jit(f)
     argnums = _checked_argnums(jf, argnums, "cache_report")
     try:

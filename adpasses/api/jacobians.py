@@ -9,10 +9,13 @@ adpasses.api.vjp). A function that writes an output array marks it with
     J = adpasses.jacrev(f, argnums=0)(x, adpasses.Output(out))
     J.shape == out.shape + x.shape;  J[i..., j...] = d out[i...] / d x[j...]
 
-One reverse sweep per element of `out`, all of them in compiled code: the
-module holds the gradient of f and a driver looping over the output's
+Reverse sweeps over the elements of `out`, all of them in compiled code:
+the module holds the gradient of f and a driver looping over the output's
 elements (adpasses/transforms/seed_loops.py), so a call is one compiled
-call whatever the output's size. Like `grad`, arguments are left unchanged
+call whatever the output's size. The gradient is vector reverse mode of
+`width` lanes (`ad.autodiff {width = N}`): each forward sweep serves
+`width` output elements (default min(out.size, 16): a function with few
+outputs takes one forward sweep). Like `grad`, arguments are left unchanged
 (f runs on copies of the arrays it writes, restored before each sweep);
 the derivatives are those of out's final contents at the caller's
 contents of every argument, `out` included.
@@ -36,20 +39,31 @@ from adpasses.api.markers import Output
 from adpasses.core.diagnostics import CompileError, for_user
 from adpasses.native.arguments import plain_arguments
 
+MAX_WIDTH = 16
+"""The widest vector reverse mode jacrev uses by default: an output of
+n <= 16 elements takes one forward sweep of width n."""
 
-def jacrev(f: object, argnums: int | Sequence[int] = 0) -> Callable:
+
+def jacrev(f: object, argnums: int | Sequence[int] = 0, *, width: int | None = None) -> Callable:
     """The Jacobian by reverse sweeps, like jax.jacrev: for f returning a
     float, `grad(f, argnums)`; for f writing an array marked `Output(out)`
     at the call, an array of shape `out.shape + x.shape` per differentiated
-    argument x (a tuple when argnums is a tuple), x's dtype."""
+    argument x (a tuple when argnums is a tuple), x's dtype. `width`:
+    cotangents per forward sweep (vector reverse mode; default
+    min(out.size, 16))."""
     from adpasses.api.functions import _checked_argnums, as_jit
 
     jf = as_jit(f)
+    if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer))
+                              or width < 1):
+        raise ValueError(f"jacrev({jf.__name__}): width must be a positive int (cotangents per "
+                         f"sweep), got {width!r}")
+    width = None if width is None else int(width)
     plain = type(argnums) is int or (type(argnums) is tuple and all(type(k) is int for k in argnums))
-    made = jf._jacobian_functions.get(("jacrev", argnums)) if plain else None
+    made = jf._jacobian_functions.get(("jacrev", argnums, width)) if plain else None
     if made is None:
         nums = _checked_argnums(jf, argnums, "jacrev")
-        made = jf._jacobian_functions.setdefault(("jacrev", nums), JacrevCallable(jf, nums))
+        made = jf._jacobian_functions.setdefault(("jacrev", nums, width), JacrevCallable(jf, nums, width))
     return made
 
 
@@ -61,6 +75,7 @@ class JacrevPlan:
     activity: tuple[str, ...]
     nums: tuple[int, ...]
     written: tuple[int, ...]       # arrays f writes (copied, restored before each sweep)
+    width: int                     # output elements per forward sweep (vector reverse mode)
     call: Callable                 # the compiled driver
     compiled: object               # its CompiledModule (keeps the machine code alive)
     fast: Callable | None = None
@@ -69,9 +84,10 @@ class JacrevPlan:
 class JacrevCallable:
     """The callable `jacrev(f, argnums)` returns."""
 
-    def __init__(self, jf, argnums: int | tuple[int, ...]):  # type: ignore[no-untyped-def]
+    def __init__(self, jf, argnums: int | tuple[int, ...], width: int | None = None):  # type: ignore[no-untyped-def]
         self.jf = jf
         self.argnums = argnums
+        self.width = width
         self.single = isinstance(argnums, int)
         self.__name__ = f"jacrev({jf.__name__})"
         self.__wrapped__ = jf.py_func
@@ -83,7 +99,7 @@ class JacrevCallable:
     def __reduce__(self) -> tuple:
         """Pickled by reference, like grad objects: the function's
         reference and argnums."""
-        return (rebuild_jacobian, ("jacrev", self.jf, self.argnums))
+        return (rebuild_jacobian, ("jacrev", self.jf, self.argnums, self.width))
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         if not kwargs:
@@ -148,13 +164,14 @@ class JacrevCallable:
         if len(arrays) > 1 and shadows.arrays_overlap(*arrays):
             raise ValueError(f"{self.__name__}: arguments of {name}() share memory; jacrev needs "
                              "distinct arrays (pass copies)")
-        key = (shadows.signature_code(*values) or _slow_key(jf, values), activity, out, nums)
+        width = self.width or max(1, min(target.size, MAX_WIDTH))
+        key = (shadows.signature_code(*values) or _slow_key(jf, values), activity, out, nums, width)
         got = jf._jacobian_plans.get(key)
         if got is None:
             from adpasses.core.compile_locks import once
 
             got = once(jf._jacobian_plans, key,
-                       lambda: _compile(jf, values, activity, out, tuple(sorted(written)), nums))
+                       lambda: _compile(jf, values, activity, out, tuple(sorted(written)), nums, width))
         return got
 
 
@@ -165,7 +182,18 @@ def _slow_key(jf, values: tuple) -> tuple:  # type: ignore[no-untyped-def]
 
 
 def _compile(jf, values: tuple, activity: tuple[str, ...], out: int, written: tuple[int, ...],  # type: ignore[no-untyped-def]
-             nums: tuple[int, ...]) -> JacrevPlan:
+             nums: tuple[int, ...], width: int) -> JacrevPlan:
+    record = jf._record("jacrev", values, activity)
+    parts: tuple = ()
+    if jf.cache:  # a disk cache entry, like a gradient's (adpasses/api/disk_cache.py)
+        parts = (jf._disk_signature(values), activity, out, written, nums, width)
+        if jf.tape_limit is not None:
+            parts += (("tape_limit", jf.tape_limit),)
+        hit = jf.disk.load("jacrev", parts)
+        if hit is not None:
+            compiled, entry = hit
+            jf._loaded(record, compiled)
+            return JacrevPlan(out, activity, nums, written, width, compiled[entry["name"]], compiled)
     from adpasses.api.functions import function_named, _private
     from adpasses.core.compile_locks import load_compiler
 
@@ -174,21 +202,22 @@ def _compile(jf, values: tuple, activity: tuple[str, ...], out: int, written: tu
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
     from adpasses.transforms.seed_loops import add_jacrev_driver
 
-    record = jf._record("jacrev", values, activity)
     module, name = jf.build(values, noalias=True)
     record.stages["frontend"] = jf._frontend_s.pop(_slow_key(jf, values), 0.0)
     ret = jf.return_activity(values)
-    g = differentiate(module, name, list(activity), list(ret), options=ReverseOptions(simplify=False),
-                      timings=record.stages)
+    g = differentiate(module, name, list(activity), list(ret), width=width,
+                      options=ReverseOptions(simplify=False), timings=record.stages)
     driver = f"{name}_jacrev_{len(jf._jacobian_plans)}"
-    add_jacrev_driver(module, g.function, activity, ret, out, written, nums, driver)
+    add_jacrev_driver(module, g.function, activity, ret, out, written, nums, driver, width)
     function_named(module, name).sym_visibility = _private()
     from adpasses.native.llvm_jit import stats
 
     before = stats["compiled"]
     compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)
     jf._compiled(record, compiled, before)
-    return JacrevPlan(out, activity, nums, written, compiled[driver], compiled)
+    if jf.cache:
+        jf.disk.store("jacrev", parts, compiled, name=driver)
+    return JacrevPlan(out, activity, nums, written, width, compiled[driver], compiled)
 
 
 def _jacobian_shapes(plan: JacrevPlan, values: Sequence[object]) -> list[tuple[tuple[int, ...], object]]:
@@ -308,6 +337,6 @@ def jacobian_of_results(jf, args: tuple, argnums: int | tuple[int, ...], what: s
     return tuple(per_output) if isinstance(out, tuple) else per_output[0]
 
 
-def rebuild_jacobian(kind: str, jf, argnums):  # type: ignore[no-untyped-def]
+def rebuild_jacobian(kind: str, jf, argnums, width=None):  # type: ignore[no-untyped-def]
     """The Jacobian callable a pickle refers to."""
-    return jacrev(jf, argnums)
+    return jacrev(jf, argnums, width=width)

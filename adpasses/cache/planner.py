@@ -96,7 +96,9 @@ def check_rerun_buffers(plan: CachePlan, alias) -> None:  # type: ignore[no-unty
 
     copied: dict[Operation, list[SSAValue]] = {}
     for d in plan.memory:
-        if d.kind in ("snapshot", "scratch"):
+        if d.kind in ("snapshot", "scratch") and isinstance(d.need.op, func.CallOp):
+            # (a matrix product's snapshots are only read: its rule reads
+            # them as they were, whatever else shares their memory)
             copied.setdefault(d.need.op, []).append(d.need.memref)
     for op, values in copied.items():
         memrefs = list(dict.fromkeys(v for v in op.operands if isinstance(v.type, MemRefType)))

@@ -67,6 +67,9 @@ def _text(value: SSAValue) -> str:
             return f"({_text(op.lhs)} {symbols[type(op)]} {_text(op.rhs)})"
         if isinstance(op, (arith.DivSIOp, arith.FloorDivSIOp, arith.DivUIOp)):
             return f"({_text(op.lhs)} / {_text(op.rhs)})"
+        if isinstance(op, (arith.MaxSIOp, arith.MinSIOp)):  # a trip count: max(n, 0)
+            which = "max" if isinstance(op, arith.MaxSIOp) else "min"
+            return f"{which}({_text(op.lhs)}, {_text(op.rhs)})"
     return _name(value)
 
 

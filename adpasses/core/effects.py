@@ -43,6 +43,7 @@ from xdsl.traits import (
 from xdsl.transforms.common_subexpression_elimination import CSEDriver
 from xdsl.transforms.dead_code_elimination import LiveSet
 
+from adpasses.core.structured_ops import structured_op
 from adpasses.dialects.ad import STOP
 
 
@@ -75,6 +76,11 @@ answers None, "unknown"), as the analyses should see them."""
 def effects_of(op: Operation) -> frozenset[EffectInstance] | set[EffectInstance] | None:
     """`xdsl.traits.get_effects(op)`, or the effects `UNDECLARED_EFFECTS`
     gives an upstream op without a trait (None: unknown effects)."""
+    structured = structured_op(op)
+    if structured is not None:
+        # linalg.matmul on memrefs declares nothing in xDSL 0.74.
+        return frozenset({*(EffectInstance(MemoryEffectKind.READ, v) for v in structured.reads(op)),
+                          *(EffectInstance(MemoryEffectKind.WRITE, v) for v in structured.writes(op))})
     declared = UNDECLARED_EFFECTS.get(type(op))
     if declared is _PRINTS and any(isinstance(v.type, MemRefType) for v in op.operands):
         # Printing an array (the frontend's print) also reads it.

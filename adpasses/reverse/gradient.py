@@ -74,8 +74,13 @@ class GradientBuilder:
         with_primal: bool,
         rules: RuleTables,
         callee_gradient: Callable[[str, Sequence[str], Sequence[str]], str] | None = None,
+        width: int = 1,
     ):
         self.primal = primal
+        self.width = width
+        """Lanes (vector reverse mode): each adjoint and shadow exists `width`
+        times, one per cotangent; the forward sweep and the primal values
+        the reverse sweep reads (tapes, recomputations) are shared."""
         self.callee_gradient = callee_gradient
         """(callee, activities, result activities) -> the name of the callee's
         gradient function, built by the caller (`ad-build-gradients`): what a
@@ -91,8 +96,10 @@ class GradientBuilder:
         self.top_block = primal.body.block
         self.tapes: dict[SSAValue, SSAValue] = {}
         self.top_values: dict[SSAValue, SSAValue] = {}
-        self.arg_shadows: dict[SSAValue, SSAValue] = {}
-        self.seeds: list[SSAValue | None] = []
+        self.arg_shadows: dict[SSAValue, list[SSAValue]] = {}
+        """A dup argument's shadows, one per lane."""
+        self.seeds: list[list[SSAValue] | None] = []
+        """Per result of the primal: its seeds, one per lane (None if it has none)."""
         self._tapes_to_free: dict[Operation, list[SSAValue]] = {}
         self._forward_ops: dict[Operation, Operation] = {}
         self._twin_ids = 0
@@ -103,14 +110,16 @@ class GradientBuilder:
         acts = self.activity.arg_activity
         rets = self.activity.ret_activity
         ptype = self.primal.function_type
+        lanes = range(self.width)
         inputs: list = []
         for ty, act in zip(ptype.inputs.data, acts):
             inputs.append(ty)
             if act in ("dup", "dupnoneed"):
-                inputs.append(ty)
-        inputs += [ty for ty, act in zip(ptype.outputs.data, rets) if act in ("active", "dup")]
+                inputs += [ty] * self.width
+        inputs += [ty for ty, act in zip(ptype.outputs.data, rets) if act in ("active", "dup")
+                   for _ in lanes]
         outputs = list(ptype.outputs.data) if self.with_primal else []
-        outputs += [ty for ty, act in zip(ptype.inputs.data, acts) if act == "active"]
+        outputs += [ty for ty, act in zip(ptype.inputs.data, acts) if act == "active" for _ in lanes]
         gradient = func.FuncOp(self.name, (inputs, outputs), arg_attrs=self._argument_attributes())
         gradient.location = self.primal.location
         block = gradient.body.block
@@ -122,14 +131,16 @@ class GradientBuilder:
             new.name_hint = arg.name_hint
             vmap[arg] = new
             if act in ("dup", "dupnoneed"):
-                shadow = next(args)
-                shadow.name_hint = f"d{arg.name_hint}" if arg.name_hint else None
-                self.arg_shadows[arg] = shadow
+                shadows = [next(args) for _ in lanes]
+                for shadow in shadows:
+                    shadow.name_hint = f"d{arg.name_hint}" if arg.name_hint else None
+                self.arg_shadows[arg] = shadows
         for act in rets:
             if act in ("active", "dup"):
-                seed = next(args)
-                seed.name_hint = "seed" if act == "active" else "dret"
-                self.seeds.append(seed)
+                seeds = [next(args) for _ in lanes]
+                for seed in seeds:
+                    seed.name_hint = "seed" if act == "active" else "dret"
+                self.seeds.append(seeds)
             else:
                 self.seeds.append(None)
 
@@ -157,7 +168,8 @@ class GradientBuilder:
                 block.add_op(free)
         results = [vmap.get(v, v) for v in returned] if self.with_primal else []
         results += [
-            top.adjoint_or_zero(arg) for arg, act in zip(self.top_block.args, acts) if act == "active"
+            top.adjoint_or_zero(arg, lane=k)
+            for arg, act in zip(self.top_block.args, acts) if act == "active" for k in lanes
         ]
         ret = func.ReturnOp(*results)
         ret.location = self.primal.location
@@ -175,18 +187,19 @@ class GradientBuilder:
         inactive) is not checked. Called after the reverse sweep; the checks
         go first in the function."""
         checks: list[Operation] = []
-        for arg, shadow in self.arg_shadows.items():
-            if isinstance(arg.type, MemRefType) and shadow.uses:
-                check = ShadowCheckOp(vmap[arg], shadow)
-                check.location = self.primal.location
-                checks.append(check)
+        for arg, shadows in self.arg_shadows.items():
+            for shadow in shadows:
+                if isinstance(arg.type, MemRefType) and shadow.uses:
+                    check = ShadowCheckOp(vmap[arg], shadow)
+                    check.location = self.primal.location
+                    checks.append(check)
         if checks:
             assert block.first_op is not None
             block.insert_ops_before(checks, block.first_op)
 
     def _argument_attributes(self) -> ArrayAttr | None:
         """The primal's argument attributes (e.g. ad.noalias) on each primal
-        argument and on its shadow, which is as separate as its primal."""
+        argument and on its shadows, which are as separate as their primal."""
         attrs = self.primal.arg_attrs
         if attrs is None:
             return None
@@ -194,8 +207,9 @@ class GradientBuilder:
         for d, act in zip(attrs.data, self.activity.arg_activity):
             result.append(d)
             if act in ("dup", "dupnoneed"):
-                result.append(d)
-        result += [DictionaryAttr({}) for act in self.activity.ret_activity if act in ("active", "dup")]
+                result += [d] * self.width
+        result += [DictionaryAttr({}) for act in self.activity.ret_activity if act in ("active", "dup")
+                   for _ in range(self.width)]
         return ArrayAttr(result)
 
     def _forward_sweep(
@@ -472,14 +486,16 @@ class GradientBuilder:
         """The forward sweep's copy of the primal op `op`."""
         return self._forward_ops[op]
 
-    def seed_of(self, rc: ReverseContext, value: SSAValue) -> SSAValue | None:
-        """The sum of the seeds of the return positions that return `value`
-        (None: it is returned at no seeded position), built in `rc`."""
+    def seed_of(self, rc: ReverseContext, value: SSAValue, lane: int = 0) -> SSAValue | None:
+        """The sum of the seeds, in `lane`, of the return positions that
+        return `value` (None: it is returned at no seeded position), built
+        in `rc`."""
         ret = self.top_block.last_op
         total: SSAValue | None = None
         if isinstance(ret, func.ReturnOp):
-            for arg, seed in zip(ret.arguments, self.seeds):
-                if seed is not None and arg is value:
+            for arg, seeds in zip(ret.arguments, self.seeds):
+                if seeds is not None and arg is value:
+                    seed = seeds[lane]
                     total = seed if total is None else rc.add(total, seed)
         return total
 

@@ -13,6 +13,15 @@ the reverse code, in a child context. A context knows:
 - `adjoint(v)` / `add_adjoint(v, g)`: the adjoint accumulated so far for a
   float value (None means zero).
 
+Vector reverse mode (`width` N, `ad.autodiff {width = N}`): adjoints and
+shadows exist once per *lane* (one per cotangent); primal values are
+shared. A rule that reverses one op in place is written for one lane: the
+engine calls it once per lane with `lane` set, and `adjoint`, `shadow`,
+... read and write that lane. A rule whose op has regions (its reverse
+builds a region that the lanes share: one reverse loop, carrying every
+lane's adjoints) says so with `lanes = True` and names lanes itself
+(`adjoint(v, lane=k)`); it is called once.
+
 Rules (`adpasses.reverse.rules`) emit code only through this API.
 """
 
@@ -58,10 +67,27 @@ class ReverseContext:
         self.parent = parent
         self.builder = Builder(insert_point)
         self.values: dict[SSAValue, SSAValue] = {}
-        self.shadows: dict[SSAValue, SSAValue] = {}
-        self.adjoints: dict[SSAValue, SSAValue] = {}
+        self.width: int = sweep.width
+        self.lane = 0
+        """The lane that `adjoint`, `shadow`, ... read and write by default."""
+        self.lane_shadows: list[dict[SSAValue, SSAValue]] = [{} for _ in range(self.width)]
+        self.lane_adjoints: list[dict[SSAValue, SSAValue]] = [{} for _ in range(self.width)]
         self._constants: dict[tuple[float | int, Attribute], SSAValue] = {}
         self.loc: Attribute = UnknownLoc()
+
+    @property
+    def adjoints(self) -> dict[SSAValue, SSAValue]:
+        """The adjoints set in this context, in the current lane."""
+        return self.lane_adjoints[self.lane]
+
+    @property
+    def shadows(self) -> dict[SSAValue, SSAValue]:
+        """The shadows built in this context, in the current lane."""
+        return self.lane_shadows[self.lane]
+
+    def changed_in_any_lane(self, value: SSAValue) -> bool:
+        """Whether this context set an adjoint of `value` in some lane."""
+        return any(value in lane for lane in self.lane_adjoints)
 
     # -- child contexts ------------------------------------------------------
 
@@ -103,7 +129,8 @@ class ReverseContext:
             if is_allocation(op.results[0] if op.results else None) and self.activity.is_active_memory(
                 op.results[0]
             ):
-                self.shadows[op.results[0]] = self.sweep.create_shadow_allocation(self, op)
+                for lane in self.lane_shadows:
+                    lane[op.results[0]] = self.sweep.create_shadow_allocation(self, op)
 
     def _rebuild(self, value: SSAValue) -> None:
         """Re-execute the pure op (or reload) that defined `value`; a stored
@@ -167,14 +194,16 @@ class ReverseContext:
     # -- shadows -------------------------------------------------------------
 
     def shadow(self, memref_value: SSAValue) -> SSAValue:
+        """The shadow of `memref_value` in the current lane."""
         rc: ReverseContext | None = self
         while rc is not None:
-            found = rc.shadows.get(memref_value)
+            found = rc.lane_shadows[self.lane].get(memref_value)
             if found is not None:
                 return found
             rc = rc.parent
         if is_function_block_argument(memref_value):
-            found = self.sweep.arg_shadows.get(memref_value)
+            lanes = self.sweep.arg_shadows.get(memref_value)
+            found = None if lanes is None else lanes[self.lane]
             if found is None:
                 raise CompileError(
                     f"memory of argument %{memref_value.name_hint or ''} receives derivatives but "
@@ -214,26 +243,29 @@ class ReverseContext:
 
     # -- adjoints ------------------------------------------------------------
 
-    def adjoint(self, value: SSAValue) -> SSAValue | None:
+    def adjoint(self, value: SSAValue, lane: int | None = None) -> SSAValue | None:
+        """The adjoint of `value` so far in `lane` (default: the current one)."""
+        k = self.lane if lane is None else lane
         rc: ReverseContext | None = self
         while rc is not None:
-            found = rc.adjoints.get(value)
+            found = rc.lane_adjoints[k].get(value)
             if found is not None:
                 return found
             rc = rc.parent
         return None
 
-    def add_adjoint(self, value: SSAValue, g: SSAValue) -> None:
+    def add_adjoint(self, value: SSAValue, g: SSAValue, lane: int | None = None) -> None:
         if not self.activity.is_active(value):
             return
-        current = self.adjoint(value)
-        self.adjoints[value] = g if current is None else self.add(current, g)
+        k = self.lane if lane is None else lane
+        current = self.adjoint(value, k)
+        self.lane_adjoints[k][value] = g if current is None else self.add(current, g)
 
-    def set_adjoint(self, value: SSAValue, g: SSAValue) -> None:
-        self.adjoints[value] = g
+    def set_adjoint(self, value: SSAValue, g: SSAValue, lane: int | None = None) -> None:
+        self.lane_adjoints[self.lane if lane is None else lane][value] = g
 
-    def adjoint_or_zero(self, value: SSAValue) -> SSAValue:
-        g = self.adjoint(value)
+    def adjoint_or_zero(self, value: SSAValue, lane: int | None = None) -> SSAValue:
+        g = self.adjoint(value, lane)
         return g if g is not None else self.zero(value.type)
 
     # -- reversing ops -------------------------------------------------------
@@ -256,7 +288,13 @@ class ReverseContext:
                 )
             saved = self.loc
             self.loc = op.location
-            rule.reverse(self, op)
+            if getattr(rule, "lanes", False) or self.width == 1:
+                rule.reverse(self, op)
+            else:  # a rule for one lane, once per lane
+                for k in range(self.width):
+                    self.lane = k
+                    rule.reverse(self, op)
+                self.lane = 0
             self.loc = saved
             self.sweep.after_reverse(self, op)
 
@@ -356,6 +394,7 @@ class ReverseContext:
         self.insert(loop)
         inner = ReverseContext(self.sweep, self.block, InsertPoint.at_end(block), self)
         inner.loc = self.loc
+        inner.lane = self.lane
         inner._loop_nest(sizes[1:], indices + [block.args[0]], body)
         inner.builder.insert(scf.YieldOp())
 

@@ -141,7 +141,8 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
     plan = plan_cache(work, needed, analysis, cache_policy,
                       memory_needs=collect_memory_needs(work, analysis), loop_local=loop_local)
     name = work.sym_name.data
-    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES, callee_gradient)
+    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES, callee_gradient,
+                            width=request.width)
     gradient = sweep.build()
     gradient.attributes[GRADIENT_OF_ATTR] = work.attributes[GRADIENT_OF_ATTR]
     block = work.parent_block()

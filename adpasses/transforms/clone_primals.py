@@ -57,6 +57,9 @@ def clone_primal(module: ModuleOp, request: GradientRequest,
     """Insert after the primal of `request` its marked copy, named as its
     gradient will be; errors point at `location_op` (the `ad.autodiff`)."""
     name = request.primal
+    if type(request.width) is not int or request.width < 1:
+        raise CompileError(f"width must be an integer of at least 1, got {request.width!r}",
+                           op=location_op)
     primal = SymbolTable.lookup_symbol(module, name)
     custom = isinstance(primal, func.FuncOp) and custom_rule_of_function(primal) is not None
     if not isinstance(primal, func.FuncOp) or not (primal.body.blocks or custom):

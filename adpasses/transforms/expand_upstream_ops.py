@@ -9,7 +9,11 @@ reverse pass and the LLVM lowering know.
   orders a parallel loop allows); its `scf.reduce` regions combine each
   value into loop-carried accumulators;
 - `linalg.matmul` on memrefs -> checked loops (`ad-lower-matmul`,
-  adpasses/transforms/lower_matmul.py; BLAS only on the LLVM path);
+  adpasses/transforms/lower_matmul.py; BLAS only on the LLVM path), except,
+  in the functions being differentiated (`marked-only`), the products the
+  reverse sweep can differentiate as products (their operands are arrays
+  it can name: `reverse/rules/linalg.py`); forward mode keeps them all
+  (`forward/rules/linalg.py`); they are lowered after differentiation;
 - `func.call_indirect` of a `func.constant` -> `func.call` of that function
   (`resolve_indirect_calls`, also run by `ad-inline-calls` before
   inlining). A call of any other function value is an error at its
@@ -22,6 +26,7 @@ the LLVM lowering (`without_upstream_only_ops`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -61,6 +66,21 @@ def without_upstream_only_ops(module: ModuleOp, blas: bool = False) -> ModuleOp:
     return copy
 
 
+def separate_outputs(function: func.FuncOp) -> set[Operation]:
+    """The matrix products of `function` whose output shares no memory
+    with their inputs (alias analysis): those the derivative rules of the
+    product may keep; `C += A @ B` with a shared one reads what it wrote,
+    and only its loop nest's rules follow that."""
+    products = [o for o in function.walk() if isinstance(o, linalg.MatmulOp)]
+    if not products:
+        return set()
+    from adpasses.analysis.alias import AliasAnalysis, AliasKind
+
+    alias = AliasAnalysis(function)
+    return {o for o in products if len(o.outputs) == 1 and all(
+        alias.alias(o.outputs[0], v).kind is AliasKind.NO_ALIAS for v in o.inputs)}
+
+
 def resolve_indirect_calls(root: Operation) -> None:
     """`func.call_indirect` of a `func.constant` becomes `func.call`."""
     for op in [op for op in root.walk() if isinstance(op, CallIndirectOp)]:
@@ -73,9 +93,11 @@ def resolve_indirect_calls(root: Operation) -> None:
                 Rewriter.erase_op(callee)
 
 
-def expand_upstream_ops(root: Operation) -> None:
+def expand_upstream_ops(root: Operation, keep_matmul: Callable[[linalg.MatmulOp], bool] | None = None) -> None:
+    """`keep_matmul(op)`: a matrix product that stays (a derivative rule of
+    its own differentiates it); the others become checked loops."""
     resolve_indirect_calls(root)
-    lower_matmuls(root)  # checked loops: what the reverse and forward engines differentiate
+    lower_matmuls(root, keep=keep_matmul)
     for op in list(root.walk()):
         if isinstance(op, CallIndirectOp):
             raise error_at(
@@ -208,7 +230,10 @@ class ExpandUpstreamOpsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.marked_only:
+            from adpasses.reverse.rules.linalg import matmul_has_structured_reverse
+
             for f in marked_functions(op):
-                expand_upstream_ops(f)
+                separate = separate_outputs(f)
+                expand_upstream_ops(f, keep_matmul=lambda m, s=separate: matmul_has_structured_reverse(m, m in s))
         else:
             expand_upstream_ops(op)

@@ -29,6 +29,7 @@ callee. A function that still contains an `ad.autodiff` is an error.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,13 +44,14 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 from adpasses.analysis.activity import ActivityAnalysis
+from adpasses.cache.tangent_report import TangentTapeReport
 from adpasses.core.compile_thread import compile_entry
 from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.core.types import is_memref_type
 from adpasses.core.verify import verify_all
 from adpasses.dialects.ad import AutodiffOp, FwddiffOp, check_fwd_activity_signature
 from adpasses.transforms.build_gradients import check_const_memory
-from adpasses.transforms.expand_upstream_ops import expand_upstream_ops, has_upstream_only_ops
+from adpasses.transforms.expand_upstream_ops import expand_upstream_ops, has_upstream_only_ops, separate_outputs
 from adpasses.transforms.inline_calls import inline_calls
 from adpasses.transforms.custom_calls import calling_copy
 from adpasses.core.custom_rules import custom_rule_of_function
@@ -96,6 +98,10 @@ class GeneratedTangent:
     function: func.FuncOp
     activity: ActivityAnalysis
     request: ForwardRequest
+    tape_report: object = None
+    """What the tangent sweep tapes (`adpasses.cache.tangent_report.
+    TangentTapeReport`): the float tapes of the gradient it differentiates
+    (forward over reverse) and the tangent tapes beside them."""
 
 
 def analysis_activities(request: ForwardRequest, ftype) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
@@ -121,8 +127,10 @@ def check_forward_structured(function: func.FuncOp) -> None:
                                "the reverse pipeline first (ad-opt --forward does: ad-reverse, then "
                                "ad-forward)")
         if isinstance(op, FwddiffOp):
-            raise error_at(op, "nested ad.fwddiff (forward over forward) is not supported; use "
-                               "forward over reverse (ad.fwddiff of a function calling ad.autodiff)")
+            raise error_at(op, "ad.fwddiff inside a function differentiated in forward mode: run "
+                               "ad-forward on the module first (forward over forward: it replaces "
+                               "the inner request by a call of its tangent function before the "
+                               "outer one; ad-opt --forward does)")
         for region in op.regions:
             if len(region.blocks) > 1:
                 raise error_at(op, "has a region with several blocks; only structured (scf) code "
@@ -173,7 +181,8 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
         lower_linalg(work)
     start = lap("ad-lower-linalg", start)
     if has_upstream_only_ops(work):  # as the reverse pipeline's ad-expand-upstream-ops
-        expand_upstream_ops(work)
+        separate = separate_outputs(work)  # products kept for their own forward rule
+        expand_upstream_ops(work, keep_matmul=lambda m: m in separate)
     start = lap("ad-expand-upstream-ops", start)
     acts, rets = analysis_activities(request, primal.function_type)
     analysis = ActivityAnalysis(work, acts, rets)
@@ -181,6 +190,7 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
     check_const_memory(work, analysis)
     tangent = TangentBuilder(work, analysis, name, request.activity, request.ret_activity,
                              request.width, RULES).build()
+    tapes = TangentTapeReport.of(work, analysis, name, request.primal, request.width)
     block = work.parent_block()
     assert block is not None
     block.insert_op_before(tangent, work)
@@ -189,7 +199,7 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
     if simplify:
         simplify_pinned(tangent)
         lap("ad-simplify", start)
-    return GeneratedTangent(name, tangent, analysis, request)
+    return GeneratedTangent(name, tangent, analysis, request, tapes)
 
 
 @compile_entry
@@ -229,22 +239,60 @@ def forward_differentiate(
 class ForwardPass(ModulePass):
     """`ad-forward`: every `ad.fwddiff` becomes a call to its generated
     tangent function. Option `simplify` (default true): canonicalize + cse
-    the generated functions."""
+    the generated functions; `report` (`text` or `json`): print on stderr,
+    for each generated function that differentiates tapes (forward over
+    reverse), what its tangent sweep tapes (`TangentTapeReport`)."""
 
     name = "ad-forward"
 
     simplify: bool = True
+    report: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         verify_all(op)
-        requests = [o for o in op.walk() if isinstance(o, FwddiffOp)]
+        pending = [o for o in op.walk() if isinstance(o, FwddiffOp)]
         built: dict[ForwardRequest, GeneratedTangent] = {}
-        for fwd in requests:
-            request = ForwardRequest.of_fwddiff(fwd)
-            if request not in built:
-                built[request] = build_tangent(op, request, simplify=self.simplify, location_op=fwd)
-        for fwd in requests:
-            generated = built[ForwardRequest.of_fwddiff(fwd)]
-            call = func.CallOp(generated.name, list(fwd.args), list(fwd.result_types))
-            call.location = fwd.location
-            Rewriter.replace_op(fwd, call)
+        # Forward over forward: a request whose callee (or a function it
+        # calls) holds an ad.fwddiff waits until that one is a call of its
+        # tangent function, which the outer request then inlines and
+        # differentiates like any callee. Inner requests first, in rounds.
+        while pending:
+            ready = [fwd for fwd in pending
+                     if not _reaches_fwddiff(op, fwd.callee.root_reference.data)]
+            if not ready:
+                raise error_at(pending[0], "differentiates a function that, through its calls, holds "
+                                           "an ad.fwddiff of itself (recursive forward mode); "
+                                           "differentiate a function without it")
+            for fwd in ready:
+                request = ForwardRequest.of_fwddiff(fwd)
+                if request not in built:
+                    built[request] = build_tangent(op, request, simplify=self.simplify, location_op=fwd)
+                    tapes = built[request].tape_report
+                    if self.report and tapes.entries:
+                        print(tapes.to_json() if self.report == "json" else str(tapes), file=sys.stderr)
+                generated = built[request]
+                call = func.CallOp(generated.name, list(fwd.args), list(fwd.result_types))
+                call.location = fwd.location
+                Rewriter.replace_op(fwd, call)
+            pending = [fwd for fwd in pending if fwd not in ready]
+
+
+def _reaches_fwddiff(module: ModuleOp, name: str) -> bool:
+    """Whether `@name`, or a function it calls (transitively), holds an
+    `ad.fwddiff`."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        function = SymbolTable.lookup_symbol(module, current)
+        if not isinstance(function, func.FuncOp):
+            continue
+        for inner in function.walk():
+            if isinstance(inner, FwddiffOp):
+                return True
+            if isinstance(inner, func.CallOp):
+                todo.append(inner.callee.root_reference.data)
+    return False

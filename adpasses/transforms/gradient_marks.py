@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
@@ -38,11 +38,14 @@ class GradientRequest:
     activity: tuple[str, ...]
     ret_activity: tuple[str, ...]
     with_primal: bool
+    width: int = 1
+    """Cotangents per sweep (vector reverse mode): `width` shadows per dup
+    argument, seeds per active result and derivatives per active argument."""
 
     @staticmethod
     def of_autodiff(op: AutodiffOp) -> GradientRequest:
         return GradientRequest(op.callee.root_reference.data, tuple(op.arg_activities),
-                               tuple(op.ret_activities), op.with_primal is not None)
+                               tuple(op.ret_activities), op.with_primal is not None, op.lanes)
 
     @staticmethod
     def of_function(function: func.FuncOp) -> GradientRequest | None:
@@ -55,10 +58,12 @@ class GradientRequest:
         assert isinstance(primal, SymbolRefAttr)
         acts, rets = d["activity"], d["ret_activity"]
         assert isinstance(acts, ArrayAttr) and isinstance(rets, ArrayAttr)
+        width = d.get("width")
         return GradientRequest(primal.root_reference.data,
                                tuple(a.data for a in acts.data),  # type: ignore[attr-defined]
                                tuple(a.data for a in rets.data),  # type: ignore[attr-defined]
-                               "with_primal" in d)
+                               "with_primal" in d,
+                               width.value.data if isinstance(width, IntegerAttr) else 1)
 
     def mark(self) -> DictionaryAttr:
         entries = {
@@ -68,12 +73,14 @@ class GradientRequest:
         }
         if self.with_primal:
             entries["with_primal"] = UnitAttr()
+        if self.width != 1:
+            entries["width"] = IntegerAttr(self.width, 64)
         return DictionaryAttr(entries)
 
     def gradient_name(self, module: ModuleOp) -> str:
-        """`f_grad_<argument codes>_<result codes>[_p]`, made unique in `module`."""
+        """`f_grad_<argument codes>_<result codes>[_p][_w<N>]`, made unique in `module`."""
         base = (f"{self.primal}_grad_{_codes(self.activity)}_{_codes(self.ret_activity)}"
-                f"{'_p' if self.with_primal else ''}")
+                f"{'_p' if self.with_primal else ''}{f'_w{self.width}' if self.width != 1 else ''}")
         name, k = base, 1
         while SymbolTable.lookup_symbol(module, name) is not None:
             name, k = f"{base}_{k}", k + 1

@@ -21,15 +21,20 @@ receives its terms in the order p = 0, 1, ... as linalg's definition
 says. `ad.gemm` (lowering/blas.py) calls BLAS only above a size threshold
 and for layouts BLAS takes; it answers false otherwise and the loops run.
 
-Where it runs: before differentiation (`expand_upstream_ops`: the reverse
-pipeline and forward mode differentiate the loops, so derivatives follow
-from the loop rules) and before the LLVM lowering (`blas` set from
-`adpasses.native.blas.available()` by the JIT). Every op made has the
-matmul's location.
+Where it runs: before the LLVM lowering (`blas` set from
+`adpasses.native.blas.available()` by the JIT), on the primal's products
+and on those the derivative rules of the product emit
+(`reverse/rules/linalg.py`: dA += dC @ B^T, dB += A^T @ dC;
+`forward/rules/linalg.py`: dC += dA @ B + A @ dB); and before
+differentiation (`expand_upstream_ops`) on the products the reverse sweep
+cannot differentiate as products (an operand allocated inside a loop or a
+branch), whose loops the scalar rules then differentiate. Every op made
+has the matmul's location.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -53,10 +58,13 @@ def has_matmuls(root: Operation) -> bool:
     return any(isinstance(op, linalg.MatmulOp) for op in root.walk())
 
 
-def lower_matmuls(root: Operation, blas: bool = False) -> None:
-    """Every `linalg.matmul` in `root` as the ops above."""
+def lower_matmuls(root: Operation, blas: bool = False,
+                  keep: Callable[[linalg.MatmulOp], bool] | None = None) -> None:
+    """Every `linalg.matmul` in `root` as the ops above (but those for
+    which `keep(op)` is true)."""
     for op in [op for op in root.walk() if isinstance(op, linalg.MatmulOp)]:
-        _lower(op, blas)
+        if keep is None or not keep(op):
+            _lower(op, blas)
 
 
 def _operands(op: linalg.MatmulOp) -> tuple[SSAValue, SSAValue, SSAValue]:

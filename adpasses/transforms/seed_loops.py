@@ -3,17 +3,20 @@
 A Jacobian by reverse sweeps (`adpasses.jacrev` of a function writing an
 output array) needs one sweep per output element: a loop of Python calls
 would cost a call's overhead per sweep. `add_jacrev_driver` adds to the
-module a function that loops over the output's elements itself. Per
-element `idx` of the output `out` it
+module a function that loops over the output's elements itself, `width`
+of them per call of a gradient of that width (vector reverse mode: one
+forward sweep, `width` cotangents). Per chunk of elements `j0 .. j0 +
+width - 1` of the output `out` (row-major) it
 
   1. restores every array f writes from its pristine copy (the gradient
      re-runs f, and each sweep must start from the caller's contents),
-  2. zeroes every shadow and stores 1.0 at `shadow(out)[idx]`,
+  2. zeroes every shadow lane and stores 1.0 at element `j0 + l` of lane
+     `l` of `shadow(out)`,
   3. calls the gradient (float results are seeded with 0.0: only `out`
      is differentiated),
   4. copies the derivative of each differentiated argument into its
-     Jacobian: the shadow into `jac_k[idx, ...]` (a subview), or the
-     returned derivative of a float into `jac_k[idx]`.
+     Jacobian: lane `l` of the shadow into row `j0 + l` of `jac_k`, or
+     the returned derivative of a float (lane `l`) into `jac_k[j0 + l]`.
 
 Driver parameters: the gradient's parameters without its seeds (values,
 each followed by its shadow), then one pristine copy per written array,
@@ -24,7 +27,6 @@ arg.shape`, the argument's element type, C-contiguous).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
@@ -43,6 +45,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.dialects.ad import WORKSPACE_ATTR
+from adpasses.transforms.sweep_layout import ForwardSweeps
 
 SHADOWED = ("dup", "dupnoneed")
 
@@ -89,37 +92,32 @@ def fill(b: Builder, m: SSAValue, value: float) -> None:
     for_each_index(b, _dims(b, m), store)
 
 
-def _row_view(b: Builder, jac: SSAValue, idx: list[SSAValue], sizes: list[SSAValue]) -> SSAValue:
-    """jac[idx..., :, ..., :] as a rank-reduced strided view."""
-    rank = len(idx) + len(sizes)
-    one = _index(b, 1)
-    zero = _index(b, 0)
-    element = jac.type.element_type  # type: ignore[attr-defined]
-    layout = StridedLayoutAttr([NoneAttr()] * len(sizes), NoneAttr())
-    result = MemRefType(element, [DYNAMIC_INDEX] * len(sizes), layout)
-    static_sizes = [1] * len(idx) + [DYNAMIC_INDEX] * len(sizes)
-    op = memref.SubviewOp(jac, idx + [zero] * len(sizes), sizes, [one] * rank,
-                          [DYNAMIC_INDEX] * rank, static_sizes, [DYNAMIC_INDEX] * rank, result)
-    return b.insert(op).results[0]
-
-
 def add_jacrev_driver(module: ModuleOp, gradient: func.FuncOp, activity: Sequence[str],
                       ret_activity: Sequence[str], out: int, written: Sequence[int],
-                      argnums: Sequence[int], name: str) -> func.FuncOp:
+                      argnums: Sequence[int], name: str, width: int = 1) -> func.FuncOp:
     """Add `@name`, the loop over the elements of argument `out` described
     in the module docstring, calling `gradient` (built for `activity`,
-    `ret_activity`, without the primal)."""
+    `ret_activity` and `width` lanes, without the primal). With `width` W
+    (vector reverse mode) each call of the gradient serves W elements of
+    `out` (row-major; the last chunk may be partial): lane l of `out`'s
+    shadow is seeded at element j0 + l and lane l of each shadow (or
+    derivative) fills row j0 + l of the Jacobians. Lane 0 of each shadow
+    is the parameter; the other lanes are workspaces of its sizes.
+    Shadows and Jacobians are C-contiguous (the caller allocates them)."""
     grad_inputs = list(gradient.function_type.inputs.data)
-    n_seeds = list(ret_activity).count("active")
-    value_types: list[Attribute] = grad_inputs[:len(grad_inputs) - n_seeds]
-    # Positions of each argument's value and shadow among the parameters.
-    value_at, shadow_at, p = [], {}, 0
+    n_seeds = list(ret_activity).count("active") * width
+    lane_types: list[Attribute] = grad_inputs[:len(grad_inputs) - n_seeds]
+    # The driver's parameters: each value, then one shadow (lane 0).
+    value_types: list[Attribute] = []
+    value_at, shadow_at, p, q = [], {}, 0, 0
     for k, act in enumerate(activity):
         value_at.append(p)
-        p += 1
+        value_types.append(lane_types[q])
+        p, q = p + 1, q + 1
         if act in SHADOWED:
             shadow_at[k] = p
-            p += 1
+            value_types.append(lane_types[q])
+            p, q = p + 1, q + width
     jac_types = []
     for k in argnums:
         t = value_types[value_at[k]]
@@ -133,81 +131,95 @@ def add_jacrev_driver(module: ModuleOp, gradient: func.FuncOp, activity: Sequenc
     params, pristine, jacs = (args[:len(value_types)], args[len(value_types):len(value_types) + len(written)],
                               args[len(value_types) + len(written):])
     b = Builder(InsertPoint.at_end(driver.body.block))
-    out_value = params[value_at[out]]
-    out_shadow = params[shadow_at[out]]
-    shadows = [params[i] for i in shadow_at.values()]
-    # Sizes read once, outside the loop.
-    arg_sizes = {k: _dims(b, params[shadow_at[k]]) for k in argnums if k in shadow_at}
+    # Lanes of each shadow: the parameter, then workspaces of its sizes.
+    lanes: dict[int, list[SSAValue]] = {}
+    buffers: list[SSAValue] = []
+    for k, at in shadow_at.items():
+        lanes[k] = [params[at]]
+        t = params[at].type
+        own = MemRefType(t.element_type, [DYNAMIC_INDEX] * len(t.get_shape()))  # type: ignore[attr-defined]
+        for _ in range(width - 1):
+            alloc = memref.AllocOp(_dims(b, params[at]), [], own)
+            alloc.attributes[WORKSPACE_ATTR] = UnitAttr()  # kept across calls
+            buf = b.insert(alloc).results[0]
+            buffers.append(buf)
+            lanes[k].append(buf if own == t else b.insert(memref.CastOp.get(buf, t)).results[0])
+    flat = {k: [_flat_view(b, m) for m in ms] for k, ms in lanes.items()}
+    call_args: list[SSAValue] = []
+    for k, act in enumerate(activity):
+        call_args.append(params[value_at[k]])
+        if act in SHADOWED:
+            call_args += lanes[k]
     returned = [k for k, act in enumerate(activity) if act == "active"]
     seed_zero = [b.insert(arith.ConstantOp(FloatAttr(0.0, t))).result
                  for t in grad_inputs[len(grad_inputs) - n_seeds:]]
-
-    def sweep(inner: Builder, idx: list[SSAValue]) -> None:
-        for w, copy in zip(written, pristine):
-            inner.insert(memref.CopyOp(copy, params[value_at[w]]))
-        for s in shadows:
-            fill(inner, s, 0.0)
-        one = inner.insert(arith.ConstantOp(FloatAttr(1.0, out_shadow.type.element_type))).result  # type: ignore[attr-defined]
-        inner.insert(memref.StoreOp.get(one, out_shadow, idx))
-        call = inner.insert(func.CallOp(gradient.sym_name.data, params + seed_zero,
-                                        list(gradient.function_type.outputs.data)))
-        derivative = dict(zip(returned, call.results))
-        for k, jac in zip(argnums, jacs):
+    n_out = _dims(b, flat[out][0])[0]
+    # Each Jacobian as rows (one per element of out) of its argument's elements.
+    rows: dict[int, tuple[SSAValue, SSAValue]] = {}
+    for k, jac in zip(argnums, jacs):
+        jac_flat = _flat_view(b, jac)
+        if k in shadow_at:
+            n_k = _dims(b, flat[k][0])[0]
+            rows[k] = (jac_flat, n_k)
+        else:
+            rows[k] = (jac_flat, _index(b, 1))
+    zero, step = _index(b, 0), _index(b, width)
+    block = Block(arg_types=[IndexType()])
+    b.insert(scf.ForOp(zero, n_out, step, [], Region(block)))
+    j0 = block.args[0]
+    inner = Builder(InsertPoint.at_end(block))
+    for w, copy in zip(written, pristine):
+        inner.insert(memref.CopyOp(copy, params[value_at[w]]))
+    for views in flat.values():
+        for v in views:
+            fill(inner, v, 0.0)
+    column = []
+    for lane in range(width):
+        j = inner.insert(arith.AddiOp(j0, _index(inner, lane))).result
+        column.append((j, inner.insert(arith.CmpiOp(j, n_out, "slt")).result))
+    one = inner.insert(arith.ConstantOp(FloatAttr(1.0, flat[out][0].type.element_type))).result  # type: ignore[attr-defined]
+    for (j, ok), view in zip(column, flat[out]):
+        _when(inner, ok, lambda tb, j=j, view=view: tb.insert(memref.StoreOp.get(one, view, [j])))
+    call = inner.insert(func.CallOp(gradient.sym_name.data, call_args + seed_zero,
+                                    list(gradient.function_type.outputs.data)))
+    for k in argnums:
+        jac_flat, n_k = rows[k]
+        for lane, (j, ok) in enumerate(column):
             if k in shadow_at:
-                view = _row_view(inner, jac, idx, arg_sizes[k])
-                inner.insert(memref.CopyOp(params[shadow_at[k]], view))
-            else:
-                inner.insert(memref.StoreOp.get(derivative[k], jac, idx))
+                def copy_row(tb: Builder, j: SSAValue = j, src: SSAValue = flat[k][lane],
+                             jac_flat: SSAValue = jac_flat, n_k: SSAValue = n_k) -> None:
+                    base = tb.insert(arith.MuliOp(j, n_k)).result
 
-    for_each_index(b, _dims(b, out_value), sweep)
+                    def store(lb: Builder, ivs: list[SSAValue]) -> None:
+                        v = lb.insert(memref.LoadOp.get(src, ivs)).res
+                        at = lb.insert(arith.AddiOp(base, ivs[0])).result
+                        lb.insert(memref.StoreOp.get(v, jac_flat, [at]))
+                    for_each_index(tb, [n_k], store)
+                _when(inner, ok, copy_row)
+            else:
+                v = call.results[returned.index(k) * width + lane]
+                _when(inner, ok, lambda tb, j=j, v=v, jac_flat=jac_flat:
+                      tb.insert(memref.StoreOp.get(v, jac_flat, [j])))
+    inner.insert(scf.YieldOp())
+    for buf in buffers:
+        dealloc = memref.DeallocOp.get(buf)
+        dealloc.attributes[WORKSPACE_ATTR] = UnitAttr()
+        b.insert(dealloc)
     b.insert(func.ReturnOp())
     module.body.block.add_op(driver)
     return driver
 
 
+def _when(b: Builder, cond: SSAValue, body: Callable[[Builder], None]) -> None:
+    """scf.if cond { body }."""
+    then = Block()
+    tb = Builder(InsertPoint.at_end(then))
+    body(tb)
+    tb.insert(scf.YieldOp())
+    b.insert(scf.IfOp(cond, [], Region(then), Region(Block([scf.YieldOp()]))))
+
+
 # -- forward sweeps: Jacobians and Hessians by tangents, `width` lanes per sweep --------
-
-
-@dataclass(frozen=True)
-class ForwardSweeps:
-    """Which parameters and results of a tangent function (the output of
-    `forward_differentiate`, `width` lanes) a forward driver allocates,
-    seeds, restores and reads. Positions index the tangent function's
-    parameters, or its results for `measured_results`.
-
-    The driver allocates every parameter in `scratch` (lanes and shadows;
-    `scratch_shape[i]` is the parameter whose sizes it takes) and loops
-    over the elements `j` of each direction (an array argument whose lanes
-    are seeded with unit vectors), `width` at a time: before each sweep it
-    restores `restore` from pristine copies and zeroes the scratch (but
-    `seed_only`), stores
-    1.0 at element `j0 + l` of lane `l` of the direction; after it, copies
-    lane `l` of each measured array into column `j0 + l` of its output
-    (shape measured.shape + direction.shape), and lane `l` of each
-    measured float result into element `j0 + l` (direction.shape).
-    Elements are counted row-major: the driver indexes 1-D views of its
-    scratch and of the outputs, which must be C-contiguous."""
-
-
-    scratch: tuple[int, ...]                 # memref params the driver allocates (lanes, shadows)
-    scratch_shape: tuple[int, ...]           # per scratch param: the param whose sizes it has
-    restore: tuple[int, ...]                 # memref params restored from pristine copies
-    directions: tuple[tuple[int, ...], ...]  # per direction: its lanes (scratch params)
-    measured_arrays: tuple[tuple[int, ...], ...]   # per measured array: its lanes (scratch params)
-    measured_results: tuple[tuple[int, ...], ...]  # per measured float: its lanes (results)
-    constants: tuple[tuple[int, float], ...] = ()  # float params fixed in the driver (a seed)
-    out_ranks: tuple[int, ...] = ()          # per output (per measured, per direction): its rank
-    seed_only: tuple[int, ...] = ()
-    """Scratch lanes the tangent function only reads (directions of arrays f
-    never writes): zeroed once, and after each sweep only where it was
-    seeded, rather than whole before every sweep."""
-
-    def driver_inputs(self, n_params: int) -> list[int]:
-        """The tangent function's parameters the driver takes from its
-        caller, in order (then one pristine copy per `restore`, then the
-        outputs: per measured, per direction)."""
-        inner = set(self.scratch) | {k for k, _ in self.constants}
-        return [k for k in range(n_params) if k not in inner]
 
 
 def _flat_view(b: Builder, m: SSAValue) -> SSAValue:
@@ -283,12 +295,7 @@ def add_forward_driver(module: ModuleOp, tangent: func.FuncOp, sweeps: ForwardSw
     width = len(sweeps.directions[0]) if sweeps.directions else 1
     step = _index(b, width)
 
-    def when(bb: Builder, cond: SSAValue, body: Callable[[Builder], None]) -> None:
-        then = Block()
-        tb = Builder(InsertPoint.at_end(then))
-        body(tb)
-        tb.insert(scf.YieldOp())
-        bb.insert(scf.IfOp(cond, [], Region(then), Region(Block([scf.YieldOp()]))))
+    when = _when
 
     for d, lanes in enumerate(sweeps.directions):
         n_d = _dims(b, flat[lanes[0]])[0]

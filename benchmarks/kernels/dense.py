@@ -10,7 +10,8 @@ layer 32x64 over 256 steps, batch 128").
 Gradient of L with respect to W and b. Our version is written as loops
 (a `layer` helper computing one step into a reused 32 x 128 buffer `y`,
 the first step's output kept in `y0`); the inner loops run over the batch
-(contiguous) so that they can vectorise. The peers: a numba @njit hand
+(contiguous) so that they can vectorise. `dense_array` is the same loss in
+the array language (`W @ X[t]` per step; "adpasses @" rows). The peers: a numba @njit hand
 gradient (forward storing the 256 outputs, 8 MB, then backward), JAX /
 PyTorch / autograd vectorised over all steps (einsum / batched matmul),
 and the per-step loop idiom (PyTorch: a Python loop over steps; JAX:
@@ -56,6 +57,17 @@ def dense(W, b, X):
         for r in range(m):
             for c in range(B):
                 s += y[r, c] * y0[r, c]
+    return s
+
+
+def dense_array(W, b, X):
+    """The same loss in the array language (issue 16): one matrix product
+    per step, `W @ X[t]` (X[t] a view), broadcasting and np.sum."""
+    y0 = np.tanh(W @ X[0] + b[:, None])
+    s = 0.0
+    for t in range(X.shape[0]):
+        y = np.tanh(W @ X[t] + b[:, None])
+        s += np.sum(y * y0)
     return s
 
 
@@ -176,6 +188,9 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
     ref = ours.reference(comp, args)
     cs = ours.contenders(comp, args)
     cs.append(matmul_mlir.dense_contender(W, b, X))
+    from benchmarks.kernels.mlp import array_contenders
+
+    cs += array_contenders(dense_array, args, (0, 1), "tanh(W @ X[t] + b[:, None]) per step, np.sum")
     nb = None if OPTIONS.quick else numba_versions()  # --quick: numba's compile is 3 s here
     if nb is not None:
         cs.append(Contender("numba hand gradient", lambda: nb[1](W, b, X), lambda: nb[0](W, b, X),
@@ -185,7 +200,7 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
         jax_contender("jax (vectorised)", vectorised(jax.numpy.tanh, jax.numpy.einsum), args, (0, 1))
         if jax else None,
         jax_contender("jax (lax.scan over steps)", jax_scan(), args, (0, 1))
-        if jax and not OPTIONS.quick else None,
+        if jax else None,
         torch_contender("torch (vectorised)", vectorised(torch.tanh, torch.einsum), args, (0, 1))
         if torch else None,
         torch_contender("torch (Python loop over steps)", per_step(torch.tanh), args, (0, 1))

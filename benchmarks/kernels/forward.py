@@ -8,6 +8,9 @@
   reads "hvp / gradient". Taped bytes: the inner gradient's tape.
 - jvp on the strided and energy kernels: adpasses.jvp, jax.jit(jax.jvp),
   numba hand jvp; the primal column is the primal (ratio: jvp / primal).
+  And on an in-place recurrence (`x[i] = sin(x[i]) x[i-1] + c x[i]`, then
+  the sum of squares; n = 10^6): the primal column runs f on a copy of x
+  (it writes x; jvp copies it too), JAX as lax.scan.
 - Jacobian of a 200 -> 200 function (out[i] = sin(x_i) x_{i+1} +
   exp(-x_{i-1}^2), cyclic): adpasses.jacfwd and jacrev (an output array
   marked Output), jax.jit(jax.jacfwd(f)), jax.jit(jax.jacrev(f)), a numba
@@ -218,6 +221,93 @@ def euler_hvp_rows(jax) -> list[Row]:  # type: ignore[no-untyped-def]
     return group
 
 
+def recurrence(x, c):
+    for i in range(1, len(x)):
+        x[i] = math.sin(x[i]) * x[i - 1] + c * x[i]
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * x[i]
+    return s
+
+
+def numba_recurrence():  # type: ignore[no-untyped-def]
+    numba = peers.get("numba")
+    if numba is None:
+        return None
+
+    @numba.njit
+    def primal(x, c):  # type: ignore[no-untyped-def]
+        y = x.copy()
+        for i in range(1, len(y)):
+            y[i] = math.sin(y[i]) * y[i - 1] + c * y[i]
+        s = 0.0
+        for i in range(len(y)):
+            s += y[i] * y[i]
+        return s
+
+    @numba.njit
+    def jvp(x, u, c):  # type: ignore[no-untyped-def]
+        y, dy = x.copy(), u.copy()
+        for i in range(1, len(y)):
+            a, da = y[i], dy[i]
+            sa, ca = math.sin(a), math.cos(a)
+            dy[i] = ca * da * y[i - 1] + sa * dy[i - 1] + c * da
+            y[i] = sa * y[i - 1] + c * a
+        t = 0.0
+        for i in range(len(y)):
+            t += 2.0 * y[i] * dy[i]
+        return t
+
+    return primal, jvp
+
+
+def jax_recurrence(jax, c: float):  # type: ignore[no-untyped-def]
+    jnp = jax.numpy
+
+    def f(x):  # type: ignore[no-untyped-def]
+        def step(prev, a):  # type: ignore[no-untyped-def]
+            v = jnp.sin(a) * prev + c * a
+            return v, v
+        _, rest = jax.lax.scan(step, x[0], x[1:])
+        return x[0] * x[0] + jnp.sum(rest * rest)
+    return f
+
+
+def recurrence_rows(jax) -> list[Row]:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(153)
+    n, c = 10**6, 0.3
+    jf = adpasses.jit(ours.fresh_copy(recurrence))
+    x, u = rng.uniform(0.2, 0.6, n), rng.normal(size=n)
+    work = x.copy()
+
+    def primal() -> float:
+        np.copyto(work, x)
+        return jf(work, c)
+
+    t_first, out = first_call(lambda: adpasses.jvp(jf, (x, c), (u, 0.0)))
+    ref = out[1]
+    cs = [Contender("adpasses (jvp)", lambda: adpasses.jvp(jf, (x, c), (u, 0.0))[1], primal,
+                    memory=False, extra={"idiom": "adpasses.jvp(f, (x, c), (u, 0.0)); primal: f on a copy"})]
+    nb = numba_recurrence()
+    if nb is not None:
+        nb_primal, nb_jvp = nb
+        cs.append(Contender("numba hand jvp", lambda: nb_jvp(x, u, c), lambda: nb_primal(x, c),
+                            compiles=True, memory=False))
+    if jax is not None:
+        fj = jax_recurrence(jax, c)
+        jv = jax.jit(lambda x, u: jax.jvp(fj, (x,), (u,))[1])
+        pj = jax.jit(fj)
+        xj, uj = jax.numpy.asarray(x), jax.numpy.asarray(u)
+        cs.append(Contender("jax (jit(jvp), lax.scan)", lambda: jax.block_until_ready(jv(xj, uj)),
+                            lambda: jax.block_until_ready(pj(xj)), compiles=True, memory=False))
+    log(f"  {KEY} jvp recurrence {size_label(n)}: {len(cs)} contenders")
+    group = measure(TITLE, KEY, f"jvp recurrence {size_label(n)}", n, cs, ref)
+    for row in group:
+        if row.tool == "adpasses (jvp)":
+            row.compile_s = max(0.0, t_first - row.grad_s)
+    return group
+
+
 def jvp_rows(nb, jax) -> list[Row]:  # type: ignore[no-untyped-def]
     rows: list[Row] = []
     rng = np.random.default_rng(152)
@@ -286,4 +376,5 @@ def jacobian_rows(nb, jax) -> list[Row]:  # type: ignore[no-untyped-def]
 def run(ctx) -> list:  # type: ignore[no-untyped-def]
     nb = numba_versions()
     jax = peers.get("jax")
-    return hvp_rows(nb, jax) + euler_hvp_rows(jax) + jvp_rows(nb, jax) + jacobian_rows(nb, jax)
+    return (hvp_rows(nb, jax) + euler_hvp_rows(jax) + jvp_rows(nb, jax) + recurrence_rows(jax)
+            + jacobian_rows(nb, jax))

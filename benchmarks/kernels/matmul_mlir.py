@@ -1,6 +1,7 @@
 """The MLP (K7) and dense-layer losses written with `linalg.matmul` in MLIR,
-compiled by adpasses (ad-lower-matmul: BLAS in the primal; the gradient
-differentiates the checked loop nest, docs/lowering.md "Matrix products"),
+compiled by adpasses (ad-lower-matmul: BLAS in the primal; with noalias
+arguments the gradient's products are products too, BLAS both ways,
+docs/lowering.md "Matrix products"),
 as contenders beside the loop versions of benchmarks/kernels/mlp.py.
 """
 
@@ -76,7 +77,7 @@ def mlp_contender(X: np.ndarray, y: np.ndarray, W1: np.ndarray, W2: np.ndarray) 
         return g1, g2.reshape(-1)
 
     return Contender("adpasses linalg.matmul (MLIR)", run_grad, lambda: primal(X, y2, W1, w2),
-                     note="MLIR input: linalg.matmul (BLAS in the primal), gradient through its loops")
+                     note="MLIR input: linalg.matmul (BLAS in the primal and, as products, in the gradient)")
 
 
 S = "memref<?x?xf64, strided<[?, ?], offset: ?>>"
@@ -159,4 +160,4 @@ def dense_contender(W: np.ndarray, b: np.ndarray, X: np.ndarray) -> Contender:
         return gw, gb.reshape(-1)
 
     return Contender("adpasses linalg.matmul (MLIR)", run_grad, lambda: primal(W, b2, X),
-                     note="MLIR input: linalg.matmul per step (BLAS in the primal), gradient through its loops")
+                     note="MLIR input: linalg.matmul per step (BLAS in the primal and, as products, in the gradient)")

@@ -5,7 +5,8 @@
     L = (1/64) sum_b (o_b - y_b)^2,   gradient with respect to W1 and W2
 
 Ours is the loops below (the natural order: for each sample, each hidden
-unit, a dot product over the inputs). Peers: a numba @njit hand gradient
+unit, a dot product over the inputs), and `mlp_array`, the same loss
+written with `@`, `np.tanh` and `np.sum` ("adpasses @" rows). Peers: a numba @njit hand gradient
 (same loops, backpropagation by hand), and JAX / PyTorch / autograd
 vectorised (tanh(X @ W1) @ W2). A scalar Python loop (1M multiply-adds
 per call) is far beyond a minute on the tape-based peers and is not run.
@@ -41,6 +42,12 @@ def mlp_loss(X, y, W1, W2):
         d = o - y[b]
         loss += d * d
     return loss / X.shape[0]
+
+
+def mlp_array(X, y, W1, W2):
+    """The same loss in the array language (issue 16): two matrix products."""
+    d = np.tanh(X @ W1) @ W2 - y
+    return np.sum(d * d) / X.shape[0]
 
 
 def numba_versions():  # type: ignore[no-untyped-def]
@@ -99,6 +106,17 @@ def vectorised(tanh):  # type: ignore[no-untyped-def]
     return f
 
 
+def array_contenders(f, args, argnums, idiom):  # type: ignore[no-untyped-def]
+    """adpasses on the array-language version (`@`: matrix products
+    differentiated as products, BLAS both ways), API and raw paths."""
+    comp = ours.compile_ours(f, args, argnums)
+    cs = ours.contenders(comp, args)
+    for c in cs:
+        c.tool = c.tool.replace("adpasses", "adpasses @", 1)
+        c.extra = {**c.extra, "idiom": idiom}
+    return cs
+
+
 def run(ctx) -> list:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(7)
     B, nin, H = 64, 128, 128
@@ -111,6 +129,7 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
     ref = ours.reference(comp, args)
     cs = ours.contenders(comp, args)
     cs.append(matmul_mlir.mlp_contender(X, y, W1, W2))
+    cs += array_contenders(mlp_array, args, (2, 3), "tanh(X @ W1) @ W2, np.sum")
     nb = numba_versions()
     if nb is not None:
         cs.append(Contender("numba hand gradient", lambda: nb[1](*args), lambda: nb[0](*args),

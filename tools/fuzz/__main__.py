@@ -8,6 +8,7 @@
     python -m adpasses.tools.fuzz --threads N ...  # N threads call each gradient at once (fuzz/threads.py)
     python -m adpasses.tools.fuzz --mode forward ...   # jvps: finite differences, dot-product test (fuzz/forward.py)
     python -m adpasses.tools.fuzz --mode hessian ...   # Hessian-vector products by forward over reverse (fuzz/hessian.py)
+    python -m adpasses.tools.fuzz --mode arrays ...    # numpy array programs vs numpy and finite differences (fuzz/arrays.py)
 
 Prints how many programs were checked, the failures by kind with their
 seeds, and with --shrink a minimal lit test per distinct failure (also
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from adpasses.tools.fuzz.check import ALIASED_KINDS, FORWARD_KINDS, HESSIAN_KINDS, KINDS, THREAD_KINDS
 
-MODE_KINDS = {"reverse": (), "forward": FORWARD_KINDS, "hessian": HESSIAN_KINDS}
+MODE_KINDS = {"reverse": (), "forward": FORWARD_KINDS, "hessian": HESSIAN_KINDS, "arrays": ()}
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -54,10 +55,15 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                    help="what is checked for each program: the gradient (reverse, default), the jvp "
                         "against finite differences and by the dot-product test with the gradient "
                         "(forward), or Hessian-vector products by forward over reverse against "
-                        "finite differences of the gradient (hessian) (docs/fuzzing.md)")
+                        "finite differences of the gradient (hessian), or random numpy array programs "
+                        "(whole-array expressions, slices, slice stores, array returns) against numpy and "
+                        "finite differences (arrays) (docs/fuzzing.md)")
     args = p.parse_args(argv)
     if args.mode != "reverse" and (args.aliased or args.threads):
-        p.error("--mode forward/hessian does not combine with --aliased or --threads")
+        p.error("--mode forward/hessian/arrays does not combine with --aliased or --threads")
+    if args.mode == "arrays" and args.shrink:
+        p.error("--shrink does not apply to --mode arrays (its programs are Python functions; "
+                "--show SEED --mode arrays prints one)")
     if args.threads and args.threads < 2:
         p.error("--threads needs at least 2 threads")
     if args.threads and (args.aliased or args.shrink):
@@ -104,6 +110,10 @@ def mode_case(mode: str):  # type: ignore[no-untyped-def]
         from adpasses.tools.fuzz.hessian import run_hessian_case
 
         return run_hessian_case
+    if mode == "arrays":
+        from adpasses.tools.fuzz.arrays import run_array_case
+
+        return run_array_case
     return None
 
 
@@ -114,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
             from adpasses.tools.fuzz.aliased import show_aliased
 
             print(show_aliased(args.show))
+        elif args.mode == "arrays":
+            from adpasses.tools.fuzz.arrays import show_arrays
+
+            print(show_arrays(args.show))
         else:
             show(args.show, args.mode)
         return 0

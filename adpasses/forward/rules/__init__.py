@@ -11,7 +11,8 @@ entry's partial derivatives (`tangent = sum_i partial_i * tangent_i`,
 `ops.partials.emit_tangents`), the same partials the reverse rules scale:
 neither the engine nor this package names an arithmetic op. Structured,
 memory and `ad` ops (tapes, so that forward over reverse works) implement
-the protocol in `scf.py`, `memref.py`, `func.py` and `ad.py`.
+the protocol in `scf.py`, `memref.py`, `func.py`, `ad.py` and `linalg.py`
+(the matrix product: two products per lane, not its loop nest).
 
 An op without a rule is cloned when it carries no derivative, and is a
 located error when it does (`TangentBuilder.emit_op`), never a zero.
@@ -77,10 +78,10 @@ def rule_table() -> dict[type[Operation], ForwardRule]:
     """All forward rules of all dialects, by op class."""
     global _TABLE
     if _TABLE is None:
-        from adpasses.forward.rules import ad, arith, func, memref, scf
+        from adpasses.forward.rules import ad, arith, func, linalg, memref, scf
 
         table: dict[type[Operation], ForwardRule] = {cls: ScalarTangentRule(e) for cls, e in OP_TABLE.items()}
-        for dialect_rules in (arith.RULES, memref.RULES, scf.RULES, func.RULES, ad.RULES):
+        for dialect_rules in (arith.RULES, memref.RULES, scf.RULES, func.RULES, ad.RULES, linalg.RULES):
             overlap = table.keys() & dialect_rules.keys()
             assert not overlap, f"forward rules defined twice: {overlap}"
             table.update(dialect_rules)

@@ -1,6 +1,7 @@
 """Derivative rules: one table per dialect, looked up by op class.
 
-Each table (`arith.py`, `math.py`, `memref.py`, `scf.py`, `func.py`) maps an
+Each table (`arith.py`, `math.py`, `memref.py`, `scf.py`, `func.py`,
+`linalg.py`: the matrix product) maps an
 op class to a rule. A rule answers two questions:
 
 - `needs(op, activity)`: which primal values its reverse code reads (the
@@ -103,10 +104,10 @@ def rule_table() -> dict[type[Operation], ReverseRule]:
     """All rules of all dialects, by op class."""
     global _TABLE
     if _TABLE is None:
-        from adpasses.reverse.rules import arith, func, memref, scf
+        from adpasses.reverse.rules import arith, func, linalg, memref, scf
 
         table: dict[type[Operation], ReverseRule] = {cls: ScalarRule(e) for cls, e in OP_TABLE.items()}
-        for dialect_rules in (arith.RULES, memref.RULES, scf.RULES, func.RULES):
+        for dialect_rules in (arith.RULES, memref.RULES, scf.RULES, func.RULES, linalg.RULES):
             overlap = table.keys() & dialect_rules.keys()
             assert not overlap, f"rules defined twice: {overlap}"
             table.update(dialect_rules)

@@ -35,9 +35,10 @@ class ReturnRule:
         return ()
 
     def reverse(self, rc, op: func.ReturnOp) -> None:  # type: ignore[no-untyped-def]
-        for value, seed in zip(op.arguments, rc.sweep.seeds):
-            if seed is None:
+        for value, seeds in zip(op.arguments, rc.sweep.seeds):
+            if seeds is None:
                 continue
+            seed = seeds[rc.lane]  # called once per lane
             if isinstance(value.type, MemRefType):
                 if rc.activity.is_active_memory(value):
                     self.seed_memory(rc, value, seed)
@@ -108,6 +109,10 @@ class CallRule:
 
     def reverse(self, rc, op: func.CallOp) -> None:  # type: ignore[no-untyped-def]
         if is_checkpointed(op):
+            if rc.width != 1:
+                raise error_at(op, "is a checkpointed call (ad.checkpoint), which vector reverse "
+                                   "mode (width > 1) does not support yet; differentiate with width 1 "
+                                   "or without checkpointing")
             CHECKPOINT.reverse(rc, op)
             return
         rule = custom_rule_of_call(op)

@@ -17,6 +17,11 @@
 Values are named by the region-flow table (`adpasses/core/region_flow.py`):
 adjoints flow back along its edges, and its control values are what the
 rules read again (`needs`).
+
+Vector reverse mode: each rule builds one reverse region for all lanes
+(`lanes = True`); what it carries (iter_args, yielded values, results) is
+each value's adjoint in every lane, value-major: value j's lane k at
+`j * width + k`.
 """
 
 from __future__ import annotations
@@ -72,15 +77,40 @@ def _results_to_yields(rc: ReverseContext, child: ReverseContext, exits) -> None
     """The adjoint of each result flows back, in the reverse of the region
     that produced it, to what its terminator yielded (the exit edges)."""
     for yielded, result in exits:
-        g = rc.adjoint(result)
-        if g is not None:
-            child.add_adjoint(yielded, g)
+        for k in range(rc.width):
+            g = rc.adjoint(result, k)
+            if g is not None:
+                child.add_adjoint(yielded, g, k)
+
+
+def _lane_adjoints(rc: ReverseContext, values: Sequence[SSAValue]) -> list[SSAValue]:
+    """Each value's adjoint (zero if none) in every lane, value-major."""
+    return [rc.adjoint_or_zero(v, k) for v in values for k in range(rc.width)]
+
+
+def _set_lanes(rc: ReverseContext, values: Sequence[SSAValue], adjoints: Sequence[SSAValue],
+               add: bool = False) -> None:
+    """Value j's adjoint in lane k is `adjoints[j * width + k]` (set, or added)."""
+    w = rc.width
+    for j, v in enumerate(values):
+        for k in range(w):
+            if add:
+                rc.add_adjoint(v, adjoints[j * w + k], k)
+            else:
+                rc.set_adjoint(v, adjoints[j * w + k], k)
+
+
+def _changed(outer: Sequence[SSAValue], children: Sequence[ReverseContext]) -> list[SSAValue]:
+    """The outer values whose adjoint some child context set, in some lane."""
+    return [v for v in outer if any(child.changed_in_any_lane(v) for child in children)]
 
 
 class ForRule:
     """Values by the table's names (`region_flow.FOR`): `inits` flow to
     `iter_args` and `results`, `yielded` to the next `iter_args` and to
     `results`; the adjoints flow back along the same edges."""
+
+    lanes = True
 
     def needs(self, op: scf.ForOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
         return FOR.control_values(op)
@@ -100,13 +130,14 @@ class ForRule:
 
         lb, ub, step = (rc.primal(v) for v in FOR.values(op, "bounds"))
         n = trip_count(rc.builder, lb, ub, step)
-        inits = [rc.adjoint_or_zero(results[i]) for i in carried]
-        inits += [rc.adjoint_or_zero(v) for v in outer]
+        inits = _lane_adjoints(rc, [results[i] for i in carried])
+        inits += _lane_adjoints(rc, outer)
+        n_carried = len(carried) * rc.width
         # The reverse loop counts in the forward loop's type (index or iN).
         iv_type = iv.type
         block = Block(arg_types=[iv_type, *(v.type for v in inits)])
-        k, carried_adj = block.args[0], block.args[1 : 1 + len(carried)]
-        outer_adj = block.args[1 + len(carried) :]
+        k, carried_adj = block.args[0], block.args[1 : 1 + n_carried]
+        outer_adj = block.args[1 + n_carried :]
 
         inner = ReverseContext(rc.sweep, body, InsertPoint.at_end(block), rc)
         inner.loc = rc.loc
@@ -115,22 +146,18 @@ class ForRule:
         offset = inner.insert(arith.MuliOp(last.results[0], step)).results[0]
         inner.values[iv] = inner.insert(arith.AddiOp(lb, offset)).results[0]
         inner.materialize_block_values()
-        for v, a in zip(outer, outer_adj):
-            inner.set_adjoint(v, a)
-        for i, a in zip(carried, carried_adj):
-            inner.add_adjoint(yielded[i], a)
+        _set_lanes(inner, outer, outer_adj)
+        _set_lanes(inner, [yielded[i] for i in carried], carried_adj, add=True)
         inner.reverse_ops(body)
-        outs = [inner.adjoint_or_zero(iter_block_args[i]) for i in carried]
-        outs += [inner.adjoint_or_zero(v) for v in outer]
+        outs = _lane_adjoints(inner, [iter_block_args[i] for i in carried])
+        outs += _lane_adjoints(inner, outer)
         inner.builder.insert(scf.YieldOp(*outs))
 
         loop = rc.insert(scf.ForOp(rc.const(0, iv_type), n, rc.const(1, iv_type), inits, block))
         # Outer adjoints first (they carry the totals), then the init operands'
         # contributions, which may be outer values themselves.
-        for j, v in enumerate(outer):
-            rc.set_adjoint(v, loop.results[len(carried) + j])
-        for j, i in enumerate(carried):
-            rc.add_adjoint(inits_fwd[i], loop.results[j])
+        _set_lanes(rc, outer, loop.results[n_carried:])
+        _set_lanes(rc, [inits_fwd[i] for i in carried], loop.results[:n_carried], add=True)
 
 
     def reverse_locally(self, rc: ReverseContext, op: scf.ForOp) -> None:
@@ -154,7 +181,8 @@ class ForRule:
         iter_block_args = FOR.values(op, "iter_args")
         carried = _float_positions(iter_block_args, rc, results)
         outer = outer_active_values(op, rc)
-        slots = {v: sweep.adjoint_slot(forward, v) for v in outer}
+        lanes = range(rc.width)
+        slots = {(v, k): sweep.adjoint_slot(forward, v) for v in outer for k in lanes}
 
         # A root context: nothing of the reverse sweep's own code (built
         # after the forward loop) may be used inside it.
@@ -167,23 +195,27 @@ class ForRule:
                 inner.values[old] = new
         inner.materialize_block_values()
         for i in carried:
-            seed = sweep.seed_of(inner, results[i])
-            if seed is not None:
-                inner.add_adjoint(yielded[i], seed)
+            for k in lanes:
+                seed = sweep.seed_of(inner, results[i], k)
+                if seed is not None:
+                    inner.add_adjoint(yielded[i], seed, k)
         inner.reverse_ops(body)
-        for v, slot in slots.items():
-            g = inner.adjoint(v)
+        for (v, k), slot in slots.items():
+            g = inner.adjoint(v, k)
             if g is not None:
                 sweep.add_to_slot(inner, slot, g)
-        for v, slot in slots.items():
-            rc.add_adjoint(v, sweep.read_slot(rc, slot))
+        for (v, k), slot in slots.items():
+            rc.add_adjoint(v, sweep.read_slot(rc, slot), k)
         for i in carried:
-            g = rc.adjoint(results[i])
-            if g is not None:
-                rc.add_adjoint(inits_fwd[i], g)
+            for k in lanes:
+                g = rc.adjoint(results[i], k)
+                if g is not None:
+                    rc.add_adjoint(inits_fwd[i], g, k)
 
 
 class IfRule:
+    lanes = True
+
     def needs(self, op: scf.IfOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
         return IF.control_values(op)
 
@@ -201,14 +233,12 @@ class IfRule:
                 child = ReverseContext(rc.sweep, rc.block, InsertPoint.at_end(block), rc)
                 child.loc = rc.loc
             branches.append((block, child))
-        changed = [v for v in outer if any(v in child.adjoints for _, child in branches)]
+        changed = _changed(outer, [child for _, child in branches])
         for block, child in branches:
-            child.builder.insert(scf.YieldOp(*(child.adjoint_or_zero(v) for v in changed)))
-        new_if = rc.insert(
-            scf.IfOp(rc.primal(op.cond), [v.type for v in changed], [branches[0][0]], [branches[1][0]])
-        )
-        for v, r in zip(changed, new_if.results):
-            rc.set_adjoint(v, r)
+            child.builder.insert(scf.YieldOp(*_lane_adjoints(child, changed)))
+        types = [v.type for v in changed for _ in range(rc.width)]
+        new_if = rc.insert(scf.IfOp(rc.primal(op.cond), types, [branches[0][0]], [branches[1][0]]))
+        _set_lanes(rc, changed, new_if.results)
 
 
 class OnceRegionRule:
@@ -221,6 +251,8 @@ class OnceRegionRule:
     changed. A reverse alloca_scope frees the shadows of the allocas its
     forward scope frees. Any op of that shape needs only its table entry and
     this rule."""
+
+    lanes = True
 
     def needs(self, op: Operation, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
         return REGION_FLOWS[type(op)].control_values(op)
@@ -236,10 +268,10 @@ class OnceRegionRule:
             _results_to_yields(rc, child, flow.exits(op, k))
             child.reverse_ops(forward)
             branches.append((block, child))
-        changed = [v for v in outer if any(v in child.adjoints for _, child in branches)]
-        types = [v.type for v in changed]
+        changed = _changed(outer, [child for _, child in branches])
+        types = [v.type for v in changed for _ in range(rc.width)]
         for region, (block, child) in zip(op.regions, branches):
-            values = [child.adjoint_or_zero(v) for v in changed]
+            values = _lane_adjoints(child, changed)
             terminator = type(region.block.last_op)
             child.builder.insert(terminator.create(operands=values))
         control = flow.control_values(op)
@@ -251,11 +283,12 @@ class OnceRegionRule:
             regions=[Region(block) for block, _ in branches],
         )
         rc.insert(new)
-        for v, r in zip(changed, new.results):
-            rc.set_adjoint(v, r)
+        _set_lanes(rc, changed, new.results)
 
 
 class WhileRule:
+    lanes = True
+
     def needs(self, op: scf.WhileOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
         return [iteration_count(op)]
 
@@ -274,46 +307,40 @@ class WhileRule:
         outer = outer_active_values(op, rc)
 
         # The last `before` ran once more than `after` and decided to exit.
+        w = rc.width
         last = rc.child(before, rc.builder.insertion_point)
-        for j in c_pos:
-            g = rc.adjoint(results[j])
-            if g is not None:
-                last.add_adjoint(cond_args[j], g)
+        _results_to_yields(rc, last, [(cond_args[j], results[j]) for j in c_pos])
         last.reverse_ops(before)
         for v in outer:
-            if v in last.adjoints:
-                rc.set_adjoint(v, last.adjoints[v])
-        inits = [last.adjoint_or_zero(before_args[i]) for i in b_pos]
-        inits += [rc.adjoint_or_zero(v) for v in outer]
+            for k in range(w):
+                if v in last.lane_adjoints[k]:
+                    rc.set_adjoint(v, last.lane_adjoints[k][v], k)
+        inits = _lane_adjoints(last, [before_args[i] for i in b_pos])
+        inits += _lane_adjoints(rc, outer)
 
         count = rc.primal(iteration_count(op))
         block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
-        b_adj = block.args[1 : 1 + len(b_pos)]
-        outer_adj = block.args[1 + len(b_pos) :]
+        b_adj = block.args[1 : 1 + len(b_pos) * w]
+        outer_adj = block.args[1 + len(b_pos) * w :]
         loop_rc = ReverseContext(rc.sweep, rc.block, InsertPoint.at_end(block), rc)
         loop_rc.loc = rc.loc
-        for v, a in zip(outer, outer_adj):
-            loop_rc.set_adjoint(v, a)
+        _set_lanes(loop_rc, outer, outer_adj)
 
         undo_after = loop_rc.child(after, InsertPoint.at_end(block))
-        for i, a in zip(b_pos, b_adj):
-            undo_after.add_adjoint(after_yield[i], a)
+        _set_lanes(undo_after, [after_yield[i] for i in b_pos], b_adj, add=True)
         undo_after.reverse_ops(after)
         undo_before = loop_rc.child(before, InsertPoint.at_end(block))
-        for v in outer:
-            undo_before.set_adjoint(v, undo_after.adjoint_or_zero(v))
-        for j in c_pos:
-            undo_before.add_adjoint(cond_args[j], undo_after.adjoint_or_zero(after_args[j]))
+        _set_lanes(undo_before, outer, _lane_adjoints(undo_after, outer))
+        _set_lanes(undo_before, [cond_args[j] for j in c_pos],
+                   _lane_adjoints(undo_after, [after_args[j] for j in c_pos]), add=True)
         undo_before.reverse_ops(before)
-        outs = [undo_before.adjoint_or_zero(before_args[i]) for i in b_pos]
-        outs += [undo_before.adjoint_or_zero(v) for v in outer]
+        outs = _lane_adjoints(undo_before, [before_args[i] for i in b_pos])
+        outs += _lane_adjoints(undo_before, outer)
         undo_before.builder.insert(scf.YieldOp(*outs))
 
         loop = rc.insert(scf.ForOp(rc.index(0), count, rc.index(1), inits, block))
-        for j, v in enumerate(outer):
-            rc.set_adjoint(v, loop.results[len(b_pos) + j])
-        for j, i in enumerate(b_pos):
-            rc.add_adjoint(inits_fwd[i], loop.results[j])
+        _set_lanes(rc, outer, loop.results[len(b_pos) * w:])
+        _set_lanes(rc, [inits_fwd[i] for i in b_pos], loop.results[:len(b_pos) * w], add=True)
 
 
 def iteration_count(op: scf.WhileOp) -> SSAValue:
