@@ -526,3 +526,16 @@ def guarded_chain(x, i):
     # Python stops a chained comparison at the first false link: x[i] is
     # never read when i is out of range
     return 1.0 if 0 <= i < len(x) < x[i] + 10 else 0.0
+
+
+def inplace_square_mirrored(x):
+    """The in-place square whose reading loop pairs x[i] with x[n-1-i]: the
+    loops cannot be fused (iteration i reads what the first loop writes at
+    n-1-i), so the overwritten x is taped (n values)."""
+    n = len(x)
+    for i in range(n):
+        x[i] = x[i] * x[i]
+    s = 0.0
+    for i in range(n):
+        s += x[i] * x[n - 1 - i]
+    return s

@@ -47,13 +47,23 @@ def test_no_heap_allocation_for_gradients_without_tape():
         assert allocations_of(lambda: grad(*args))["allocations"] == 0
 
 
-def test_in_place_square_tapes_once_then_reuses_its_workspace():
+def test_overwritten_array_tapes_once_then_reuses_its_workspace():
+    """The overwritten x is taped (one allocation of n values, in a
+    workspace reused by later calls). The plain in-place square no longer
+    tapes at all (its loops are fused and reversed iteration by iteration:
+    loop-local reverse), so the mirrored variant, whose loops cannot be
+    fused, carries the tape."""
     from adpasses.frontend import arg_type, build_module
     from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import differentiate
 
     x = np.random.rand(100)
     module, name = build_module(k.inplace_square, [arg_type(x, 0, "x")])
+    g = differentiate(module, name, ["dup"], ["active"])
+    f = compile_module(module, workspace=False)[g.name]
+    assert allocations_of(lambda: f(x.copy(), np.zeros(100), 1.0)) == {"allocations": 0, "bytes": 0}
+
+    module, name = build_module(k.inplace_square_mirrored, [arg_type(x, 0, "x")])
     g = differentiate(module, name, ["dup"], ["active"])
     for workspace, second_call in ((False, 1), (True, 0)):
         f = compile_module(module, workspace=workspace)[g.name]
@@ -62,15 +72,22 @@ def test_in_place_square_tapes_once_then_reuses_its_workspace():
         again = allocations_of(lambda: f(x.copy(), np.zeros(100), 1.0))
         assert again["allocations"] == second_call
     bigger = np.random.rand(300)
-    module, name = build_module(k.inplace_square, [arg_type(bigger, 0, "x")])
+    module, name = build_module(k.inplace_square_mirrored, [arg_type(bigger, 0, "x")])
     g = differentiate(module, name, ["dup"], ["active"])
     f = compile_module(module)[g.name]
     f(x.copy(), np.zeros(100), 1.0)
     assert allocations_of(lambda: f(bigger.copy(), np.zeros(300), 1.0))["allocations"] == 1  # grows
     assert allocations_of(lambda: f(x.copy(), np.zeros(100), 1.0))["allocations"] == 0  # fits
+    # and the gradient is right: d/dx_j of sum_i x_i^2 x_{n-1-i}^2 = 4 x_j x_{n-1-j}^2
+    dx = np.zeros(100)
+    f(x.copy(), dx, 1.0)
+    assert np.allclose(dx, 4 * x * x[::-1] ** 2, rtol=1e-12)
 
 
 def test_static_small_tape_goes_on_the_stack():
+    # The sum reads x backwards, so the loops cannot be fused (and reversed
+    # iteration by iteration, which would tape nothing): x's old values are
+    # taped, in a stack slot.
     from adpasses.core.context import parse_module
     from adpasses.native.llvm_jit import compile_module
     from adpasses.transforms.reverse_pass import differentiate
@@ -86,8 +103,10 @@ func.func @sq3(%x: memref<3xf64>) -> f64 {
     %p = arith.mulf %a, %a : f64
     memref.store %p, %x[%i] : memref<3xf64>
   }
+  %c2 = arith.constant 2 : index
   %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %z) -> (f64) {
-    %a = memref.load %x[%i] : memref<3xf64>
+    %j = arith.subi %c2, %i : index
+    %a = memref.load %x[%j] : memref<3xf64>
     %s = arith.addf %acc, %a : f64
     scf.yield %s : f64
   }
