@@ -66,9 +66,10 @@ NUMPY_CREATORS = {"full_like", "linspace", "logspace", "geomspace", "array", "as
                   "tile", "repeat", "concatenate", "stack", "hstack", "vstack"}
 ALLOCATE = ("allocate with np.zeros(shape), np.ones(shape), np.empty(shape) (optionally dtype=...), "
             "np.full(shape, value) or np.arange(...) and fill it in a loop")
-ARRAY_FUNCTIONS = ("np.sum, np.mean, np.max, np.min, np.prod, np.dot, np.matmul, np.linalg.norm, np.where, np.clip, "
-                   "np.sign, np.abs, np.outer, np.cumsum, np.asarray, np.copy and the math functions "
-                   "(np.exp, np.tanh, ...)")
+ARRAY_FUNCTIONS = ("np.sum, np.mean, np.max, np.min, np.prod, np.any, np.all, np.count_nonzero, np.dot, "
+                   "np.matmul, np.linalg.norm, np.where, np.clip, np.sign, np.abs, np.outer, np.cumsum, "
+                   "np.asarray, np.copy, np.logical_and/or/xor/not, np.isnan/isinf/isfinite and the math "
+                   "functions (np.exp, np.tanh, ...)")
 
 
 def builtin_name(fn: object) -> str | None:

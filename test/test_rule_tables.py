@@ -56,6 +56,7 @@ class _AllActive:
 
 class _Sweep:
     activity = _AllActive()
+    width = 1  # one cotangent per sweep (vector reverse mode has more)
 
 
 class RecordingContext(ReverseContext):

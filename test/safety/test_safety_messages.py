@@ -201,9 +201,11 @@ MESSAGES = [
     ("unknown_numpy_on_number", [1.5], "np.spacing is not supported in compiled code; the numpy functions it "
                                        f"supports on numbers are {NUMPY_SUPPORTED}"),
     ("sum_of_array", [X], "np.median on arrays is not supported in compiled code (the numpy functions it "
-                          "supports on arrays are np.sum, np.mean, np.max, np.min, np.prod, np.dot, "
-                          "np.linalg.norm, np.where, np.clip, np.sign, np.abs, np.outer, np.cumsum, np.asarray, "
-                          "np.copy and the math functions (np.exp, np.tanh, ...)); write a loop over the elements, "
+                          "supports on arrays are np.sum, np.mean, np.max, np.min, np.prod, np.any, np.all, "
+                          "np.count_nonzero, np.dot, np.matmul, np.linalg.norm, np.where, np.clip, np.sign, np.abs, "
+                          "np.outer, np.cumsum, np.asarray, np.copy, np.logical_and/or/xor/not, "
+                          "np.isnan/isinf/isfinite and the math functions (np.exp, np.tanh, ...)); write a loop "
+                          "over the elements, "
                           "e.g. `for i in range(len(x)):`"),
     ("full_array", [3], f"np.full_like is not supported in compiled code; {ALLOCATE}"),
     ("arange_array", [3], f"np.linspace is not supported in compiled code; {ALLOCATE}"),
