@@ -45,6 +45,9 @@ def scale_in_place(c, k):
 
 
 # -- functions with a helper call, and their hand-inlined twins -------------
+# Each returns s * s: the sum's loop is then not the last thing differentiated,
+# so it is reversed after its forward (not iteration by iteration, which
+# tapes nothing), and what it tapes shows which arrays are active.
 
 
 def exp_weights(x, c):
@@ -53,7 +56,7 @@ def exp_weights(x, c):
     s = 0.0
     for i in range(x.shape[0]):
         s += math.exp(x[i]) * w[i]
-    return s
+    return s * s
 
 
 def exp_weights_inlined(x, c):
@@ -63,7 +66,7 @@ def exp_weights_inlined(x, c):
     s = 0.0
     for i in range(x.shape[0]):
         s += math.exp(x[i]) * w[i]
-    return s
+    return s * s
 
 
 def exp_weights_np(x, c):
@@ -72,7 +75,7 @@ def exp_weights_np(x, c):
     s = 0.0
     for i in range(x.shape[0]):
         s += math.exp(x[i]) * w[i]
-    return s
+    return s * s
 
 
 def exp_weights_np_inlined(x, c):
@@ -81,7 +84,7 @@ def exp_weights_np_inlined(x, c):
     s = 0.0
     for i in range(x.shape[0]):
         s += math.exp(x[i]) * w[i]
-    return s
+    return s * s
 
 
 def exp_weights_nested(x, c):
@@ -90,7 +93,7 @@ def exp_weights_nested(x, c):
     s = 0.0
     for i in range(x.shape[0]):
         s += math.exp(x[i]) * w[i]
-    return s
+    return s * s
 
 
 def both_through_helper(x, c):
@@ -102,7 +105,7 @@ def both_through_helper(x, c):
     s = 0.0
     for i in range(x.shape[0]):
         s += wx[i] * wc[i]
-    return s
+    return s * s
 
 
 def both_inlined(x, c):
@@ -115,7 +118,7 @@ def both_inlined(x, c):
     s = 0.0
     for i in range(x.shape[0]):
         s += wx[i] * wc[i]
-    return s
+    return s * s
 
 
 def writes_c(x, c):
@@ -124,7 +127,7 @@ def writes_c(x, c):
     s = 0.0
     for i in range(x.shape[0]):
         s += x[i] * c[i]
-    return s
+    return s * s
 
 
 def writes_c_inlined(x, c):
@@ -133,7 +136,7 @@ def writes_c_inlined(x, c):
     s = 0.0
     for i in range(x.shape[0]):
         s += x[i] * c[i]
-    return s
+    return s * s
 
 
 PAIRS = [

@@ -74,7 +74,12 @@ def test_the_frontend_emits_only_region_ops_of_the_table() -> None:
 
 
 def test_every_reversed_region_op_has_an_entry_and_every_entry_a_rule() -> None:
-    reversed_ops = {cls for cls in rule_table() if _has_regions(cls)}
+    # A structured op (linalg.matmul) has a region, but it is its scalar
+    # body, not control flow: the op is differentiated whole, from its
+    # entry in core/structured_ops.py (reads, writes), never entered.
+    from adpasses.core.structured_ops import STRUCTURED_OPS
+
+    reversed_ops = {cls for cls in rule_table() if _has_regions(cls) and cls not in STRUCTURED_OPS}
     assert reversed_ops - REGION_FLOWS.keys() == set(), (
         f"reverse rules without a region-flow entry: {_names(reversed_ops - REGION_FLOWS.keys())}")
     assert REGION_FLOWS.keys() - reversed_ops == set(), (

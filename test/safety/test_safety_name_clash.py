@@ -229,13 +229,18 @@ func.func @f(%x: f64) -> f64 {{
 
 def test_declaration_with_another_type_than_the_c_function() -> None:
     """@malloc declared as (i64) -> i64 while a memref.alloc calls C's
-    malloc (i64) -> ptr: one symbol, two types."""
+    malloc (i64) -> ptr: one symbol, two types. (The arrays are chosen by a
+    select, so they stay heap arrays: ad-promote-scratch would otherwise
+    put a non-escaping one in a workspace, without a malloc call.)"""
     text = """func.func private @malloc(i64) -> i64
-func.func @f(%n: index) -> i64 {
+func.func @f(%n: index, %p: i1) -> i64 {
   %c0 = arith.constant 0 : index
   %k = arith.constant 8 : i64
-  %m = memref.alloc(%n) : memref<?xf64>
-  memref.dealloc %m : memref<?xf64>
+  %a = memref.alloc(%n) : memref<?xf64>
+  %b = memref.alloc(%n) : memref<?xf64>
+  %m = arith.select %p, %a, %b : memref<?xf64>
+  memref.dealloc %a : memref<?xf64>
+  memref.dealloc %b : memref<?xf64>
   %r = func.call @malloc(%k) : (i64) -> i64
   func.return %r : i64
 }"""
