@@ -298,17 +298,13 @@ def _example(batch: np.ndarray) -> object:
 
 
 def _numpy_dtype(t: object) -> np.dtype:
-    from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerType
+    """The dtype of a result of type `t` (the one the entry callers use)."""
+    from adpasses.native.callers import numpy_dtype
 
-    if isinstance(t, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(t, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(t, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(t, IntegerType):
-        return np.dtype(bool) if t.width.data == 1 else np.dtype(f"int{t.width.data}")
-    raise TypeError(f"vmap: a result of type {t} cannot be batched")
+    try:
+        return numpy_dtype(t)
+    except TypeError:
+        raise TypeError(f"vmap: a result of type {t} cannot be batched") from None
 
 
 _SCALAR_STORAGE = {"f": np.float64, "i": np.int64, "u": np.int64, "b": np.bool_}
