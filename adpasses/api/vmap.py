@@ -72,6 +72,7 @@ class _Kernel:
     n_outputs: int
     assemble: Callable[[list], object]   # outputs -> what f returns
     written: tuple[int, ...] = ()        # arguments the function writes in place (a jitted f's outputs)
+    static_shapes: bool = False          # compiled for the element shapes of its examples (a Hessian)
 
 
 def vmap(f: object, in_axes: object = 0, out_axes: object = 0) -> Callable:
@@ -236,7 +237,7 @@ class VmapCallable:
                              "(pass copies)")
         batched = tuple(ax is not None for ax in axes)
         contiguous = [np.ascontiguousarray(b) if on else b for b, on in zip(batches, batched)]
-        key = (batched, _signature(contiguous, batched))
+        key = (batched, _signature(contiguous, batched), _shapes_key(self.inner, contiguous, batched))
         plan = self._plans.get(key)
         if plan is None:
             from adpasses.core.compile_locks import once
@@ -248,7 +249,7 @@ class VmapCallable:
     def _compile(self, examples: tuple, batched: tuple[bool, ...]) -> _Plan:
         from adpasses.api.functions import _private, function_named
         from adpasses.native.llvm_jit import compile_module, stats
-        from adpasses.transforms.batch_loops import BATCHED, CONST as D_CONST, RESTORE, SCRATCH, SHARED
+        from adpasses.transforms.batch_loops import BATCHED, CONST as D_CONST, LOCAL, RESTORE, SCRATCH, SHARED
         from adpasses.transforms.batch_loops import BatchSpec, add_batch_driver, stored_result_types
 
         jf = getattr(self.inner, "jf", self.inner)
@@ -264,16 +265,26 @@ class VmapCallable:
             elif p.kind == ZEROS:
                 kinds.append(SCRATCH if p.out is None else BATCHED)
             elif p.kind == BUFFER:
-                kinds.append(SHARED)
+                kinds.append(LOCAL if kernel.static_shapes and _stack_sized(kernel, examples) else SHARED)
             else:
                 kinds.append(BATCHED)
         module = kernel.module
         entry = function_named(module, kernel.entry)
         if kernel.results is None:  # every result dropped
             kernel.results = [None] * len(entry.function_type.outputs.data)
+        shapes = tuple(_param_shape(p, examples) for p in kernel.params) if kernel.static_shapes else ()
         spec = BatchSpec(tuple(kinds), tuple(r is not None for r in kernel.results),
-                         tuple((i, p.value) for i, p in enumerate(kernel.params) if p.kind == CONST))
-        entry.sym_visibility = _private()  # inlined into the loop; no Python entry of its own
+                         tuple((i, p.value) for i, p in enumerate(kernel.params) if p.kind == CONST),
+                         shapes)
+        # Only the driver has a Python entry: every other function is private,
+        # so LLVM inlines a function called once into its caller (the
+        # per-element function into the loop, a tangent function into a
+        # Hessian's driver) and optimises the element's code as one body.
+        from xdsl.dialects import func
+
+        for op in module.ops:  # type: ignore[attr-defined]
+            if isinstance(op, func.FuncOp) and op.body.blocks:
+                op.sym_visibility = _private()
         driver_name = f"{kernel.entry}_batched"
         add_batch_driver(module, entry, spec, driver_name)
         result_dtypes = [_numpy_dtype(t) for t in stored_result_types(entry, spec)]
@@ -281,6 +292,42 @@ class VmapCallable:
         compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)
         jf._compiled(kernel.record, compiled, before)
         return _Plan(compiled[driver_name], compiled, kernel, kinds, batched, result_dtypes)
+
+
+STACK_BUFFER_BYTES = 16 * 1024
+"""The most a driver's buffers (a Hessian's lanes and shadows) take on the
+stack, all together; larger ones are arrays vmap allocates per call."""
+
+LOCAL_KIND = "local"  # transforms.batch_loops.LOCAL, without importing the compiler
+
+
+def _stack_sized(kernel: _Kernel, examples: tuple) -> bool:
+    """Whether the kernel's buffers fit on the driver's stack."""
+    total = sum(int(np.prod(examples[p.arg].shape)) * examples[p.arg].dtype.itemsize
+                for p in kernel.params if p.kind == BUFFER)
+    return total <= STACK_BUFFER_BYTES
+
+
+def _shapes_key(inner: object, batches: Sequence[object], batched: tuple[bool, ...]) -> tuple:
+    """The element shapes a plan is compiled for: those of a Hessian's
+    arguments (its driver is specialised on them, `_Kernel.static_shapes`);
+    nothing for other kinds (one plan serves every shape)."""
+    from adpasses.api.forward import SweepCallable
+
+    if not isinstance(inner, SweepCallable):
+        return ()
+    return tuple(_element_shape(b, on) if isinstance(b, np.ndarray) else None
+                 for b, on in zip(batches, batched))
+
+
+def _param_shape(p: _Param, examples: tuple) -> tuple[int, ...] | None:
+    """The element shape of a driver parameter, for a kernel compiled for
+    its examples' shapes."""
+    if p.kind == OUT:
+        return tuple(np.shape(examples[k])[d] for k, d in p.shape)
+    if p.kind in (ARG, PRISTINE, COPY, BUFFER) and isinstance(examples[p.arg], np.ndarray):
+        return examples[p.arg].shape
+    return None
 
 
 def _signature(batches: Sequence[object], batched: tuple[bool, ...]) -> tuple:
@@ -329,7 +376,7 @@ class _Plan:
         driver_args: list[object] = [size]
         copies: dict[int, np.ndarray] = {}
         for p, kind in zip(kernel.params, self.kinds):
-            if p.kind == CONST:
+            if p.kind == CONST or kind == LOCAL_KIND:
                 continue
             if p.kind in (ARG, PRISTINE):
                 a = contiguous[p.arg]
@@ -509,7 +556,7 @@ def _sweep_kernel(sc, values: tuple) -> _Kernel:  # type: ignore[no-untyped-def]
         if sc.single:
             return outs[0]
         return tuple(tuple(outs[i * m + j] for j in range(m)) for i in range(m))
-    return _Kernel(module, entry, record, params, [], len(blocks), assemble)
+    return _Kernel(module, entry, record, params, [], len(blocks), assemble, static_shapes=True)
 
 
 def _jvp_kernel(jv: JvpOf, examples: tuple) -> _Kernel:

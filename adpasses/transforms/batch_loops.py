@@ -25,6 +25,12 @@ Per entry parameter (`BatchSpec.params`):
 - SCRATCH: a memref the entry accumulates into (a shadow no one reads):
   zeroed before each call.
 - CONST: a float fixed in the driver (`spec.constants`: a gradient's seed).
+- LOCAL: a buffer of any contents the entry uses as its workspace (a
+  Hessian driver's lanes and shadows): a stack array of the parameter's
+  constant shape (`spec.shapes`), allocated once by the driver. Kept on
+  the stack, it is the entry's own memory to LLVM: once the entry is
+  inlined and its loops over elements unrolled, SROA keeps it in
+  registers (no stores, loads or zeroing through memory per element).
 
 The batch sizes of the memrefs are read by the subviews and loads, which
 keep their bounds checks: a batch shorter than `%n` stops the call with an
@@ -53,8 +59,8 @@ from xdsl.rewriter import InsertPoint
 
 from adpasses.transforms.seed_loops import _dims, _index, fill
 
-BATCHED, SHARED, RESTORE, SCRATCH, CONST = "batched", "shared", "restore", "scratch", "const"
-KINDS = (BATCHED, SHARED, RESTORE, SCRATCH, CONST)
+BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL = "batched", "shared", "restore", "scratch", "const", "local"
+KINDS = (BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL)
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,12 @@ class BatchSpec:
     params: tuple[str, ...]                        # per entry parameter: one of KINDS
     results: tuple[bool, ...]                      # per entry result: stored into an output
     constants: tuple[tuple[int, float], ...] = ()  # CONST parameters: (position, value)
+    shapes: tuple[tuple[int, ...] | None, ...] = ()
+    """Per parameter (or empty: none): the element shape the driver is
+    compiled for, or None. A BATCHED or SHARED memref parameter with a
+    shape is passed as a view of those constant sizes (bounds-checked
+    against the caller's array), so LLVM sees every size of the entry
+    once it is inlined: loops over elements unroll, size checks fold."""
 
     def __post_init__(self) -> None:
         bad = [k for k in self.params if k not in KINDS]
@@ -73,6 +85,11 @@ class BatchSpec:
         fixed = {p for p, _ in self.constants}
         if fixed != {p for p, k in enumerate(self.params) if k == CONST}:
             raise ValueError("BatchSpec: every CONST parameter needs exactly one constant")
+        if self.shapes and len(self.shapes) != len(self.params):
+            raise ValueError(f"BatchSpec: {len(self.shapes)} shapes for {len(self.params)} parameters; "
+                             "give one per parameter (None: dynamic) or none")
+        if any(k == LOCAL and (not self.shapes or self.shapes[p] is None) for p, k in enumerate(self.params)):
+            raise ValueError("BatchSpec: a LOCAL parameter needs its shape (spec.shapes)")
 
 
 def batch_type(t: Attribute) -> MemRefType:
@@ -95,24 +112,40 @@ def driver_inputs(entry: func.FuncOp, spec: BatchSpec) -> list[Attribute]:
             types.append(batch_type(t))
         elif kind == RESTORE:
             types += [t, t]
-        elif kind != CONST:
+        elif kind not in (CONST, LOCAL):
             types.append(t)
     outputs = list(entry.function_type.outputs.data)
     types += [MemRefType(t, [DYNAMIC_INDEX]) for t, kept in zip(outputs, spec.results) if kept]
     return types
 
 
-def _row(b: Builder, batch: SSAValue, at: SSAValue, t: MemRefType) -> SSAValue:
-    """batch[at, :, ..., :] as a value of the entry's parameter type `t`."""
+def _row(b: Builder, batch: SSAValue, at: SSAValue, t: MemRefType,
+         shape: tuple[int, ...] | None = None) -> SSAValue:
+    """batch[at, :, ..., :] as a value of the entry's parameter type `t`
+    (with `shape`: batch[at, :shape[0], ...], constant sizes)."""
     rank = len(t.get_shape())
     zero, one = _index(b, 0), _index(b, 1)
-    sizes = _dims(b, batch)[1:]
+    sizes = _dims(b, batch)[1:] if shape is None else [_index(b, s) for s in shape]
     strided = MemRefType(t.element_type, [DYNAMIC_INDEX] * rank,
                          StridedLayoutAttr([NoneAttr()] * rank, NoneAttr()))
     view = b.insert(memref.SubviewOp(
         batch, [at] + [zero] * rank, sizes, [one] * (rank + 1),
         [DYNAMIC_INDEX] * (rank + 1), [1] + [DYNAMIC_INDEX] * rank, [DYNAMIC_INDEX] * (rank + 1),
         strided)).results[0]
+    return view if strided == t else b.insert(memref.CastOp.get(view, t)).results[0]
+
+
+def _sized(b: Builder, m: SSAValue, shape: tuple[int, ...]) -> SSAValue:
+    """m[:shape[0], ..., :shape[-1]] (bounds-checked) as a value of m's type:
+    the same memory, with constant sizes."""
+    t = m.type
+    rank = len(shape)
+    zero, one = _index(b, 0), _index(b, 1)
+    strided = MemRefType(t.element_type, [DYNAMIC_INDEX] * rank,  # type: ignore[attr-defined]
+                         StridedLayoutAttr([NoneAttr()] * rank, NoneAttr()))
+    view = b.insert(memref.SubviewOp(
+        m, [zero] * rank, [_index(b, s) for s in shape], [one] * rank,
+        [DYNAMIC_INDEX] * rank, [DYNAMIC_INDEX] * rank, [DYNAMIC_INDEX] * rank, strided)).results[0]
     return view if strided == t else b.insert(memref.CastOp.get(view, t)).results[0]
 
 
@@ -137,8 +170,8 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
     n = next(args)
     taken: list[tuple[str, SSAValue, SSAValue | None]] = []
     for kind in spec.params:
-        if kind == CONST:
-            taken.append((kind, n, None))  # placeholder: the constant is made below
+        if kind in (CONST, LOCAL):
+            taken.append((kind, n, None))  # placeholder: the constant or buffer is made below
         elif kind == RESTORE:
             work = next(args)
             taken.append((kind, work, next(args)))
@@ -148,6 +181,14 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
     b = Builder(InsertPoint.at_end(driver.body.block))
     constants = dict(spec.constants)
     fixed = {p: b.insert(arith.ConstantOp(FloatAttr(v, inputs[p]))).result for p, v in constants.items()}
+    shapes = spec.shapes or (None,) * len(inputs)
+    for p, ((kind, value, pristine), t) in enumerate(zip(taken, inputs)):
+        if kind == SHARED and shapes[p] is not None and isinstance(t, MemRefType):
+            taken[p] = (kind, _sized(b, value, shapes[p]), pristine)  # type: ignore[arg-type]
+        elif kind == LOCAL:
+            own = MemRefType(t.element_type, list(shapes[p]))  # type: ignore[attr-defined, arg-type]
+            buf = b.insert(memref.AllocaOp.get(t.element_type, shape=list(shapes[p]))).memref  # type: ignore[attr-defined, arg-type]
+            taken[p] = (SHARED, buf if own == t else b.insert(memref.CastOp.get(buf, t)).results[0], None)
     zero, one = _index(b, 0), _index(b, 1)
     block = Block(arg_types=[IndexType()])
     b.insert(scf.ForOp(zero, n, one, [], Region(block)))
@@ -158,7 +199,7 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
         if kind == CONST:
             operands.append(fixed[p])
         elif kind == BATCHED:
-            operands.append(_row(inner, value, at, t) if isinstance(t, MemRefType)
+            operands.append(_row(inner, value, at, t, shapes[p]) if isinstance(t, MemRefType)
                             else _element(inner, value, at, t))
         elif kind == RESTORE:
             inner.insert(memref.CopyOp(pristine, value))
