@@ -294,36 +294,42 @@ class JitFunction:
         emit(record)
 
     def gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
-                 noalias: bool, ret: tuple[str, ...] | None = None) -> LoadedGradient:
+                 noalias: bool, ret: tuple[str, ...] | None = None, width: int = 1) -> LoadedGradient:
         """The compiled gradient for these activities (cached). `ret=None`:
-        the function must return a float, which is active."""
+        the function must return a float, which is active. `width`: vector
+        reverse mode (`ad.autodiff {width = N}`: N shadows per dup argument,
+        N seeds per active result, N derivatives per active argument)."""
         key = (signature_key(tuple(args)), activity, with_primal, noalias, ret)
+        if width != 1:
+            key += (width,)
         g = self._gradients.get(key)
         if g is None:
             # Compiled once per key: concurrent first calls wait for it.
             g = once(self._gradients, key,
-                     lambda: self._compile_gradient(args, activity, with_primal, noalias, ret))
+                     lambda: self._compile_gradient(args, activity, with_primal, noalias, ret, width))
         return g
 
     def autodiff_gradient(self, values: Sequence[object], activity: tuple[str, ...], with_primal: bool,
-                          noalias: bool) -> LoadedGradient:
+                          noalias: bool, width: int = 1) -> LoadedGradient:
         """The gradient for an autodiff call (every float result active),
         found by the call's signature code when it has one."""
         code = shadows.signature_code(*values)
-        key = (code, activity, with_primal, noalias)
+        key = (code, activity, with_primal, noalias) + ((width,) if width != 1 else ())
         g = self._autodiff.get(key) if code else None
         if g is None:
-            g = self.gradient(values, activity, with_primal, noalias, self.return_activity(values))
+            g = self.gradient(values, activity, with_primal, noalias, self.return_activity(values), width)
             if code:
                 self._autodiff[key] = g
         return g
 
     def _compile_gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
-                          noalias: bool, ret: tuple[str, ...] | None) -> LoadedGradient:
+                          noalias: bool, ret: tuple[str, ...] | None, width: int = 1) -> LoadedGradient:
         if ret is None:
             ret = self.scalar_return(args)
         record = self._record("gradient", args, activity)
         parts = (self._disk_signature(args), activity, with_primal, noalias, ret) if self.cache else ()
+        if self.cache and width != 1:
+            parts += (("width", width),)
         if self.cache and self.tape_limit is not None:
             parts += (("tape_limit", self.tape_limit),)
         if self.cache:
@@ -341,7 +347,7 @@ class JitFunction:
 
         module, name = self.build(args, noalias)
         record.stages["frontend"] = self._frontend_s.pop(signature_key(tuple(args)), 0.0)
-        g = differentiate(module, name, list(activity), list(ret), with_primal=with_primal,
+        g = differentiate(module, name, list(activity), list(ret), with_primal=with_primal, width=width,
                           options=self.reverse_options(), timings=record.stages)
         # Only the gradient is called: LLVM may drop the primal.
         function_named(module, name).sym_visibility = _private()
@@ -604,7 +610,8 @@ def _checked_argnums(jf: JitFunction, argnums: object, api: str) -> int | tuple[
 # -- autodiff ---------------------------------------------------------------------------
 
 
-def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = False) -> object:
+def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = False,
+             width: int = 1) -> object:
     """Enzyme-style reverse mode. Arguments are wrapped: `Active(x)` for a
     float whose derivative is returned, `Duplicated(x, dx)` for an array
     whose derivative is added into `dx` (nothing is allocated for it),
@@ -620,8 +627,21 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
     Returns a tuple with one entry per argument: the derivative for Active,
     None otherwise. With `return_primal=True`: `(derivatives, value)`, value
     being what f returns (None if it returns nothing). `seed` scales the
-    derivative of a float result."""
+    derivative of a float result.
+
+    `width=N`: vector reverse mode (Enzyme's BatchDuplicated): N
+    cotangents in one sweep. Each `Duplicated` shadow has a leading
+    dimension of N (lane k is `dx[k]`), `seed` is a float for every lane
+    or N floats, one per lane, and the derivative of each Active float is
+    an array of N floats (docs/api.md, adpasses/api/autodiff_width.py)."""
     jf = as_jit(f)
+    if isinstance(width, bool) or not (isinstance(width, (int, np.integer)) and width == 1):
+        from adpasses.api.autodiff_width import autodiff_lanes
+
+        try:
+            return autodiff_lanes(jf, args, seed, return_primal, width)
+        except CompileError as err:
+            raise for_user(err)
     if type(seed) is not float:  # checked before anything is compiled
         seed = _seed_value(seed)
     try:
