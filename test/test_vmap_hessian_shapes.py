@@ -8,6 +8,7 @@ per element shape; the driver's IR."""
 from __future__ import annotations
 
 import math
+import mmap
 
 import numpy as np
 import pytest
@@ -141,3 +142,24 @@ def test_local_parameter_needs_a_shape() -> None:
         BatchSpec((LOCAL,), ())
     with pytest.raises(ValueError, match="shapes for 2 parameters"):
         BatchSpec(("batched", LOCAL), (), (), ((3,),))
+
+
+def test_large_outputs_are_mapped_arrays_of_the_same_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outputs past LARGE_OUTPUT_BYTES come from an anonymous mapping
+    (small pages): the same values, writable, C-contiguous, zero-filled
+    where nothing is written (hvp's shadow outputs accumulate into it)."""
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(5, 4))
+    small = adpasses.vmap(adpasses.hessian(coupled))(X)
+    monkeypatch.setattr(vmap_api, "LARGE_OUTPUT_BYTES", 0)
+    big = adpasses.vmap(adpasses.hessian(coupled))(X)
+    np.testing.assert_array_equal(big, small)
+    base = big
+    while isinstance(base, np.ndarray):
+        base = base.base
+    assert isinstance(base, mmap.mmap)  # the mapped path was taken
+    assert big.flags.writeable and big.flags.c_contiguous and big.dtype == np.float64
+    z = vmap_api.batch_output((3, 2), np.float32)
+    assert z.dtype == np.float32 and z.shape == (3, 2) and not z.any()
+    z[1, 1] = 2.0
+    assert z.sum() == 2.0
