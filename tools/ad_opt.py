@@ -58,8 +58,9 @@ class ADOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--forward",
             action="store_true",
-            help="generate tangent functions for every ad.fwddiff (pass ad-forward), after "
-                 "ad-reverse for the ad.autodiff ops (forward over reverse)",
+            help="generate tangent functions for every ad.fwddiff (pass ad-forward): those "
+                 "whose callee holds no ad.autodiff before ad-reverse (reverse over forward), "
+                 "the others after it (forward over reverse)",
         )
         arg_parser.add_argument(
             "--reverse-wrap",
@@ -190,11 +191,17 @@ class ADOptMain(xDSLOptMain):
                 options.append(f"tape-limit={a.tape_limit}")
             if a.no_loop_local:
                 options.append("loop-local=false")
+            forward = ["simplify=false"] if a.no_simplify else []
+            if a.forward:
+                # Before ad-reverse, the requests that hold no ad.autodiff: a
+                # function ad.autodiff differentiates then calls plain tangent
+                # functions, inlined and reversed like any callee (reverse
+                # over forward).
+                passes.append("ad-forward{" + " ".join(forward + ["inner=true"]) + "}")
             passes.append("ad-reverse{" + " ".join(options) + "}")
             if a.forward:
                 # After ad-reverse: a gradient that a function calls is then
                 # a plain function, inlined and differentiated like any callee.
-                forward = ["simplify=false"] if a.no_simplify else []
                 if a.print_cache_report:  # what the tangent sweep tapes, beside the gradients' reports
                     forward.append(f'report="{a.cache_report_format}"')
                 passes.append("ad-forward" + ("{" + " ".join(forward) + "}" if forward else ""))

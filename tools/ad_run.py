@@ -54,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
     verify_module(module)
     autodiff = next((op for op in module.walk() if isinstance(op, AutodiffOp)), None)
     fwddiff = next((op for op in module.walk() if isinstance(op, FwddiffOp)), None)
+    if fwddiff is not None and autodiff is not None:
+        # Before ad-reverse, the requests whose callee holds no ad.autodiff
+        # (reverse over forward), as in `ad-opt --forward`.
+        ad_pass("ad-forward", fwddiff)(simplify=not args.no_simplify, inner=True).apply(ctx, module)
     if autodiff is not None:
         ad_pass("ad-reverse", autodiff)(cache_policy=args.cache_policy,
                                         simplify=not args.no_simplify).apply(ctx, module)

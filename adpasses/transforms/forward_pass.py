@@ -241,16 +241,24 @@ class ForwardPass(ModulePass):
     tangent function. Option `simplify` (default true): canonicalize + cse
     the generated functions; `report` (`text` or `json`): print on stderr,
     for each generated function that differentiates tapes (forward over
-    reverse), what its tangent sweep tapes (`TangentTapeReport`)."""
+    reverse), what its tangent sweep tapes (`TangentTapeReport`).
+    Option `inner` (default false): only the requests whose callee,
+    through its calls, holds no `ad.autodiff`; the others stay. `ad-opt
+    --forward` runs `ad-forward{inner=true}` before the reverse pipeline,
+    so that a function `ad.autodiff` differentiates calls plain tangent
+    functions (reverse over forward), and `ad-forward` after it (forward
+    over reverse)."""
 
     name = "ad-forward"
 
     simplify: bool = True
     report: str = ""
+    inner: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         verify_all(op)
-        pending = [o for o in op.walk() if isinstance(o, FwddiffOp)]
+        pending = [o for o in op.walk() if isinstance(o, FwddiffOp)
+                   and not (self.inner and _reaches(op, o.callee.root_reference.data, AutodiffOp))]
         built: dict[ForwardRequest, GeneratedTangent] = {}
         # Forward over forward: a request whose callee (or a function it
         # calls) holds an ad.fwddiff waits until that one is a call of its
@@ -258,7 +266,7 @@ class ForwardPass(ModulePass):
         # differentiates like any callee. Inner requests first, in rounds.
         while pending:
             ready = [fwd for fwd in pending
-                     if not _reaches_fwddiff(op, fwd.callee.root_reference.data)]
+                     if not _reaches(op, fwd.callee.root_reference.data, FwddiffOp)]
             if not ready:
                 raise error_at(pending[0], "differentiates a function that, through its calls, holds "
                                            "an ad.fwddiff of itself (recursive forward mode); "
@@ -277,9 +285,9 @@ class ForwardPass(ModulePass):
             pending = [fwd for fwd in pending if fwd not in ready]
 
 
-def _reaches_fwddiff(module: ModuleOp, name: str) -> bool:
+def _reaches(module: ModuleOp, name: str, kind: type) -> bool:
     """Whether `@name`, or a function it calls (transitively), holds an
-    `ad.fwddiff`."""
+    op of `kind` (`ad.fwddiff`, `ad.autodiff`)."""
     seen: set[str] = set()
     todo = [name]
     while todo:
@@ -291,7 +299,7 @@ def _reaches_fwddiff(module: ModuleOp, name: str) -> bool:
         if not isinstance(function, func.FuncOp):
             continue
         for inner in function.walk():
-            if isinstance(inner, FwddiffOp):
+            if isinstance(inner, kind):
                 return True
             if isinstance(inner, func.CallOp):
                 todo.append(inner.callee.root_reference.data)
