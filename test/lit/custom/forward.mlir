@@ -23,6 +23,13 @@ func.func @f(%x: f64, %k: index) -> f64 {
   func.return %z : f64
 }
 
+// Reverse mode by the forward rule: a unit tangent (ad-opt --forward
+// differentiates the requests without ad.autodiff inside first: the
+// gradient, generated after them, is inserted before them).
+// CHECK-LABEL: func.func @f_grad_ac_a(%x: f64, %k: index, %seed: f64) -> f64
+// CHECK:         %y = func.call @sq(%x) {ad.custom_call = {primal = @sq, forward = @sq_jvp}}
+// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK:         func.call @sq_jvp(%x, %[[ONE]])
 // Width 2: one call of the rule per lane.
 // CHECK-LABEL: func.func @f_fwd_dc_n_w2(%x: f64, %dx: f64, %dx_1: f64, %k: index) -> (f64, f64)
 // CHECK-NEXT:    %y, %dy = func.call @sq_jvp(%x, %dx) : (f64, f64) -> (f64, f64)
@@ -31,11 +38,6 @@ func.func @f(%x: f64, %k: index) -> f64 {
 // CHECK-NEXT:    %y, %dy = func.call @sq_jvp(%x, %dx) : (f64, f64) -> (f64, f64)
 // CHECK-NEXT:    %[[COS:.*]] = math.cos %y : f64
 // CHECK-NEXT:    %dz = arith.mulf %dy, %[[COS]] : f64
-// Reverse mode by the forward rule: a unit tangent.
-// CHECK-LABEL: func.func @f_grad_ac_a(%x: f64, %k: index, %seed: f64) -> f64
-// CHECK:         %y = func.call @sq(%x) {ad.custom_call = {primal = @sq, forward = @sq_jvp}}
-// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
-// CHECK:         func.call @sq_jvp(%x, %[[ONE]])
 
 func.func @main() {
   %one = arith.constant 1.0 : f64
