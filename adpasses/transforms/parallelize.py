@@ -251,11 +251,11 @@ def _is_prange(loop: scf.ForOp) -> bool:
     return isinstance(mark, StringAttr) and mark.data == "prange"
 
 
-def prange_problems(module: ModuleOp) -> list[tuple[scf.ForOp, str]]:
-    """Each prange loop of `module` that could not run in parallel, with
+def prange_problems(function: func.FuncOp) -> list[tuple[scf.ForOp, str]]:
+    """Each prange loop of `function` that could not run in parallel, with
     why (the IR is not changed)."""
     found = []
-    for function in [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]:
+    if function.body.blocks:
         loops = [loop for loop in marked_loops(function) if _is_prange(loop)]
         if loops:
             alias = AliasAnalysis(function)
@@ -266,10 +266,10 @@ def prange_problems(module: ModuleOp) -> list[tuple[scf.ForOp, str]]:
     return found
 
 
-def check_prange_loops(module: ModuleOp) -> None:
-    """Raise the CompileError of the first prange loop that cannot run in
-    parallel (at its line, with the reason)."""
-    for loop, problem in prange_problems(module):
+def check_prange_loops(function: func.FuncOp) -> None:
+    """Raise the CompileError of the first prange loop of `function` that
+    cannot run in parallel (at its line, with the reason)."""
+    for loop, problem in prange_problems(function):
         raise error_at(loop, f"this prange loop cannot run in parallel: {problem}; "
                              "use range, or make the iterations independent")
 
