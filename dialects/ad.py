@@ -908,19 +908,22 @@ class ParallelForOp(IRDLOperation):
     inits = var_operand_def()
     res = var_result_def()
     callee = prop_def(SymbolRefAttr)
+    kinds = prop_def(StringAttr)
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MayStop())
 
     def __init__(self, callee: str, lb: SSAValue, ub: SSAValue, step: SSAValue,
-                 captured: Sequence[SSAValue], inits: Sequence[SSAValue]):
+                 captured: Sequence[SSAValue], inits: Sequence[SSAValue], kinds: str):
         super().__init__(operands=[lb, ub, step, list(captured), list(inits)],
                          result_types=[[v.type for v in inits]],
-                         properties={"callee": SymbolRefAttr(callee)})
+                         properties={"callee": SymbolRefAttr(callee), "kinds": StringAttr(kinds)})
 
     def verify_(self) -> None:
         if [r.type for r in self.res] != [v.type for v in self.inits]:
             raise VerifyException("ad.parallel_for: one result per init, of its type")
+        if len(self.kinds.data) != len(self.inits) or set(self.kinds.data) - {"s", "k"}:
+            raise VerifyException("ad.parallel_for: kinds has one letter per init, s (sum) or k (kept)")
 
 
 AD = Dialect(

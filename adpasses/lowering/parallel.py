@@ -14,8 +14,8 @@ into a function `callee(lo, hi, step, captured..., accumulators...)`. Here:
   calling thread and the others on new threads, and joins them;
 - then the first chunk that stopped (the lowest iterations: the stop a
   serial loop would have reported) is recorded in the caller's slot and
-  the call stops; else each result is init + the chunks' sums, in chunk
-  order.
+  the call stops; else each sum is init + the chunks' sums, in chunk
+  order (a kept value: its init).
 """
 
 from __future__ import annotations
@@ -117,6 +117,7 @@ def _parallel_for(ft: FunctionTranslator, op: ParallelForOp) -> None:
     accumulators = [scalar_type(v.type) for v in op.inits]
     record_type = _record_type([p.type for p in captured], accumulators)
     worker = _worker(mt, callee, record_type, len(captured), accumulators)
+    kinds = op.kinds.data
 
     lb, ub, step = ft.get(op.lb), ft.get(op.ub), ft.get(op.step)
     zero, one = const_i64(0), const_i64(1)
@@ -145,8 +146,8 @@ def _parallel_for(ft: FunctionTranslator, op: ParallelForOp) -> None:
             b.store(v, _field(b, record_type, record, k))
         for j, part in enumerate(captured):
             b.store(part, _field(b, record_type, record, _FIRST_VALUE + j))
-        for j, (init, ty) in enumerate(zip(op.inits, accumulators)):
-            start = b.select(first, ft.get(init), ir.Constant(ty, 0))
+        for j, (init, ty, kind) in enumerate(zip(op.inits, accumulators, kinds)):
+            start = ft.get(init) if kind == "k" else b.select(first, ft.get(init), ir.Constant(ty, 0))
             b.store(start, _field(b, record_type, record, _FIRST_VALUE + len(captured) + j))
         return []
 
@@ -183,8 +184,8 @@ def _parallel_for(ft: FunctionTranslator, op: ParallelForOp) -> None:
               for j, ty in enumerate(accumulators)]
     sums = _counted(b, ft.fn, one, threads, total, "par.sum", starts)
     b.call(mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
-    for r, s in zip(op.res, sums):
-        ft.set(r, s)
+    for r, s, init, kind in zip(op.res, sums, op.inits, kinds):
+        ft.set(r, ft.get(init) if kind == "k" else s)
 
 
 LOWERINGS = {ParallelForOp: _parallel_for}

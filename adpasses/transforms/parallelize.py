@@ -11,6 +11,8 @@ of a `jit(parallel=True)` function) runs in parallel when
    (`s = s + e`, `s = e + s`, `s = s - e`; floats or integers; the
    iter_arg used only there, the sum only by the yield): each chunk of
    iterations sums its own part, and the parts are added in chunk order;
+   or it is kept (yielded unchanged: the adjoint of a sum in the reverse
+   of its loop), and every chunk reads the same value;
 3. **effects**: nothing in it prints (the output's order would depend on
    the threads);
 4. **values**: what it uses from outside is numbers and arrays.
@@ -127,7 +129,7 @@ def parallel_problem(loop: scf.ForOp, alias: AliasAnalysis) -> str | None:
     body = loop.body.block
     yielded = list(body.last_op.operands) if body.last_op is not None else []
     for k, (arg, out) in enumerate(zip(body.args[1:], yielded)):
-        if not sum_reduction(arg, out):
+        if out is not arg and not sum_reduction(arg, out):
             name = arg.name_hint or f"#{k}"
             return (f"the loop-carried value %{name} is not a sum reduction (s = s + e, s = s - e): "
                     "each iteration needs the one before")
@@ -201,7 +203,10 @@ def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
     module = function.parent_op()
     assert module is not None
     module.regions[0].block.insert_op_after(outlined, function)
-    par = ParallelForOp(name, loop.lb, loop.ub, loop.step, params, inits)
+    body_block = loop.body.block
+    kinds = "".join("k" if out is arg else "s"
+                    for arg, out in zip(body_block.args[1:], body_block.last_op.operands))
+    par = ParallelForOp(name, loop.lb, loop.ub, loop.step, params, inits, kinds)
     par.location = loop.location
     parent = loop.parent_block()
     assert parent is not None
@@ -266,6 +271,18 @@ def prange_problems(function: func.FuncOp) -> list[tuple[scf.ForOp, str]]:
     return found
 
 
+def parallel_report(function: func.FuncOp) -> list[tuple[str, str | None]]:
+    """(location, why not parallel or None) per marked loop of `function`,
+    as `ad-parallelize` will decide (the IR is not changed)."""
+    from adpasses.core.diagnostics import op_location
+
+    loops = marked_loops(function)
+    if not loops:
+        return []
+    alias = AliasAnalysis(function)
+    return [(op_location(loop) or loop.name, parallel_problem(loop, alias)) for loop in loops]
+
+
 def check_prange_loops(function: func.FuncOp) -> None:
     """Raise the CompileError of the first prange loop of `function` that
     cannot run in parallel (at its line, with the reason)."""
@@ -321,5 +338,5 @@ class ParallelizePass(ModulePass):
             parallelize_function(function, strict=self.strict)
 
 
-__all__ = ["ParallelizePass", "check_prange_loops", "mark_parallel", "parallel_problem",
+__all__ = ["ParallelizePass", "check_prange_loops", "mark_parallel", "parallel_problem", "parallel_report",
            "parallelize_function", "prange_problems", "with_parallel_loops"]
