@@ -167,6 +167,7 @@ def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
     types = [index, index, index, *(v.type for v in params), *(v.type for v in inits)]
     block = Block(arg_types=types)
     lo, hi, step = block.args[:3]
+    lo.name_hint, hi.name_hint, step.name_hint = "lo", "hi", "step"
     mapper: dict[SSAValue, SSAValue] = {}
     for v, a in zip(params, block.args[3:3 + len(params)]):
         mapper[v] = a
