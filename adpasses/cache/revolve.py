@@ -107,7 +107,9 @@ def schedule(steps: int, snaps: int) -> list[Action]:
     positions = [0]
     actions.append(Action("snapshot", 0, slot=0, sweep="forward"))
     top = 0
-    while len(positions) < snaps and steps - top > 1:
+    # A snapshot at steps - 1 would be of no use: the forward sweep's state
+    # is there when it tapes the last step.
+    while len(positions) < snaps and steps - top > 2:
         m = first_advance(steps - top, snaps - len(positions) + 1)
         actions.append(Action("advance", top, top + m, sweep="forward"))
         top += m
@@ -121,6 +123,7 @@ def schedule(steps: int, snaps: int) -> list[Action]:
     while hi > 0:
         k = len(positions) - 1
         top = positions[k]
+        assert top < hi, "a snapshot at or after the steps left"
         if current != top:
             actions.append(Action("restore", top, slot=k))
             current = top
