@@ -195,7 +195,9 @@ def first_advance(e: _Emit, steps: SSAValue, snaps: SSAValue) -> SSAValue:
     one = e.index(1)
     b1 = e(arith.DivUIOp(e.mul(reach, r), e.add(snaps, r)))                 # beta(c, r - 1)
     b2 = e(arith.DivUIOp(e.mul(b1, snaps), e.sub(e.add(snaps, r), one)))    # beta(c - 1, r - 1)
-    return e(arith.MaxUIOp(e(arith.MinUIOp(b1, e.sub(steps, b2))), one))
+    m = e(arith.MaxUIOp(e(arith.MinUIOp(b1, e.sub(steps, b2))), one))
+    m.name_hint = "advance"
+    return m
 
 
 class RevolveCallRule:
@@ -225,6 +227,7 @@ class RevolveCallRule:
         n = trip_count(e.b, lo, hi, step)
         whole = e.add(n, e.index(1))  # revolve's range: these steps and the loop's last, taped one
         c = e(arith.MaxUIOp(e(arith.MinUIOp(asked, whole)), e.index(1)))
+        c.name_hint = "slots"
         positions = e(memref.AllocOp.get(IndexType(), shape=[DYNAMIC_INDEX], dynamic_sizes=[c]))
         positions.name_hint = "revolve_positions"
         arrays: dict[int, SSAValue] = {}
@@ -252,6 +255,7 @@ class RevolveCallRule:
         idx = IndexType()
         body = Block(arg_types=[idx, idx, idx, *carried_types])
         slot, top, k_top, *values = body.args
+        slot.name_hint, top.name_hint = "slot", "top"
         be = _Emit(Builder(InsertPoint.at_end(body)), op.location)
         # (a snapshot at N - 1 would be of no use: the state is there when
         # the loop's last step runs, taped)
@@ -357,12 +361,14 @@ class RevolveCallRule:
         be.op(scf.ConditionOp(be.cmp(before.args[0], be.index(0), "ugt"), *before.args))
         after = Block(arg_types=state_types)
         left, k, current = after.args[:3]
+        left.name_hint, k.name_hint, current.name_hint = "steps_left", "slot", "working_at"
         nc = len(carried_types)
         values = list(after.args[3:3 + nc])
         adj = list(after.args[3 + nc:3 + nc + len(seeds)])
         acc = list(after.args[3 + nc + len(seeds):])
         ae = _Emit(Builder(InsertPoint.at_end(after)), rc.loc)
         top = ae.load(st.positions, [k])
+        top.name_hint = "top"
 
         def restore(te: _Emit) -> list[SSAValue]:
             for j, buf in st.arrays.items():
