@@ -78,3 +78,21 @@ def strided(u, steps):
             u[i] = u[i] * 0.9 + 0.01 * t * math.cos(u[i])
         s = s * 0.99 + u[t % len(u)]
     return s
+
+
+@adpasses.checkpoint
+def smooth(a, b):
+    for i in range(len(b)):
+        b[i] = 0.5 * (a[i] + b[i]) + math.sin(a[i])
+
+
+def checkpoint_with_a_view(x):
+    h = np.zeros(len(x) + 1)
+    for i in range(len(x)):
+        h[i] = x[i]
+    tail = h[1:]
+    smooth(h, tail)
+    s = 0.0
+    for i in range(len(h)):
+        s += h[i] * h[i]
+    return s

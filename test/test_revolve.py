@@ -253,3 +253,22 @@ def test_pass_options_are_checked():
         CheckpointLoopsPass(-1, "revolve", -1)
     with pytest.raises(ValueError, match="snapshots needs schedule=revolve"):
         CheckpointLoopsPass(0, "sqrt", 4)
+
+
+def test_checkpointed_call_on_overlapping_arrays_names_the_python_variables():
+    """An explicit checkpoint(g) given an array and a view of it: the error
+    names the Python variables and where they are defined, not SSA values."""
+    from revolve_kernels import checkpoint_with_a_view
+
+    with pytest.raises(adpasses.CompileError) as err:
+        adpasses.grad(checkpoint_with_a_view)(np.ones(4))
+    import inspect
+
+    lines, first = inspect.getsourcelines(checkpoint_with_a_view)
+    h_line = first + next(k for k, text in enumerate(lines) if "h = np.zeros" in text)
+    tail_line = first + next(k for k, text in enumerate(lines) if "tail = h[1:]" in text)
+    message = str(err.value)
+    assert "%" not in message.split("error:")[1]
+    assert f"arrays h (" in message and f"revolve_kernels.py:{h_line}) and tail (" in message
+    assert f"revolve_kernels.py:{tail_line}) may share memory" in message
+    assert "pass the array once" in message
