@@ -154,6 +154,16 @@ def loss_reused_buffer(W, b, X):
     return s
 
 
+def loss_writes_argument(x, y):
+    x[:] = np.tanh(y) * x
+    return np.sum(x * y)
+
+
+def loss_updates_argument(x):
+    x[:] = np.where(x > 0.0, x * x, -2.0 * x)
+    return np.sum(x * x)
+
+
 def loss_shift(x):
     z = x.copy()
     z[1:] = z[:-1] * z[1:]
@@ -166,7 +176,9 @@ def loss_shift(x):
     (loss_reused_buffer, lambda r: [r.standard_normal((3, 4)) * 0.5, r.standard_normal(3) * 0.5,
                                     r.standard_normal((4, 4, 5))], (0, 1)),
     (loss_shift, lambda r: [r.standard_normal(8)], (0,)),
-], ids=["local", "self", "reused_buffer", "shift"])
+    (loss_writes_argument, lambda r: [r.standard_normal(6), r.standard_normal(6)], (0, 1)),
+    (loss_updates_argument, lambda r: [r.standard_normal(9)], (0,)),
+], ids=["local", "self", "reused_buffer", "shift", "writes_argument", "updates_argument"])
 def test_gradients_through_stores(f, make, argnums) -> None:
     args = make(np.random.default_rng(11))
     got = adpasses.grad(adpasses.jit(f), argnums)(*copy_args(args))
