@@ -240,3 +240,16 @@ def test_many_python_threads_call_a_parallel_gradient():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_fuzzer_parallel_mode_on_a_few_seeds():
+    """The fuzzer's --mode parallel (tools/fuzz/parallel.py) on seeds whose
+    programs have loops proven parallel in the primal and the gradient."""
+    from adpasses.tools.fuzz.parallel import run_parallel_case
+
+    details = []
+    for seed in (1, 2, 5):
+        outcome = run_parallel_case(seed)
+        assert outcome.kind == "ok", (seed, outcome.kind, outcome.detail)
+        details.append(outcome.detail)
+    assert any(not d.endswith("primal 0, gradient 0") for d in details), details
