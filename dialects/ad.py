@@ -695,6 +695,27 @@ class TapePushOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TapeReserveOp(IRDLOperation):
+    """Makes room on `tape` for `count` more pushes (forward sweep): a tape
+    without a capacity grows once here, so the pushes of the loop nest that
+    follows (marked `ad.reserved`) need no test for room; a tape with a
+    capacity already has it. `ad-build-gradients` emits it before the
+    outermost loop whose nest's trip counts are known at its start."""
+
+    name = "ad.tape.reserve"
+
+    tape = operand_def(TapeType)
+    count = operand_def(IndexType)
+
+    traits = traits_def(WritesTape(), MayStop())
+
+    assembly_format = "$tape `,` $count attr-dict `:` type($tape)"
+
+    def __init__(self, tape: SSAValue, count: SSAValue):
+        super().__init__(operands=[tape, count])
+
+
+@irdl_op_definition
 class TapePopOp(IRDLOperation):
     """Pops the last pushed value from `tape` (reverse sweep)."""
 
@@ -937,7 +958,7 @@ class ParallelForOp(IRDLOperation):
 
 AD = Dialect(
     "ad",
-    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
+    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapeReserveOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
      SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp],
     [TapeType],
 )
@@ -956,6 +977,12 @@ UNCHECKED_ATTR = "ad.unchecked"
 bounds check for this access (`ad-elide-shadow-checks` sets it on the
 reverse sweep's accesses the IR proves in bounds; tape lowering on tape
 accesses)."""
+
+RESERVED_ATTR = "ad.reserved"
+"""Unit attribute on an `ad.tape.push`: an `ad.tape.reserve` before the
+loop nest around it made room for every push of the nest, so the lowering
+stores without testing for room (a growable tape's push is then a store
+and an increment, which LLVM vectorises with the loop)."""
 
 PY_INDEX_ATTR = "ad.py_index"
 """Unit attribute on a memref.load/store/subview whose indices follow
