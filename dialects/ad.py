@@ -237,6 +237,9 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
     ret_activity = prop_def(ArrayAttr[StringAttr])
     with_primal = opt_prop_def(UnitAttr)
     width = opt_prop_def(IntegerAttr)
+    strong_zero = opt_prop_def(UnitAttr)
+    """Enzyme's `strong_zero`: an adjoint whose seed is zero is zero, even
+    where the partial derivative is inf or nan (0 * inf gives 0, not nan)."""
 
     args = var_operand_def()
     res = var_result_def()
@@ -250,6 +253,7 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         result_types: Sequence[Attribute],
         with_primal: bool = False,
         width: int = 1,
+        strong_zero: bool = False,
     ):
         if isinstance(callee, str):
             callee = SymbolRefAttr(callee)
@@ -262,6 +266,8 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
             props["with_primal"] = UnitAttr()
         if width != 1:
             props["width"] = IntegerAttr(width, 64)
+        if strong_zero:
+            props["strong_zero"] = UnitAttr()
         super().__init__(operands=[args], result_types=[result_types], properties=props)
 
     @property
@@ -277,14 +283,17 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         extras = ["with_primal"] if self.with_primal is not None else []
         if self.lanes != 1:
             extras.append(f"width = {self.lanes}")
+        if self.strong_zero is not None:
+            extras.append("strong_zero")
         self.print_call(printer, extras)
 
     @classmethod
     def parse(cls, parser: Parser) -> AutodiffOp:
         callee, args, acts, rets, extras, ftype = parse_diff_call(
-            parser, "ad.autodiff", {"with_primal": None, "width": _parse_width})
+            parser, "ad.autodiff", {"with_primal": None, "width": _parse_width, "strong_zero": None})
         return cls(callee, args, acts, rets, ftype.outputs.data,
-                   with_primal="with_primal" in extras, width=extras.get("width", 1))
+                   with_primal="with_primal" in extras, width=extras.get("width", 1),
+                   strong_zero="strong_zero" in extras)
 
     # -- verification --------------------------------------------------------
 

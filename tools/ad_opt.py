@@ -67,7 +67,7 @@ class ADOptMain(xDSLOptMain):
             default=[],
             metavar="SPEC",
             help='add a function that calls the gradient of one (implies --reverse), like '
-                 '--enzyme-wrap: "fn=f activities=dup,active rets=active name=df with-primal" '
+                 '--enzyme-wrap: "fn=f activities=dup,active rets=active name=df with-primal strong-zero" '
                  "(pass ad-wrap; docs/dialect.md)",
         )
         arg_parser.add_argument(
@@ -322,7 +322,8 @@ def _wrap_passes(specs: Sequence[str], mode: str) -> list[str]:
     for spec in specs:
         p = parse_wrap_spec(spec, mode)
         out.append(f'ad-wrap{{fn="{p.fn}" mode="{p.mode}" activities="{p.activities}" rets="{p.rets}" '
-                   f'wrapper="{p.wrapper}" with-primal={str(p.with_primal).lower()} width={p.width}}}')
+                   f'wrapper="{p.wrapper}" with-primal={str(p.with_primal).lower()} width={p.width} '
+                   f'strong-zero={str(p.strong_zero).lower()}}}')
     return out
 
 

@@ -86,8 +86,13 @@ class GradientBuilder:
         rules: RuleTables,
         callee_gradient: Callable[[str, Sequence[str], Sequence[str]], str] | None = None,
         width: int = 1,
+        strong_zero: bool = False,
     ):
         self.primal = primal
+        self.strong_zero = strong_zero
+        """Enzyme's `strong_zero`: each scalar op's adjoint is zero where its
+        seed is (`g == 0 ? 0 : g * partial`), so an inf or nan partial on a
+        path the seed does not reach gives no nan."""
         self.width = width
         """Lanes (vector reverse mode): each adjoint and shadow exists `width`
         times, one per cotangent; the forward sweep and the primal values

@@ -49,19 +49,22 @@ def differentiate(
     *,
     with_primal: bool = False,
     width: int = 1,
+    strong_zero: bool = False,
     options: ReverseOptions | None = None,
     location_op: Operation | None = None,
     timings: dict[str, float] | None = None,
 ) -> GeneratedGradient:
     """Add to `module` the reverse-mode derivative of `@func_name` for these
-    activities and `width` (cotangents per sweep; see `ad.autodiff`); return its name and reports. The steps
+    activities and `width` (cotangents per sweep; see `ad.autodiff`; `strong_zero`: Enzyme's flag,
+    a zero seed gives zero adjoints even through inf/nan partials); return its name and reports. The steps
     are the reverse pipeline's; the first, for this one request, is
     `clone_primal` (`ad-clone-primals` clones what `ad.autodiff`s ask for
     and verifies the module, which the frontend built valid). `timings`,
     if given, gets the seconds of each step, by pass name."""
     options = options or ReverseOptions()
     check_cache_policy(options.cache_policy)
-    request = GradientRequest(func_name, tuple(activity), tuple(ret_activity), with_primal, width)
+    request = GradientRequest(func_name, tuple(activity), tuple(ret_activity), with_primal, width,
+                              bool(strong_zero))
     # The steps use no context (ad-simplify folds with the whole registry,
     # core.context.shared_context, and the Python API skips it): the small
     # one, so that a first gradient imports no parser registry (cold start).
