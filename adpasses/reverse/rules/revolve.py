@@ -42,12 +42,13 @@ from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, IndexType, IntegerAttr, MemRefType, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
+from adpasses.dialects.ad import WORKSPACE_ATTR
 
 FIRST_USED = 4  # operands: snapshots, lo, hi, step, used..., carried...
 
@@ -113,6 +114,16 @@ class _Emit:
     def op(self, op: Operation) -> Operation:
         op.location = self.loc
         return self.b.insert(op)
+
+    def buffer(self, alloc: memref.AllocOp) -> SSAValue:
+        """A buffer of the gradient's own (snapshots, working state): kept
+        across calls (`ad.workspace`), so a call after the first allocates
+        nothing."""
+        alloc.attributes[WORKSPACE_ATTR] = UnitAttr()
+        return self(alloc)
+
+    def free(self, buffer: SSAValue) -> None:
+        self.op(memref.DeallocOp.get(buffer)).attributes[WORKSPACE_ATTR] = UnitAttr()
 
     def index(self, k: int) -> SSAValue:
         return self(arith.ConstantOp(IntegerAttr(k, IndexType())))
@@ -228,7 +239,7 @@ class RevolveCallRule:
         whole = e.add(n, e.index(1))  # revolve's range: these steps and the loop's last, taped one
         c = e(arith.MaxUIOp(e(arith.MinUIOp(asked, whole)), e.index(1)))
         c.name_hint = "slots"
-        positions = e(memref.AllocOp.get(IndexType(), shape=[DYNAMIC_INDEX], dynamic_sizes=[c]))
+        positions = e.buffer(memref.AllocOp.get(IndexType(), shape=[DYNAMIC_INDEX], dynamic_sizes=[c]))
         positions.name_hint = "revolve_positions"
         arrays: dict[int, SSAValue] = {}
         for k in call.state:
@@ -238,12 +249,12 @@ class RevolveCallRule:
             dims = sizes_of(e, mem)
             shape = [DYNAMIC_INDEX, *mtype.get_shape()]
             dynamic = [c, *(s for s, x in zip(dims, mtype.get_shape()) if x < 0)]
-            buf = e(memref.AllocOp.get(mtype.element_type, shape=shape, dynamic_sizes=dynamic))
+            buf = e.buffer(memref.AllocOp.get(mtype.element_type, shape=shape, dynamic_sizes=dynamic))
             buf.name_hint = f"revolve_{mem.name_hint}" if mem.name_hint else "revolve_state"
             arrays[k] = buf
         carried = []
         for t in carried_types:
-            buf = e(memref.AllocOp.get(t, shape=[DYNAMIC_INDEX], dynamic_sizes=[c]))
+            buf = e.buffer(memref.AllocOp.get(t, shape=[DYNAMIC_INDEX], dynamic_sizes=[c]))
             buf.name_hint = "revolve_carried"
             carried.append(buf)
         st = ForwardState(c, positions, arrays, carried, e.index(0), n,
@@ -305,7 +316,7 @@ class RevolveCallRule:
             mtype = mem.type
             assert isinstance(mtype, MemRefType)
             dims = sizes_of(e, mem)
-            buf = e(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
+            buf = e.buffer(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
                                        dynamic_sizes=[s for s, x in zip(dims, mtype.get_shape()) if x < 0]))
             buf.name_hint = f"{op.operands[k].name_hint}_working" if op.operands[k].name_hint else "working"
             working[k] = buf if MemRefType(mtype.element_type, mtype.get_shape()) == mtype else \
@@ -424,7 +435,7 @@ class RevolveCallRule:
                 if activity.is_active(v):
                     rc.add_adjoint(v, g)
         for buf in [*own_buffers, *st.buffers]:
-            e.op(memref.DeallocOp.get(buf))
+            e.free(buf)
         for buf in restored:
             sweep.release_scratch(rc, buf)
 
