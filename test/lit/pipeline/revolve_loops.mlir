@@ -38,9 +38,9 @@
 // iteration is taped.
 // GRAD-LABEL: func.func @f_grad_dac_a(
 // GRAD:         %slots = arith.maxui
-// GRAD:         %revolve_positions = memref.alloc(%slots) : memref<?xindex>
-// GRAD:         %revolve_u = memref.alloc(%slots, %n) : memref<?x?xf64>
-// GRAD:         %revolve_carried = memref.alloc(%slots) : memref<?xf64>
+// GRAD:         %revolve_positions = memref.alloc(%slots) {ad.workspace} : memref<?xindex>
+// GRAD:         %revolve_u = memref.alloc(%slots, %n) {ad.workspace} : memref<?x?xf64>
+// GRAD:         %revolve_carried = memref.alloc(%slots) {ad.workspace} : memref<?xf64>
 // GRAD:         memref.store %{{.*}}, %revolve_u[%c0, %{{.*}}]
 // GRAD:         scf.for %slot = %c1 to %slots step %c1 iter_args(%top = %c0,
 // GRAD:           scf.while
@@ -53,7 +53,7 @@
 // GRAD:           ad.tape.push
 // Reverse sweep: the last step from its tape, then the schedule.
 // GRAD:         ad.tape.pop
-// GRAD:         %u_working = memref.alloc(%n) : memref<?xf64>
+// GRAD:         %u_working = memref.alloc(%n) {ad.workspace} : memref<?xf64>
 // GRAD:         scf.while
 // GRAD:         ^bb0(%steps_left: index, %slot_1: index, %working_at: index,
 // GRAD:           %top_1 = memref.load %revolve_positions[%slot_1]
