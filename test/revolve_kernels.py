@@ -96,3 +96,31 @@ def checkpoint_with_a_view(x):
     for i in range(len(h)):
         s += h[i] * h[i]
     return s
+
+
+def nested_time_loops(u, outer, inner):
+    """A time loop inside a time loop (the outer one is reversed by revolve,
+    the inner one is part of its step), an accumulated scalar."""
+    acc = 0.0
+    for k in range(outer):
+        for t in range(inner):
+            for i in range(len(u)):
+                u[i] = math.sin(u[i] + 0.1 * k) * 0.9 + 0.05 * t
+        for i in range(len(u)):
+            acc = acc * 0.5 + u[i] * u[i]
+    return acc
+
+
+def slice_copy_state(x, w, steps):
+    """The state h and its view h[:] both used in the loop (`h[:] = h2`)."""
+    h = np.zeros(len(x))
+    h2 = np.zeros(len(x))
+    h[:] = x
+    for t in range(steps):
+        for i in range(len(h2)):
+            h2[i] = math.sin(h[i] * w[i]) + 0.5 * h[i]
+        h[:] = h2
+    s = 0.0
+    for i in range(len(h)):
+        s += h[i] * h[i]
+    return s

@@ -277,3 +277,19 @@ def test_checkpointed_call_on_overlapping_arrays_names_the_python_variables():
     assert f"arrays h (" in message and f"revolve_kernels.py:{h_line}) and tail (" in message
     assert f"revolve_kernels.py:{tail_line}) may share memory" in message
     assert "pass the array once" in message
+
+
+@pytest.mark.parametrize("outer,inner,snaps", [(4, 3, 2), (1, 1, 3), (0, 4, 2), (5, 0, 2)])
+def test_nested_time_loops(outer, inner, snaps):
+    from revolve_kernels import nested_time_loops
+
+    u = np.random.default_rng(outer * 7 + inner).uniform(-0.5, 0.5, 5)
+    check(nested_time_loops, (u, outer, inner), (0,), snapshots=snaps)
+
+
+@pytest.mark.parametrize("steps,snaps", [(0, 2), (1, 2), (7, 3)])
+def test_a_view_of_the_state_used_in_the_loop(steps, snaps):
+    from revolve_kernels import slice_copy_state
+
+    rng = np.random.default_rng(40 + steps)
+    check(slice_copy_state, (rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6), steps), (0, 1), snapshots=snaps)
