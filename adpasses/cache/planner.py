@@ -123,6 +123,8 @@ def _array_label(value: SSAValue, where: bool = True) -> str:
 
     location = value_location(value)
     label = _assigned_name(location) or value_label(value)
+    if location and location.rsplit(":", 2)[0].endswith(".py") and label.startswith("%"):
+        label = label[1:]  # a Python variable (an argument), not an SSA value
     if where and location and location.count(":") >= 2:
         return f"{label} ({location.rsplit(':', 1)[0]})"
     return label
