@@ -90,6 +90,7 @@ class ReversePass(ModulePass):
     simplify: bool = True
     tape_limit: int = -1
     loop_local: bool = True
+    scalar_replace: bool = True
 
     def steps(self) -> tuple[ModulePass, ...]:
         """The reverse pipeline's steps this pass runs (`ad-opt` runs them
@@ -99,7 +100,8 @@ class ReversePass(ModulePass):
         # so that no pass after this one can remove a check it relies on.
         return reverse_steps(ReverseOptions(self.cache_policy, self.activity, self.lower_tapes,
                                             self.simplify, elide_checks=False, report=self.report,
-                                            tape_limit=self.tape_limit, loop_local=self.loop_local))
+                                            tape_limit=self.tape_limit, loop_local=self.loop_local,
+                                            scalar_replace=self.scalar_replace))
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for step in self.steps():
