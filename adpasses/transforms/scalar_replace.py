@@ -55,6 +55,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from adpasses.core.effects import is_pure
 from adpasses.core.ir_walk import nested_ops
 from adpasses.transforms.gradient_marks import marked_functions
 from adpasses.transforms.promote_scratch import constant_sizes
@@ -230,15 +231,15 @@ class UnrollSmallArrayLoop(RewritePattern):
         for t in range(trips):
             iv = arith.ConstantOp(IntegerAttr(lb + t * step, loop.lb.type))
             iv.location = loop.location
-            rewriter.insert_op(iv, at)
+            rewriter.insert(iv, at)
             vmap: dict[SSAValue, SSAValue] = {block.args[0]: iv.result}
             vmap.update(zip(block.args[1:], carried))
             for op in block.ops:
                 if isinstance(op, scf.YieldOp):
                     carried = [vmap.get(v, v) for v in op.operands]
                     break
-                rewriter.insert_op(op.clone(value_mapper=vmap), at)
-        rewriter.replace_op(loop, [], carried)
+                rewriter.insert(op.clone(value_mapper=vmap), at)
+        rewriter.replace(loop, [], carried)
 
     def _indexes_small_array(self, loop: scf.ForOp, body_ops: Iterable[Operation]) -> bool:
         """Some access in the body indexes a small array through the loop's
@@ -312,6 +313,9 @@ class _Replacement:
                 raise _NotReplaceable
         self._summaries: dict[Operation, _Summary] = {}
         self.emit = False
+        self.indices: list[SSAValue] = []
+        """The index operands of the accesses replaced: their arithmetic
+        (and the induction variables unrolling made constants) is dead."""
 
     def _key(self, access: Access) -> Key:
         key = tuple(static_value(i, {}) for i in access.indices)
@@ -360,11 +364,12 @@ class _Replacement:
                 assert axis is not None and self.sizes is not None
                 size = arith.ConstantOp(IntegerAttr(self.sizes[axis], IndexType()))
                 size.location = user.location
-                self.rewriter.replace_op(user, size)
+                self.rewriter.replace(user, size)
         for use in list(self.array.uses):
             assert isinstance(use.operation, memref.DeallocOp)
-            self.rewriter.erase_op(use.operation)
-        self.rewriter.erase_op(self.alloc)
+            self.rewriter.erase(use.operation)
+        self.rewriter.erase(self.alloc)
+        _erase_dead(self.indices, self.rewriter)
 
     def _after_alloc(self) -> list[Operation]:
         ops, seen = [], False
@@ -396,15 +401,17 @@ class _Replacement:
 
     def _access(self, op: Operation, values: dict[Key, object]) -> None:
         key = self.keys[op]
+        if self.emit:
+            self.indices += op.indices  # type: ignore[attr-defined]
         if isinstance(op, memref.StoreOp):
             values[key] = op.value if self.emit else True
             if self.emit:
-                self.rewriter.erase_op(op)
+                self.rewriter.erase(op)
             return
         if values.get(key) is None:
             raise _NotReplaceable  # a read of an element nothing stored (or not carried here)
         if self.emit:
-            self.rewriter.replace_op(op, [], [values[key]])  # type: ignore[list-item]
+            self.rewriter.replace(op, [], [values[key]])  # type: ignore[list-item]
 
     def _defined(self, keys: Iterable[Key], values: dict[Key, object]) -> list[object]:
         out = [values.get(k) for k in keys]
@@ -413,8 +420,9 @@ class _Replacement:
         return out
 
     def _name(self, key: Key) -> str | None:
+        """`d0` for d[0], `a1x2` for a[1, 2] (the printer would renumber `d_0`)."""
         hint = self.array.name_hint
-        return None if hint is None else hint + "".join(f"_{k}" for k in key)
+        return None if hint is None else hint + "x".join(str(k) for k in key)
 
     def _element_type(self):  # type: ignore[no-untyped-def]
         return self.array.type.element_type
@@ -480,7 +488,7 @@ class _Replacement:
             r_new.name_hint = r_old.name_hint
         for k, r in zip(keys, new.results[kept:]):
             r.name_hint = self._name(k)
-        self.rewriter.replace_op(old, new, new.results[:kept])
+        self.rewriter.replace(old, new, new.results[:kept])
         self.summaries_moved(old, new)
         for k in written:
             values[k] = None
@@ -493,6 +501,21 @@ class _Replacement:
         if old in self.touching:
             self.touching.discard(old)
             self.touching.add(new)
+
+
+def _erase_dead(values: list[SSAValue], rewriter: PatternRewriter) -> None:
+    """Erase the pure ops defining `values` that nothing uses any more, and
+    then those defining their operands."""
+    work = list(values)
+    while work:
+        value = work.pop()
+        if not isinstance(value, OpResult):
+            continue
+        op = value.op
+        if op.parent is None or op.regions or any(r.uses for r in op.results) or not is_pure(op):
+            continue
+        work += op.operands
+        rewriter.erase(op)
 
 
 @dataclass
