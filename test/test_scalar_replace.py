@@ -207,8 +207,7 @@ def test_a_dynamic_index_keeps_the_array_and_its_derivative():
         g = adpasses.grad(adpasses.jit(picked))(x, k)
         (fd,) = finite_differences(picked, [x, k], (0,))
         assert_matches(g, fd, what=f"d[{k}]")
-    report = adpasses.cache_report(adpasses.jit(picked), x, 1)
-    assert "memref.alloc" in adpasses.inspect(adpasses.jit(picked), x, 1).gradient_mlir, report
+    assert "memref.alloc(" in adpasses.inspect(adpasses.jit(picked), x, 1).gradient_mlir
 
 
 def test_an_index_out_of_range_still_raises():
