@@ -242,22 +242,22 @@ class UnrollSmallArrayLoop(RewritePattern):
         rewriter.replace(loop, [], carried)
 
     def _indexes_small_array(self, loop: scf.ForOp, body_ops: Iterable[Operation]) -> bool:
-        """Some access in the body indexes a small array through the loop's
-        induction variable, and every such access gets constant indices."""
+        """Some access in the body indexes, through the loop's induction
+        variable, a small array that unrolling makes constant-indexed (every
+        access of it, here and elsewhere: else the unrolling buys nothing)."""
         iv = loop.body.block.args[0]
-        found = False
         for op in body_ops:
-            if not isinstance(op, (memref.LoadOp, memref.StoreOp)):
-                continue
-            array = op.memref
-            if not isinstance(array, OpResult) or small_array_accesses(array.op, self.max_elements) is None:
+            if not isinstance(op, (memref.LoadOp, memref.StoreOp)) or not isinstance(op.memref, OpResult):
                 continue
             env = _constant_loop_ivs(op)
-            if any(static_value(i, env) is None for i in op.indices):
-                return False  # unrolling would not make it a constant
             without = {k: v for k, v in env.items() if k is not iv}
-            found = found or any(static_value(i, without) is None for i in op.indices)
-        return found
+            if all(static_value(i, without) is not None for i in op.indices):
+                continue  # constant already, or not through this loop
+            accesses = small_array_accesses(op.memref.op, self.max_elements)
+            if accesses is not None and all(
+                    static_value(i, _constant_loop_ivs(a)) is not None for a in accesses for i in a.indices):
+                return True
+        return False
 
 
 # -- phase 2: the array as SSA values --------------------------------------------------------------
