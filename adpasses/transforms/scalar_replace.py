@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -302,11 +302,12 @@ class _Replacement:
         home = alloc.parent_block()
         for access in accesses:
             self.keys[access] = self._key(access)
-            op: Operation | None = access
+            op: Operation = access
             while op.parent_block() is not home:
-                op = op.parent_op()
-                if not isinstance(op, (scf.ForOp, scf.IfOp)):
+                parent = op.parent_op()
+                if not isinstance(parent, (scf.ForOp, scf.IfOp)):
                     raise _NotReplaceable  # in a region op it cannot carry values out of
+                op = parent
                 self.touching.add(op)
         for use in self.array.uses:
             if isinstance(use.operation, memref.DimOp) and static_value(use.operation.index, {}) is None:
