@@ -45,6 +45,9 @@ _LAZY = {
     "extern": "adpasses.api.custom_rules",
     "checkpoint": "adpasses.api.checkpoint",
     "vmap": "adpasses.api.vmap",
+    "prange": "adpasses.core.parallel",
+    "set_num_threads": "adpasses.native.runtime",
+    "get_num_threads": "adpasses.native.runtime",
 }
 
 

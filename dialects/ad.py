@@ -61,6 +61,7 @@ from xdsl.dialects import memref
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     attr_def,
     irdl_attr_definition,
@@ -885,10 +886,50 @@ class RaiseIfOp(IRDLOperation):
             raise VerifyException("ad.raise_if takes at most two values for its message")
 
 
+@irdl_op_definition
+class ParallelForOp(IRDLOperation):
+    """Runs the loop outlined into `callee` on the runtime's threads
+    (made by `ad-parallelize`, docs/parallel.md). `callee(lo, hi, step,
+    captured..., accumulators...) -> accumulators` runs the iterations
+    `lo, lo + step, ... < hi` of the original scf.for, whose iter_args are
+    sum reductions. The iterations `lb .. ub` are cut into one chunk per
+    thread (fixed: thread t of T runs iterations `t*n/T .. (t+1)*n/T`);
+    chunk 0 starts its accumulators from `inits`, the others from zero, and
+    each result is the sum of the chunks' accumulators in chunk order (so a
+    result depends on the thread count, never on timing). A stop (bounds
+    check) in any chunk stops the call, reporting the first chunk's."""
+
+    name = "ad.parallel_for"
+
+    lb = operand_def(IndexType)
+    ub = operand_def(IndexType)
+    step = operand_def(IndexType)
+    captured = var_operand_def()
+    inits = var_operand_def()
+    res = var_result_def()
+    callee = prop_def(SymbolRefAttr)
+    kinds = prop_def(StringAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MayStop())
+
+    def __init__(self, callee: str, lb: SSAValue, ub: SSAValue, step: SSAValue,
+                 captured: Sequence[SSAValue], inits: Sequence[SSAValue], kinds: str):
+        super().__init__(operands=[lb, ub, step, list(captured), list(inits)],
+                         result_types=[[v.type for v in inits]],
+                         properties={"callee": SymbolRefAttr(callee), "kinds": StringAttr(kinds)})
+
+    def verify_(self) -> None:
+        if [r.type for r in self.res] != [v.type for v in self.inits]:
+            raise VerifyException("ad.parallel_for: one result per init, of its type")
+        if len(self.kinds.data) != len(self.inits) or set(self.kinds.data) - {"s", "k"}:
+            raise VerifyException("ad.parallel_for: kinds has one letter per init, s (sum) or k (kept)")
+
+
 AD = Dialect(
     "ad",
     [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
-     SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp],
+     SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp],
     [TapeType],
 )
 
@@ -1015,3 +1056,10 @@ FUSED_ATTR = "ad.fused"
 """A string on an `scf.for` that `ad-fuse-loops` made of adjacent loops:
 the source locations of the loops fused into the first, for the cache
 report (adpasses/transforms/fuse_loops.py)."""
+
+PARALLEL_ATTR = "ad.parallel"
+"""String attribute on an `scf.for`: its iterations may run on several
+threads if `ad-parallelize` proves them independent (docs/parallel.md).
+"prange": the user wrote `adpasses.prange` (the API raises if the proof
+fails); "auto": `jit(parallel=True)` marked it."""
+

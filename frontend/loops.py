@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+import types
 from collections.abc import Callable
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, f64, i1
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, StringAttr, f64, i1
 from xdsl.ir import Attribute, Block, SSAValue
 
 from adpasses.core.index_arith import INDEX_MAX, trip_count
+from adpasses.core.parallel import prange
+from adpasses.dialects.ad import PARALLEL_ATTR
 from adpasses.frontend.array_vars import is_selector, selector_key
 from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_flag, loop_exits, maybe_unbound
 from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
@@ -78,6 +81,9 @@ class LoopMixin:
 
     def stmt_For(self, stmt: ast.For) -> None:
         call = stmt.iter
+        if self._is_prange_call(call):
+            self.prange_loop(stmt)
+            return
         if not self._is_builtin_call(call, "range"):
             self.iteration_loop(stmt)
             return
@@ -116,6 +122,48 @@ class LoopMixin:
             if name not in self.carried_out.get(id(stmt), ()):
                 self.env.pop(name, None)
                 self.env.pop(maybe_unbound(name), None)
+
+    def prange_loop(self, stmt: ast.For) -> None:
+        """`for i in adpasses.prange(...)`: the scf.for of `range`, marked
+        `ad.parallel = "prange"` (docs/parallel.md)."""
+        if BREAK in loop_exits(stmt.body):
+            self.error(stmt, "a prange loop cannot break (its iterations run in chunks on several "
+                             "threads); use range")
+        if stmt.orelse:
+            self.error(stmt, "a prange loop cannot have an else clause; use range")
+        call = stmt.iter
+        assert isinstance(call, ast.Call)
+        stmt.iter = ast.copy_location(ast.Call(func=ast.copy_location(ast.Name("range", ast.Load()), call.func),
+                                               args=call.args, keywords=call.keywords), call)
+        try:
+            if not self._is_builtin_call(stmt.iter, "range"):
+                self.error(call, "prange needs the builtin range (the name 'range' is rebound here)")
+            self.prange_statements = getattr(self, "prange_statements", set()) | {id(stmt)}
+            self.stmt_For(stmt)
+        finally:
+            stmt.iter = call
+
+    def _is_prange_call(self, node: ast.expr) -> bool:
+        """A call of `adpasses.prange` (by any name or module attribute)."""
+        if not isinstance(node, ast.Call):
+            return False
+        fn = node.func
+        if isinstance(fn, ast.Name) and fn.id not in self.env:
+            return self._raw_global(fn.id) is prange
+        if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id not in self.env:
+            module = self._raw_global(fn.value.id)
+            return isinstance(module, types.ModuleType) and getattr(module, fn.attr, None) is prange
+        return False
+
+    def _raw_global(self, name: str) -> object:
+        code = self.pyfunc.__code__
+        if name in code.co_freevars:
+            cell = (self.pyfunc.__closure__ or ())[code.co_freevars.index(name)]
+            try:
+                return cell.cell_contents
+            except ValueError:
+                return None
+        return self.pyfunc.__globals__.get(name)
 
     def _is_builtin_call(self, node: ast.expr, name: str) -> bool:
         return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
@@ -274,6 +322,8 @@ class LoopMixin:
 
         [block] = self.until_types_settle(types, build)
         op = self.emit(scf.ForOp(lower, upper, stride, self.carried_inits(carried, types, stmt), block))
+        if id(stmt) in getattr(self, "prange_statements", ()):
+            op.attributes[PARALLEL_ATTR] = StringAttr("prange")
         self.bind_results(carried, op.results)
         if types.arrays:
             with self.at(stmt):

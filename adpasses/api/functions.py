@@ -45,7 +45,7 @@ class JitFunction:
     """A Python function compiled on its first call with each signature."""
 
     def __init__(self, fn: types.FunctionType, boundscheck: bool = True, fastmath: bool = False,
-                 cache: bool = False, tape_limit: int | None = None):
+                 cache: bool = False, tape_limit: int | None = None, parallel: bool = False):
         if isinstance(fn, JitFunction):
             raise TypeError(f"adpasses.jit: {fn.__name__} is already an adpasses.jit function; "
                             "use it as it is (or jit its .py_func with other options)")
@@ -56,6 +56,9 @@ class JitFunction:
         self.boundscheck = boundscheck
         self.fastmath = fastmath
         self.cache = cache
+        self.parallel = parallel
+        """Every top-level loop may run on several threads when its iterations
+        are proven independent (docs/parallel.md); prange loops always may."""
         self.tape_limit = tape_limit
         """Bytes: gradients checkpoint time loops whose tape may exceed it
         (`ad-checkpoint-loops`; docs/cache.md, "Checkpointing"); None: never."""
@@ -98,7 +101,7 @@ class JitFunction:
         importing its module, and compiles or loads it from the disk cache;
         docs/deployment.md)."""
         return (rebuild_jit, (*pickle_reference(self.py_func, "adpasses.jit function"),
-                              self.boundscheck, self.fastmath, self.cache, self.tape_limit))
+                              self.boundscheck, self.fastmath, self.cache, self.tape_limit, self.parallel))
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         # Replaced, once something is compiled, by a dispatch builtin that
@@ -187,11 +190,21 @@ class JitFunction:
             module, name = build_module(self.py_func, types_)
             self._frontend_s[key] = time.perf_counter() - start
         f = function_named(module, name)
+        if self.parallel:
+            from adpasses.transforms.parallelize import mark_parallel
+
+            mark_parallel(f)
         if noalias:
             f.arg_attrs = ArrayAttr([
                 DictionaryAttr({NOALIAS_ATTR: UnitAttr()} if isinstance(t, ArrayArg) else {})
                 for t in types_
             ])
+            # A prange loop that cannot run in parallel is an error at its
+            # line (with arrays that share memory, noalias=False, it runs
+            # serially: docs/parallel.md).
+            from adpasses.transforms.parallelize import check_prange_loops
+
+            check_prange_loops(f)
         self._remember(args, f)
         return module, name
 
@@ -234,7 +247,8 @@ class JitFunction:
             from adpasses.api.disk_cache import DiskCache
 
             self._disk = DiskCache(self.py_func, ("boundscheck", self.boundscheck,
-                                                  "fastmath", self.fastmath))
+                                                  "fastmath", self.fastmath)
+                                   + (("parallel", True) if self.parallel else ()))
         return self._disk
 
     def _disk_signature(self, args: Sequence[object]) -> tuple:
@@ -411,8 +425,11 @@ def function_named(module, name: str):  # type: ignore[no-untyped-def]
 
 
 def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
-        fastmath: bool = False, cache: bool = False, tape_limit: int | str | None = None):  # type: ignore[no-untyped-def]
+        fastmath: bool = False, cache: bool = False, tape_limit: int | str | None = None,
+        parallel: bool = False):  # type: ignore[no-untyped-def]
     """`@jit` or `@jit(boundscheck=False, fastmath=True, cache=True)`.
+    `parallel=True`: loops whose iterations are proven independent run on
+    several threads (docs/parallel.md; `adpasses.prange` marks one loop).
     `cache=True`: compiled code is kept on disk and loaded by later
     processes (docs/deployment.md). `tape_limit` (bytes, or a string such
     as "32MB"): gradients checkpoint the time loops whose tape may exceed
@@ -421,9 +438,10 @@ def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
     fastmath = check_flag(fastmath, "fastmath", "jit()")
     cache = check_flag(cache, "cache", "jit()")
     limit = parse_bytes(tape_limit, "tape_limit", "jit()")
+    parallel = check_flag(parallel, "parallel", "jit()")
     if fn is None:
-        return lambda f: _jit_of(f, boundscheck, fastmath, cache, limit)
-    return _jit_of(fn, boundscheck, fastmath, cache, limit)
+        return lambda f: _jit_of(f, boundscheck, fastmath, cache, limit, parallel)
+    return _jit_of(fn, boundscheck, fastmath, cache, limit, parallel)
 
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
@@ -483,7 +501,7 @@ def _find(module: str, qualname: str) -> object:
 
 
 def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, cache: bool,
-                tape_limit: int | None = None) -> JitFunction:
+                tape_limit: int | None = None, parallel: bool = False) -> JitFunction:
     """The JitFunction a pickle refers to: the function found by name in
     its module, jitted with the pickled options (the very object when the
     name is bound to it)."""
@@ -494,19 +512,21 @@ def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, c
 
         raise pickle.UnpicklingError(f"{module}.{qualname} is a {type(obj).__name__} here, not the "
                                      "function that was pickled")
-    return _jit_of(fn, boundscheck, fastmath, cache, tape_limit)
+    return _jit_of(fn, boundscheck, fastmath, cache, tape_limit, parallel)
 
 
 def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
-            tape_limit: int | None = None) -> JitFunction:
+            tape_limit: int | None = None, parallel: bool = False) -> JitFunction:
     """One JitFunction per (function, options): `jit(f)` twice shares the
     compiled code. Kept on the function itself, so that the compiled code
     goes when the function does (a global table would keep both alive)."""
     fn = _custom_function_body(fn)
     if not isinstance(fn, types.FunctionType):
-        return JitFunction(fn, boundscheck, fastmath, cache, tape_limit)  # type: ignore[arg-type]  # its TypeError
+        return JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel)  # type: ignore[arg-type]  # its TypeError
     options = (boundscheck, fastmath, cache) if tape_limit is None else (
         boundscheck, fastmath, cache, tape_limit)
+    if parallel:
+        options += ("parallel",)
     jits = fn.__dict__.get(_JITS)
     if jits is None:
         jits = fn.__dict__.setdefault(_JITS, {})
@@ -515,7 +535,7 @@ def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
         if options == (True, False, False) and _AUTO_JIT in fn.__dict__:
             jf = fn.__dict__[_AUTO_JIT]  # what grad(f) of the plain function made
         # setdefault: threads jitting at once all get the same one.
-        jf = jits.setdefault(options, jf or JitFunction(fn, boundscheck, fastmath, cache, tape_limit))
+        jf = jits.setdefault(options, jf or JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel))
     return jf
 
 

@@ -16,9 +16,14 @@ def translate_module(module: ModuleOp, *, boundscheck: bool = True, fastmath: bo
     """The llvmlite.ir.Module for `module`. (`llvm_jit.compile_module` keeps
     the translator itself: it needs the bounds-check sites too.)"""
     from adpasses.transforms.expand_upstream_ops import without_upstream_only_ops
+    from adpasses.transforms.parallelize import with_parallel_loops
     from adpasses.transforms.promote_scratch import without_heap_scratch
 
     expanded = without_upstream_only_ops(module)
+    if expanded is module:
+        expanded = with_parallel_loops(module)
+    else:
+        expanded = with_parallel_loops(expanded, copy=False)
     translator = ModuleTranslator(without_heap_scratch(expanded, copy=expanded is module),
                                   boundscheck=boundscheck, fastmath=fastmath)
     llmod = translator.translate()

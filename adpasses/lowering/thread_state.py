@@ -59,6 +59,7 @@ RUNTIME_FUNCTIONS = {
     "adpasses_workspace_take": (ir.VoidType(), [PTR, PTR, PTR]),
     "adpasses_workspace_give_back": (ir.VoidType(), [PTR, PTR, PTR]),
     "adpasses_release_buffer": (ir.VoidType(), [PTR]),
+    "adpasses_parallel_run": (ir.VoidType(), [PTR, PTR, I64, I64]),
 }
 """The functions of the thread-state runtime: compiled once per process
 (`runtime_module`, adpasses.native.runtime.register_thread_runtime) and
@@ -106,6 +107,7 @@ def runtime_module() -> ir.Module:
     _define_workspace_take(rm)
     _define_workspace_give_back(rm)
     _define_release_buffer(rm)
+    _define_parallel_run(rm)
     return rm.llvm
 
 
@@ -256,6 +258,74 @@ def take_stop(mt: ModuleTranslator, b: ir.IRBuilder, slot: ir.Value, into: ir.Va
         b.store(const_i64(0), flag)
         b.atomic_rmw("sub", mt.global_ref(ERROR_PENDING, I64), const_i64(1), "monotonic")
     return held
+
+
+# -- parallel loops (ad.parallel_for; adpasses.lowering.parallel) ----------------
+
+NUM_THREADS = "adpasses_num_threads"
+"""i64: the threads a parallel loop runs on (adpasses.set_num_threads)."""
+
+
+def _define_parallel_run(rm: _RuntimeModule) -> None:
+    """`adpasses_parallel_run(worker, records, record_bytes, count)`: run
+    `worker(records + t * record_bytes)` for t = 0 .. count-1, t = 0 on the
+    calling thread and the others on new threads (pthread_create), and
+    return once all have finished. A thread that cannot be created runs its
+    record on the calling thread after the others started, so a failure
+    only costs parallelism. The threads are made per call: a loop's start
+    costs about one thread creation (tens of microseconds), paid back by
+    loops of more than about 10^5 element operations (docs/parallel.md)."""
+    fn = _define(rm, "adpasses_parallel_run")
+    worker, records, size, count = fn.args
+    entry = fn.append_basic_block("entry")
+    b = ir.IRBuilder(entry)
+    # llvmlite calls through a typed function pointer.
+    run = b.inttoptr(b.ptrtoint(worker, I64), ir.FunctionType(PTR, [PTR]).as_pointer())
+    save = b.call(rm.declare("llvm.stacksave.p0", PTR, []), [])
+    tids = b.bitcast(b.alloca(I64, size=count), PTR)
+    created = b.bitcast(b.alloca(ir.IntType(8), size=count), PTR)
+    create = rm.declare("pthread_create", I32, [PTR, PTR, PTR, PTR])
+    join = rm.declare("pthread_join", I32, [I64, PTR])
+
+    def record(t: ir.Value) -> ir.Value:
+        return b.gep(records, [b.mul(t, size)], inbounds=True, source_etype=ir.IntType(8))
+
+    def loop(name: str, start: int, body) -> None:  # type: ignore[no-untyped-def]
+        head = fn.append_basic_block(f"{name}.head")
+        step = fn.append_basic_block(f"{name}.body")
+        done = fn.append_basic_block(f"{name}.done")
+        pre = b.block
+        b.branch(head)
+        b.position_at_end(head)
+        t = b.phi(I64)
+        t.add_incoming(const_i64(start), pre)
+        b.cbranch(b.icmp_signed("<", t, count), step, done)
+        b.position_at_end(step)
+        body(t)
+        t.add_incoming(b.add(t, const_i64(1)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def start_thread(t: ir.Value) -> None:
+        status = b.call(create, [b.gep(tids, [t], inbounds=True, source_etype=I64), ir.Constant(PTR, None),
+                                 worker, record(t)])
+        ok = b.icmp_signed("==", status, ir.Constant(I32, 0))
+        b.store(b.zext(ok, ir.IntType(8)), b.gep(created, [t], inbounds=True, source_etype=ir.IntType(8)))
+
+    def finish_thread(t: ir.Value) -> None:
+        ok = b.load(b.gep(created, [t], inbounds=True, source_etype=ir.IntType(8)), typ=ir.IntType(8))
+        with b.if_else(b.icmp_unsigned("!=", ok, ir.Constant(ir.IntType(8), 0))) as (joined, inline):
+            with joined:
+                tid = b.load(b.gep(tids, [t], inbounds=True, source_etype=I64), typ=I64)
+                b.call(join, [tid, ir.Constant(PTR, None)])
+            with inline:
+                b.call(run, [record(t)])
+
+    loop("start", 1, start_thread)
+    b.call(run, [records])
+    loop("join", 1, finish_thread)
+    b.call(rm.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [save])
+    b.ret_void()
 
 
 # -- workspace pools -------------------------------------------------------------

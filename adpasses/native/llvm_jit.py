@@ -462,6 +462,10 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
 
     start = time.perf_counter()
     expanded = without_upstream_only_ops(module_or_text, blas=blas.available())
+    # Loops marked parallel and proven independent: ad.parallel_for (docs/parallel.md).
+    from adpasses.transforms.parallelize import with_parallel_loops
+
+    expanded = with_parallel_loops(expanded, copy=expanded is module_or_text)
     # Local arrays that never leave their function: stack slots or workspaces.
     module_or_text = without_heap_scratch(expanded, copy=expanded is module_or_text)
     translator = ModuleTranslator(module_or_text, boundscheck=boundscheck, fastmath=fastmath,

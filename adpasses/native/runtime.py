@@ -33,6 +33,7 @@ import numpy as np
 
 from adpasses.core import print_codes
 from adpasses.core.compile_locks import LLVM_LOCK
+from adpasses.core.parallel import check_num_threads, default_num_threads
 from adpasses.native import python_print
 from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 
@@ -44,6 +45,8 @@ function returns (counted by the entries), and those numpy has freed since
 ERROR_SLOT = (ctypes.c_int64 * 5)()
 ERROR_PENDING = (ctypes.c_int64 * 1)()
 ERROR_KEY = (ctypes.c_int64 * 1)()
+NUM_THREADS = (ctypes.c_int64 * 1)()
+"""The threads of parallel loops (`adpasses_num_threads`; docs/parallel.md)."""
 _registered = False
 _objects_registered = False
 
@@ -85,6 +88,9 @@ def register_python_objects() -> None:
         llvm.add_symbol("adpasses_error_pending", ctypes.addressof(ERROR_PENDING))
         llvm.add_symbol("adpasses_error_key", ctypes.addressof(ERROR_KEY))
         llvm.add_symbol("adpasses_handed_stats", ctypes.addressof(_HANDED))
+        if NUM_THREADS[0] == 0:
+            NUM_THREADS[0] = default_num_threads()
+        llvm.add_symbol("adpasses_num_threads", ctypes.addressof(NUM_THREADS))
         llvm.add_symbol("adpasses_numpy_api", numpy_api_table())
         for name, obj in PYTHON_OBJECTS.items():
             llvm.add_symbol(name, id(obj))
@@ -151,7 +157,7 @@ def numpy_api_table() -> int:
 _THREAD_RUNTIME_SOURCES = ("adpasses.lowering.thread_state", "adpasses.native.runtime")
 THREAD_RUNTIME_FUNCTIONS = ("adpasses_entry_slot", "adpasses_stopped", "adpasses_record_stop",
                             "adpasses_workspace_take", "adpasses_workspace_give_back",
-                            "adpasses_release_buffer")
+                            "adpasses_release_buffer", "adpasses_parallel_run")
 """The names of adpasses.lowering.thread_state.RUNTIME_FUNCTIONS (this
 module imports no xDSL, which that one does)."""
 _half_engine: object = None  # keeps the compiled half conversions alive
@@ -184,6 +190,21 @@ def _register_symbols() -> None:
     for name in SYMBOLS:
         llvm.add_symbol(name, _half_engine.get_function_address(name))  # type: ignore[attr-defined]
     _registered = True
+
+
+def set_num_threads(n: int) -> None:
+    """The number of threads parallel loops (`prange`, `jit(parallel=True)`)
+    run on from now on, in every thread of the process (default:
+    ADPASSES_NUM_THREADS, else os.cpu_count()). Results of parallel sums
+    depend on it (docs/parallel.md, "Determinism")."""
+    NUM_THREADS[0] = check_num_threads(n)
+
+
+def get_num_threads() -> int:
+    """The number of threads parallel loops run on."""
+    if NUM_THREADS[0] == 0:
+        NUM_THREADS[0] = default_num_threads()
+    return int(NUM_THREADS[0])
 
 
 def stats() -> dict[str, int]:

@@ -82,8 +82,8 @@ def _lower_shadow_check(op: ShadowCheckOp) -> None:
             ok = _emit(arith.ConstantOp(IntegerAttr(0, 1)), op)
         else:
             dim = _emit(arith.ConstantOp(IntegerAttr(d, IndexType())), op)
-            psize = _emit(memref.DimOp.from_source_and_index(op.primal, dim), op)
-            ssize = _emit(memref.DimOp.from_source_and_index(op.shadow, dim), op)
+            psize = _emit(memref.DimOp(op.primal, dim), op)
+            ssize = _emit(memref.DimOp(op.shadow, dim), op)
             ok = _emit(arith.CmpiOp(psize, ssize, "eq"), op)
         assert ok is not None
         _emit(cf.AssertOp(ok, StringAttr(message)), op)

@@ -65,6 +65,12 @@ def _lower_matmul() -> type[ModulePass]:
     return LowerMatmulPass
 
 
+def _parallelize() -> type[ModulePass]:
+    from adpasses.transforms.parallelize import ParallelizePass
+
+    return ParallelizePass
+
+
 def _promote_scratch() -> type[ModulePass]:
     from adpasses.transforms.promote_scratch import PromoteScratchPass
 
@@ -167,4 +173,5 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-lower-ad-ops": _lower_ad_ops,
     "ad-lower-matmul": _lower_matmul,
     "ad-promote-scratch": _promote_scratch,
+    "ad-parallelize": _parallelize,
 }

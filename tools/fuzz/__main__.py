@@ -9,6 +9,7 @@
     python -m adpasses.tools.fuzz --mode forward ...   # jvps: finite differences, dot-product test (fuzz/forward.py)
     python -m adpasses.tools.fuzz --mode hessian ...   # Hessian-vector products by forward over reverse (fuzz/hessian.py)
     python -m adpasses.tools.fuzz --mode arrays ...    # numpy array programs vs numpy and finite differences (fuzz/arrays.py)
+    python -m adpasses.tools.fuzz --mode parallel ...  # loops marked parallel vs serial (fuzz/parallel.py)
 
 Prints how many programs were checked, the failures by kind with their
 seeds, and with --shrink a minimal lit test per distinct failure (also
@@ -25,7 +26,9 @@ from pathlib import Path
 
 from adpasses.tools.fuzz.check import ALIASED_KINDS, FORWARD_KINDS, HESSIAN_KINDS, KINDS, THREAD_KINDS
 
-MODE_KINDS = {"reverse": (), "forward": FORWARD_KINDS, "hessian": HESSIAN_KINDS, "arrays": ()}
+from adpasses.tools.fuzz.parallel import PARALLEL_KINDS
+MODE_KINDS = {"reverse": (), "forward": FORWARD_KINDS, "hessian": HESSIAN_KINDS, "arrays": (),
+              "parallel": PARALLEL_KINDS}
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -57,10 +60,13 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                         "(forward), or Hessian-vector products by forward over reverse against "
                         "finite differences of the gradient (hessian), or random numpy array programs "
                         "(whole-array expressions, slices, slice stores, array returns) against numpy and "
-                        "finite differences (arrays) (docs/fuzzing.md)")
+                        "finite differences (arrays), or with every top-level loop marked parallel "
+                        "against the serial program on 3 threads (parallel) (docs/fuzzing.md)")
     args = p.parse_args(argv)
     if args.mode != "reverse" and (args.aliased or args.threads):
-        p.error("--mode forward/hessian/arrays does not combine with --aliased or --threads")
+        p.error("--mode forward/hessian/arrays/parallel does not combine with --aliased or --threads")
+    if args.mode == "parallel" and args.shrink:
+        p.error("--shrink does not apply to --mode parallel (re-run a seed with --case SEED --mode parallel)")
     if args.mode == "arrays" and args.shrink:
         p.error("--shrink does not apply to --mode arrays (its programs are Python functions; "
                 "--show SEED --mode arrays prints one)")
@@ -114,6 +120,10 @@ def mode_case(mode: str):  # type: ignore[no-untyped-def]
         from adpasses.tools.fuzz.arrays import run_array_case
 
         return run_array_case
+    if mode == "parallel":
+        from adpasses.tools.fuzz.parallel import run_parallel_case
+
+        return run_parallel_case
     return None
 
 
@@ -181,6 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"checked {total} programs (seeds {args.start}..{args.start + args.seeds - 1}) "
           f"in {elapsed:.0f} s: {len(by_kind['ok'])} ok, {len(by_kind['discard'])} discarded "
           "(no usable input point)")
+    if args.mode == "parallel":
+        from adpasses.tools.fuzz.parallel import loops_summary
+
+        print(loops_summary([details[seed] for seed in by_kind.get("ok", [])]))
     failed = False
     for kind in (*KINDS, *MODE_KINDS[args.mode], *(ALIASED_KINDS if args.aliased else ()),
                  *(THREAD_KINDS if args.threads else ()), "fuzzer error"):

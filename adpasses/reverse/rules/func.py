@@ -159,12 +159,12 @@ class CallRule:
                 continue
             primal = rc.primal(o)
             mtype = o.type
-            dims = [rc.insert(memref.DimOp.from_source_and_index(primal, rc.index(d))).results[0]
+            dims = [rc.insert(memref.DimOp(primal, rc.index(d))).results[0]
                     for d, size in enumerate(mtype.get_shape()) if size < 0]
             plain = memref.MemRefType(mtype.element_type, mtype.get_shape())
             buffer = rc.insert(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
                                                   dynamic_sizes=dims)).results[0]
-            sizes = [rc.index(size) if size >= 0 else rc.insert(memref.DimOp.from_source_and_index(
+            sizes = [rc.index(size) if size >= 0 else rc.insert(memref.DimOp(
                 buffer, rc.index(d))).results[0] for d, size in enumerate(mtype.get_shape())]
             zero = rc.zero(mtype.element_type)
             rc.loop_nest(sizes, lambda inner, idx: inner.store(zero, buffer, idx, own_sizes=True))

@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from adpasses.dialects.ad import COUNTED_ATTR
+from adpasses.dialects.ad import COUNTED_ATTR, PARALLEL_ATTR
 from adpasses.core.index_arith import trip_count
 from adpasses.core.ir_walk import nested_ops
 from adpasses.core.region_flow import FOR, IF, REGION_FLOWS, WHILE
@@ -154,6 +154,10 @@ class ForRule:
         inner.builder.insert(scf.YieldOp(*outs))
 
         loop = rc.insert(scf.ForOp(rc.const(0, iv_type), n, rc.const(1, iv_type), inits, block))
+        if PARALLEL_ATTR in op.attributes:
+            # The reverse of a loop that may run in parallel may too, if
+            # ad-parallelize proves its iterations independent (docs/parallel.md).
+            loop.attributes[PARALLEL_ATTR] = op.attributes[PARALLEL_ATTR]
         # Outer adjoints first (they carry the totals), then the init operands'
         # contributions, which may be outer values themselves.
         _set_lanes(rc, outer, loop.results[n_carried:])

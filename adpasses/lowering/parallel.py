@@ -1,0 +1,191 @@
+"""ad.parallel_for -> LLVM: a loop's chunks on the runtime's threads.
+
+`ad-parallelize` (adpasses/transforms/parallelize.py) outlined the loop
+into a function `callee(lo, hi, step, captured..., accumulators...)`. Here:
+
+- one record per thread {lo, hi, step, worker, stopped, stop[4], captured
+  parts..., accumulators...} on the caller's stack; thread t of T runs the
+  iterations `t*n/T .. (t+1)*n/T` (T = min(adpasses_num_threads, n)):
+  fixed chunks, so sums are the same on every run with T threads;
+- a worker function per op (`record -> callee(...)`) that stores the
+  accumulators back and takes a stop of its thread into its record
+  (adpasses.lowering.thread_state: each thread has its own error slot);
+- `adpasses_parallel_run` (the thread-state runtime) runs record 0 on the
+  calling thread and the others on new threads, and joins them;
+- then the first chunk that stopped (the lowest iterations: the stop a
+  serial loop would have reported) is recorded in the caller's slot and
+  the call stops; else each sum is init + the chunks' sums, in chunk
+  order (a kept value: its init).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from adpasses.dialects.ad import ParallelForOp
+from adpasses.lowering.core import I32, I64, PTR, FunctionTranslator, ModuleTranslator, const_i64, opaque, scalar_type
+from adpasses.lowering.thread_state import ERROR_SLOT, NUM_THREADS, SLOT_TYPE, entry_slot, own_slot, \
+    runtime_function, take_stop
+
+_LO, _HI, _STEP, _WORKER, _STOPPED, _STOP, _FIRST_VALUE = range(7)
+_STOP_TYPE = ir.ArrayType(I64, 4)
+
+
+def _record_type(captured: list[ir.Type], accumulators: list[ir.Type]) -> ir.LiteralStructType:
+    return ir.LiteralStructType([I64, I64, I64, I64, I64, _STOP_TYPE, *captured, *accumulators])
+
+
+def _field(b: ir.IRBuilder, record_type: ir.Type, record: ir.Value, k: int) -> ir.Value:
+    return b.gep(record, [const_i64(0), ir.Constant(I32, k)], inbounds=True, source_etype=record_type)
+
+
+def _counted(b: ir.IRBuilder, fn: ir.Function, start: ir.Value, stop: ir.Value, body, name: str,
+             carried: list[ir.Value] = ()) -> list[ir.Value]:  # type: ignore[no-untyped-def,assignment]
+    """for t = start .. stop-1: carried = body(t, carried); returns the
+    final carried values (the builder ends after the loop)."""
+    head = fn.append_basic_block(f"{name}.head")
+    step = fn.append_basic_block(f"{name}.body")
+    done = fn.append_basic_block(f"{name}.done")
+    pre = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    t = b.phi(I64)
+    t.add_incoming(start, pre)
+    phis = []
+    for v in carried:
+        p = b.phi(v.type)
+        p.add_incoming(v, pre)
+        phis.append(p)
+    b.cbranch(b.icmp_signed("<", t, stop), step, done)
+    b.position_at_end(step)
+    out = body(t, phis)
+    latch = b.block
+    t.add_incoming(b.add(t, const_i64(1)), latch)
+    for p, v in zip(phis, out):
+        p.add_incoming(v, latch)
+    b.branch(head)
+    b.position_at_end(done)
+    return phis
+
+
+def _worker(mt: ModuleTranslator, callee: ir.Function, record_type: ir.LiteralStructType,
+            n_captured: int, accumulators: list[ir.Type]) -> ir.Function:
+    """`ptr worker(ptr record)`: run the record's chunk; keep its sums and
+    its stop in the record."""
+    fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [PTR]), f"{callee.name}.worker")
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    record = fn.args[0]
+
+    def load(k: int) -> ir.Value:
+        return b.load(_field(b, record_type, record, k), typ=record_type.elements[k])
+
+    args = [load(k) for k in (_LO, _HI, _STEP)]
+    args += [load(_FIRST_VALUE + j) for j in range(n_captured + len(accumulators))]
+    # A new thread makes its error slot (freed when the thread ends); the
+    # calling thread keeps the slot it has (or the process-wide one).
+    is_worker = b.icmp_unsigned("!=", load(_WORKER), const_i64(0))
+    with b.if_else(is_worker) as (then, otherwise):
+        with then:
+            made = b.call(entry_slot(mt), [])
+            from_worker = b.block
+        with otherwise:
+            mine = own_slot(mt, b)
+            from_caller = b.block
+    slot = b.phi(PTR)
+    slot.add_incoming(made, from_worker)
+    slot.add_incoming(mine, from_caller)
+    shared = mt.global_ref(ERROR_SLOT, SLOT_TYPE)
+    slot = b.select(b.icmp_unsigned("!=", slot, ir.Constant(PTR, None)), slot, shared)
+    result = b.call(callee, args)
+    first_acc = _FIRST_VALUE + n_captured
+    if len(accumulators) == 1:
+        b.store(result, _field(b, record_type, record, first_acc))
+    for j in range(len(accumulators) if len(accumulators) > 1 else 0):
+        b.store(b.extract_value(result, j), _field(b, record_type, record, first_acc + j))
+    stopped = take_stop(mt, b, slot, _field(b, record_type, record, _STOP))
+    b.store(b.zext(stopped, I64), _field(b, record_type, record, _STOPPED))
+    b.ret(ir.Constant(PTR, None))
+    return fn
+
+
+def _parallel_for(ft: FunctionTranslator, op: ParallelForOp) -> None:
+    mt, b = ft.mt, ft.b
+    name = op.callee.root_reference.data
+    callee = mt.functions[name]
+    captured = [part for v in op.captured for part in ft.flatten(v)]
+    accumulators = [scalar_type(v.type) for v in op.inits]
+    record_type = _record_type([p.type for p in captured], accumulators)
+    worker = _worker(mt, callee, record_type, len(captured), accumulators)
+    kinds = op.kinds.data
+
+    lb, ub, step = ft.get(op.lb), ft.get(op.ub), ft.get(op.step)
+    zero, one = const_i64(0), const_i64(1)
+    positive = b.icmp_signed(">", step, zero)
+    divisor = b.select(positive, step, one)
+    n = b.select(b.icmp_signed(">", ub, lb), b.add(b.udiv(b.sub(b.sub(ub, lb), one), divisor), one), zero)
+    wanted = b.load(mt.global_ref(NUM_THREADS, I64), typ=I64)
+    wanted = b.select(b.icmp_signed("<", wanted, one), one, wanted)
+    threads = b.select(b.icmp_unsigned("<", n, wanted), n, wanted)
+    # One chunk when the step is not positive (the outlined loop stops on it).
+    threads = b.select(b.and_(positive, b.icmp_unsigned(">", threads, zero)), threads, one)
+    saved = b.call(mt.declare("llvm.stacksave.p0", PTR, []), [])
+    records = opaque(b.alloca(record_type, size=threads))
+    per_chunk, extra = b.udiv(n, threads), b.urem(n, threads)
+    last = b.sub(threads, one)
+
+    def fill(t: ir.Value, _carried: list) -> list:  # type: ignore[type-arg]
+        record = b.gep(records, [t], inbounds=True, source_etype=record_type)
+        k0 = b.add(b.mul(t, per_chunk), b.select(b.icmp_unsigned("<", t, extra), t, extra))
+        k1 = b.add(b.add(k0, per_chunk), b.zext(b.icmp_unsigned("<", t, extra), I64))
+        lo = b.add(lb, b.mul(k0, step))
+        hi = b.select(b.icmp_unsigned("==", t, last), ub, b.add(lb, b.mul(k1, step)))
+        first = b.icmp_unsigned("==", t, zero)
+        for k, v in ((_LO, lo), (_HI, hi), (_STEP, step), (_WORKER, b.zext(b.not_(first), I64)),
+                     (_STOPPED, zero)):
+            b.store(v, _field(b, record_type, record, k))
+        for j, part in enumerate(captured):
+            b.store(part, _field(b, record_type, record, _FIRST_VALUE + j))
+        for j, (init, ty, kind) in enumerate(zip(op.inits, accumulators, kinds)):
+            start = ft.get(init) if kind == "k" else b.select(first, ft.get(init), ir.Constant(ty, 0))
+            b.store(start, _field(b, record_type, record, _FIRST_VALUE + len(captured) + j))
+        return []
+
+    _counted(b, ft.fn, zero, threads, fill, "par.fill")
+    size = b.ptrtoint(b.gep(ir.Constant(PTR, None), [one], source_etype=record_type), I64)
+    b.call(runtime_function(mt, "adpasses_parallel_run"), [worker, records, size, threads])
+
+    def first_stop(t: ir.Value, carried: list) -> list:  # type: ignore[type-arg]
+        record = b.gep(records, [t], inbounds=True, source_etype=record_type)
+        stopped = b.icmp_unsigned("!=", b.load(_field(b, record_type, record, _STOPPED), typ=I64), zero)
+        none_yet = b.icmp_signed("<", carried[0], zero)
+        return [b.select(b.and_(stopped, none_yet), t, carried[0])]
+
+    [first] = _counted(b, ft.fn, zero, threads, first_stop, "par.stops", [const_i64(-1)])
+    with b.if_then(b.icmp_signed(">=", first, zero), likely=False):
+        record = b.gep(records, [first], inbounds=True, source_etype=record_type)
+        stop = _field(b, record_type, record, _STOP)
+        fields = [b.load(b.gep(stop, [zero, const_i64(k)], inbounds=True, source_etype=_STOP_TYPE), typ=I64)
+                  for k in range(4)]
+        b.call(runtime_function(mt, "adpasses_record_stop"), fields)
+        b.call(mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
+        ft.return_early()
+
+    def total(t: ir.Value, sums: list) -> list:  # type: ignore[type-arg]
+        record = b.gep(records, [t], inbounds=True, source_etype=record_type)
+        out = []
+        for j, (s, ty) in enumerate(zip(sums, accumulators)):
+            part = b.load(_field(b, record_type, record, _FIRST_VALUE + len(captured) + j), typ=ty)
+            out.append(b.fadd(s, part, flags=mt.fastmath) if isinstance(ty, (ir.DoubleType, ir.FloatType,
+                                                                               ir.HalfType)) else b.add(s, part))
+        return out
+
+    starts = [b.load(_field(b, record_type, records, _FIRST_VALUE + len(captured) + j), typ=ty)
+              for j, ty in enumerate(accumulators)]
+    sums = _counted(b, ft.fn, one, threads, total, "par.sum", starts)
+    b.call(mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
+    for r, s, init, kind in zip(op.res, sums, op.inits, kinds):
+        ft.set(r, ft.get(init) if kind == "k" else s)
+
+
+LOWERINGS = {ParallelForOp: _parallel_for}

@@ -1,0 +1,343 @@
+"""`ad-parallelize`: loops marked `ad.parallel` whose iterations are proven
+independent run on several threads (docs/parallel.md).
+
+A loop marked `ad.parallel` (by `adpasses.prange`, or every top-level loop
+of a `jit(parallel=True)` function) runs in parallel when
+
+1. **memory**: the alias analysis proves its iterations independent
+   (`AliasAnalysis.iteration_conflict`: no iteration writes memory another
+   iteration reads or writes, through views and calls included);
+2. **scalars**: every loop-carried value is a sum reduction
+   (`s = s + e`, `s = e + s`, `s = s - e`; floats or integers; the
+   iter_arg used only there, the sum only by the yield): each chunk of
+   iterations sums its own part, and the parts are added in chunk order;
+   or it is kept (yielded unchanged: the adjoint of a sum in the reverse
+   of its loop), and every chunk reads the same value;
+3. **effects**: nothing in it prints (the output's order would depend on
+   the threads);
+4. **values**: what it uses from outside is numbers and arrays.
+
+Such a loop is outlined into a private function
+`callee(lo, hi, step, captured..., accumulators...) -> accumulators` (the
+loop itself, over `lo .. hi`) and replaced by `ad.parallel_for`, which the
+LLVM lowering runs on the runtime's threads (adpasses/lowering/parallel.py).
+Any other marked loop stays a serial loop. Nested marked loops inside a
+parallel one run serially inside its chunks.
+
+Run by the LLVM lowering on every module it compiles (`with_parallel_loops`),
+after differentiation: the gradient's loops are proven again, so a
+gradient loop whose shadow accumulations may collide (`dx[idx[i]] += ...`)
+or that shares an adjoint slot between iterations runs serially.
+`prange_problems` (the API's check, `strict=true` here) reports a prange
+loop that is not parallel, with its reason, as an error at its line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+)
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from adpasses.analysis.alias import AliasAnalysis
+from adpasses.core.diagnostics import error_at
+from adpasses.core.effects import OUTPUT, effects_of
+from adpasses.core.ir_walk import nested_ops
+from adpasses.core.region_flow import counted_loop
+from adpasses.core.types import is_float_type
+from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ParallelForOp
+
+
+def marked_loops(function: func.FuncOp) -> list[scf.ForOp]:
+    """The outermost loops of `function` marked `ad.parallel`."""
+    found: list[scf.ForOp] = []
+
+    def visit(block: Block) -> None:
+        for op in block.ops:
+            if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes:
+                found.append(op)
+                continue
+            for region in op.regions:
+                for b in region.blocks:
+                    visit(b)
+
+    for block in function.body.blocks:
+        visit(block)
+    return found
+
+
+def _inside(value: SSAValue, loop: Operation) -> bool:
+    owner = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()  # type: ignore[union-attr]
+    while owner is not None:
+        parent = owner.parent_op()
+        if parent is loop:
+            return True
+        owner = parent.parent_block() if parent is not None else None
+    return False
+
+
+def sum_reduction(arg: SSAValue, out: SSAValue) -> bool:
+    """`out = arg + e`, `e + arg` or `arg - e` (float or integer), `arg`
+    used only there and `out` only by the yield."""
+    uses = list(arg.uses)
+    if len(uses) != 1 or len(list(out.uses)) != 1:
+        return False
+    op = uses[0].operation
+    if not op.results or op.results[0] is not out:
+        return False
+    if isinstance(op, (arith.AddfOp, arith.AddiOp)):
+        return True
+    return isinstance(op, (arith.SubfOp, arith.SubiOp)) and op.lhs is arg and op.rhs is not arg
+
+
+def _capturable(value: SSAValue) -> bool:
+    t = value.type
+    return isinstance(t, (IndexType, IntegerType, MemRefType)) or is_float_type(t)
+
+
+def captured_values(loop: scf.ForOp) -> list[SSAValue]:
+    """Values defined outside `loop` that ops inside it use (its own
+    operands excluded), in order of first use."""
+    seen: dict[SSAValue, None] = {}
+    for op in nested_ops(loop)[1:]:
+        for v in op.operands:
+            if v not in seen and not _inside(v, loop):
+                seen[v] = None
+    return list(seen)
+
+
+def parallel_problem(loop: scf.ForOp, alias: AliasAnalysis) -> str | None:
+    """Why `loop` cannot run in parallel, or None (the module doc's rules)."""
+    if counted_loop(loop) is None:
+        return "it is not a counted loop"
+    conflict = alias.iteration_conflict(loop)
+    if conflict is not None:
+        return f"its iterations may depend on each other: {conflict}"
+    body = loop.body.block
+    yielded = list(body.last_op.operands) if body.last_op is not None else []
+    for k, (arg, out) in enumerate(zip(body.args[1:], yielded)):
+        if out is not arg and not sum_reduction(arg, out):
+            name = arg.name_hint or f"#{k}"
+            return (f"the loop-carried value %{name} is not a sum reduction (s = s + e, s = s - e): "
+                    "each iteration needs the one before")
+        if not (is_float_type(arg.type) or isinstance(arg.type, (IntegerType, IndexType))):
+            return f"the loop-carried value %{arg.name_hint or k} is not a number"
+    for op in nested_ops(loop)[1:]:
+        effects = effects_of(op)
+        if effects and any(getattr(e, "resource", None) is OUTPUT for e in effects):
+            return f"it prints ({op.name}): the output's order would depend on the threads"
+    for v in captured_values(loop):
+        if not _capturable(v):
+            return f"it uses a value of type {v.type} defined before it"
+    return None
+
+
+def _clone_constants(captured: list[SSAValue]) -> tuple[list[SSAValue], list[Operation]]:
+    """Captured constants are cloned into the outlined function (LLVM then
+    sees them: vector widths, bounds); the rest become parameters."""
+    kept, constants = [], []
+    for v in captured:
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp):
+            constants.append(owner)
+        else:
+            kept.append(v)
+    return kept, constants
+
+
+def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
+    """Replace `loop` by an `ad.parallel_for` of a new private function
+    `name` (inserted after `function`) that runs the loop over `lo .. hi`."""
+    params, constants = _clone_constants(captured_values(loop))
+    inits = list(loop.iter_args)
+    index = IndexType()
+    types = [index, index, index, *(v.type for v in params), *(v.type for v in inits)]
+    block = Block(arg_types=types)
+    lo, hi, step = block.args[:3]
+    lo.name_hint, hi.name_hint, step.name_hint = "lo", "hi", "step"
+    mapper: dict[SSAValue, SSAValue] = {}
+    for v, a in zip(params, block.args[3:3 + len(params)]):
+        mapper[v] = a
+        a.name_hint = v.name_hint
+    for c in constants:
+        copy = c.clone()
+        block.add_op(copy)
+        mapper[c.results[0]] = copy.results[0]
+    body = loop.clone(value_mapper=mapper)
+    body.operands = [lo, hi, step, *block.args[3 + len(params):]]
+    del body.attributes[PARALLEL_ATTR]
+    block.add_op(body)
+    block.add_op(func.ReturnOp(*body.results))
+    outlined = func.FuncOp(name, FunctionType.from_lists(types, [v.type for v in inits]),
+                           Region(block), visibility="private")
+    outlined.location = loop.location
+    # noalias where the caller promised it for every array the loop uses
+    # (a view of a noalias argument beside it would break the promise).
+    arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    entry_args = list(function.body.block.args)
+
+    def promised(v: SSAValue) -> bool:
+        if not (isinstance(v, BlockArgument) and v in entry_args):
+            return False
+        k = entry_args.index(v)
+        return k < len(arg_attrs) and any(n in arg_attrs[k].data for n in NOALIAS_ATTRS)
+
+    memrefs = [v for v in params if isinstance(v.type, MemRefType)]
+    if memrefs and all(promised(v) for v in memrefs):
+        outlined.arg_attrs = ArrayAttr([
+            DictionaryAttr({NOALIAS_ATTRS[0]: UnitAttr()}) if isinstance(v.type, MemRefType)
+            else DictionaryAttr({})
+            for v in [lo, hi, step, *params, *inits]])
+    module = function.parent_op()
+    assert module is not None
+    module.regions[0].block.insert_op_after(outlined, function)
+    body_block = loop.body.block
+    kinds = "".join("k" if out is arg else "s"
+                    for arg, out in zip(body_block.args[1:], body_block.last_op.operands))
+    par = ParallelForOp(name, loop.lb, loop.ub, loop.step, params, inits, kinds)
+    par.location = loop.location
+    parent = loop.parent_block()
+    assert parent is not None
+    parent.insert_op_before(par, loop)
+    for old, new in zip(loop.results, par.res):
+        old.replace_all_uses_with(new)
+    parent.erase_op(loop)
+    return par
+
+
+def _fresh_name(module: ModuleOp, base: str) -> str:
+    taken = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
+    k = 0
+    while f"{base}.par{k}" in taken:
+        k += 1
+    return f"{base}.par{k}"
+
+
+def parallelize_function(function: func.FuncOp, *, strict: bool = False) -> list[tuple[scf.ForOp, str | None]]:
+    """Outline each marked loop of `function` that may run in parallel;
+    unmark the others (and nested marks). Returns (loop, problem) per
+    marked loop. `strict`: a prange loop with a problem is a CompileError."""
+    loops = marked_loops(function)
+    if not loops:
+        return []
+    alias = AliasAnalysis(function)
+    decisions = [(loop, parallel_problem(loop, alias)) for loop in loops]
+    if strict:
+        for loop, problem in decisions:
+            if problem is not None and _is_prange(loop):
+                raise error_at(loop, f"this prange loop cannot run in parallel: {problem}; "
+                                     "use range, or make the iterations independent")
+    module = function.parent_op()
+    assert isinstance(module, ModuleOp)
+    for loop, problem in decisions:
+        for inner in nested_ops(loop)[1:]:
+            inner.attributes.pop(PARALLEL_ATTR, None)
+        if problem is None:
+            outline(loop, function, _fresh_name(module, function.sym_name.data))
+        else:
+            del loop.attributes[PARALLEL_ATTR]
+    return decisions
+
+
+def _is_prange(loop: scf.ForOp) -> bool:
+    mark = loop.attributes.get(PARALLEL_ATTR)
+    return isinstance(mark, StringAttr) and mark.data == "prange"
+
+
+def prange_problems(function: func.FuncOp) -> list[tuple[scf.ForOp, str]]:
+    """Each prange loop of `function` that could not run in parallel, with
+    why (the IR is not changed)."""
+    found = []
+    if function.body.blocks:
+        loops = [loop for loop in marked_loops(function) if _is_prange(loop)]
+        if loops:
+            alias = AliasAnalysis(function)
+            for loop in loops:
+                problem = parallel_problem(loop, alias)
+                if problem is not None:
+                    found.append((loop, problem))
+    return found
+
+
+def parallel_report(function: func.FuncOp) -> list[tuple[str, str | None]]:
+    """(location, why not parallel or None) per marked loop of `function`,
+    as `ad-parallelize` will decide (the IR is not changed)."""
+    from adpasses.core.diagnostics import op_location
+
+    loops = marked_loops(function)
+    if not loops:
+        return []
+    alias = AliasAnalysis(function)
+    return [(op_location(loop) or loop.name, parallel_problem(loop, alias)) for loop in loops]
+
+
+def check_prange_loops(function: func.FuncOp) -> None:
+    """Raise the CompileError of the first prange loop of `function` that
+    cannot run in parallel (at its line, with the reason)."""
+    for loop, problem in prange_problems(function):
+        raise error_at(loop, f"this prange loop cannot run in parallel: {problem}; "
+                             "use range, or make the iterations independent")
+
+
+def has_parallel_marks(module: ModuleOp) -> bool:
+    return any(PARALLEL_ATTR in op.attributes for op in nested_ops(module) if isinstance(op, scf.ForOp))
+
+
+def with_parallel_loops(module: ModuleOp, *, copy: bool = True) -> ModuleOp:
+    """`module` itself if no loop is marked, else a copy (`copy=False`:
+    `module`, in place) whose parallel loops are outlined."""
+    if not has_parallel_marks(module):
+        return module
+    target = module.clone() if copy else module
+    for function in [op for op in target.ops if isinstance(op, func.FuncOp) and op.body.blocks]:
+        parallelize_function(function)
+    return target
+
+
+def mark_parallel(function: func.FuncOp) -> None:
+    """`jit(parallel=True)`: mark every top-level loop of `function` (its
+    body's scf.for ops, and those nested only in non-loop ops) "auto"."""
+    def visit(block: Block) -> None:
+        for op in block.ops:
+            if isinstance(op, scf.ForOp):
+                op.attributes.setdefault(PARALLEL_ATTR, StringAttr("auto"))
+                continue
+            if isinstance(op, scf.WhileOp):
+                continue
+            for region in op.regions:
+                for b in region.blocks:
+                    visit(b)
+
+    for block in function.body.blocks:
+        visit(block)
+
+
+@dataclass(frozen=True)
+class ParallelizePass(ModulePass):
+    """`ad-parallelize{strict=false}`: outline the marked loops that may run
+    in parallel into `ad.parallel_for`; `strict`: a prange loop that may
+    not is an error."""
+
+    name = "ad-parallelize"
+    strict: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]:
+            parallelize_function(function, strict=self.strict)
+
+
+__all__ = ["ParallelizePass", "check_prange_loops", "mark_parallel", "parallel_problem", "parallel_report",
+           "parallelize_function", "prange_problems", "with_parallel_loops"]

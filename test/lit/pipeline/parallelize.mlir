@@ -1,0 +1,106 @@
+// RUN: ad-opt %s -p ad-parallelize | filecheck %s
+// ad-parallelize alone: a loop marked ad.parallel whose iterations the alias
+// analysis proves independent, and whose iter_args are sums, is outlined
+// into a private function (the loop over lo .. hi, constants cloned in,
+// other outside values as parameters) run by ad.parallel_for; any other
+// marked loop loses its mark and stays serial.
+
+// Independent, with a sum: outlined; kinds "s" (a sum).
+// CHECK-LABEL: func.func @scale_sum(%x: memref<?xf64> {ad.noalias}, %y: memref<?xf64> {ad.noalias}) -> f64 {
+// CHECK:         %[[R:.*]] = "ad.parallel_for"(%c0, %n, %c1, %x, %y, %zero) <{callee = @scale_sum.par0, kinds = "s", operandSegmentSizes = array<i32: 1, 1, 1, 2, 1>}> : (index, index, index, memref<?xf64>, memref<?xf64>, f64) -> f64
+// CHECK-NOT:     scf.for
+// CHECK:         func.return %[[R]] : f64
+// CHECK:       func.func private @scale_sum.par0(%lo: index, %hi: index, %step: index, %x: memref<?xf64> {ad.noalias}, %y: memref<?xf64> {ad.noalias}, %[[INIT:.*]]: f64) -> f64 {
+// CHECK-NEXT:    %two = arith.constant 2.000000e+00 : f64
+// CHECK-NEXT:    %[[S:.*]] = scf.for %i = %lo to %hi step %step iter_args(%acc = %[[INIT]]) -> (f64) {
+// CHECK-NEXT:      %a = memref.load %x[%i]
+// CHECK-NEXT:      %b = arith.mulf %two, %a
+// CHECK-NEXT:      memref.store %b, %y[%i]
+// CHECK-NEXT:      %acc2 = arith.addf %acc, %a
+// CHECK-NEXT:      scf.yield %acc2 : f64
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[S]] : f64
+func.func @scale_sum(%x: memref<?xf64> {ad.noalias}, %y: memref<?xf64> {ad.noalias}) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f64) {
+    %a = memref.load %x[%i] : memref<?xf64>
+    %b = arith.mulf %two, %a : f64
+    memref.store %b, %y[%i] : memref<?xf64>
+    %acc2 = arith.addf %acc, %a : f64
+    scf.yield %acc2 : f64
+  } {ad.parallel = "prange"}
+  func.return %r : f64
+}
+
+// A value yielded unchanged (the adjoint of a sum in its reverse loop) is
+// kept: kinds "k".
+// CHECK-LABEL: func.func @kept
+// CHECK:         "ad.parallel_for"{{.*}}kinds = "k"
+func.func @kept(%x: memref<?xf64>, %g: f64) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%adj = %g) -> (f64) {
+    %a = memref.load %x[%i] : memref<?xf64>
+    %b = arith.mulf %adj, %a : f64
+    memref.store %b, %x[%i] : memref<?xf64>
+    scf.yield %adj : f64
+  } {ad.parallel = "auto"}
+  func.return %r : f64
+}
+
+// Iteration i reads what i - 1 wrote: serial, unmarked.
+// CHECK-LABEL: func.func @recurrence
+// CHECK-NOT:     ad.parallel_for
+// CHECK:         scf.for
+// CHECK-NOT:     ad.parallel
+// CHECK:         func.return
+func.func @recurrence(%x: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  scf.for %i = %c1 to %n step %c1 {
+    %j = arith.subi %i, %c1 : index
+    %a = memref.load %x[%j] : memref<?xf64>
+    %b = memref.load %x[%i] : memref<?xf64>
+    %c = arith.mulf %a, %b : f64
+    memref.store %c, %x[%i] : memref<?xf64>
+  } {ad.parallel = "auto"}
+  func.return
+}
+
+// A product is not a sum: serial.
+// CHECK-LABEL: func.func @product
+// CHECK-NOT:     ad.parallel
+// CHECK:         func.return
+func.func @product(%x: memref<?xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f64
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%p = %one) -> (f64) {
+    %a = memref.load %x[%i] : memref<?xf64>
+    %q = arith.mulf %p, %a : f64
+    scf.yield %q : f64
+  } {ad.parallel = "auto"}
+  func.return %r : f64
+}
+
+// Arguments that may alias (no ad.noalias): y[i] may be x[i + 1]. Serial.
+// CHECK-LABEL: func.func @may_alias
+// CHECK-NOT:     ad.parallel
+// CHECK:         func.return
+func.func @may_alias(%x: memref<?xf64>, %y: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  scf.for %i = %c0 to %n step %c1 {
+    %a = memref.load %x[%i] : memref<?xf64>
+    memref.store %a, %y[%i] : memref<?xf64>
+  } {ad.parallel = "auto"}
+  func.return
+}
