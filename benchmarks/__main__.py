@@ -21,7 +21,7 @@ import traceback
 import benchmarks  # noqa: F401  (sets one thread per tool before numpy loads)
 
 KERNELS = ["strided", "energy", "small", "dense", "inplace", "euler", "mlp", "neohookean", "forward",
-           "compiled_mlir", "activity", "policy", "threads", "sinkhorn", "per_example", "lse", "smallvec"]
+           "compiled_mlir", "activity", "policy", "threads", "sinkhorn", "per_example", "lse", "smallvec", "parallel"]
 
 
 def machine() -> dict:

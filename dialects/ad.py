@@ -237,6 +237,9 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
     ret_activity = prop_def(ArrayAttr[StringAttr])
     with_primal = opt_prop_def(UnitAttr)
     width = opt_prop_def(IntegerAttr)
+    strong_zero = opt_prop_def(UnitAttr)
+    """Enzyme's `strong_zero`: an adjoint whose seed is zero is zero, even
+    where the partial derivative is inf or nan (0 * inf gives 0, not nan)."""
 
     args = var_operand_def()
     res = var_result_def()
@@ -250,6 +253,7 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         result_types: Sequence[Attribute],
         with_primal: bool = False,
         width: int = 1,
+        strong_zero: bool = False,
     ):
         if isinstance(callee, str):
             callee = SymbolRefAttr(callee)
@@ -262,6 +266,8 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
             props["with_primal"] = UnitAttr()
         if width != 1:
             props["width"] = IntegerAttr(width, 64)
+        if strong_zero:
+            props["strong_zero"] = UnitAttr()
         super().__init__(operands=[args], result_types=[result_types], properties=props)
 
     @property
@@ -277,14 +283,17 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         extras = ["with_primal"] if self.with_primal is not None else []
         if self.lanes != 1:
             extras.append(f"width = {self.lanes}")
+        if self.strong_zero is not None:
+            extras.append("strong_zero")
         self.print_call(printer, extras)
 
     @classmethod
     def parse(cls, parser: Parser) -> AutodiffOp:
         callee, args, acts, rets, extras, ftype = parse_diff_call(
-            parser, "ad.autodiff", {"with_primal": None, "width": _parse_width})
+            parser, "ad.autodiff", {"with_primal": None, "width": _parse_width, "strong_zero": None})
         return cls(callee, args, acts, rets, ftype.outputs.data,
-                   with_primal="with_primal" in extras, width=extras.get("width", 1))
+                   with_primal="with_primal" in extras, width=extras.get("width", 1),
+                   strong_zero="strong_zero" in extras)
 
     # -- verification --------------------------------------------------------
 
@@ -686,6 +695,27 @@ class TapePushOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TapeReserveOp(IRDLOperation):
+    """Makes room on `tape` for `count` more pushes (forward sweep): a tape
+    without a capacity grows once here, so the pushes of the loop nest that
+    follows (marked `ad.reserved`) need no test for room; a tape with a
+    capacity already has it. `ad-build-gradients` emits it before the
+    outermost loop whose nest's trip counts are known at its start."""
+
+    name = "ad.tape.reserve"
+
+    tape = operand_def(TapeType)
+    count = operand_def(IndexType)
+
+    traits = traits_def(WritesTape(), MayStop())
+
+    assembly_format = "$tape `,` $count attr-dict `:` type($tape)"
+
+    def __init__(self, tape: SSAValue, count: SSAValue):
+        super().__init__(operands=[tape, count])
+
+
+@irdl_op_definition
 class TapePopOp(IRDLOperation):
     """Pops the last pushed value from `tape` (reverse sweep)."""
 
@@ -928,7 +958,7 @@ class ParallelForOp(IRDLOperation):
 
 AD = Dialect(
     "ad",
-    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
+    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapeReserveOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
      SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp],
     [TapeType],
 )
@@ -947,6 +977,12 @@ UNCHECKED_ATTR = "ad.unchecked"
 bounds check for this access (`ad-elide-shadow-checks` sets it on the
 reverse sweep's accesses the IR proves in bounds; tape lowering on tape
 accesses)."""
+
+RESERVED_ATTR = "ad.reserved"
+"""Unit attribute on an `ad.tape.push`: an `ad.tape.reserve` before the
+loop nest around it made room for every push of the nest, so the lowering
+stores without testing for room (a growable tape's push is then a store
+and an increment, which LLVM vectorises with the loop)."""
 
 PY_INDEX_ATTR = "ad.py_index"
 """Unit attribute on a memref.load/store/subview whose indices follow
@@ -1035,6 +1071,17 @@ own gradient (which reruns its forward sweep, taping locally, then its
 reverse), on the call's inputs: scalars made available by the cache plan,
 memref contents the call or later code overwrites restored from a snapshot
 (docs/cache.md, "Checkpointing")."""
+
+REVOLVE_ATTR = "ad.revolve"
+"""On a checkpointed `func.call` (with `ad.checkpoint`) that
+`ad-checkpoint-loops{schedule=revolve}` makes of a time loop: a dictionary
+{state = array<i64: operand indices of the arrays the steps overwrite,
+snapshotted>, scratch = array<i64: those each step writes before reading>,
+carried = number of trailing operands that are the loop's carried values}.
+The callee runs steps [lo, hi): operands (snapshots, lo, hi, step, used
+values..., carried...). Its reverse (adpasses/reverse/rules/revolve.py)
+follows the binomial schedule with `snapshots` states
+(adpasses/cache/revolve.py) instead of one snapshot per call."""
 
 RAISES_ATTR = "ad.raises"
 """A string, on `cf.assert`: the Python exception class (a builtin, by

@@ -10,7 +10,11 @@ numpy's `ValueError` text and the Python location (`ad.raise_if`).
 numpy reads an overlapping source as if it were copied first
 (`x[1:] = x[:-1]` shifts): unless the source provably uses other memory
 (a local array other than the target's, or an argument when the target is
-a local array), it is copied into a temporary first.
+a local array), it is copied into a temporary first. An array expression
+(`h[:] = np.tanh(z + b)`) is written straight into the target, one
+generic, when the same proof holds for every array it reads (or it reads
+the target itself at the element written, `x[:] = np.where(m, 0.0, x)`);
+otherwise it is computed into a new local array first.
 """
 
 from __future__ import annotations
@@ -19,11 +23,19 @@ import ast
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
-from xdsl.ir import Block, SSAValue
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import Block, Region, SSAValue
 
 from adpasses.analysis.memref_views import is_allocation, memory_object
+from adpasses.core.effects import is_pure
 from adpasses.dialects.ad import RaiseIfOp
-from adpasses.frontend.values import Array, Scalar
+from adpasses.frontend.array_exprs import _dims_map, _parallel
+from adpasses.frontend.values import Array, ArrayExpr, Scalar
+
+_MAY_STOP = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.FloorDivSIOp, arith.CeilDivSIOp,
+             arith.FPToSIOp, arith.FPToUIOp)
+"""Pure to the effects, but lowered with a check that stops the call
+(division by zero; a float that does not fit the integer)."""
 
 
 class SliceMixin:
@@ -35,13 +47,19 @@ class SliceMixin:
                     stmt: ast.stmt) -> None:
         """`a[target] = value` (op None) or `a[target] op= value` where the
         subscript selects a view."""
-        value = self.materialize(value, stmt)  # an array expression (array_exprs.py): a new local array
         items = self.subscript_items(target)
         if len(items) > a.ndim:
             self.error(target, f"too many indices: the array has {a.ndim} dimension(s)")
+        expr = value if isinstance(value, ArrayExpr) and op is None else None
+        if expr is None:
+            value = self.materialize(value, stmt)  # an array expression (array_exprs.py): a new local array
         with self.at(target):
             dest = self.view(a, items, target)
         sizes = [self.dim(dest, d) for d in range(dest.ndim)]
+        if expr is not None:
+            if self._store_in_place(expr, a, items, dest, sizes, stmt):
+                return
+            value = self.materialize(expr, stmt)
         if isinstance(value, Scalar):
             self._assign_nest(dest, sizes, lambda idx: value, op, stmt)
             return
@@ -67,22 +85,59 @@ class SliceMixin:
 
         self._assign_nest(dest, sizes, element, op, stmt)
 
+    def _store_in_place(self, expr: ArrayExpr, a: Array, items: list[ast.expr], dest: Array,
+                        sizes: list[SSAValue], stmt: ast.stmt) -> bool:
+        """`dest = expr` as one generic writing `dest` itself, with no
+        temporary, when that reads what numpy's copy-first semantics read:
+        every array the expression reads is provably other memory than the
+        target's (`_may_overlap`), or is the sliced array `a` itself, read
+        at the very element written (`a[:] = f(a)`: the target is all of `a`,
+        the leaf unbroadcast), and the expression cannot stop the call
+        halfway (an integer division's ZeroDivisionError, a float-to-int
+        conversion's check: numpy would have written nothing). False: the
+        caller materialises the expression first."""
+        lead = dest.ndim - expr.ndim
+        if lead < 0:
+            return False
+        whole = all(isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
+                    for i in items)
+        for m, dims in expr.leaves:
+            if not self._may_overlap(Array(m), dest):
+                continue
+            if not (m is a.value and whole and lead == 0 and dims == tuple(range(dest.ndim))):
+                return False
+        block, _ = self.generic_block([m for m, _ in expr.leaves], expr.body, element=dest.element, node=stmt)
+        if not all(isinstance(op, linalg.YieldOp) or (is_pure(op) and not isinstance(op, _MAY_STOP))
+                   for op in block.ops):
+            return False
+        with self.at(stmt):
+            self._check_broadcast(expr.shape, sizes, False)
+            shifted = [tuple(d + lead for d in dims) for _, dims in expr.leaves]
+            operands = [self.leaf_operand(m, d, sizes) for (m, _), d in zip(expr.leaves, shifted)]
+            maps = [_dims_map(dest.ndim, d) for d in shifted] + [_dims_map(dest.ndim, range(dest.ndim))]
+            self.emit(linalg.GenericOp(operands, [dest.value], Region(block), maps, _parallel(dest.ndim)))
+        return True
+
     def _broadcast_source(self, value: Array, dest: Array, sizes: list[SSAValue], update: bool) -> Array:
         """Stop with numpy's ValueError unless `value` broadcasts to `dest`."""
-        lead = dest.ndim - value.ndim
+        self._check_broadcast([self.dim(value, j) for j in range(value.ndim)], sizes, update)
+        return value
+
+    def _check_broadcast(self, src_sizes: list[SSAValue], sizes: list[SSAValue], update: bool) -> None:
+        """Stop with numpy's ValueError unless an array of `src_sizes`
+        broadcasts to `sizes`."""
+        lead = len(sizes) - len(src_sizes)
         bad = None
-        src_sizes = [self.dim(value, j) for j in range(value.ndim)]
         for j, n in enumerate(src_sizes):
             differ = self.emit(arith.CmpiOp(n, sizes[lead + j], "ne")).results[0]
             not_one = self.emit(arith.CmpiOp(n, self.const_index(1), "ne")).results[0]
             wrong = self.emit(arith.AndIOp(differ, not_one)).results[0]
             bad = wrong if bad is None else self.emit(arith.OrIOp(bad, wrong)).results[0]
         if bad is not None:
-            s, d = f"{{0:shape{value.ndim}}}", f"{{1:shape{dest.ndim}}}"
+            s, d = f"{{0:shape{len(src_sizes)}}}", f"{{1:shape{len(sizes)}}}"
             message = (f"operands could not be broadcast together with shapes {d} {s} {d}" if update
                        else f"could not broadcast input array from shape {s} into shape {d}")
             self.emit(RaiseIfOp(bad, "ValueError", message, [self._packed(src_sizes), self._packed(sizes)]))
-        return value
 
     def _packed(self, sizes: list[SSAValue]) -> SSAValue:
         """Sizes packed into one index for an error message (64 // len bits

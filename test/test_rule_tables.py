@@ -57,14 +57,19 @@ class _AllActive:
 class _Sweep:
     activity = _AllActive()
     width = 1  # one cotangent per sweep (vector reverse mode has more)
+    strong_zero = False
+
+
+class _StrongZeroSweep(_Sweep):
+    strong_zero = True  # adjoints guarded by `g == 0`: reads the seed, no primal more
 
 
 class RecordingContext(ReverseContext):
     """A reverse context whose primal values are the op's own values, and
     which records every primal value a rule asks for."""
 
-    def __init__(self, scratch: Block):
-        super().__init__(_Sweep(), scratch, InsertPoint.at_end(scratch))
+    def __init__(self, scratch: Block, sweep: type = _Sweep):
+        super().__init__(sweep(), scratch, InsertPoint.at_end(scratch))
         self.requested: list = []
 
     def primal(self, value):  # noqa: ANN001
@@ -72,8 +77,9 @@ class RecordingContext(ReverseContext):
         return value
 
 
+@pytest.mark.parametrize("sweep", [_Sweep, _StrongZeroSweep], ids=["plain", "strong_zero"])
 @pytest.mark.parametrize("cls,rule", scalar_rules(), ids=lambda x: getattr(x, "name", ""))
-def test_rule_reads_exactly_what_it_needs(cls, rule):
+def test_rule_reads_exactly_what_it_needs(cls, rule, sweep):
     op, block = make_op(cls)
     float_positions = [i for i, o in enumerate(op.operands) if _AllActive().is_active(o)]
     assert float_positions, f"{cls.name} has no float operand"
@@ -81,7 +87,7 @@ def test_rule_reads_exactly_what_it_needs(cls, rule):
         for subset in itertools.combinations(float_positions, r):
             want = tuple(i in subset for i in range(len(op.operands)))
             scratch = Block(arg_types=[op.results[0].type])
-            rc = RecordingContext(scratch)
+            rc = RecordingContext(scratch, sweep)
             g = scratch.args[0]
             adjoints = list(rule.adjoint(rc, op, g, want))
             assert len(adjoints) == len(op.operands), cls.name

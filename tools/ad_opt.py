@@ -67,7 +67,7 @@ class ADOptMain(xDSLOptMain):
             default=[],
             metavar="SPEC",
             help='add a function that calls the gradient of one (implies --reverse), like '
-                 '--enzyme-wrap: "fn=f activities=dup,active rets=active name=df with-primal" '
+                 '--enzyme-wrap: "fn=f activities=dup,active rets=active name=df with-primal strong-zero" '
                  "(pass ad-wrap; docs/dialect.md)",
         )
         arg_parser.add_argument(
@@ -108,6 +108,20 @@ class ADOptMain(xDSLOptMain):
             metavar="BYTES",
             help="with --reverse: checkpoint the time loops whose tape may exceed BYTES "
                  "(ad-checkpoint-loops; docs/cache.md, Checkpointing)",
+        )
+        arg_parser.add_argument(
+            "--snapshots",
+            type=int,
+            default=0,
+            metavar="S",
+            help="with --reverse: reverse time loops by the binomial (revolve) schedule holding S "
+                 "states (with --tape-limit and S = 0: as many as fit in it)",
+        )
+        arg_parser.add_argument(
+            "--checkpoint-schedule",
+            choices=("sqrt", "revolve"),
+            default=None,
+            help="with --reverse and --tape-limit: sqrt(steps) segments (default) or revolve",
         )
         arg_parser.add_argument(
             "--no-loop-local",
@@ -188,6 +202,10 @@ class ADOptMain(xDSLOptMain):
                 options.append("simplify=false")
             if a.tape_limit >= 0:
                 options.append(f"tape-limit={a.tape_limit}")
+            if a.snapshots or a.checkpoint_schedule == "revolve":
+                options.append("checkpoint-schedule=revolve")
+            if a.snapshots:
+                options.append(f"snapshots={a.snapshots}")
             if a.no_loop_local:
                 options.append("loop-local=false")
             passes.append("ad-reverse{" + " ".join(options) + "}")
@@ -304,7 +322,8 @@ def _wrap_passes(specs: Sequence[str], mode: str) -> list[str]:
     for spec in specs:
         p = parse_wrap_spec(spec, mode)
         out.append(f'ad-wrap{{fn="{p.fn}" mode="{p.mode}" activities="{p.activities}" rets="{p.rets}" '
-                   f'wrapper="{p.wrapper}" with-primal={str(p.with_primal).lower()} width={p.width}}}')
+                   f'wrapper="{p.wrapper}" with-primal={str(p.with_primal).lower()} width={p.width} '
+                   f'strong-zero={str(p.strong_zero).lower()}}}')
     return out
 
 

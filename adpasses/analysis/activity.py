@@ -77,6 +77,7 @@ from adpasses.dialects.ad import (
     TapeFreeOp,
     TapePopOp,
     TapePushOp,
+    TapeReserveOp,
 )
 
 MEMREF_OPS_UNDERSTOOD = (
@@ -93,11 +94,11 @@ MEMREF_OPS_UNDERSTOOD = (
 """Memref ops whose effect on data the analysis models (views too)."""
 
 AD_OPS_UNDERSTOOD = (ShadowCheckOp, SizeMatchOp, KeepOp, BroadcastOp, TapeCreateOp, TapeFreeOp, TapePushOp,
-                     TapePopOp)
+                     TapeReserveOp, TapePopOp)
 """The `ad` ops of generated gradients (forward mode differentiates them:
 forward over reverse). A tape is memory: a push stores into it, a pop
 loads from it; checks (`ad.size_match` of a lowered matmul too) and keeps
-move no data."""
+move no data, nor does a reserve (room on a tape)."""
 
 _MODELED = frozenset((*MEMREF_OPS_UNDERSTOOD, *AD_OPS_UNDERSTOOD))
 

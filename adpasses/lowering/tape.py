@@ -3,7 +3,9 @@
 With a capacity operand, one allocation of exactly that many values
 (through the counting allocator); pushes never check for room. Without one
 (tapes of scf.while loops, and of loops whose trip counts vary with an outer
-loop), the buffer doubles when full; with `workspace` (the JIT's default)
+loop), the buffer doubles when full, tested at each push, or once per loop
+nest at an `ad.tape.reserve` (its pushes, marked `ad.reserved`, then test
+nothing and vectorise); with `workspace` (the JIT's default)
 it comes from a per-site pool kept across calls
 (adpasses.lowering.thread_state) and goes back there when the tape is freed,
 so a call that pushes no more than an earlier one allocates nothing.
@@ -17,10 +19,10 @@ from __future__ import annotations
 from llvmlite import ir
 
 from adpasses.core import stop_codes
-from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.dialects.ad import RESERVED_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp, TapeReserveOp
 from adpasses.lowering.core import I64, PTR, FunctionTranslator, const_i64, scalar_type
 from adpasses.lowering.memref import _element_bytes
-from adpasses.lowering.sizes import byte_count, heap_allocate, heap_grow, saturating_double
+from adpasses.lowering.sizes import MAX_BYTES, byte_count, heap_allocate, heap_grow, saturating_double
 from adpasses.lowering.thread_state import HELD_TYPE, workspace_give_back, workspace_pool, workspace_take
 
 TAPE = ir.LiteralStructType([PTR, I64, I64])
@@ -106,26 +108,50 @@ def _allocate_unless_empty(ft: FunctionTranslator, site: int, capacity: ir.Value
     return data
 
 
+def _grow_to(ft: FunctionTranslator, tape: Tape, count: ir.Value, needed: ir.Value) -> None:
+    """Room for `needed` values on a growable tape holding `count`: when
+    the capacity is smaller, the buffer grows to max(needed, twice the
+    capacity, INITIAL_CAPACITY)."""
+    b = ft.b
+    capacity = b.load(tape.field(ft, 2), typ=I64)
+    with b.if_then(b.icmp_unsigned(">", needed, capacity), likely=False):
+        doubled = saturating_double(b, capacity, INITIAL_CAPACITY)
+        grown = b.select(b.icmp_unsigned(">", needed, doubled), needed, doubled)
+        old = b.load(tape.field(ft, 0), typ=PTR)
+        element_bytes = _element_bytes(ft, tape.element)
+        nbytes = byte_count(ft, tape.site, [grown], element_bytes, stop_codes.TAPE)
+        new = heap_grow(ft, tape.site, old, nbytes, stop_codes.TAPE, element_bytes)
+        b.store(new, tape.field(ft, 0))
+        b.store(grown, tape.field(ft, 2))
+        if tape.workspace is not None:  # what a stop gives back
+            b.store(new, _held_field(b, tape.workspace[2], 0))
+            b.store(nbytes, _held_field(b, tape.workspace[2], 1))
+
+
 def _push(ft: FunctionTranslator, op: TapePushOp) -> None:
     tape: Tape = ft.get(op.tape)
     b = ft.b
     count = b.load(tape.field(ft, 1), typ=I64)
-    if tape.growable:
-        capacity = b.load(tape.field(ft, 2), typ=I64)
-        with b.if_then(b.icmp_unsigned("==", count, capacity), likely=False):
-            grown = saturating_double(b, capacity, INITIAL_CAPACITY)
-            old = b.load(tape.field(ft, 0), typ=PTR)
-            element_bytes = _element_bytes(ft, tape.element)
-            nbytes = byte_count(ft, tape.site, [grown], element_bytes, stop_codes.TAPE)
-            new = heap_grow(ft, tape.site, old, nbytes, stop_codes.TAPE, element_bytes)
-            b.store(new, tape.field(ft, 0))
-            b.store(grown, tape.field(ft, 2))
-            if tape.workspace is not None:  # what a stop gives back
-                b.store(new, _held_field(b, tape.workspace[2], 0))
-                b.store(nbytes, _held_field(b, tape.workspace[2], 1))
+    if tape.growable and RESERVED_ATTR not in op.attributes:
+        _grow_to(ft, tape, count, b.add(count, const_i64(1)))
     data = b.load(tape.field(ft, 0), typ=PTR)
     b.store(ft.get(op.value), b.gep(data, [count], inbounds=True, source_etype=tape.element))
     b.store(b.add(count, const_i64(1)), tape.field(ft, 1))
+
+
+def _reserve(ft: FunctionTranslator, op: TapeReserveOp) -> None:
+    """Room for `count` more pushes; nothing for a tape with a capacity
+    (it was allocated for all its pushes)."""
+    tape: Tape = ft.get(op.tape)
+    if not tape.growable:
+        return
+    b = ft.b
+    count = b.load(tape.field(ft, 1), typ=I64)
+    total = b.uadd_with_overflow(count, ft.get(op.count))
+    # Saturated, never wrapped: a byte count from 2**63 - 1 values stops
+    # the call with MemoryError.
+    needed = b.select(b.extract_value(total, 1), const_i64(MAX_BYTES), b.extract_value(total, 0))
+    _grow_to(ft, tape, count, needed)
 
 
 def _pop(ft: FunctionTranslator, op: TapePopOp) -> None:
@@ -145,4 +171,5 @@ def _free(ft: FunctionTranslator, op: TapeFreeOp) -> None:
     ft.free(ft.b.load(tape.field(ft, 0), typ=PTR))
 
 
-LOWERINGS = {TapeCreateOp: _create, TapePushOp: _push, TapePopOp: _pop, TapeFreeOp: _free}
+LOWERINGS = {TapeCreateOp: _create, TapePushOp: _push, TapeReserveOp: _reserve, TapePopOp: _pop,
+             TapeFreeOp: _free}

@@ -238,14 +238,20 @@ def emit_contraction(sink: Sink, pairs: Sequence[tuple[SSAValue, SSAValue]]) -> 
 
 
 def emit_adjoints(
-    partials: Partials, sink: Sink, op: Operation, g: SSAValue, want: Sequence[bool]
+    partials: Partials, sink: Sink, op: Operation, g: SSAValue, want: Sequence[bool],
+    strong_zero: bool = False,
 ) -> list[SSAValue | None]:
-    """One adjoint per operand (None where not wanted or no derivative)."""
+    """One adjoint per operand (None where not wanted or no derivative).
+    With `strong_zero` (Enzyme's flag), an adjoint that is not `g` or `-g`
+    is `select(g == 0, 0, g * partial)`: a zero seed gives a zero adjoint
+    even where the partial is inf or nan."""
     got, leaves = trace(partials, op, len(op.operands))
     seed = Expr(G, seq=(-1,))
     end = next(_SEQ)
     adjoints = [scale(seed, p, (end, i)) if w and p is not None else None
                 for i, (p, w) in enumerate(zip(got, want))]
+    if strong_zero:
+        adjoints = [_strong_zero(seed, a) for a in adjoints]
     emitter = _Emitter(sink, leaves, seed, g)
     values = emitter.emit_all([a for a in adjoints if a is not None])
     out: list[SSAValue | None] = []
@@ -255,6 +261,15 @@ def emit_adjoints(
             continue
         out.append(emitter.convert(values[a], operand.type))
     return out
+
+
+def _strong_zero(seed: Expr, adjoint: Expr | None) -> Expr | None:
+    """`select(seed == 0, 0, adjoint)`, unless the adjoint is exact at a
+    zero seed already (the seed itself, its negation, a constant zero)."""
+    if adjoint is None or adjoint is seed or adjoint.kind == "zero" or (
+            adjoint.kind == "neg" and adjoint.args[0] is seed):
+        return adjoint
+    return select(cmpf("oeq", seed, 0), 0, adjoint)
 
 
 def emit_tangents(

@@ -12,7 +12,9 @@ argument. Its body is:
 1. the forward sweep: a clone of the primal body, with an `ad.tape.push`
    after every value the cache plan tapes (tapes are created just before
    the top-level op that contains the pushes, sized by the trip counts of
-   the enclosing loops when those are known there, growable otherwise);
+   the enclosing loops when those are known there, growable otherwise,
+   with an `ad.tape.reserve` before the outermost loop whose nest's trip
+   counts are known at its start);
    deallocations in the top block are deferred to the end, so the reverse
    sweep may still reload from those buffers;
 2. the reverse sweep: every active op in reverse order, through its rule
@@ -45,6 +47,7 @@ from adpasses.cache.plan import CachePlan, is_recomputable_op
 from adpasses.dialects.ad import (
     BOUNDS_CHECKED_OPS,
     OWN_SIZES_ATTR,
+    RESERVED_ATTR,
     WORKSPACE_ATTR,
     TWIN_ID_ATTR,
     TWIN_OF_ATTR,
@@ -54,6 +57,7 @@ from adpasses.dialects.ad import (
     TapeFreeOp,
     TapePopOp,
     TapePushOp,
+    TapeReserveOp,
 )
 from adpasses.core.index_arith import saturate, saturating_mul, trip_count
 from adpasses.core.ir_facts import home_block, is_constant
@@ -62,6 +66,13 @@ from adpasses.reverse.reverse_context import ReverseContext
 
 if TYPE_CHECKING:
     from adpasses.reverse.rules import RuleTables
+
+
+def _defined_inside(value: SSAValue, op: Operation) -> bool:
+    """`value` is computed inside `op`'s regions (an induction variable
+    of `op` included), so not known before `op` runs."""
+    owner = value.op if isinstance(value, OpResult) else value.block.parent_op()  # type: ignore[attr-defined]
+    return owner is not None and op.is_ancestor(owner)
 
 
 class GradientBuilder:
@@ -75,8 +86,13 @@ class GradientBuilder:
         rules: RuleTables,
         callee_gradient: Callable[[str, Sequence[str], Sequence[str]], str] | None = None,
         width: int = 1,
+        strong_zero: bool = False,
     ):
         self.primal = primal
+        self.strong_zero = strong_zero
+        """Enzyme's `strong_zero`: each scalar op's adjoint is zero where its
+        seed is (`g == 0 ? 0 : g * partial`), so an inf or nan partial on a
+        path the seed does not reach gives no nan."""
         self.width = width
         """Lanes (vector reverse mode): each adjoint and shadow exists `width`
         times, one per cotangent; the forward sweep and the primal values
@@ -87,6 +103,9 @@ class GradientBuilder:
         checkpointed call's reverse calls."""
         self.snapshot_tapes: dict[tuple[Operation, SSAValue], SSAValue] = {}
         self.checkpointed_calls: list[tuple[Operation, str]] = []
+        self.forward_state: dict[Operation, object] = {}
+        """What rules' `forward` code leaves for their reverse (a revolve call's
+        snapshot buffers: rules/revolve.py), by primal op."""
         """(checkpointed call of the primal, the callee gradient its reverse calls)."""
         self.rules = rules  # handed in: the engine does not import the rules
         self.activity = activity
@@ -228,6 +247,12 @@ class GradientBuilder:
             new = op.clone(value_mapper=vmap)
             block.add_op(new)
             self._clones[op] = new
+            if self.activity.is_active_op(op):
+                # A rule that adds forward-sweep code before its op's clone
+                # (a revolve call: snapshot buffers and the first descent).
+                forward = getattr(self.rules.rule_for(op), "forward", None)
+                if forward is not None:
+                    forward(self, op, new)
             for old_op, new_op in zip(op.walk(), new.walk()):
                 self._forward_ops[old_op] = new_op
         for arg in self.top_block.args:
@@ -273,6 +298,44 @@ class GradientBuilder:
                     target.add_op(push)
                 else:
                     target.insert_op_before(push, target.first_op)
+            if capacity is None and self._reserve_room(home_block(value), tape, vmap):
+                push.attributes[RESERVED_ATTR] = UnitAttr()
+
+    def _reserve_room(self, block: Block | None, tape: SSAValue, vmap: dict[SSAValue, SSAValue]) -> bool:
+        """For a tape whose capacity is unknown before its top-level op (a
+        loop nest whose inner trip counts an outer loop computes): an
+        `ad.tape.reserve` of the pushes of `block` per run of the
+        outermost loop around it whose nest's trip counts are all defined
+        outside it, placed just before that loop's forward copy, so the
+        pushes test for room once per nest instead of once each (and the
+        nest vectorises). False when no loop around `block` qualifies (a
+        while loop in between)."""
+        assert block is not None
+        chain: list[tuple[Operation, tuple[SSAValue, SSAValue, SSAValue]]] = []
+        best = 0
+        op = block.parent_op()
+        while op is not None and op is not self.primal:
+            loop = trip_bounds(op)
+            if loop is None:
+                if not runs_at_most_once(op):  # at most once: an upper bound still holds
+                    break
+            else:
+                chain.append((op, loop))
+                if all(not _defined_inside(v, op) for _, bounds in chain for v in bounds):
+                    best = len(chain)
+            op = op.parent_op()
+        if best == 0:
+            return False
+        outer = chain[best - 1][0]
+        builder = Builder(InsertPoint.before(self._forward_ops[outer]))
+        total = builder.insert(arith.ConstantOp(IntegerAttr(1, IndexType()))).results[0]
+        for _, (lb, ub, step) in chain[:best]:
+            n = trip_count(builder, vmap[lb], vmap[ub], vmap[step])
+            if not isinstance(n.type, IndexType):  # an scf.for over iN (a count >= 0)
+                n = builder.insert(arith.IndexCastOp(n, IndexType())).results[0]
+            total = saturating_mul(builder, total, n)
+        builder.insert(TapeReserveOp(tape, total)).location = outer.location
+        return True
 
     def _allocate_mirrors(self, block: Block) -> list[SSAValue]:
         """Per taped load whose value a store also needs (`plan.shared`):

@@ -142,7 +142,7 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
                       memory_needs=collect_memory_needs(work, analysis), loop_local=loop_local)
     name = work.sym_name.data
     sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES, callee_gradient,
-                            width=request.width)
+                            width=request.width, strong_zero=request.strong_zero)
     gradient = sweep.build()
     gradient.attributes[GRADIENT_OF_ATTR] = work.attributes[GRADIENT_OF_ATTR]
     block = work.parent_block()
@@ -240,10 +240,12 @@ class CheckpointRequests:
         self.names: dict[GradientRequest, str] = {r: f.sym_name.data for r, f in work.items()}
         self.pending: list[tuple[GradientRequest, func.FuncOp]] = []
 
-    def gradient_name(self, callee: str, activity, ret_activity) -> str:  # type: ignore[no-untyped-def]
+    def gradient_name(self, callee: str, activity, ret_activity,  # type: ignore[no-untyped-def]
+                      strong_zero: bool = False) -> str:
         from adpasses.transforms.clone_primals import clone_primal
 
-        request = GradientRequest(callee, tuple(activity), tuple(ret_activity), False)
+        request = GradientRequest(callee, tuple(activity), tuple(ret_activity), False,
+                                  strong_zero=strong_zero)
         if request not in self.names:
             copy = clone_primal(self.module, request)
             prepare_copy(copy, self.module, request)

@@ -5,7 +5,7 @@ The reverse pipeline (adpasses/transforms/reverse_pipeline.py) is a list of
 module passes; what one step hands the next is in the IR. `ad-clone-primals`
 copies each primal that an `ad.autodiff` asks for, names the copy as its
 gradient will be, and marks it with `ad.gradient_of` (the request: primal,
-activities, with_primal). The following steps act only on marked functions,
+activities, with_primal, width, strong_zero). The following steps act only on marked functions,
 so the user's functions stay as written: inlining, affine lowering and
 while-counting change the copy, `ad-build-gradients` replaces the copy by
 the gradient (still marked), and the cleanup steps work on the gradient.
@@ -41,11 +41,15 @@ class GradientRequest:
     width: int = 1
     """Cotangents per sweep (vector reverse mode): `width` shadows per dup
     argument, seeds per active result and derivatives per active argument."""
+    strong_zero: bool = False
+    """Adjoints of a zero seed are zero even where a partial derivative is
+    inf or nan (Enzyme's `strong_zero`; `ops/partials.emit_adjoints`)."""
 
     @staticmethod
     def of_autodiff(op: AutodiffOp) -> GradientRequest:
         return GradientRequest(op.callee.root_reference.data, tuple(op.arg_activities),
-                               tuple(op.ret_activities), op.with_primal is not None, op.lanes)
+                               tuple(op.ret_activities), op.with_primal is not None, op.lanes,
+                               op.strong_zero is not None)
 
     @staticmethod
     def of_function(function: func.FuncOp) -> GradientRequest | None:
@@ -63,7 +67,8 @@ class GradientRequest:
                                tuple(a.data for a in acts.data),  # type: ignore[attr-defined]
                                tuple(a.data for a in rets.data),  # type: ignore[attr-defined]
                                "with_primal" in d,
-                               width.value.data if isinstance(width, IntegerAttr) else 1)
+                               width.value.data if isinstance(width, IntegerAttr) else 1,
+                               "strong_zero" in d)
 
     def mark(self) -> DictionaryAttr:
         entries = {
@@ -75,12 +80,16 @@ class GradientRequest:
             entries["with_primal"] = UnitAttr()
         if self.width != 1:
             entries["width"] = IntegerAttr(self.width, 64)
+        if self.strong_zero:
+            entries["strong_zero"] = UnitAttr()
         return DictionaryAttr(entries)
 
     def gradient_name(self, module: ModuleOp) -> str:
-        """`f_grad_<argument codes>_<result codes>[_p][_w<N>]`, made unique in `module`."""
+        """`f_grad_<argument codes>_<result codes>[_p][_w<N>][_z]`, made unique in `module`
+        (`_z`: strong zero)."""
         base = (f"{self.primal}_grad_{_codes(self.activity)}_{_codes(self.ret_activity)}"
-                f"{'_p' if self.with_primal else ''}{f'_w{self.width}' if self.width != 1 else ''}")
+                f"{'_p' if self.with_primal else ''}{f'_w{self.width}' if self.width != 1 else ''}"
+                f"{'_z' if self.strong_zero else ''}")
         name, k = base, 1
         while SymbolTable.lookup_symbol(module, name) is not None:
             name, k = f"{base}_{k}", k + 1

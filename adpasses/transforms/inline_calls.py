@@ -6,7 +6,9 @@ function that calls others is built from a copy with its callees inlined
 (the reverse pipeline's copy, marked `ad.gradient_of`; the pass inlines
 into marked functions only)
 (locations of inlined ops stay those of the callee's source). Recursion
-cannot be inlined and is reported at the call.
+cannot be inlined: a recursive call must be checkpointed (`ad.checkpoint`,
+whose reverse calls the callee's gradient, so the gradient recurses as the
+primal does), else it is reported at the call.
 """
 
 from __future__ import annotations
@@ -50,13 +52,16 @@ def check_no_recursion(module: Operation, root: func.FuncOp, root_name: str | No
                 callee = _callee(module, op)
                 if callee is None or custom_rule_of_function(callee) is not None:
                     continue  # not inlined: a custom rule differentiates it
+                if CHECKPOINT_ATTR in op.attributes:
+                    continue  # not inlined: its reverse calls the callee's gradient (recursion allowed)
                 cname = callee.sym_name.data
                 if cname in on_path:
                     chain = " -> ".join([*on_path[on_path.index(cname) :], cname])
                     raise error_at(
                         op,
-                        f"recursive call ({chain}) cannot be differentiated: "
-                        "rewrite the recursion as a loop",
+                        f"recursive call ({chain}) cannot be inlined for differentiation: "
+                        "mark it {ad.checkpoint} (its reverse calls the callee's gradient, "
+                        "one call frame at a time) or rewrite the recursion as a loop",
                     )
                 if cname not in done:
                     visit(callee)

@@ -38,7 +38,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
-from adpasses.dialects.ad import BroadcastOp, KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp, TapeType
+from adpasses.dialects.ad import (BroadcastOp, KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp,
+                                  TapeReserveOp, TapeType)
 from adpasses.transforms.lower_tapes import lower_tapes
 
 RUNTIME_PREFIX = "adpasses_tape_"
@@ -155,13 +156,15 @@ class _Runtime:
                                           [handle], [elem]), user)
                 assert value is not None
                 Rewriter.replace_op(user, [], [value])
+            elif isinstance(user, TapeReserveOp):  # the runtime's tapes grow at each push
+                Rewriter.erase_op(user)
             elif isinstance(user, TapeFreeOp):
                 _emit(func.CallOp(self.function(RUNTIME_PREFIX + "free_" + suffix, [index], []), [handle], []),
                       user)
                 Rewriter.erase_op(user)
             else:
                 raise error_at(user, f"uses the tape {create.tape.name_hint or ''} in a way "
-                                     "ad-lower-ad-ops cannot lower (only push, pop and free)")
+                                     "ad-lower-ad-ops cannot lower (only push, reserve, pop and free)")
         Rewriter.erase_op(create)
 
 

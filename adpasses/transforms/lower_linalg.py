@@ -12,7 +12,12 @@ pass runs: a step of the reverse pipeline (`marked-only=true`, after
 
 A generic becomes one loop per iterator, the `parallel` ones outside the
 `reduction` ones, each from 0 to the size of the first operand dimension
-its indexing maps name. When every output's map uses only parallel
+its indexing maps name; except a reduction whose largest input's last
+(contiguous) dimension is a parallel one (`np.sum(X, axis=0)`,
+`np.max(X, axis=0)` of a row-major X): its loops follow that input's
+dimensions (rows outside, columns inside: loop interchange), so the
+inner loop walks memory contiguously and vectorises, the outputs
+accumulating in memory. When every output's map uses only parallel
 dimensions (a sum, a row sum), the outputs are loaded once before the
 reduction loops, carried through them as `iter_args` and stored after:
 the accumulator is a loop-carried value, which LLVM keeps in a register
@@ -35,7 +40,7 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.linalg import ops as linalg
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
@@ -71,6 +76,31 @@ def _in_linalg(op: Operation) -> bool:
             return True
         parent = parent.parent_op()
     return False
+
+
+def _row_major_order(in_maps: list[AffineMap], inputs: list[SSAValue], parallel: list[int],
+                     reduction: list[int]) -> tuple[list[int], int] | None:
+    """The loop order of a reduction that walks its largest input row by
+    row: that input's dimensions in its own order, when parallel-outside
+    order would put a reduction loop outside the loop of the input's
+    last dimension (`np.sum(X, axis=0)`: the sums of the columns,
+    accumulated a row at a time), and that input's index. None: keep
+    parallel outside. Whether the last dimension is the contiguous one is
+    the layout's (`_Nest.walks_rows`)."""
+    if not reduction:
+        return None
+    ranked = [(len(m.results), k) for k, (m, v) in enumerate(zip(in_maps, inputs))
+              if isinstance(v.type, MemRefType)]
+    if not ranked:
+        return None
+    k_input = max(ranked, key=lambda rk: (rk[0], -rk[1]))[1]  # the first of the highest rank
+    amap = in_maps[k_input]
+    dims = [e.position for e in amap.results if isinstance(e, AffineDimExpr)]
+    if len(dims) != len(amap.results) or sorted(dims) != sorted(parallel + reduction):
+        return None  # not a permutation of the loops
+    if dims[-1] not in parallel or dims == parallel + reduction:
+        return None  # the reduction already runs along the rows (or is innermost anyway)
+    return dims, k_input
 
 
 @dataclass
@@ -136,19 +166,13 @@ class _Nest:
         bounds = [self.bound(d, maps, operands) for d in range(len(kinds))]
         parallel = [d for d, k in enumerate(kinds) if k == "parallel"]
         reduction = [d for d, k in enumerate(kinds) if k != "parallel"]
-        order = parallel + reduction
         n_in = len(op.inputs)
         out_maps = maps[n_in:]
+        default = parallel + reduction
         carried = bool(reduction) and all(
             isinstance(e, AffineConstantExpr) or (isinstance(e, AffineDimExpr) and e.position in parallel)
             for m in out_maps for e in m.results)
         block = op.body.block
-
-        def by_dim(ivs_in_order: list[SSAValue]) -> list[SSAValue]:
-            ivs = [None] * len(kinds)
-            for d, iv in zip(order, ivs_in_order):
-                ivs[d] = iv
-            return ivs  # type: ignore[return-value]
 
         def element(ivs: list[SSAValue], outs: list[SSAValue] | None) -> list[SSAValue]:
             """The body at one point: the operands' elements in, the yielded values out."""
@@ -175,16 +199,22 @@ class _Nest:
             for k, v in enumerate(values):
                 self.emit(memref.StoreOp.get(v, op.outputs[k], self.indices(out_maps[k], ivs)))
 
-        outer_bounds = [bounds[d] for d in parallel]
-        inner_bounds = [bounds[d] for d in reduction]
-        if not carried:
-            def plain(ivs_in_order: list[SSAValue], _: list[SSAValue]) -> list[SSAValue]:
-                ivs = by_dim(ivs_in_order)
-                store(element(ivs, None), ivs)
-                return []
+        def nest(order: list[int], carried: bool) -> None:
+            def by_dim(ivs_in_order: list[SSAValue]) -> list[SSAValue]:
+                ivs = [None] * len(kinds)
+                for d, iv in zip(order, ivs_in_order):
+                    ivs[d] = iv
+                return ivs  # type: ignore[return-value]
 
-            self.loops(outer_bounds + inner_bounds, [], plain)
-        else:
+            if not carried:
+                def plain(ivs_in_order: list[SSAValue], _: list[SSAValue]) -> list[SSAValue]:
+                    ivs = by_dim(ivs_in_order)
+                    store(element(ivs, None), ivs)
+                    return []
+
+                self.loops([bounds[d] for d in order], [], plain)
+                return
+
             def outer(outer_ivs: list[SSAValue], _: list[SSAValue]) -> list[SSAValue]:
                 partial = by_dim(outer_ivs + [None] * len(reduction))  # type: ignore[list-item]
                 initial = [self.emit(memref.LoadOp.get(o, self.indices(m, partial))).results[0]
@@ -193,11 +223,68 @@ class _Nest:
                 def inner(inner_ivs: list[SSAValue], acc: list[SSAValue]) -> list[SSAValue]:
                     return element(by_dim(outer_ivs + inner_ivs), acc)
 
-                store(self.loops(inner_bounds, initial, inner), partial)
+                store(self.loops([bounds[d] for d in reduction], initial, inner), partial)
                 return []
 
-            self.loops(outer_bounds, [], outer)
+            self.loops([bounds[d] for d in parallel], [], outer)
+
+        row = _row_major_order(maps[:n_in], list(op.inputs), parallel, reduction)
+        if row is None:
+            nest(default, carried)
+        else:
+            order, k = row
+            rowwise = self.walks_rows(op.inputs[k], maps[k], order)
+            if rowwise is True:
+                nest(order, False)
+            elif rowwise is False:
+                nest(default, carried)
+            else:  # strides known only when the call runs: both nests, chosen then
+                self.versioned(rowwise, lambda: nest(order, False), lambda: nest(default, carried))
         Rewriter.erase_op(op)
+
+    def walks_rows(self, value: SSAValue, amap: AffineMap, order: list[int]) -> bool | SSAValue:
+        """Whether the loop `order` (the dimensions of `value` in order)
+        walks `value`'s memory in its order: its last dimension's stride
+        (absolute) no larger than that of every dimension before it. True
+        for the identity layout (row-major); decided from static strides;
+        else an i1 computed from the strides when the call runs."""
+        mtype = value.type
+        assert isinstance(mtype, MemRefType)
+        rank = len(mtype.get_shape())
+        if rank < 2 or isinstance(mtype.layout, NoneAttr):
+            return True
+        strides = mtype.layout.get_strides()
+        if strides is not None and all(st is not None for st in strides):
+            return all(abs(strides[-1]) <= abs(st) for st in strides[:-1])
+        meta = self.emit(memref.ExtractStridedMetaDataOp(value))
+        dynamic = list(meta.results[2 + rank:2 + 2 * rank])
+        zero = self.index(0)
+        result: SSAValue | None = None
+        for k in range(rank - 1):
+            a, b = (self.magnitude(dynamic[i], zero) for i in (rank - 1, k))
+            ok = self.emit(arith.CmpiOp(a, b, "ule")).results[0]
+            result = ok if result is None else self.emit(arith.AndIOp(result, ok)).results[0]
+        assert result is not None
+        return result
+
+    def magnitude(self, v: SSAValue, zero: SSAValue) -> SSAValue:
+        negative = self.emit(arith.CmpiOp(v, zero, "slt")).results[0]
+        return self.emit(arith.SelectOp(negative, self.emit(arith.SubiOp(zero, v)).results[0], v)).results[0]
+
+    def versioned(self, cond: SSAValue, then, otherwise) -> None:  # type: ignore[no-untyped-def]
+        """`scf.if cond { then() } else { otherwise() }`, each emitting ops."""
+        branches = []
+        for emit_branch in (then, otherwise):
+            blk = Block()
+            saved = self.builder.insertion_point
+            self.builder.insertion_point = InsertPoint.at_end(blk)
+            try:
+                emit_branch()
+                self.emit(scf.YieldOp())
+            finally:
+                self.builder.insertion_point = saved
+            branches.append(Region(blk))
+        self.emit(scf.IfOp(cond, [], branches[0], branches[1]))
 
     def bound(self, d: int, maps: list[AffineMap], operands: list[SSAValue]) -> SSAValue:
         for m, v in zip(maps, operands):

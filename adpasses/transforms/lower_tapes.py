@@ -29,7 +29,8 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from adpasses.dialects.ad import UNCHECKED_ATTR, WORKSPACE_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.dialects.ad import (UNCHECKED_ATTR, WORKSPACE_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp,
+                                  TapeReserveOp)
 from adpasses.transforms.gradient_marks import marked_functions
 from adpasses.core.types import byte_size
 
@@ -95,6 +96,8 @@ class LowerCapacityTape(RewritePattern):
                 at(_unchecked(memref.StoreOp.get(m, counter, [zero])))
                 value = at(_unchecked(memref.LoadOp.get(buffer, [m]))).results[0]
                 rewriter.replace(user, [], [value])
+            elif isinstance(user, TapeReserveOp):  # the buffer has room for every push
+                rewriter.erase(user)
             elif isinstance(user, TapeFreeOp):
                 if not on_stack:
                     at(memref.DeallocOp.get(buffer)).attributes[WORKSPACE_ATTR] = UnitAttr()

@@ -75,6 +75,7 @@ class WrapPass(ModulePass):
     wrapper: str = ""
     with_primal: bool = False
     width: int = 1
+    strong_zero: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         what = f"ad-wrap{{fn={self.fn}}}"
@@ -95,6 +96,9 @@ class WrapPass(ModulePass):
         if self.with_primal and self.mode == "forward":
             raise CompileError(f"{what}: with-primal is a reverse-mode option (forward mode returns "
                                "the primal results of 'dup' and 'const' results already)")
+        if self.strong_zero and self.mode == "forward":
+            raise CompileError(f"{what}: strong-zero is a reverse-mode option (it decides what a "
+                               "zero seed gives through an inf or nan partial)")
         try:
             if self.mode == "reverse":
                 check_activity_signature(ftype, acts, rets)
@@ -120,7 +124,8 @@ class WrapPass(ModulePass):
         for arg, hint in zip(block.args, self._arg_names(callee, acts, rets)):
             arg.name_hint = hint
         if self.mode == "reverse":
-            call = AutodiffOp(fn, block.args, acts, rets, outs, with_primal=self.with_primal)
+            call = AutodiffOp(fn, block.args, acts, rets, outs, with_primal=self.with_primal,
+                              strong_zero=self.strong_zero)
         else:
             call = FwddiffOp(fn, block.args, acts, rets, outs, width=self.width)
         block.add_ops([call, func.ReturnOp(*call.results)])
@@ -148,17 +153,17 @@ class WrapPass(ModulePass):
 
 
 def parse_wrap_spec(spec: str, mode: str) -> WrapPass:
-    """`fn=f activities=dup,active rets=active wrapper=df with-primal width=2`
+    """`fn=f activities=dup,active rets=active wrapper=df with-primal strong-zero width=2`
     (the value of `ad-opt --reverse-wrap=` / `--forward-wrap=`)."""
     fields: dict[str, object] = {"mode": mode}
-    known = {"fn", "activities", "rets", "name", "with-primal", "width"}
+    known = {"fn", "activities", "rets", "name", "with-primal", "strong-zero", "width"}
     for item in spec.split():
         key, _, value = item.partition("=")
         if key not in known:
             raise CompileError(f"--{mode}-wrap: unknown field '{key}' in '{spec}'; "
                                f"expected {', '.join(sorted(known))}")
-        if key == "with-primal":
-            fields["with_primal"] = value in ("", "true", "1")
+        if key in ("with-primal", "strong-zero"):
+            fields[key.replace("-", "_")] = value in ("", "true", "1")
         elif key == "width":
             if not value.isdigit():
                 raise CompileError(f"--{mode}-wrap: width={value}: expected a positive integer")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from xdsl.ir import Operation
 
-from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp
+from adpasses.dialects.ad import TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp, TapeReserveOp
 
 
 class CreateRule:
@@ -37,6 +37,15 @@ class PushRule:
             return
         for lane, value in zip(lanes, fb.tangent_or_zero(op.value)):
             fb.insert(TapePushOp(value, lane)).location = op.location
+
+
+class ReserveRule:
+    """Room on the tangent tapes too: the same pushes follow."""
+
+    def forward(self, fb, op: TapeReserveOp) -> None:  # type: ignore[no-untyped-def]
+        fb.clone(op)
+        for lane in fb.tangent(op.tape) or ():
+            fb.insert(TapeReserveOp(lane, fb.primal_value(op.count))).location = op.location
 
 
 class PopRule:
@@ -65,6 +74,7 @@ class FreeRule:
 RULES: dict[type[Operation], object] = {
     TapeCreateOp: CreateRule(),
     TapePushOp: PushRule(),
+    TapeReserveOp: ReserveRule(),
     TapePopOp: PopRule(),
     TapeFreeOp: FreeRule(),
 }

@@ -68,7 +68,8 @@ class ScalarRule:
         return self.needs_for(op, want) if any(want) else ()
 
     def adjoint(self, rc: ReverseContext, op: Operation, g: SSAValue, want: Want) -> Sequence[SSAValue | None]:
-        return partials.emit_adjoints(self.entry.partials, rc, op, g, want)
+        return partials.emit_adjoints(self.entry.partials, rc, op, g, want,
+                                      strong_zero=rc.sweep.strong_zero)
 
     def reverse(self, rc: ReverseContext, op: Operation) -> None:
         g = rc.adjoint(op.results[0])

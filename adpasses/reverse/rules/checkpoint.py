@@ -97,7 +97,8 @@ class CheckpointCallRule:
                 args.append(rc.primal(v))
         rets = ["active" if activity.is_active(r) else "const" for r in op.results]
         args += [rc.adjoint_or_zero(r) for r in op.results if activity.is_active(r)]
-        name = sweep.callee_gradient(op.callee.root_reference.data, acts, rets)
+        name = (sweep.callee_gradient(op.callee.root_reference.data, acts, rets, strong_zero=True)
+                if sweep.strong_zero else sweep.callee_gradient(op.callee.root_reference.data, acts, rets))
         sweep.checkpointed_calls.append((op, name))
         call = rc.insert(func.CallOp(name, args, [v.type for v in active_scalars]))
         for v, g in zip(active_scalars, call.results):

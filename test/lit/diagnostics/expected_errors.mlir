@@ -24,7 +24,7 @@ func.func @main(%x: f64, %h: (f64) -> f64) -> f64 {
 // -----
 
 func.func @r(%x: f64) -> f64 {
-  %y = func.call @r(%x) : (f64) -> f64  // expected-error {{recursive call (r -> r) cannot be differentiated}}
+  %y = func.call @r(%x) : (f64) -> f64  // expected-error {{recursive call (r -> r) cannot be inlined for differentiation}}
   func.return %y : f64
 }
 func.func @main(%x: f64) -> f64 {

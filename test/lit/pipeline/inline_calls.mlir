@@ -15,7 +15,7 @@
 // CHECK-LABEL: func.func @outer(%a: f64) -> f64 {
 // CHECK-NEXT:    %b = func.call @inner(%a) : (f64) -> f64
 
-// REC: recursive_copy.mlir:11:3: error: 'func.call': recursive call (f -> g -> f) cannot be differentiated: rewrite the recursion as a loop
+// REC: recursive_copy.mlir:11:3: error: 'func.call': recursive call (f -> g -> f) cannot be inlined for differentiation: mark it {ad.checkpoint} (its reverse calls the callee's gradient, one call frame at a time) or rewrite the recursion as a loop
 func.func @f(%x: f64) -> f64 {
   %y = func.call @outer(%x) : (f64) -> f64
   func.return %y : f64

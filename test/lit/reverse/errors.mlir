@@ -8,7 +8,7 @@
 
 // NORULE: no_rule.mlir:5:3: error: 'llvm.fneg': has no reverse-mode rule, but it computes an active value
 // NORULE-NOT: Traceback
-// REC: recursion.mlir:6:3: error: 'func.call': recursive call (f -> g -> f) cannot be differentiated: rewrite the recursion as a loop
+// REC: recursion.mlir:6:3: error: 'func.call': recursive call (f -> g -> f) cannot be inlined for differentiation: mark it {ad.checkpoint} (its reverse calls the callee's gradient, one call frame at a time) or rewrite the recursion as a loop
 // ACT: bad_activity.mlir:6:3: error: 'ad.autodiff' op argument 0 is 'active' but has type index; only float scalars can be active
 // CF: cf.mlir:3:3: error: 'cf.br': unstructured control flow cannot be differentiated: express it with scf.for / scf.while / scf.if
 // SHADOW: missing_shadow.mlir:6:3: error: 'ad.autodiff' op expected 3 operands (1 arguments, 1 shadows, 1 seeds), got 2; is a shadow or a seed missing?

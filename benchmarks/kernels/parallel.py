@@ -1,0 +1,214 @@
+"""Issue 17, item 2: parallel loops (`adpasses.prange`) on 1 and 2 threads.
+
+Two kernels, each written with a prange loop and timed with 1 and with 2
+threads (`adpasses.set_num_threads`), beside numba's `@njit(parallel=True)`
+with `prange` (`numba.set_num_threads`):
+
+- kernel 1, strided difference at n = 10^7: the primal, and the gradient
+  into a preallocated shadow (`adpasses.autodiff` with `Duplicated`: the
+  compiled gradient, whose forward loop and loop-local reverse are one
+  parallel loop); numba: the primal and the hand gradient, each a prange
+  loop;
+- kernel 3's batch of small gradients (N = 10^6 rows of a 3-vector and a
+  2-vector; the batch loop a prange loop calling the jitted f): primal and
+  gradient (`autodiff`, one loop-local parallel loop); numba: a prange loop
+  over the hand gradient.
+
+Timed by wall clock (`time.perf_counter`: process CPU time would add the
+threads' times), the median of R rounds, each a few calls; `extra` holds the
+thread count, the cores, the load average before the rounds and the
+speed-up over 1 thread. The machine's other work inflates the 2-thread
+times most: read the speed-up against the load average.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+
+import numpy as np
+
+import adpasses
+from adpasses import prange
+from benchmarks import ours, peers
+from benchmarks.harness import OPTIONS, Row, check, fmt_time, log
+
+KEY = "parallel"
+TITLE = "Issue 17: prange loops on 1 and 2 threads (wall clock)"
+THREAD_COUNTS = (1, 2)
+
+
+def strided_diff(x):
+    s = 0.0
+    for i in prange(0, len(x) - 1, 2):
+        d = x[i + 1] - x[i]
+        s += d * d
+    return s
+
+
+def small3(v, w):
+    a = 0.5 * v[0] * v[1] - 1.25 * v[2] * w[0]
+    b = math.sin(v[0] + 2.0 * w[1]) + 3.0 * v[1] * v[1]
+    return a * b + math.exp(0.1 * v[2]) * w[1]
+
+
+def numba_versions():  # type: ignore[no-untyped-def]
+    numba = peers.get("numba")
+    if numba is None:
+        return None
+    nprange = numba.prange
+
+    @numba.njit(parallel=True)
+    def strided(x):  # type: ignore[no-untyped-def]
+        s = 0.0
+        for k in nprange((len(x) - 1 + 1) // 2):
+            i = 2 * k
+            d = x[i + 1] - x[i]
+            s += d * d
+        return s
+
+    @numba.njit(parallel=True)
+    def strided_grad(x, g):  # type: ignore[no-untyped-def]
+        for k in nprange((len(x) - 1 + 1) // 2):
+            i = 2 * k
+            d2 = 2.0 * (x[i + 1] - x[i])
+            g[i + 1] += d2
+            g[i] -= d2
+        return g
+
+    @numba.njit
+    def f(v, w):  # type: ignore[no-untyped-def]
+        a = 0.5 * v[0] * v[1] - 1.25 * v[2] * w[0]
+        b = math.sin(v[0] + 2.0 * w[1]) + 3.0 * v[1] * v[1]
+        return a * b + math.exp(0.1 * v[2]) * w[1]
+
+    @numba.njit(parallel=True)
+    def batch(V, W):  # type: ignore[no-untyped-def]
+        s = 0.0
+        for k in nprange(V.shape[0]):
+            s += f(V[k], W[k])
+        return s
+
+    @numba.njit(parallel=True)
+    def batch_grad(V, W, GV, GW):  # type: ignore[no-untyped-def]
+        for k in nprange(V.shape[0]):
+            v, w = V[k], W[k]
+            a = 0.5 * v[0] * v[1] - 1.25 * v[2] * w[0]
+            s = v[0] + 2.0 * w[1]
+            c = math.cos(s)
+            b = math.sin(s) + 3.0 * v[1] * v[1]
+            e = math.exp(0.1 * v[2])
+            GV[k, 0] += 0.5 * v[1] * b + a * c
+            GV[k, 1] += 0.5 * v[0] * b + 6.0 * a * v[1]
+            GV[k, 2] += -1.25 * w[0] * b + 0.1 * e * w[1]
+            GW[k, 0] += -1.25 * v[2] * b
+            GW[k, 1] += 2.0 * a * c + e
+        return GV, GW
+
+    return numba, strided, strided_grad, batch, batch_grad
+
+
+def wall(fn, calls: int) -> float:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def timed_rows(case: str, size: str, n: int, per: int, tool: str, set_threads, primal, grad,  # type: ignore[no-untyped-def]
+               want: object) -> list[Row]:
+    rounds = 3 if OPTIONS.quick else 7
+    calls = 2 if OPTIONS.quick else 5
+    rows = {}
+    for threads in THREAD_COUNTS:
+        set_threads(threads)
+        row = Row(TITLE, case, size, f"{tool}, {threads} thread" + ("s" if threads > 1 else ""), n)
+        check(row, grad(), want)
+        primal()
+        loads, primals, grads = [], [], []
+        for _ in range(rounds):
+            loads.append(os.getloadavg()[0])
+            primals.append(wall(primal, calls))
+            grads.append(wall(grad, calls))
+        row.primal_s = statistics.median(primals) / per
+        row.grad_s = statistics.median(grads) / per
+        row.extra.update({"threads": threads, "cores": os.cpu_count(), "clock": "wall",
+                          "load_average": round(statistics.median(loads), 2)})
+        rows[threads] = row
+        log(f"  {KEY} {case} {tool} {threads} threads: primal {fmt_time(row.primal_s)}, gradient "
+            f"{fmt_time(row.grad_s)} per {'call' if per == 1 else 'row'}, load {row.extra['load_average']}")
+    one, two = rows[1], rows[2]
+    two.extra["primal_speedup_vs_1_thread"] = round(one.primal_s / two.primal_s, 2)  # type: ignore[operator]
+    two.extra["grad_speedup_vs_1_thread"] = round(one.grad_s / two.grad_s, 2)  # type: ignore[operator]
+    two.note = (f"2 threads: primal {two.extra['primal_speedup_vs_1_thread']}x, gradient "
+                f"{two.extra['grad_speedup_vs_1_thread']}x of 1 thread (load {two.extra['load_average']})")
+    return [one, two]
+
+
+def run(ctx) -> list[Row]:  # type: ignore[no-untyped-def]
+    before = adpasses.get_num_threads()
+    rows: list[Row] = []
+    rng = np.random.default_rng(17)
+    nb = numba_versions()
+    try:
+        # kernel 1 at n = 10^7
+        n = 10**7
+        x = rng.uniform(-1.0, 1.0, n)
+        f = adpasses.jit(ours.fresh_copy(strided_diff))
+        dx = np.zeros_like(x)
+
+        def ours_grad() -> object:
+            dx[:] = 0.0
+            adpasses.autodiff(f, adpasses.Duplicated(x, dx))
+            return dx
+        want = adpasses.grad(f)(x)
+        rows += timed_rows("strided", "n=10^7", n, 1, "adpasses prange", adpasses.set_num_threads,
+                           lambda: f(x), ours_grad, want)
+        if nb is not None:
+            numba, strided, strided_grad, batch, batch_grad = nb
+            g = np.zeros_like(x)
+
+            def nb_grad() -> object:
+                g[:] = 0.0
+                return strided_grad(x, g)
+            rows += timed_rows("strided", "n=10^7", n, 1, "numba parallel=True prange", numba.set_num_threads,
+                               lambda: strided(x), nb_grad, want)
+
+        # kernel 3's batch, N = 10^6
+        N = 10**6
+        V, W = rng.uniform(-1.0, 1.0, (N, 3)), rng.uniform(-1.0, 1.0, (N, 2))
+        jb = adpasses.jit(ours.fresh_copy(_batch))
+        dV, dW = np.zeros_like(V), np.zeros_like(W)
+
+        def ours_batch() -> object:
+            dV[:] = 0.0
+            dW[:] = 0.0
+            adpasses.autodiff(jb, adpasses.Duplicated(V, dV), adpasses.Duplicated(W, dW))
+            return dV, dW
+        want3 = [a.copy() for a in ours_batch()]
+        rows += timed_rows("small batch", "N=10^6", N, N, "adpasses prange", adpasses.set_num_threads,
+                           lambda: jb(V, W), ours_batch, want3)
+        if nb is not None:
+            GV, GW = np.zeros_like(V), np.zeros_like(W)
+
+            def nb_batch() -> object:
+                GV[:] = 0.0
+                GW[:] = 0.0
+                return batch_grad(V, W, GV, GW)
+            rows += timed_rows("small batch", "N=10^6", N, N, "numba parallel=True prange",
+                               numba.set_num_threads, lambda: batch(V, W), nb_batch, want3)
+    finally:
+        adpasses.set_num_threads(before)
+    return rows
+
+
+small3_jit = adpasses.jit(small3)
+
+
+def _batch(V, W):
+    s = 0.0
+    for k in prange(V.shape[0]):
+        s += small3_jit(V[k], W[k])
+    return s
