@@ -131,6 +131,12 @@ class ADOptMain(xDSLOptMain):
                  "reversed after the forward sweep (docs/parallel.md)",
         )
         arg_parser.add_argument(
+            "--no-scalar-replace",
+            action="store_true",
+            help="with --reverse: keep small local arrays in memory (no ad-scalar-replace; "
+                 "docs/reverse_mode.md)",
+        )
+        arg_parser.add_argument(
             "--no-activity",
             action="store_true",
             help="with --reverse: treat every float value and memref as active (for comparison)",
@@ -209,6 +215,8 @@ class ADOptMain(xDSLOptMain):
                 options.append(f"snapshots={a.snapshots}")
             if a.no_loop_local:
                 options.append("loop-local=false")
+            if a.no_scalar_replace:
+                options.append("scalar-replace=false")
             forward = ["simplify=false"] if a.no_simplify else []
             if a.forward:
                 # Before ad-reverse, the requests that hold no ad.autodiff: a
