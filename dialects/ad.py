@@ -1072,6 +1072,17 @@ reverse), on the call's inputs: scalars made available by the cache plan,
 memref contents the call or later code overwrites restored from a snapshot
 (docs/cache.md, "Checkpointing")."""
 
+REVOLVE_ATTR = "ad.revolve"
+"""On a checkpointed `func.call` (with `ad.checkpoint`) that
+`ad-checkpoint-loops{schedule=revolve}` makes of a time loop: a dictionary
+{state = array<i64: operand indices of the arrays the steps overwrite,
+snapshotted>, scratch = array<i64: those each step writes before reading>,
+carried = number of trailing operands that are the loop's carried values}.
+The callee runs steps [lo, hi): operands (snapshots, lo, hi, step, used
+values..., carried...). Its reverse (adpasses/reverse/rules/revolve.py)
+follows the binomial schedule with `snapshots` states
+(adpasses/cache/revolve.py) instead of one snapshot per call."""
+
 RAISES_ATTR = "ad.raises"
 """A string, on `cf.assert`: the Python exception class (a builtin, by
 name: "ValueError") a failed assertion raises; without it, AssertionError.

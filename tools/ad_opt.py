@@ -110,6 +110,20 @@ class ADOptMain(xDSLOptMain):
                  "(ad-checkpoint-loops; docs/cache.md, Checkpointing)",
         )
         arg_parser.add_argument(
+            "--snapshots",
+            type=int,
+            default=0,
+            metavar="S",
+            help="with --reverse: reverse time loops by the binomial (revolve) schedule holding S "
+                 "states (with --tape-limit and S = 0: as many as fit in it)",
+        )
+        arg_parser.add_argument(
+            "--checkpoint-schedule",
+            choices=("sqrt", "revolve"),
+            default=None,
+            help="with --reverse and --tape-limit: sqrt(steps) segments (default) or revolve",
+        )
+        arg_parser.add_argument(
             "--no-loop-local",
             action="store_true",
             help="with --reverse: no loop fusion and no loop-local reverse; every loop is "
@@ -188,6 +202,10 @@ class ADOptMain(xDSLOptMain):
                 options.append("simplify=false")
             if a.tape_limit >= 0:
                 options.append(f"tape-limit={a.tape_limit}")
+            if a.snapshots or a.checkpoint_schedule == "revolve":
+                options.append("checkpoint-schedule=revolve")
+            if a.snapshots:
+                options.append(f"snapshots={a.snapshots}")
             if a.no_loop_local:
                 options.append("loop-local=false")
             passes.append("ad-reverse{" + " ".join(options) + "}")

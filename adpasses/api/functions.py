@@ -45,7 +45,7 @@ class JitFunction:
     """A Python function compiled on its first call with each signature."""
 
     def __init__(self, fn: types.FunctionType, boundscheck: bool = True, fastmath: bool = False,
-                 cache: bool = False, tape_limit: int | None = None, parallel: bool = False):
+                 cache: bool = False, tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False):
         if isinstance(fn, JitFunction):
             raise TypeError(f"adpasses.jit: {fn.__name__} is already an adpasses.jit function; "
                             "use it as it is (or jit its .py_func with other options)")
@@ -371,8 +371,11 @@ class JitFunction:
         """The options of the reverse pipeline for this function's gradients."""
         from adpasses.transforms.reverse_pass import ReverseOptions
 
-        return ReverseOptions(simplify=False,
-                              tape_limit=-1 if self.tape_limit is None else self.tape_limit)
+        budget = self.tape_limit
+        if isinstance(budget, RevolveBudget):
+            return ReverseOptions(simplify=False, tape_limit=-1 if budget.limit is None else budget.limit,
+                                  checkpoint_schedule="revolve", snapshots=budget.snapshots or 0)
+        return ReverseOptions(simplify=False, tape_limit=-1 if budget is None else budget)
 
     def scalar_return(self, args: Sequence[object]) -> tuple[str, ...]:
         """("active",) if the function returns a float; else a TypeError
@@ -426,18 +429,21 @@ def function_named(module, name: str):  # type: ignore[no-untyped-def]
 
 def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
         fastmath: bool = False, cache: bool = False, tape_limit: int | str | None = None,
-        parallel: bool = False):  # type: ignore[no-untyped-def]
+        parallel: bool = False, schedule: str | None = None,
+        snapshots: int | None = None):  # type: ignore[no-untyped-def]
     """`@jit` or `@jit(boundscheck=False, fastmath=True, cache=True)`.
     `parallel=True`: loops whose iterations are proven independent run on
     several threads (docs/parallel.md; `adpasses.prange` marks one loop).
     `cache=True`: compiled code is kept on disk and loaded by later
     processes (docs/deployment.md). `tape_limit` (bytes, or a string such
     as "32MB"): gradients checkpoint the time loops whose tape may exceed
-    it (docs/cache.md, "Checkpointing")."""
+    it; `schedule="revolve"` or `snapshots=S`: by the binomial schedule
+    with S states (or as many as fit in the limit) instead of sqrt(steps)
+    segments (docs/cache.md, "Checkpointing")."""
     boundscheck = check_flag(boundscheck, "boundscheck", "jit()")
     fastmath = check_flag(fastmath, "fastmath", "jit()")
     cache = check_flag(cache, "cache", "jit()")
-    limit = parse_bytes(tape_limit, "tape_limit", "jit()")
+    limit = parse_budget(tape_limit, schedule, snapshots, "tape_limit", "jit()")
     parallel = check_flag(parallel, "parallel", "jit()")
     if fn is None:
         return lambda f: _jit_of(f, boundscheck, fastmath, cache, limit, parallel)
@@ -446,6 +452,45 @@ def jit(fn: types.FunctionType | None = None, *, boundscheck: bool = True,
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
           "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+@dataclass(frozen=True)
+class RevolveBudget:
+    """Loop checkpointing by the binomial schedule: `snapshots` states, or
+    as many as fit in `limit` bytes (docs/cache.md, "Checkpointing")."""
+
+    limit: int | None = None
+    snapshots: int | None = None
+
+
+SCHEDULES = ("sqrt", "revolve")
+
+
+def parse_budget(value: object, schedule: object, snapshots: object, name: str,
+                 where: str) -> int | RevolveBudget | None:
+    """The checkpointing budget of `name=value, schedule=, snapshots=`: None
+    (no checkpointing), bytes (the sqrt scheme) or a RevolveBudget."""
+    limit = parse_bytes(value, name, where)
+    if schedule is not None and schedule not in SCHEDULES:
+        raise ValueError(f"{where}: schedule must be 'sqrt' or 'revolve', got {schedule!r}")
+    if snapshots is not None:
+        if isinstance(snapshots, bool) or not isinstance(snapshots, numbers.Integral):
+            raise TypeError(f"{where}: snapshots must be an int (how many loop states revolve may hold), "
+                            f"not {type(snapshots).__name__}")
+        if snapshots < 1:
+            raise ValueError(f"{where}: snapshots={snapshots} holds no state; revolve needs at least 1 "
+                             "(the loop's initial state): give snapshots >= 1, or a byte budget "
+                             f"({name}=...) to fit as many as it allows")
+        if schedule == "sqrt":
+            raise ValueError(f"{where}: snapshots= is revolve's budget; the sqrt schedule takes {name}= "
+                             "only (drop snapshots=, or use schedule='revolve')")
+        return RevolveBudget(limit, int(snapshots))
+    if schedule == "revolve":
+        if limit is None:
+            raise ValueError(f"{where}: schedule='revolve' needs a budget: snapshots=S (states held) "
+                             f"or {name}=bytes")
+        return RevolveBudget(limit, None)
+    return limit
 
 
 def parse_bytes(value: object, name: str, where: str) -> int | None:
@@ -501,7 +546,7 @@ def _find(module: str, qualname: str) -> object:
 
 
 def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, cache: bool,
-                tape_limit: int | None = None, parallel: bool = False) -> JitFunction:
+                tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False) -> JitFunction:
     """The JitFunction a pickle refers to: the function found by name in
     its module, jitted with the pickled options (the very object when the
     name is bound to it)."""
@@ -516,7 +561,7 @@ def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, c
 
 
 def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
-            tape_limit: int | None = None, parallel: bool = False) -> JitFunction:
+            tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False) -> JitFunction:
     """One JitFunction per (function, options): `jit(f)` twice shares the
     compiled code. Kept on the function itself, so that the compiled code
     goes when the function does (a global table would keep both alive)."""
@@ -567,7 +612,8 @@ def as_jit(f: object) -> JitFunction:
 # -- grad -------------------------------------------------------------------------------
 
 
-def grad(f: object, argnums: int | Sequence[int] = 0, *, memory_limit: int | str | None = None) -> Callable:
+def grad(f: object, argnums: int | Sequence[int] = 0, *, memory_limit: int | str | None = None,
+         schedule: str | None = None, snapshots: int | None = None) -> Callable:
     """The gradient of a float-valued function, like jax.grad: a float for
     a float argument, a new array (same shape and dtype) for an array; a
     tuple of them when argnums is a tuple.
@@ -578,23 +624,28 @@ def grad(f: object, argnums: int | Sequence[int] = 0, *, memory_limit: int | str
     with respect to the memory it covers (docs/api.md, "Aliasing").
 
     `memory_limit` (bytes, or "32MB"): time loops whose tape may exceed it
-    are checkpointed (docs/cache.md, "Checkpointing")."""
-    return _grad_function(_limited(as_jit(f), memory_limit, "grad()"), argnums, with_value=False)
+    are checkpointed; `snapshots=S` (or `schedule="revolve"` with a
+    memory_limit): by the binomial schedule holding S loop states, the
+    fewest recomputations for that memory (docs/cache.md, "Checkpointing")."""
+    return _grad_function(_limited(as_jit(f), memory_limit, "grad()", schedule, snapshots), argnums,
+                          with_value=False)
 
 
-def _limited(jf: JitFunction, memory_limit: object, where: str) -> JitFunction:
-    """`jf`, or the same function jitted with this tape limit."""
-    limit = parse_bytes(memory_limit, "memory_limit", where)
+def _limited(jf: JitFunction, memory_limit: object, where: str, schedule: object = None,
+             snapshots: object = None) -> JitFunction:
+    """`jf`, or the same function jitted with this checkpointing budget."""
+    limit = parse_budget(memory_limit, schedule, snapshots, "memory_limit", where)
     if limit is None or limit == jf.tape_limit:
         return jf
-    return _jit_of(jf.py_func, jf.boundscheck, jf.fastmath, jf.cache, limit)
+    return _jit_of(jf.py_func, jf.boundscheck, jf.fastmath, jf.cache, limit, jf.parallel)
 
 
 def value_and_grad(f: object, argnums: int | Sequence[int] = 0, *,
-                   memory_limit: int | str | None = None) -> Callable:
+                   memory_limit: int | str | None = None, schedule: str | None = None,
+                   snapshots: int | None = None) -> Callable:
     """`(f(*args), grad(f, argnums)(*args))` in one call; like grad, it
     leaves every argument unchanged (the value is f's on copies)."""
-    return _grad_function(_limited(as_jit(f), memory_limit, "value_and_grad()"), argnums,
+    return _grad_function(_limited(as_jit(f), memory_limit, "value_and_grad()", schedule, snapshots), argnums,
                           with_value=True)
 
 

@@ -107,12 +107,42 @@ def check_rerun_buffers(plan: CachePlan, alias) -> None:  # type: ignore[no-unty
                 if w is not v and alias.alias(v, w).kind is not AliasKind.NO_ALIAS:
                     raise error_at(
                         op,
-                        f"is a checkpointed call whose arrays %{v.name_hint or '?'} and "
-                        f"%{w.name_hint or '?'} may share memory; its recomputation copies "
-                        "%{0} and would no longer see the other's writes: pass the array once, "
-                        "or mark the arguments noalias (the Python API does when no arrays of "
-                        "a call overlap)".format(v.name_hint or "?"),
+                        f"is a checkpointed call whose arrays {_array_label(v)} and "
+                        f"{_array_label(w)} may share memory; its recomputation copies "
+                        f"{_array_label(v, where=False)} and would no longer see the other's writes: "
+                        "pass the array once, or mark the arguments noalias (the Python API does "
+                        "when no arrays of a call overlap)",
                     )
+
+
+def _array_label(value: SSAValue, where: bool = True) -> str:
+    """An array as the user wrote it: its name (the Python variable, or the
+    SSA name in MLIR) or its source expression (`u[1:]`), and where it is
+    defined (`file:line`) when known."""
+    from adpasses.cache.report import value_label, value_location
+
+    location = value_location(value)
+    label = _assigned_name(location) or value_label(value)
+    if location and location.rsplit(":", 2)[0].endswith(".py") and label.startswith("%"):
+        label = label[1:]  # a Python variable (an argument), not an SSA value
+    if where and location and location.count(":") >= 2:
+        return f"{label} ({location.rsplit(':', 1)[0]})"
+    return label
+
+
+def _assigned_name(location: str | None) -> str | None:
+    """`h` for a value made at `h = <here>` in a Python source file."""
+    import linecache
+    import re
+
+    if not location or location.count(":") < 2:
+        return None
+    path, line, col = location.rsplit(":", 2)
+    if not path.endswith(".py") or not line.isdigit() or not col.isdigit():
+        return None
+    text = linecache.getline(path, int(line))
+    m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*=\s*", text[: max(int(col) - 1, 0)])
+    return m.group(1) if m else None
 
 
 def _depth(block: Block) -> int:

@@ -379,6 +379,11 @@ class CacheReport:
     """False when bound as a callee whose call runs no time for the bound
     arguments (a loop around it has no iteration)."""
 
+    revolves: list = field(default_factory=list)
+    """(revolve call, RevolveStats) per time loop reversed by the binomial
+    schedule, when bound (the callee report of such a call is bound for
+    one step: what its gradient tapes each time it runs)."""
+
     def link_callees(self, reports: dict) -> None:  # type: ignore[type-arg]
         self.callees = [(call, reports[name]) for call, name in self.checkpointed if name in reports]
 
@@ -440,17 +445,28 @@ class CacheReport:
             nbytes = 0 if e.decision not in TAPED else (None if times is None else times * e.element_bytes)
             entries.append(replace(e, count=times, bytes=nbytes))
         callees = []
+        revolves = []
         for call, report in self.callees:
             values, runs = _call_arguments(call, env)
+            stats = RevolveStats.of(call, values)
+            if stats is not None:
+                revolves.append((call, stats))
+                runs = runs and stats.steps > 0
+                values = [*values[:2], _plus(values[1], values[3]), *values[3:]]  # one step
             callees.append((call, replace(report.bind(values), runs=runs)))
-        return replace(self, entries=entries, bound=True, callees=callees)
+        return replace(self, entries=entries, bound=True, callees=callees, revolves=revolves)
 
     @property
     def recompute_factor(self) -> int:
         """How many times the most recomputed code runs forward per gradient
         call: 1 without checkpoints; each level of checkpointed calls adds one
-        (the forward sweep runs the callee, its gradient reruns it)."""
-        return 1 + max((r.recompute_factor for _, r in self.callees if r.runs), default=0)
+        (the forward sweep runs the callee, its gradient reruns it); a
+        revolve loop's step runs its repetitions plus its taped rerun."""
+        # A revolve call's step runs forward up to runs_per_step times: its
+        # advances (the forward sweep's included) and its taped rerun.
+        revolve = {call: st for call, st in self.revolves}
+        return 1 + max(((revolve[call].runs_per_step - 2 if call in revolve else 0) + r.recompute_factor
+                        for call, r in self.callees if r.runs), default=0)
 
     @property
     def peak_taped_bytes(self) -> int | None:
@@ -459,9 +475,10 @@ class CacheReport:
         tape when it returns), for the bound arguments."""
         own = self.taped_bytes
         inner = [r.peak_taped_bytes for _, r in self.callees if r.runs]
-        if own is None or any(b is None for b in inner):
+        snapshots = [st.snapshot_bytes for _, st in self.revolves]
+        if own is None or any(b is None for b in [*inner, *snapshots]):
             return None
-        return own + max(inner, default=0)  # type: ignore[type-var]
+        return own + sum(snapshots) + max(inner, default=0)  # type: ignore[arg-type,type-var]
 
     @property
     def taped_bytes(self) -> int | None:
@@ -509,6 +526,14 @@ class CacheReport:
                          f"@{report.gradient}, which tapes "
                          + (f"{taped} bytes per call (its first)" if taped is not None else
                             report.taped_bytes_formula + " bytes per call"))
+        for call, st in self.revolves:
+            where = op_location(call) or call.name
+            lines.append(f"  revolve loop at {where}: {st.steps + 1 if st.steps else 0} steps, "
+                         f"{st.snapshots} snapshots of "
+                         + (f"{st.state_bytes} bytes = {st.snapshot_bytes} bytes" if st.state_bytes is not None
+                            else "unknown size")
+                         + f"; {st.recomputed_steps} steps recomputed in the reverse sweep "
+                         f"(each step runs forward at most {st.runs_per_step} times)")
         if self.callees:
             peak = self.peak_taped_bytes
             lines.append(f"  recompute factor: {self.recompute_factor} (forward runs of the checkpointed code)"
@@ -538,6 +563,10 @@ class CacheReport:
             "checkpoints": [{"callee": call.callee.root_reference.data, "location": op_location(call),
                              "report": report.to_dict()} for call, report in self.callees],
             "recompute_factor": self.recompute_factor,
+            "revolves": [{"location": op_location(call), "steps": st.steps + 1 if st.steps else 0,
+                          "snapshots": st.snapshots, "state_bytes": st.state_bytes,
+                          "snapshot_bytes": st.snapshot_bytes, "recomputed_steps": st.recomputed_steps,
+                          "runs_per_step": st.runs_per_step} for call, st in self.revolves],
             "peak_taped_bytes": self.peak_taped_bytes,
             "loops": [{"location": where, "loop_local": local, "reason": reason}
                       for where, local, reason in self.loops],
@@ -545,6 +574,54 @@ class CacheReport:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+
+@dataclass(frozen=True)
+class RevolveStats:
+    """A time loop reversed by the binomial schedule, for bound arguments:
+    the revolve call's `steps` (the loop's N - 1; its last step is taped
+    as a plain iteration), the `snapshots` it holds, the bytes of one state
+    (the arrays its steps overwrite, 8 per carried value), the steps the
+    reverse sweep recomputes (adpasses/cache/revolve.py) and how many times
+    a step runs forward at most (its repetitions, plus its taped run)."""
+
+    steps: int
+    snapshots: int
+    state_bytes: int | None
+    recomputed_steps: int
+    runs_per_step: int
+
+    @property
+    def snapshot_bytes(self) -> int | None:
+        return None if self.state_bytes is None else self.snapshots * self.state_bytes
+
+    @staticmethod
+    def of(call: Operation, values: list[object]) -> RevolveStats | None:
+        from adpasses.cache.revolve import repetitions, reverse_advances
+        from adpasses.dialects.ad import REVOLVE_ATTR
+
+        attr = call.attributes.get(REVOLVE_ATTR)
+        if attr is None:
+            return None
+        asked, lo, hi, step = values[:4]
+        if not all(isinstance(x, (int, np.integer)) for x in (asked, lo, hi, step)) or step <= 0:
+            return None
+        n = max(0, -(-(int(hi) - int(lo)) // int(step)))
+        whole = n + 1 if n else 0
+        c = max(1, min(int(asked), n + 1))
+        state: int | None = 8 * attr.data["carried"].value.data  # type: ignore[attr-defined]
+        for k in attr.data["state"].get_values():  # type: ignore[attr-defined]
+            arr = values[k]
+            if not isinstance(arr, np.ndarray) or arr.size == 0 and 0 not in arr.shape or state is None:
+                state = None
+                continue
+            state += int(arr.size) * int(byte_size(call.operands[k].type.element_type))  # type: ignore[attr-defined]
+        return RevolveStats(n, c, state, reverse_advances(whole, c) if whole else 0,
+                            repetitions(whole, c) + 1 if whole else 1)
+
+
+def _plus(a: object, b: object) -> object:
+    return a + b if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)) else a
 
 
 def value_location(value: SSAValue) -> str | None:

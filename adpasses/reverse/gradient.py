@@ -103,6 +103,9 @@ class GradientBuilder:
         checkpointed call's reverse calls."""
         self.snapshot_tapes: dict[tuple[Operation, SSAValue], SSAValue] = {}
         self.checkpointed_calls: list[tuple[Operation, str]] = []
+        self.forward_state: dict[Operation, object] = {}
+        """What rules' `forward` code leaves for their reverse (a revolve call's
+        snapshot buffers: rules/revolve.py), by primal op."""
         """(checkpointed call of the primal, the callee gradient its reverse calls)."""
         self.rules = rules  # handed in: the engine does not import the rules
         self.activity = activity
@@ -244,6 +247,12 @@ class GradientBuilder:
             new = op.clone(value_mapper=vmap)
             block.add_op(new)
             self._clones[op] = new
+            if self.activity.is_active_op(op):
+                # A rule that adds forward-sweep code before its op's clone
+                # (a revolve call: snapshot buffers and the first descent).
+                forward = getattr(self.rules.rule_for(op), "forward", None)
+                if forward is not None:
+                    forward(self, op, new)
             for old_op, new_op in zip(op.walk(), new.walk()):
                 self._forward_ops[old_op] = new_op
         for arg in self.top_block.args:

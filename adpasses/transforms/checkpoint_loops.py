@@ -164,23 +164,28 @@ def loops_to_checkpoint(function: func.FuncOp,
             if loop in taped_in and all(_passable(v) for v in used_from_outside(loop))]
 
 
-def outline_segment(loop: scf.ForOp, module: ModuleOp, name: str) -> tuple[func.FuncOp, list[SSAValue]]:
+def outline_segment(loop: scf.ForOp, module: ModuleOp, name: str,
+                    leading: int = 0) -> tuple[func.FuncOp, list[SSAValue]]:
     """A function running the iterations [lo, hi) of `loop` (same step) from
     the carried values given: (lo, hi, step, used values..., carried...) ->
-    carried values."""
+    carried values; after `leading` index parameters it does not use (the
+    revolve segment's snapshot count, which its reverse rule reads)."""
     used, views = _views_recomputed_inside(used_from_outside(loop))
-    lb, ub, step = loop.lb, loop.ub, loop.step
     inits = list(loop.iter_args)
-    params = [IndexType(), IndexType(), IndexType(), *(v.type for v in used), *(v.type for v in inits)]
+    params = [*([IndexType()] * leading), IndexType(), IndexType(), IndexType(),
+              *(v.type for v in used), *(v.type for v in inits)]
     results = [v.type for v in inits]
     body = Block(arg_types=params)
-    lo, hi, st = body.args[0], body.args[1], body.args[2]
+    for a in body.args[:leading]:
+        a.name_hint = "snapshots"
+    lo, hi, st = body.args[leading], body.args[leading + 1], body.args[leading + 2]
     lo.name_hint, hi.name_hint = "lo", "hi"
+    first = leading + 3
     mapping: dict[SSAValue, SSAValue] = {}
-    for v, a in zip(used, body.args[3 : 3 + len(used)]):
+    for v, a in zip(used, body.args[first : first + len(used)]):
         mapping[v] = a
         a.name_hint = v.name_hint
-    carried = list(body.args[3 + len(used):])
+    carried = list(body.args[first + len(used):])
     for v, a in zip(loop.body.block.args[1:], carried):
         a.name_hint = v.name_hint
     for constant in _constants_used(loop, views):
@@ -228,7 +233,7 @@ def _segment_length(b: Builder, n: SSAValue, state_bytes: SSAValue, step_bytes: 
 
 
 def _state_bytes(b: Builder, loop: scf.ForOp, used: list[SSAValue], module: ModuleOp,
-                 segment: func.FuncOp) -> SSAValue:
+                 segment: func.FuncOp, first: int = 3) -> SSAValue:
     """Bytes of what the loop carries and the memory it may write."""
     from adpasses.analysis.memory_writes import WriteEffects, written_arguments, written_before_read
 
@@ -238,9 +243,9 @@ def _state_bytes(b: Builder, loop: scf.ForOp, used: list[SSAValue], module: Modu
     written = written_arguments(WriteEffects(module), segment)
     total = emit(arith.ConstantOp(IntegerAttr(8 * len(loop.iter_args), IndexType())))
     for k, v in enumerate(used):
-        if not is_memref_type(v.type) or (written is not None and 3 + k not in written):
+        if not is_memref_type(v.type) or (written is not None and first + k not in written):
             continue
-        if written_before_read(segment, 3 + k):
+        if written_before_read(segment, first + k):
             continue  # scratch of each step: nothing to snapshot
         mtype = v.type
         assert isinstance(mtype, MemRefType)
@@ -287,15 +292,20 @@ def _step_tape_bytes(b: Builder, loop: scf.ForOp, taped: list[SSAValue]) -> SSAV
     return total
 
 
-def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int,
-                    taped: list[SSAValue] = ()) -> func.FuncOp:  # type: ignore[assignment]
-    """Replace `loop` by segments, each a checkpointed call of a new function."""
+def _fresh_segment_name(module: ModuleOp, function: func.FuncOp) -> str:
     request = GradientRequest.of_function(function)
     base = f"{request.primal if request else function.sym_name.data}{SEGMENT_SUFFIX}"
     name, k = f"{base}_0", 0
     while SymbolTable.lookup_symbol(module, name) is not None:
         k += 1
         name = f"{base}_{k}"
+    return name
+
+
+def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int,
+                    taped: list[SSAValue] = ()) -> func.FuncOp:  # type: ignore[assignment]
+    """Replace `loop` by segments, each a checkpointed call of a new function."""
+    name = _fresh_segment_name(module, function)
     segment, used = outline_segment(loop, module, name)
     Rewriter.insert_op(segment, InsertPoint.before(function))
     b = Builder(InsertPoint.before(loop))
@@ -346,20 +356,113 @@ def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, li
     return segment
 
 
+def revolve_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int, snapshots: int,
+                 taped: list[SSAValue] = ()) -> func.FuncOp:  # type: ignore[assignment]
+    """Replace `loop` by a revolve call over its first N - 1 iterations
+    (`ad.checkpoint` + `ad.revolve`) and the loop over the last one:
+
+        %c = snapshots (or max(1, (limit - T) / S) from the limit)
+        %mid = lb + (fits ? 0 : max(N - 1, 0)) * step
+        %r = func.call @f_segment_0(%c, lb, %mid, step, <used>, inits) {ad.checkpoint, ad.revolve = ...}
+        scf.for %t = %mid to ub iter_args(%r) { the original body }
+
+    The last iteration stays a plain, taped loop iteration: revolve's
+    first reversed step, whose state the forward sweep has in hand. Where
+    the whole loop's tape fits the limit (N*T <= limit; never with an
+    explicit snapshot count), the call runs no step."""
+    from adpasses.analysis.memory_writes import WriteEffects, written_arguments, written_before_read
+    from adpasses.dialects.ad import REVOLVE_ATTR
+    from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
+
+    name = _fresh_segment_name(module, function)
+    segment, used = outline_segment(loop, module, name, leading=1)
+    Rewriter.insert_op(segment, InsertPoint.before(function))
+    b = Builder(InsertPoint.before(loop))
+
+    def emit(op: Operation) -> SSAValue:
+        op.location = loop.location
+        return b.insert(op).results[0]
+
+    def index(k: int) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
+
+    first = 4
+    written = written_arguments(WriteEffects(module), segment)
+    state_args: list[int] = []
+    scratch_args: list[int] = []
+    for k, v in enumerate(used):
+        if is_memref_type(v.type) and (written is None or first + k in written):
+            (scratch_args if written_before_read(segment, first + k) else state_args).append(first + k)
+    n = trip_count(b, loop.lb, loop.ub, loop.step)
+    n.name_hint = n.name_hint or "trips"
+    zero, one = index(0), index(1)
+    if snapshots > 0:
+        count = index(snapshots)
+    else:
+        # As many snapshots of S bytes as fit in the limit beside one step's tape T.
+        state = _state_bytes(b, loop, used, module, segment, first)
+        step_bytes = (_step_tape_bytes(b, loop, taped) if taped else None) or state
+        spare = emit(arith.SubiOp(index(limit), emit(arith.MinUIOp(step_bytes, index(limit)))))
+        count = emit(arith.MaxUIOp(emit(arith.DivUIOp(spare, emit(arith.MaxUIOp(state, one)))), one))
+    count.name_hint = "snapshots"
+    before_last = emit(arith.SelectOp(emit(arith.CmpiOp(n, zero, "ugt")), emit(arith.SubiOp(n, one)), zero))
+    if snapshots <= 0:
+        fits = emit(arith.CmpiOp(saturating_mul(b, n, step_bytes), index(limit), "ule"))
+        before_last = emit(arith.SelectOp(fits, zero, before_last))
+    mid = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(before_last, loop.step))))
+    mid.name_hint = "revolve_end"
+    inits = list(loop.iter_args)
+    call = func.CallOp(name, [count, loop.lb, mid, loop.step, *used, *inits], [v.type for v in inits])
+    call.attributes[CHECKPOINT_ATTR] = UnitAttr()
+    call.attributes[REVOLVE_ATTR] = DictionaryAttr({
+        "state": DenseArrayBase.from_list(i64, state_args),
+        "scratch": DenseArrayBase.from_list(i64, scratch_args),
+        "carried": IntegerAttr(len(inits), i64),
+    })
+    call.location = loop.location
+    Rewriter.insert_op(call, InsertPoint.before(loop))
+    loop.operands = [mid, loop.ub, loop.step, *call.results]  # type: ignore[assignment]
+    return segment
+
+
+SCHEDULES = ("sqrt", "revolve")
+
+
 @dataclass(frozen=True)
 class CheckpointLoopsPass(ModulePass):
-    """Split the time loops of the copies being differentiated into
-    checkpointed segments when `tape-limit` >= 0 (bytes); -1: off."""
+    """Checkpoint the time loops of the copies being differentiated when
+    `tape-limit` >= 0 (bytes; -1: off) or `snapshots` > 0. `schedule`:
+    `sqrt` (segments of about sqrt(steps) iterations, each a checkpointed
+    call) or `revolve` (the binomial schedule with `snapshots` states, or
+    as many as fit in `tape-limit` when `snapshots` is 0)."""
 
     name = "ad-checkpoint-loops"
 
     tape_limit: int = -1
+    schedule: str = "sqrt"
+    snapshots: int = 0
+
+    def __post_init__(self) -> None:
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"ad-checkpoint-loops: schedule must be one of {', '.join(SCHEDULES)}, "
+                             f"got {self.schedule!r}")
+        if self.snapshots < 0:
+            raise ValueError(f"ad-checkpoint-loops: snapshots must be >= 1 (the loop's initial state "
+                             f"is one), or 0 to fit them in tape-limit; got {self.snapshots}")
+        if self.snapshots and self.schedule != "revolve":
+            raise ValueError("ad-checkpoint-loops: snapshots needs schedule=revolve (the sqrt scheme "
+                             "chooses its segments from tape-limit)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.tape_limit < 0:
+        if self.tape_limit < 0 and self.snapshots == 0:
+            return
+        if self.schedule == "revolve" and self.snapshots == 0 and self.tape_limit < 0:
             return
         for function in marked_functions(op):
             request = GradientRequest.of_function(function)
             assert request is not None
             for loop, taped in loops_to_checkpoint(function, request):
-                checkpoint_loop(loop, op, function, self.tape_limit, taped)
+                if self.schedule == "revolve":
+                    revolve_loop(loop, op, function, self.tape_limit, self.snapshots, taped)
+                else:
+                    checkpoint_loop(loop, op, function, self.tape_limit, taped)

@@ -8,7 +8,9 @@ minimisation, default; `tape-all`: tape every needed in-loop value),
 `activity` (false: treat every float as active, for comparison), `report`
 (`text` or `json`: print the cache report of every generated function on
 stderr), `lower-tapes`, `simplify`, `tape-limit` (bytes; >= 0: time loops
-whose tape may exceed it are checkpointed, `ad-checkpoint-loops`).
+whose tape may exceed it are checkpointed, `ad-checkpoint-loops`),
+`checkpoint-schedule` (`sqrt`, default, or `revolve`) and `snapshots`
+(revolve's states; 0: as many as fit in tape-limit).
 
 The pass leaves every access of the gradient bounds-checked (except tape
 accesses) and tags the reverse sweep's repeats of forward accesses with
@@ -93,6 +95,8 @@ class ReversePass(ModulePass):
     simplify: bool = True
     tape_limit: int = -1
     loop_local: bool = True
+    checkpoint_schedule: str = "sqrt"
+    snapshots: int = 0
 
     def steps(self) -> tuple[ModulePass, ...]:
         """The reverse pipeline's steps this pass runs (`ad-opt` runs them
@@ -102,7 +106,9 @@ class ReversePass(ModulePass):
         # so that no pass after this one can remove a check it relies on.
         return reverse_steps(ReverseOptions(self.cache_policy, self.activity, self.lower_tapes,
                                             self.simplify, elide_checks=False, report=self.report,
-                                            tape_limit=self.tape_limit, loop_local=self.loop_local))
+                                            tape_limit=self.tape_limit, loop_local=self.loop_local,
+                                            checkpoint_schedule=self.checkpoint_schedule,
+                                            snapshots=self.snapshots))
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for step in self.steps():

@@ -13,6 +13,7 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-count-while                    every scf.while counts its iterations
     ad-fuse-loops{marked-only=true}   adjacent loops over one range as one   (loop-local)
     ad-checkpoint-loops{tape-limit}   time loops as checkpointed segments  (tape-limit >= 0)
+                                      or revolve calls (schedule=revolve, snapshots)
     ad-build-gradients{...}           activity, cache plan, the gradient in the copy's place
     ad-lower-tapes{marked-only=true}  tapes of known capacity as memrefs   (lower-tapes)
     ad-dead-forward                   dead code, checks kept
@@ -53,6 +54,12 @@ class ReverseOptions:
     tape_limit: int = -1
     """Bytes: checkpoint the time loops whose tape may exceed it
     (`ad-checkpoint-loops`); -1: no loop checkpointing."""
+    checkpoint_schedule: str = "sqrt"
+    """`sqrt` (segments of about sqrt(steps) iterations) or `revolve` (the
+    binomial schedule, adpasses/cache/revolve.py)."""
+    snapshots: int = 0
+    """Revolve's snapshot count (the loop's initial state included); 0: as
+    many as fit in `tape_limit`."""
     loop_local: bool = True
     """Reverse loops with independent iterations one iteration at a time
     (`ad-build-gradients{loop-local}`); fuse adjacent loops first
@@ -86,8 +93,8 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     ]
     if options.loop_local:
         steps.append(FuseLoopsPass(marked_only=True))
-    if options.tape_limit >= 0:
-        steps.append(CheckpointLoopsPass(options.tape_limit))
+    if options.tape_limit >= 0 or options.snapshots > 0:
+        steps.append(CheckpointLoopsPass(options.tape_limit, options.checkpoint_schedule, options.snapshots))
     steps += [
         BuildGradientsPass(options.cache_policy, options.activity, options.report, options.loop_local),
     ]

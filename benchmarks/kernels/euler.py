@@ -168,6 +168,70 @@ class Checkpointed:
                 })
 
 
+REVOLVE_SNAPSHOTS = (4, 8, 16, 32)
+
+
+class Revolved:
+    """Our gradient with the binomial (revolve) schedule holding `snaps`
+    states (`adpasses.grad(f, snapshots=S)`, docs/cache.md
+    "Checkpointing"): the fewest recomputed steps for that memory."""
+
+    def __init__(self, u0: np.ndarray, steps: int, dt: float, snaps: int):
+        import adpasses
+
+        self.snaps = snaps
+        self.args = lambda: [u0.copy(), steps, dt]
+        self.jf = adpasses.jit(ours.fresh_copy(euler), snapshots=snaps)
+        self.grad = adpasses.grad(self.jf)
+        self.report = adpasses.cache_report(self.jf, *self.args())
+        uc = u0.copy()
+        self.contender = Contender(
+            f"adpasses, revolve s={snaps}", lambda: self.grad(uc, steps, dt),
+            lambda: self.jf(uc, steps, dt), traced=True,
+            note=f"snapshots={snaps}: binomial schedule, steps recomputed in the reverse sweep",
+            extra={"path": f"adpasses.grad(f, snapshots={snaps})"})
+
+    def annotate(self, rows: list) -> None:  # type: ignore[type-arg]
+        for row in rows:
+            if row.tool == self.contender.tool:
+                [(_, stats)] = self.report.revolves
+                row.taped_bytes = self.report.peak_taped_bytes
+                row.allocations, row.extra["allocated_bytes"] = ours.allocations(
+                    lambda: self.grad(*self.args()))
+                row.extra.update({
+                    "snapshots": stats.snapshots,
+                    "snapshot_bytes": stats.snapshot_bytes,
+                    "recomputed_steps": stats.recomputed_steps,
+                    "recompute_factor": self.report.recompute_factor,
+                })
+
+
+def jax_checkpointed_version(snaps: int):  # type: ignore[no-untyped-def]
+    """JAX's idiom for the same budget: an outer scan over `snaps` segments,
+    each a `jax.checkpoint`ed inner scan of steps // snaps steps (it keeps
+    the segments' inputs, snaps states, and one segment's residuals while
+    it is reversed), then the remaining steps taped. JAX has no binomial
+    schedule."""
+    jax = peers.get("jax")
+    if jax is None:
+        return None
+
+    def f(u, steps, dt):  # type: ignore[no-untyped-def]
+        def step(u, _):  # type: ignore[no-untyped-def]
+            return u.at[1:].add(dt * (-u[1:] ** 3 + 0.1 * u[:-1])), None
+
+        seg = steps // snaps
+
+        @jax.checkpoint
+        def segment(u, _):  # type: ignore[no-untyped-def]
+            return jax.lax.scan(step, u, None, length=seg)[0], None
+
+        u = jax.lax.scan(segment, u, None, length=snaps)[0]
+        u = jax.lax.scan(step, u, None, length=steps - seg * snaps)[0]
+        return (u * u).sum()
+    return f
+
+
 def run(ctx) -> list:  # type: ignore[no-untyped-def]
     n, steps = (100, 100) if OPTIONS.quick else (1000, 1000)
     dt = 0.01
@@ -187,6 +251,8 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
         cs.append(diag)
     ck = Checkpointed(u0, steps, dt)
     cs.append(ck.contender)
+    revolved = [Revolved(u0, steps, dt, snaps) for snaps in REVOLVE_SNAPSHOTS]
+    cs += [r.contender for r in revolved]
     nb = numba_versions()
     if nb is not None:
         un = u0.copy()
@@ -201,6 +267,16 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
         p = jax.jit(f, static_argnums=(1,))
         cs.append(Contender("jax (fori_loop, functional)", lambda: jax.block_until_ready(g(uj, steps, dt)),
                             lambda: jax.block_until_ready(p(uj, steps, dt)), compiles=True))
+        for snaps in REVOLVE_SNAPSHOTS:
+            fc = jax_checkpointed_version(snaps)
+            gc = jax.jit(jax.grad(fc), static_argnums=(1,))
+            pc = jax.jit(fc, static_argnums=(1,))
+            cs.append(Contender(
+                f"jax (scan, jax.checkpoint, {snaps} segments)",
+                lambda gc=gc: jax.block_until_ready(gc(uj, steps, dt)),
+                lambda pc=pc: jax.block_until_ready(pc(uj, steps, dt)), compiles=True,
+                note=f"{snaps} checkpointed segments of steps//{snaps} steps: {snaps} states kept "
+                     f"+ one segment's residuals while it is reversed"))
     torch = peers.get("torch")
     if torch is not None:
         ut = torch.from_numpy(u0.copy()).requires_grad_(True)
@@ -221,6 +297,8 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
     rows = measure(TITLE, KEY, size, n, cs, ref)
     ours.annotate(rows, comp, [u0.copy(), steps, dt])
     ck.annotate(rows)
+    for r in revolved:
+        r.annotate(rows)
     for r in rows:
         if diag is not None and comp3 is not None and r.tool == diag.tool:
             r.taped_bytes = ours.taped_bytes(comp3.jf, [u0.copy(), steps, dt])

@@ -27,6 +27,8 @@ from adpasses.core.types import is_float_type, is_memref_type
 from adpasses.ops.partials import emit_contraction
 from adpasses.reverse.rules.checkpoint import CheckpointCallRule, is_checkpointed
 
+from adpasses.reverse.rules.revolve import REVOLVE, is_revolve_call
+
 CHECKPOINT = CheckpointCallRule()
 
 
@@ -93,6 +95,8 @@ class CallRule:
     """
 
     def needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        if is_revolve_call(op):
+            return REVOLVE.needs(op, activity)
         if is_checkpointed(op):
             return CHECKPOINT.needs(op, activity)
         rule = custom_rule_of_call(op)
@@ -103,9 +107,16 @@ class CallRule:
         return [o for o in op.operands if not is_memref_type(o.type)]
 
     def memory_needs(self, op: func.CallOp, activity) -> Sequence[SSAValue]:  # type: ignore[no-untyped-def]
+        if is_revolve_call(op):
+            return REVOLVE.memory_needs(op, activity)
         if is_checkpointed(op):
             return CHECKPOINT.memory_needs(op, activity)
         return ()
+
+    def forward(self, sweep, op: func.CallOp, clone: func.CallOp) -> None:  # type: ignore[no-untyped-def]
+        """Forward-sweep code of a revolve call: its snapshots and first descent."""
+        if is_revolve_call(op):
+            sweep.forward_state[op] = REVOLVE.forward(sweep, op, clone)
 
     def reverse(self, rc, op: func.CallOp) -> None:  # type: ignore[no-untyped-def]
         if is_checkpointed(op):
@@ -113,7 +124,7 @@ class CallRule:
                 raise error_at(op, "is a checkpointed call (ad.checkpoint), which vector reverse "
                                    "mode (width > 1) does not support yet; differentiate with width 1 "
                                    "or without checkpointing")
-            CHECKPOINT.reverse(rc, op)
+            (REVOLVE if is_revolve_call(op) else CHECKPOINT).reverse(rc, op)
             return
         rule = custom_rule_of_call(op)
         if rule is None:

@@ -6,7 +6,7 @@
 // RUN: not ad-opt %s --reverse 2>&1 | filecheck %s --check-prefix=ERROR
 // RUN: sed -e 's/%a: memref<?xf64>, %b: memref<?xf64>) -> f64/%a: memref<?xf64> {ad.noalias}, %b: memref<?xf64> {ad.noalias}) -> f64/' %s | ad-opt --reverse | filecheck %s --check-prefix=NOALIAS
 
-// ERROR: checkpoint_overlap.mlir:21:3: error: 'func.call': is a checkpointed call whose arrays %a and %b may share memory; its recomputation copies %a
+// ERROR: checkpoint_overlap.mlir:21:3: error: 'func.call': is a checkpointed call whose arrays %a ({{.*}}checkpoint_overlap.mlir:19) and %b ({{.*}}checkpoint_overlap.mlir:19) may share memory; its recomputation copies %a and
 // NOALIAS: func.call @g_grad_dd_(%a, %da, %b_at_call, %db)
 
 func.func @g(%a: memref<?xf64>, %b: memref<?xf64>) {
