@@ -55,12 +55,22 @@ def gather(x, idx, w):
 
 @adpasses.jit
 def shared_weight(x, w):
-    """Every iteration reads w[0]: dw[0] is written by every iteration of
-    the reverse, which must run serially."""
+    """Every iteration reads w[0]: every iteration of the reverse adds
+    into dw[0] (carried as a sum, so the reverse may run in parallel)."""
     s = 0.0
     for i in prange(len(x)):
         s += w[0] * x[i] * x[i]
     return s * s
+
+
+@adpasses.jit
+def scaled(x, a):
+    """A float read by every iteration: in the loop-local reverse its
+    adjoint is summed in a slot every iteration writes."""
+    s = 0.0
+    for i in prange(len(x)):
+        s += a * x[i] * x[i]
+    return s
 
 
 @adpasses.jit

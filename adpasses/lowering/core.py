@@ -383,8 +383,8 @@ class FunctionTranslator:
         self.blocks: dict[Block, ir.Block] = {}
         self._stack_used: ir.Value | None = None
         # Workspace buffers this call holds (adpasses.lowering.thread_state):
-        # (pool, capacities, held record). A function that holds any leaves
-        # through one early exit that gives them back to their pools.
+        # (pool, capacities, held record). Every stop leaves through one
+        # early exit, which gives them back to their pools.
         self.workspaces: list[tuple[ir.Value, ir.Value, ir.Value]] = []
         self.holds_workspaces = mt.workspace and any(
             WORKSPACE_ATTR in op.attributes or (isinstance(op, TapeCreateOp) and op.capacity is None)
@@ -518,16 +518,49 @@ class FunctionTranslator:
     def return_early(self) -> None:
         """Leave the call after a stop: free the heap arrays live at the op
         being lowered, then return (through the exit that gives back the
-        workspaces, if the function holds any)."""
-        if self._current_op is not None:
-            for buffer in self.live_buffers(self._current_op):
-                self.free(self.get(buffer).ptr)
-        if self.holds_workspaces:
+        workspaces, if the function holds any).
+
+        Every stop branches into a shared chain of cleanup blocks (`_cleanup`)
+        rather than freeing its live arrays inline: a function with S stop
+        sites (bounds checks, size matches, allocation failures) and B live
+        arrays would otherwise carry S * B calls to free (33,582 of 55,834
+        lines of LLVM IR in the forward-over-reverse Hessian of
+        `sum(tanh(a @ x @ x))`, which LLVM's O3 then did not finish)."""
+        live = self.live_buffers(self._current_op) if self._current_op is not None else []
+        self.b.branch(self._cleanup(tuple(sorted(live, key=self._allocation_order))))
+
+    def _allocation_order(self, buffer: SSAValue) -> int:
+        if not hasattr(self, "_alloc_rank"):
+            from xdsl.dialects import memref
+
+            self._alloc_rank = {o.memref: k for k, o in enumerate(
+                o for o in self.func.walk() if isinstance(o, memref.AllocOp))}
+        return self._alloc_rank[buffer]
+
+    def _cleanup(self, live: tuple[SSAValue, ...]) -> ir.Block:
+        """The block that frees `live` (in allocation order) and leaves the
+        call: it frees the last one and branches to the block of the others,
+        so stops whose live arrays share a prefix share its blocks. The frees
+        of a function are then at most one per (prefix of a) distinct live
+        set, not one per stop and live array. Each block is reached only from
+        stops where every array of its set is allocated (and not yet freed),
+        so the pointers it frees dominate it."""
+        if not hasattr(self, "_cleanups"):
+            self._cleanups: dict[tuple[SSAValue, ...], ir.Block] = {}
+        block = self._cleanups.get(live)
+        if block is not None:
+            return block
+        if not live:
             if self._early_exit is None:
                 self._early_exit = self.fn.append_basic_block("early_exit")
-            self.b.branch(self._early_exit)
-            return
-        self._return_undefined()
+            block = self._early_exit
+        else:
+            block = self.fn.append_basic_block("free_on_stop")
+            b = ir.IRBuilder(block)
+            b.call(runtime_free(self.mt), [self.get(live[-1]).ptr])
+            b.branch(self._cleanup(live[:-1]))
+        self._cleanups[live] = block
+        return block
 
     def live_buffers(self, op: Operation) -> list[SSAValue]:
         """The memref.alloc buffers a stop at `op` would leak: allocated
@@ -560,14 +593,15 @@ class FunctionTranslator:
         return live
 
     def _define_early_exit(self) -> None:
-        """Give back every workspace buffer this call may hold (an entry
-        not taken yet holds NULL), then return."""
+        """The one exit of every stop: give back every workspace buffer this
+        call may hold (an entry not taken yet holds NULL), then return."""
         from adpasses.lowering.thread_state import workspace_give_back
 
         assert self._early_exit is not None
         self.b.position_at_end(self._early_exit)
-        for pool, capacities, held in self.workspaces:
-            self.b.call(workspace_give_back(self.mt), [pool, capacities, held])
+        if self.holds_workspaces:
+            for pool, capacities, held in self.workspaces:
+                self.b.call(workspace_give_back(self.mt), [pool, capacities, held])
         self._return_undefined()
 
     def _return_undefined(self) -> None:

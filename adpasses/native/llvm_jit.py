@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
 
-from adpasses.core import print_codes
+from adpasses.core import log, print_codes
 from adpasses.core.compile_locks import LLVM_LOCK, load_compiler, locked, once
 from adpasses.core.compile_thread import compile_entry, current_stack_bytes, run_with_stack
 from adpasses.core.options import check_flag, check_module_input, check_opt_level
@@ -113,11 +113,54 @@ def on_llvm_stack(stage: Callable[[str, int], T], ir_text: str, opt_level: int,
     return stage(ir_text, opt_level)
 
 
+# LLVM's optimisation effort is bounded by the size of the largest function
+# (lines of LLVM IR, about one instruction each): a function past a bound is
+# optimised at a cheaper level, so that no program can keep the compiler busy
+# for minutes. O3 differs from O2 mainly by non-trivial loop unswitching,
+# which clones loops over loop-invariant branches: its cost grew faster than
+# quadratically with the loops of a function (a Hessian's tangent function,
+# 13,000 lines: O2 4 s, O3 48 s; 32,000 lines: O3 did not finish in minutes),
+# and O1 and O0 leave out the vectorisers and then most of the rest.
+# Measured on the 18,700-line tangent function of the Hessian of
+# sum(tanh(a @ x @ x)) (docs/lowering.md, "How much LLVM optimises").
+OPT_LEVEL_LIMITS = ((3, 20_000), (2, 60_000), (1, 200_000))
+"""(level, the largest function in lines of IR it is used for)."""
+
+
+def largest_function_lines(ir_text: str) -> int:
+    """Lines of the largest function defined in LLVM IR text (its `define`
+    line and its body)."""
+    largest = 0
+    for chunk in ("\n" + ir_text).split("\ndefine ")[1:]:
+        end = chunk.find("\n}\n")
+        largest = max(largest, chunk.count("\n", 0, end + 1 if end >= 0 else len(chunk)))
+    return largest
+
+
+def affordable_level(ir_text: str, requested: int) -> tuple[int, str]:
+    """The optimisation level to use for this IR: `requested`, or a cheaper
+    one when its largest function is past `OPT_LEVEL_LIMITS`; and, when it
+    is lowered, why (empty otherwise)."""
+    if requested == 0:
+        return 0, ""
+    lines = largest_function_lines(ir_text)
+    level = next((lvl for lvl, limit in OPT_LEVEL_LIMITS if lvl <= requested and lines <= limit), 0)
+    if level == requested:
+        return level, ""
+    return level, (f"its largest function has {lines} lines of LLVM IR, more than O{requested} "
+                   f"is used for ({dict(OPT_LEVEL_LIMITS).get(requested, 0)}); optimised at O{level} "
+                   "(adpasses.native.llvm_jit.OPT_LEVEL_LIMITS)")
+
+
 def optimized_module(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
     """Parse LLVM IR (into LLVM's global context) and run LLVM's pipeline
     (loop + SLP vectorisation on), on a stack large enough for it
-    (`on_llvm_stack`)."""
-    return on_llvm_stack(_optimized_module, ir_text, opt_level)
+    (`on_llvm_stack`), at a cheaper level for a very large function
+    (`affordable_level`, logged)."""
+    level, reduced = affordable_level(ir_text, opt_level)
+    if reduced:
+        log.warning("optimising LLVM IR: %s", reduced)
+    return on_llvm_stack(_optimized_module, ir_text, level)
 
 
 def _optimized_module(ir_text: str, opt_level: int, context: object = None) -> llvm.ModuleRef:
@@ -175,12 +218,16 @@ def machine_code_of_object(object_code: bytes) -> MachineCode:
 class CompileTimes:
     """Seconds spent compiling a module: `lower_s` (xDSL IR -> LLVM IR text,
     entry shims included), `llvm_s` (LLVM: parse and optimise, `opt_s`, then
-    MCJIT's code generation, `codegen_s`)."""
+    MCJIT's code generation, `codegen_s`); `opt_level`, the level LLVM
+    optimised at, and `reduced`, why it is below the one asked for (empty
+    if it is not: `affordable_level`)."""
 
     lower_s: float = 0.0
     llvm_s: float = 0.0
     opt_s: float = 0.0
     codegen_s: float = 0.0
+    opt_level: int | None = None
+    reduced: str = ""
 
 
 class MachineCode:
@@ -448,10 +495,15 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
         externs.bind(called_externs)  # adpasses.extern functions, by address
         _check_external_symbols(translator.llvm)
         optimizing = time.perf_counter()
-        code, optimized, object_code = on_llvm_stack(_machine_code, ir_text, opt_level)
+        level, reduced = affordable_level(ir_text, opt_level)
+        if reduced:
+            log.warning("compiling %s: %s", ", ".join(f"@{f.sym_name.data}" for f in public) or "a module",
+                        reduced)
+        code, optimized, object_code = on_llvm_stack(_machine_code, ir_text, level)
         generated = time.perf_counter()
         sites = list(translator.check_sites)
-        times = CompileTimes(lowered - start, 0.0, optimized - optimizing, generated - optimized)
+        times = CompileTimes(lowered - start, 0.0, optimized - optimizing, generated - optimized,
+                             level, reduced)
         if binding == "shim":
             description = {
                 "functions": [{"name": f.sym_name.data, "entry": shims[f.sym_name.data],

@@ -55,13 +55,15 @@ def without_upstream_only_ops(module: ModuleOp, blas: bool = False) -> ModuleOp:
     """`module` itself if it has no affine or linalg op and none of the ops above,
     else a rewritten copy (the caller's module is left as it was).
     `blas`: matrix products may call BLAS (`ad-lower-matmul{blas=true}`;
-    the JIT sets it where adpasses.native.blas found one)."""
+    the JIT sets it where adpasses.native.blas found one). The products'
+    loop nests are unchecked (their size matches bound every index;
+    nothing runs after this but the LLVM lowering)."""
     if not any(op.dialect_name() in ("affine", "linalg") or isinstance(op, _EXPANDED) for op in module.walk()):
         return module
     copy = module.clone()
     lower_affine(copy)
     lower_linalg(copy)
-    lower_matmuls(copy, blas)
+    lower_matmuls(copy, blas, unchecked=True)
     expand_upstream_ops(copy)
     return copy
 

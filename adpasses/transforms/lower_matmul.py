@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -48,7 +48,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type
-from adpasses.dialects.ad import GemmOp, SizeMatchOp
+from adpasses.dialects.ad import UNCHECKED_ATTR, GemmOp, SizeMatchOp
 from adpasses.transforms.gradient_marks import marked_functions
 
 BLAS_TYPES = (Float64Type, Float32Type)
@@ -59,12 +59,16 @@ def has_matmuls(root: Operation) -> bool:
 
 
 def lower_matmuls(root: Operation, blas: bool = False,
-                  keep: Callable[[linalg.MatmulOp], bool] | None = None) -> None:
+                  keep: Callable[[linalg.MatmulOp], bool] | None = None,
+                  unchecked: bool = False) -> None:
     """Every `linalg.matmul` in `root` as the ops above (but those for
-    which `keep(op)` is true)."""
+    which `keep(op)` is true). `unchecked`: the loop nest's loads and
+    stores are `ad.unchecked` (see `_Emitter.loop_nest`); only where no
+    transformation follows that could separate them from their size
+    matches (right before the LLVM lowering)."""
     for op in [op for op in root.walk() if isinstance(op, linalg.MatmulOp)]:
         if keep is None or not keep(op):
-            _lower(op, blas)
+            _lower(op, blas, unchecked)
 
 
 def _operands(op: linalg.MatmulOp) -> tuple[SSAValue, SSAValue, SSAValue]:
@@ -82,9 +86,9 @@ def _operands(op: linalg.MatmulOp) -> tuple[SSAValue, SSAValue, SSAValue]:
     return a, b, c
 
 
-def _lower(op: linalg.MatmulOp, blas: bool) -> None:
+def _lower(op: linalg.MatmulOp, blas: bool, unchecked: bool) -> None:
     a, b, c = _operands(op)
-    emit = _Emitter(Builder(InsertPoint.before(op)), op)
+    emit = _Emitter(Builder(InsertPoint.before(op)), op, unchecked)
     what = "linalg.matmul (C += A @ B)"
     emit.op(SizeMatchOp(a, 1, b, 0, what))
     emit.op(SizeMatchOp(a, 0, c, 0, what))
@@ -95,7 +99,7 @@ def _lower(op: linalg.MatmulOp, blas: bool) -> None:
         todo = emit.op(arith.XOrIOp(done, true)).results[0]
         body = Block()
         emit.op(scf.IfOp(todo, [], Region([body]), Region([Block()])))
-        _Emitter(Builder(InsertPoint.at_end(body)), op).loop_nest(a, b, c)
+        _Emitter(Builder(InsertPoint.at_end(body)), op, unchecked).loop_nest(a, b, c)
         _Emitter(Builder(InsertPoint.at_end(body)), op).op(scf.YieldOp())
         else_block = body.parent_op().regions[1].blocks[0]
         _Emitter(Builder(InsertPoint.at_end(else_block)), op).op(scf.YieldOp())
@@ -108,6 +112,7 @@ def _lower(op: linalg.MatmulOp, blas: bool) -> None:
 class _Emitter:
     builder: Builder
     anchor: Operation
+    unchecked: bool = False
 
     def op(self, new: Operation) -> Operation:
         new.location = self.anchor.location
@@ -119,9 +124,22 @@ class _Emitter:
     def loop(self, bounds: tuple[SSAValue, SSAValue, SSAValue], body) -> None:  # type: ignore[no-untyped-def]
         block = Block(arg_types=[IndexType()])
         self.op(scf.ForOp(*bounds, [], Region([block])))
-        inner = _Emitter(Builder(InsertPoint.at_end(block)), self.anchor)
+        inner = _Emitter(Builder(InsertPoint.at_end(block)), self.anchor, self.unchecked)
         body(inner, block.args[0])
         inner.op(scf.YieldOp())
+
+    def access(self, new: Operation) -> Operation:
+        """A load or store of the loop nest. Every index is in bounds by
+        construction: i < dim(A, 0) = dim(C, 0), p < dim(A, 1) = dim(B, 0),
+        j < dim(B, 1) = dim(C, 1), the equalities being the size matches
+        emitted before the nest (with bounds checks off too). Unchecked,
+        the nest has no stop inside: each bounds check was a branch out of
+        three loops that LLVM's O3 loop unswitching cloned the nests over
+        (a forward-over-reverse Hessian with 84 products did not finish
+        compiling)."""
+        if self.unchecked:
+            new.attributes[UNCHECKED_ATTR] = UnitAttr()
+        return self.op(new)
 
     def loop_nest(self, a: SSAValue, b: SSAValue, c: SSAValue) -> None:
         zero, one = self.index(0), self.index(1)
@@ -130,13 +148,13 @@ class _Emitter:
 
         def over_i(e: _Emitter, i: SSAValue) -> None:
             def over_p(e: _Emitter, p: SSAValue) -> None:
-                a_ip = e.op(memref.LoadOp.get(a, [i, p])).results[0]
+                a_ip = e.access(memref.LoadOp.get(a, [i, p])).results[0]
 
                 def over_j(e: _Emitter, j: SSAValue) -> None:
-                    c_ij = e.op(memref.LoadOp.get(c, [i, j])).results[0]
-                    b_pj = e.op(memref.LoadOp.get(b, [p, j])).results[0]
+                    c_ij = e.access(memref.LoadOp.get(c, [i, j])).results[0]
+                    b_pj = e.access(memref.LoadOp.get(b, [p, j])).results[0]
                     term = e.op(arith.MulfOp(a_ip, b_pj)).results[0]
-                    e.op(memref.StoreOp.get(e.op(arith.AddfOp(c_ij, term)).results[0], c, [i, j]))
+                    e.access(memref.StoreOp.get(e.op(arith.AddfOp(c_ij, term)).results[0], c, [i, j]))
 
                 e.loop(n, over_j)
 
@@ -149,14 +167,16 @@ class _Emitter:
 class LowerMatmulPass(ModulePass):
     """`linalg.matmul` as checked loops (`blas=true`: BLAS above a size
     threshold, loops otherwise); `marked-only`: only in functions marked
-    `ad.gradient_of`."""
+    `ad.gradient_of`; `unchecked`: the loop nest's accesses are
+    `ad.unchecked` (what the JIT lowers: no pass after it)."""
 
     name = "ad-lower-matmul"
 
     blas: bool = False
     marked_only: bool = False
+    unchecked: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         roots = marked_functions(op) if self.marked_only else [op]
         for root in roots:
-            lower_matmuls(root, self.blas)
+            lower_matmuls(root, self.blas, unchecked=self.unchecked)

@@ -59,6 +59,7 @@ from adpasses.core.ir_walk import nested_ops
 from adpasses.core.region_flow import counted_loop
 from adpasses.core.types import is_float_type
 from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ParallelForOp
+from adpasses.transforms.accumulators import promote_accumulators
 
 
 def marked_loops(function: func.FuncOp) -> list[scf.ForOp]:
@@ -230,16 +231,9 @@ def parallelize_function(function: func.FuncOp, *, strict: bool = False) -> list
     """Outline each marked loop of `function` that may run in parallel;
     unmark the others (and nested marks). Returns (loop, problem) per
     marked loop. `strict`: a prange loop with a problem is a CompileError."""
-    loops = marked_loops(function)
-    if not loops:
+    decisions = _decide(function, strict)
+    if not decisions:
         return []
-    alias = AliasAnalysis(function)
-    decisions = [(loop, parallel_problem(loop, alias)) for loop in loops]
-    if strict:
-        for loop, problem in decisions:
-            if problem is not None and _is_prange(loop):
-                raise error_at(loop, f"this prange loop cannot run in parallel: {problem}; "
-                                     "use range, or make the iterations independent")
     module = function.parent_op()
     assert isinstance(module, ModuleOp)
     for loop, problem in decisions:
@@ -249,6 +243,28 @@ def parallelize_function(function: func.FuncOp, *, strict: bool = False) -> list
             outline(loop, function, _fresh_name(module, function.sym_name.data))
         else:
             del loop.attributes[PARALLEL_ATTR]
+    return decisions
+
+
+def _decide(function: func.FuncOp, strict: bool) -> list[tuple[scf.ForOp, str | None]]:
+    """(loop, problem) per outermost marked loop, after carrying
+    accumulations into one element as sums (changes `function`)."""
+    loops = marked_loops(function)
+    if not loops:
+        return []
+    alias = AliasAnalysis(function)
+    if not strict and any(alias.iteration_conflict(loop) is not None for loop in loops):
+        # Accumulations into one element (a shared weight's shadow, an
+        # adjoint slot) carried as sums instead (transforms/accumulators.py).
+        loops = [promote_accumulators(loop, function) if alias.iteration_conflict(loop) is not None
+                 else loop for loop in loops]
+        alias = AliasAnalysis(function)
+    decisions = [(loop, parallel_problem(loop, alias)) for loop in loops]
+    if strict:
+        for loop, problem in decisions:
+            if problem is not None and _is_prange(loop):
+                raise error_at(loop, f"this prange loop cannot run in parallel: {problem}; "
+                                     "use range, or make the iterations independent")
     return decisions
 
 
@@ -277,11 +293,10 @@ def parallel_report(function: func.FuncOp) -> list[tuple[str, str | None]]:
     as `ad-parallelize` will decide (the IR is not changed)."""
     from adpasses.core.diagnostics import op_location
 
-    loops = marked_loops(function)
-    if not loops:
+    if not marked_loops(function):
         return []
-    alias = AliasAnalysis(function)
-    return [(op_location(loop) or loop.name, parallel_problem(loop, alias)) for loop in loops]
+    trial = function.clone()  # decided as parallelize_function would, on a copy
+    return [(op_location(loop) or loop.name, problem) for loop, problem in _decide(trial, strict=False)]
 
 
 def check_prange_loops(function: func.FuncOp) -> None:

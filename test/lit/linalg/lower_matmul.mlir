@@ -2,6 +2,8 @@
 // RUN: ad-opt %s -p "ad-lower-matmul{blas=true}" | filecheck %s --check-prefix=BLAS
 // RUN: ad-opt %s -p ad-lower-matmul --emit=llvm-ir | filecheck %s --check-prefix=LLVM
 // RUN: ad-opt %s -p "ad-lower-matmul{blas=true}" --emit=llvm-ir | filecheck %s --check-prefix=LLVM-BLAS
+// RUN: ad-opt %s -p "ad-lower-matmul{unchecked=true}" | filecheck %s --check-prefix=UNCHECKED
+// RUN: ad-opt %s --emit=llvm-ir | filecheck %s --check-prefix=LLVM-NEST
 // ad-lower-matmul: C += A @ B on memrefs becomes three size checks (always
 // compiled: the loops and BLAS rely on them) and a loop nest whose innermost
 // loop runs along rows of B and C (LLVM vectorises it); with blas=true an
@@ -33,6 +35,24 @@
 // BLAS-NEXT:    %[[TODO:.*]] = arith.xori %[[DONE]], %[[TRUE]] : i1
 // BLAS-NEXT:    scf.if %[[TODO]] {
 // BLAS:           scf.for
+
+// unchecked=true (what the JIT lowers, after differentiation): the nest's
+// accesses are unchecked, their indices being in bounds by the size matches
+// (i < dim(a, 0) = dim(c, 0), p < dim(a, 1) = dim(b, 0), j < dim(b, 1) =
+// dim(c, 1)); the nest has no stop, nothing for LLVM to unswitch over.
+// UNCHECKED-LABEL: func.func @mm
+// UNCHECKED-COUNT-3: ad.size_match
+// UNCHECKED:         memref.load %a[%{{.*}}, %{{.*}}] {ad.unchecked}
+// UNCHECKED:           memref.load %c[%{{.*}}, %{{.*}}] {ad.unchecked}
+// UNCHECKED-NEXT:      memref.load %b[%{{.*}}, %{{.*}}] {ad.unchecked}
+// UNCHECKED:           memref.store %{{.*}}, %c[%{{.*}}, %{{.*}}] {ad.unchecked}
+
+// The LLVM lowering of a module holding linalg.matmul lowers it that way:
+// the three size matches are the function's only stops.
+// LLVM-NEST-LABEL: define void @"u.mm"
+// LLVM-NEST-COUNT-3: call void @"__adpasses_oob"
+// LLVM-NEST-NOT:     call void @"__adpasses_oob"
+// LLVM-NEST:       }
 
 // LLVM-LABEL: define void @"u.mm"
 // LLVM:         icmp ne i64

@@ -104,3 +104,41 @@ func.func @may_alias(%x: memref<?xf64>, %y: memref<?xf64>) {
   } {ad.parallel = "auto"}
   func.return
 }
+
+// Every iteration adds into dw[0] (the reverse of a weight read by every
+// iteration): carried as a sum from 0 (transforms/accumulators.py), added
+// into dw[0] after the loop if it ran; the loop is then parallel.
+// CHECK-LABEL: func.func @shared_shadow
+// CHECK:         %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:         %{{.*}}, %[[SUM:.*]] = "ad.parallel_for"(%c0, %n, %c1, %w, %x, %dx, %g, %[[Z]]) <{callee = @shared_shadow.par0, kinds = "ks"
+// CHECK-NEXT:    %[[RAN:.*]] = arith.cmpi slt, %c0, %n : index
+// CHECK-NEXT:    scf.if %[[RAN]] {
+// CHECK-NEXT:      %[[OLD:.*]] = memref.load %dw[%c0] : memref<?xf64>
+// CHECK-NEXT:      %[[NEW:.*]] = arith.addf %[[OLD]], %[[SUM]] : f64
+// CHECK-NEXT:      memref.store %[[NEW]], %dw[%c0] : memref<?xf64>
+// CHECK-NEXT:    }
+// CHECK:       func.func private @shared_shadow.par0(
+// CHECK:         scf.for %i = %lo to %hi step %step iter_args(%adj = %{{.*}}, %old = %{{.*}}) -> (f64, f64) {
+// CHECK-NOT:       memref.load %dw
+// CHECK:           %new = arith.addf %old, %b : f64
+// CHECK-NEXT:      scf.yield %adj, %new : f64, f64
+func.func @shared_shadow(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias},
+                         %w: memref<?xf64> {ad.noalias}, %dw: memref<?xf64> {ad.noalias}, %g: f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%adj = %g) -> (f64) {
+    %wv = memref.load %w[%c0] : memref<?xf64>
+    %xv = memref.load %x[%i] : memref<?xf64>
+    %a = arith.mulf %adj, %wv : f64
+    %d = memref.load %dx[%i] : memref<?xf64>
+    %d2 = arith.addf %d, %a : f64
+    memref.store %d2, %dx[%i] : memref<?xf64>
+    %b = arith.mulf %adj, %xv : f64
+    %old = memref.load %dw[%c0] : memref<?xf64>
+    %new = arith.addf %old, %b : f64
+    memref.store %new, %dw[%c0] : memref<?xf64>
+    scf.yield %adj : f64
+  } {ad.parallel = "auto"}
+  func.return
+}
