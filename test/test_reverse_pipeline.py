@@ -45,6 +45,7 @@ OPTIONS = {
     "tape-all": (ReverseOptions(cache_policy="tape-all"), ["--cache-policy=tape-all"]),
     "no-activity": (ReverseOptions(activity=False), ["--no-activity"]),
     "no-loop-local": (ReverseOptions(loop_local=False), ["--no-loop-local"]),
+    "no-scalar-replace": (ReverseOptions(scalar_replace=False), ["--no-scalar-replace"]),
 }
 
 
@@ -70,7 +71,7 @@ def test_every_step_is_a_registered_pass_and_the_spec_parses_back(name):
     assert PassPipeline.parse_spec(PASSES, reverse_spec(options)).passes == steps
     # ad-reverse is the same steps, up to (not including) the elision
     pass_ = ReversePass(options.cache_policy, options.activity, "", options.lower_tapes, options.simplify,
-                        loop_local=options.loop_local)
+                        loop_local=options.loop_local, scalar_replace=options.scalar_replace)
     assert pass_.steps() == steps[:-1]
     assert steps[-1].name == "ad-elide-shadow-checks"
 
@@ -78,10 +79,11 @@ def test_every_step_is_a_registered_pass_and_the_spec_parses_back(name):
 def test_the_steps_follow_the_options():
     names = [s.name for s in reverse_steps(ReverseOptions())]
     assert names == ["ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
-                     "ad-expand-upstream-ops", "ad-count-while", "ad-fuse-loops",
+                     "ad-expand-upstream-ops", "ad-scalar-replace", "ad-count-while", "ad-fuse-loops",
                      "ad-build-gradients", "ad-lower-tapes", "ad-dead-forward", "ad-simplify",
                      "ad-dead-forward", "ad-drop-gradient-marks", "ad-elide-shadow-checks"]
-    lean = ReverseOptions(simplify=False, lower_tapes=False, elide_checks=False, loop_local=False)
+    lean = ReverseOptions(simplify=False, lower_tapes=False, elide_checks=False, loop_local=False,
+                          scalar_replace=False)
     assert [s.name for s in reverse_steps(lean)] == [
         "ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
                      "ad-expand-upstream-ops", "ad-count-while",

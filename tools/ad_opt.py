@@ -130,6 +130,12 @@ class ADOptMain(xDSLOptMain):
                  "reversed after the forward sweep (docs/parallel.md)",
         )
         arg_parser.add_argument(
+            "--no-scalar-replace",
+            action="store_true",
+            help="with --reverse: keep small local arrays in memory (no ad-scalar-replace; "
+                 "docs/reverse_mode.md)",
+        )
+        arg_parser.add_argument(
             "--no-activity",
             action="store_true",
             help="with --reverse: treat every float value and memref as active (for comparison)",
@@ -208,6 +214,8 @@ class ADOptMain(xDSLOptMain):
                 options.append(f"snapshots={a.snapshots}")
             if a.no_loop_local:
                 options.append("loop-local=false")
+            if a.no_scalar_replace:
+                options.append("scalar-replace=false")
             passes.append("ad-reverse{" + " ".join(options) + "}")
             if a.forward:
                 # After ad-reverse: a gradient that a function calls is then

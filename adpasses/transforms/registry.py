@@ -95,6 +95,12 @@ def _clone_primals() -> type[ModulePass]:
     return ClonePrimalsPass
 
 
+def _scalar_replace() -> type[ModulePass]:
+    from adpasses.transforms.scalar_replace import ScalarReplacePass
+
+    return ScalarReplacePass
+
+
 def _count_while() -> type[ModulePass]:
     from adpasses.transforms.count_while import CountWhilePass
 
@@ -155,6 +161,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     # the steps of ad-reverse, in order (adpasses/transforms/reverse_pipeline.py)
     "ad-clone-primals": _clone_primals,
     "ad-inline-calls": _inline,
+    "ad-scalar-replace": _scalar_replace,  # with scalar-replace (the default)
     "ad-count-while": _count_while,
     "ad-fuse-loops": _fuse_loops,  # with loop-local reverse (the default)
     "ad-checkpoint-loops": _checkpoint_loops,  # with tape-limit only

@@ -95,6 +95,7 @@ class ReversePass(ModulePass):
     simplify: bool = True
     tape_limit: int = -1
     loop_local: bool = True
+    scalar_replace: bool = True
     checkpoint_schedule: str = "sqrt"
     snapshots: int = 0
 
@@ -107,6 +108,7 @@ class ReversePass(ModulePass):
         return reverse_steps(ReverseOptions(self.cache_policy, self.activity, self.lower_tapes,
                                             self.simplify, elide_checks=False, report=self.report,
                                             tape_limit=self.tape_limit, loop_local=self.loop_local,
+                                            scalar_replace=self.scalar_replace,
                                             checkpoint_schedule=self.checkpoint_schedule,
                                             snapshots=self.snapshots))
 

@@ -10,6 +10,7 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-lower-affine{marked-only=true} affine ops of the copies as scf/memref
     ad-lower-linalg{marked-only=true} linalg ops (array expressions) as scf loops
     ad-expand-upstream-ops{marked-only=true}  sincos, ipowi, scf.parallel as known ops
+    ad-scalar-replace{marked-only=true}  small local arrays as SSA values (scalar-replace)
     ad-count-while                    every scf.while counts its iterations
     ad-fuse-loops{marked-only=true}   adjacent loops over one range as one   (loop-local)
     ad-checkpoint-loops{tape-limit}   time loops as checkpointed segments  (tape-limit >= 0)
@@ -54,6 +55,9 @@ class ReverseOptions:
     tape_limit: int = -1
     """Bytes: checkpoint the time loops whose tape may exceed it
     (`ad-checkpoint-loops`); -1: no loop checkpointing."""
+    scalar_replace: bool = True
+    """Small local arrays (`d = np.zeros(3)`) as SSA values before the
+    sweep is planned (`ad-scalar-replace`): nothing of them is taped."""
     checkpoint_schedule: str = "sqrt"
     """`sqrt` (segments of about sqrt(steps) iterations) or `revolve` (the
     binomial schedule, adpasses/cache/revolve.py)."""
@@ -81,6 +85,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     from adpasses.transforms.lower_affine import LowerAffinePass
     from adpasses.transforms.lower_linalg import LowerLinalgPass
     from adpasses.transforms.lower_tapes import LowerTapesPass
+    from adpasses.transforms.scalar_replace import ScalarReplacePass
     from adpasses.transforms.simplify import SimplifyPass
 
     steps: list[ModulePass] = [
@@ -89,6 +94,10 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
         LowerAffinePass(marked_only=True),
         LowerLinalgPass(marked_only=True),
         ExpandUpstreamOpsPass(marked_only=True),
+    ]
+    if options.scalar_replace:
+        steps.append(ScalarReplacePass(marked_only=True))
+    steps += [
         CountWhilePass(),
     ]
     if options.loop_local:

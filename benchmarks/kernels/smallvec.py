@@ -6,17 +6,22 @@
            E = sum 0.5 exp(-3 r) - sum_i sqrt(rho_i); rho = np.zeros(n) per
            call, d = np.zeros(3) per pair
 
-`ad-promote-scratch` makes d a stack slot (LLVM keeps it in registers) and
-rho a workspace kept across calls: `allocs/call` is the number of heap
-allocations our generated code makes per gradient after the first call.
-Beside them: the same pair energy written with scalars (dx, dy, dz), a
-numba hand gradient, and JAX vectorised over all pairs (n x n).
+`ad-scalar-replace` makes d three SSA values in the gradient (nothing of it
+taped; the row "arrays kept" is the gradient without that step), and
+`ad-promote-scratch` makes the arrays left stack slots or workspaces kept
+across calls: `allocs/call` is the number of heap allocations our generated
+code makes per gradient after the first call. Beside them: the same pair
+energy written with scalars (dx, dy, dz), a numba hand gradient, and JAX
+vectorised over all pairs (n x n).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+import adpasses
 from benchmarks import ours, peers
 from benchmarks.harness import OPTIONS, Contender, Row, log, measure
 
@@ -139,6 +144,18 @@ def _scalar_rewrite_row(x: np.ndarray) -> tuple[Contender, ours.Compiled]:
                      memory=False), comp
 
 
+def _arrays_kept_row(x: np.ndarray):  # type: ignore[no-untyped-def]
+    """The np.zeros(3) pair energy's gradient without `ad-scalar-replace`
+    (what `ad-opt --no-scalar-replace` builds): d stays in memory."""
+    jf = adpasses.jit(ours.fresh_copy(pair_energy))
+    options = jf.reverse_options()
+    jf.reverse_options = lambda: dataclasses.replace(options, scalar_replace=False)
+    g = adpasses.grad(jf)
+    g(x)
+    return Contender("adpasses, arrays kept (--no-scalar-replace)", lambda: g(x), lambda: jf(x),
+                     memory=False), jf, g
+
+
 def run(ctx) -> list:  # type: ignore[no-untyped-def]
     rows: list[Row] = []
     rng = np.random.default_rng(18)
@@ -154,6 +171,8 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
         cs = ours.contenders(comp, [x])
         scalar, scomp = _scalar_rewrite_row(x)
         cs.append(scalar)
+        kept, kept_jf, kept_grad = _arrays_kept_row(x)
+        cs.append(kept)
         if nb is not None:
             cs.append(Contender("numba hand gradient", lambda: nb[1](x), lambda: nb[0](x),
                                 compiles=True, memory=False))
@@ -169,6 +188,9 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
             if row.tool.startswith("adpasses, scalar"):
                 row.allocations, row.extra["allocated_bytes"] = ours.allocations(lambda: scomp.grad(x))
                 row.taped_bytes = ours.taped_bytes(scomp.jf, [x])
+            if row.tool.startswith("adpasses, arrays kept"):
+                row.allocations, row.extra["allocated_bytes"] = ours.allocations(lambda: kept_grad(x))
+                row.taped_bytes = ours.taped_bytes(kept_jf, [x])
         rows += group
 
         m = min(n, 400)  # the EAM loop visits all n^2 ordered pairs

@@ -1,12 +1,23 @@
-// RUN: ad-opt %s --reverse --no-loop-local --print-cache-report 2>&1 >/dev/null | filecheck %s
-// RUN: ad-opt %s --reverse --no-loop-local 2>/dev/null | filecheck %s --check-prefix=IR
+// RUN: ad-opt %s --reverse --no-loop-local --no-scalar-replace --print-cache-report 2>&1 >/dev/null | filecheck %s
+// RUN: ad-opt %s --reverse --no-loop-local --no-scalar-replace 2>/dev/null | filecheck %s --check-prefix=IR
+// RUN: ad-opt %s --reverse --no-loop-local --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=SROA
 // A local buffer freed at the end of the function (docs/benchmarks.md,
 // problem 2): the gradient defers the deallocations of the top block until
 // after the reverse sweep, so such a dealloc cannot clobber what the reverse
 // sweep reloads: the table load is reloaded, 0 bytes. A buffer allocated and
 // freed in each iteration is gone before the reverse sweep: its load is taped.
 // (arith.remui carries no effect trait in xDSL 0.74; it is still recomputed,
-// and is not a write of unknown memory.)
+// and is not a write of unknown memory.) These run with --no-scalar-replace:
+// by default ad-scalar-replace makes the per-iteration buffer (one element,
+// constant index) its stored value, and nothing is taped (SROA); the table,
+// read at a dynamic index, stays in memory and is reloaded as before.
+
+// SROA-LABEL: cache report for @local_table_grad_d_a
+// SROA:         reload    %w {{.*}}memref.load
+// SROA:         taped bytes: 0
+// SROA-LABEL: cache report for @per_iteration_buffer_grad_d_a
+// SROA-NOT:     memref.load: overwritten later
+// SROA:         taped bytes: 0
 
 // CHECK-LABEL: cache report for @local_table_grad_d_a
 // CHECK-DAG:     recompute %k {{.*}}arith.remui: arith.remui of values available in the reverse sweep

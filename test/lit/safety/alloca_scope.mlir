@@ -2,8 +2,15 @@
 // shadow of an alloca inside the forward scope lives (and is released) in
 // the reverse scope; the lowering saves and restores the stack around
 // scopes with dynamic-size allocas (it used to reject the op).
-// RUN: ad-opt %s --reverse | filecheck %s
+// --no-scalar-replace keeps %buf in memory (by default ad-scalar-replace
+// makes its two elements values: nothing taped, no shadow; ad-run shows the
+// same derivative).
+// RUN: ad-opt %s --reverse --no-scalar-replace | filecheck %s
 // RUN: ad-run %s | filecheck %s --check-prefix=OUT
+// RUN: ad-opt %s --reverse | filecheck %s --check-prefix=SROA
+// SROA-LABEL: func.func @f_grad_a_a(%x: f64, %seed: f64) -> f64
+// SROA-NOT:     = memref.alloca
+// SROA:         func.return
 
 // %a and %b are read from %buf, which the end of the scope frees: taped.
 // CHECK-LABEL: func.func @f_grad_a_a(%x: f64, %seed: f64) -> f64
@@ -18,7 +25,7 @@
 // CHECK-NEXT:    }) : () -> f64
 // CHECK-NEXT:    func.return %[[R]] : f64
 
-// RUN: ad-opt %s --reverse --emit=llvm-ir | filecheck %s --check-prefix=LLVM
+// RUN: ad-opt %s --reverse --no-scalar-replace --emit=llvm-ir | filecheck %s --check-prefix=LLVM
 // LLVM:      define {{.*}} @"u.f_grad_a_a"
 // LLVM:        %[[SP:.*]] = call ptr @"llvm.stacksave.p0"()
 // LLVM:        call void @"llvm.stackrestore.p0"(ptr %[[SP]])
