@@ -30,6 +30,7 @@ from adpasses.transforms.custom_calls import calling_copy
 from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp, check_activity_signature
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 from adpasses.core.verify import verify_all
+from adpasses.transforms.lift_cf import lift_structured_cf
 
 
 def check_structured(function: func.FuncOp) -> None:
@@ -40,7 +41,8 @@ def check_structured(function: func.FuncOp) -> None:
             raise error_at(
                 op,
                 "unstructured control flow cannot be differentiated: express it with "
-                "scf.for / scf.while / scf.if",
+                "scf.for / scf.while / scf.if (cf branches that form an if/else or a chain are "
+                "lifted to scf; these form a loop or join other paths)",
             )
         if isinstance(op, AutodiffOp):
             raise error_at(op, "nested ad.autodiff (higher-order derivatives) is not supported")
@@ -71,8 +73,9 @@ def clone_primal(module: ModuleOp, request: GradientRequest,
     if custom:  # differentiated by its rule: the copy calls it (transforms/custom_calls.py)
         copy = calling_copy(primal)
     else:
-        check_structured(primal)  # before inlining, so errors point at the user's function
         copy = primal.clone()
+        lift_structured_cf(copy)  # cf diamonds, triangles and chains become scf
+        check_structured(copy)  # before inlining, so errors point at the user's function
     copy.sym_name = StringAttr(request.gradient_name(module))
     copy.attributes[GRADIENT_OF_ATTR] = request.mark()
     Rewriter.insert_op(copy, InsertPoint.after(primal))

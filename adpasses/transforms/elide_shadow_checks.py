@@ -121,7 +121,8 @@ class Twins:
                 self.tagged.append(op)
             if isinstance(op, ShadowCheckOp):
                 self.checked_pairs.add((op.primal, op.shadow))
-        self.order = {op: k for k, op in enumerate(function.body.block.ops)}
+        # Every block of the body (a user's function may keep cf blocks).
+        self.order = {op: k for k, op in enumerate(op for b in function.body.blocks for op in b.ops)}
 
     def proving(self, access: Operation) -> list[Operation] | None:
         """The twin group whose checks cover `access`, if it is still there

@@ -50,6 +50,7 @@ from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.core.types import is_memref_type
 from adpasses.core.verify import verify_all
 from adpasses.dialects.ad import AutodiffOp, FwddiffOp, check_fwd_activity_signature
+from adpasses.transforms.lift_cf import lift_structured_cf
 from adpasses.transforms.build_gradients import check_const_memory
 from adpasses.transforms.expand_upstream_ops import expand_upstream_ops, has_upstream_only_ops, separate_outputs
 from adpasses.transforms.inline_calls import inline_calls
@@ -121,7 +122,8 @@ def check_forward_structured(function: func.FuncOp) -> None:
     for op in function.walk():
         if op.dialect_name() == "cf" and not isinstance(op, cf.AssertOp):  # a check, not a branch
             raise error_at(op, "unstructured control flow cannot be differentiated: express it with "
-                               "scf.for / scf.while / scf.if")
+                               "scf.for / scf.while / scf.if (cf branches that form an if/else or a chain are "
+                               "lifted to scf; these form a loop or join other paths)")
         if isinstance(op, AutodiffOp):
             raise error_at(op, "ad.autodiff inside a function differentiated in forward mode: run "
                                "the reverse pipeline first (ad-opt --forward does: ad-reverse, then "
@@ -163,11 +165,12 @@ def build_tangent(module: ModuleOp, request: ForwardRequest, *, simplify: bool =
         raise CompileError(f"'@{request.primal}': {err}", op=location_op or primal) from None
     if request.width < 1:
         raise CompileError(f"width must be at least 1, got {request.width}", op=location_op or primal)
-    if not custom:
-        check_forward_structured(primal)
     name = request.function_name(module)
     # A function with a custom rule is differentiated by it: its copy calls it.
     work = calling_copy(primal) if custom else primal.clone()
+    if not custom:
+        lift_structured_cf(work)  # cf diamonds, triangles and chains become scf
+        check_forward_structured(work)  # before inlining: errors point at the user's function
     work.sym_name = StringAttr(name)
     Rewriter.insert_op(work, InsertPoint.after(primal))
     start = lap("ad-clone-primals", start)

@@ -72,7 +72,15 @@ def check_no_recursion(module: Operation, root: func.FuncOp, root_name: str | No
 
 
 def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
-    """Replace `call` by a copy of `callee`'s single-block body."""
+    """Replace `call` by a copy of `callee`'s single-block body (a callee
+    whose cf blocks lift to scf is lifted on a copy first)."""
+    if len(callee.body.blocks) != 1:
+        from adpasses.transforms.lift_cf import lift_structured_cf
+
+        lifted = callee.clone()
+        lift_structured_cf(lifted)
+        if len(lifted.body.blocks) == 1:
+            callee = lifted
     if len(callee.body.blocks) != 1:
         raise error_at(
             call,

@@ -1,14 +1,18 @@
-// RUN: not ad-opt %s --forward 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: ad-opt %s --forward | filecheck %s --check-prefix=IR
+// RUN: ad-run %s | filecheck %s
 // Enzyme-MLIR ForwardMode/batched_branch.mlir: width 2 through cf.cond_br to a
 // block argument: each lane's tangent becomes a block argument of its own.
 // Hand derivation: r = x if x < y else y. dx = (0.5, 1.5), dy = (0.25, -0.25):
 // (x, y) = (1, 2): (0.5, 1.5); (3, 2): (0.25, -0.25).
-// adpasses differentiates structured control flow only (scf.for/while/if,
-// single-block regions; reverse mode rejects cf.* too): an error at the
-// function, naming what to write instead. The hand derivation above is
-// the numeric check to restore if unstructured control flow is supported.
+// Both edges go to one block with no other predecessor: adpasses lifts the
+// branch to an arith.select per block argument (adpasses/transforms/lift_cf.py)
+// and differentiates the select.
 
-// ERR: enzyme_batched_branch.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: {{.*}}several blocks; only structured (scf) code is supported
+// IR-LABEL: func.func @square_fwd_
+// IR-NOT:     {{[^s]cf\.}}
+// IR:         arith.select %c
+// IR:         func.return
+// CHECK: x<y: 0.5 1.5 x>y: 0.25 -0.25
 func.func @square(%x: f64, %y: f64) -> f64 {
   %c = arith.cmpf ult, %x, %y : f64
   cf.cond_br %c, ^blk2(%x : f64), ^blk2(%y : f64)
@@ -29,4 +33,3 @@ func.func @main() {
   printf.print_format "x<y: {} {} x>y: {} {}\n", %a#0 : f64, %a#1 : f64, %b#0 : f64, %b#1 : f64
   func.return
 }
-// ERR-NOT: Traceback

@@ -3,7 +3,10 @@ func.func @f(%x: f64) -> f64 {
   cf.br ^bb1(%x : f64)
 ^bb1(%y: f64):
   %z = arith.mulf %y, %c : f64
-  func.return %z : f64
+  %big = arith.cmpf ogt, %z, %c : f64
+  cf.cond_br %big, ^bb2(%z : f64), ^bb1(%z : f64)
+^bb2(%r: f64):
+  func.return %r : f64
 }
 func.func @main(%x: f64) -> f64 {
   %s = arith.constant 1.0 : f64

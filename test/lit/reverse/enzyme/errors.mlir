@@ -2,10 +2,10 @@
 // line at the construct, no traceback:
 // - bodyless.mlir: the derivative of a declaration (Enzyme errs too);
 // - bbarg-order.mlir: a function body with cf.br / cf.cond_br and block
-//   arguments (a loop on ^bb1). adpasses differentiates structured control
-//   flow (scf.for / scf.while / scf.if) only; the error names the branch
-//   and what to write instead. The same function as scf.while is
-//   differentiated (scf_while.mlir).
+//   arguments forming a loop on ^bb1. adpasses lifts cf branches that form
+//   an if/else (or a chain) to scf (../cf_lift.mlir), not loops; the error
+//   names the branch and what to write instead. A loop written as
+//   scf.while is differentiated (scf_while.mlir).
 // RUN: not ad-opt %S/Inputs/bodyless.mlir --reverse 2>&1 | filecheck %s --check-prefix=BODYLESS
 // RUN: not ad-opt %S/Inputs/bbarg_order.mlir --reverse 2>&1 | filecheck %s --check-prefix=CF
 
