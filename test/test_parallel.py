@@ -6,6 +6,9 @@ shared accumulator, a product) are rejected (prange) or run serially."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -110,9 +113,43 @@ def test_integer_sum_reduction_and_rows_with_inner_dependence():
 
 
 def test_num_threads_is_checked():
-    for bad in (0, -1, 2.0, True, 10**6):
+    for bad in (0, -1, 2.0, True, 10**6, np.float64(2.0), "2"):
         with pytest.raises(ValueError, match="num_threads"):
             adpasses.set_num_threads(bad)
+    before = adpasses.get_num_threads()
+    try:
+        for n in np.arange(1, 3):  # numpy integers are counts too
+            adpasses.set_num_threads(n)
+            assert adpasses.get_num_threads() == n
+    finally:
+        adpasses.set_num_threads(before)
+
+
+def test_bad_thread_variable_warns_and_compiles(tmp_path):
+    """ADPASSES_NUM_THREADS=abc must not stop every compiled function (the
+    runtime loads for all of them): a warning, the cores, correct results."""
+    script = (
+        "import warnings, numpy as np, adpasses, os\n"
+        "warnings.simplefilter('always')\n"
+        "@adpasses.jit\n"
+        "def f(x):\n"
+        "    s = 0.0\n"
+        "    for i in adpasses.prange(len(x)):\n"
+        "        s += x[i] * x[i]\n"
+        "    return s\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    print(f(np.arange(5.0)), adpasses.grad(f)(np.arange(3.0)).tolist())\n"
+        "print([str(w.message) for w in seen if issubclass(w.category, RuntimeWarning)])\n"
+        "print(adpasses.get_num_threads() == (os.cpu_count() or 1))\n")
+    env = dict(os.environ, ADPASSES_NUM_THREADS="abc")
+    path = tmp_path / "bad_threads.py"
+    path.write_text(script)
+    run = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "30.0 [0.0, 2.0, 4.0]"
+    assert "ADPASSES_NUM_THREADS='abc': give a positive integer" in lines[1]
+    assert lines[2] == "True"
 
 
 # -- loops that must not run in parallel ----------------------------------------------------

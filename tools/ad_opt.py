@@ -113,7 +113,7 @@ class ADOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--snapshots",
             type=int,
-            default=0,
+            default=None,
             metavar="S",
             help="with --reverse: reverse time loops by the binomial (revolve) schedule holding S "
                  "states (with --tape-limit and S = 0: as many as fit in it)",
@@ -209,9 +209,9 @@ class ADOptMain(xDSLOptMain):
                 options.append("simplify=false")
             if a.tape_limit >= 0:
                 options.append(f"tape-limit={a.tape_limit}")
-            if a.snapshots or a.checkpoint_schedule == "revolve":
+            if a.snapshots is not None or a.checkpoint_schedule == "revolve":
                 options.append("checkpoint-schedule=revolve")
-            if a.snapshots:
+            if a.snapshots is not None:  # given: checked by ad-checkpoint-loops (>= 1, or 0 with --tape-limit)
                 options.append(f"snapshots={a.snapshots}")
             if a.no_loop_local:
                 options.append("loop-local=false")

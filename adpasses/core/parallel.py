@@ -9,7 +9,9 @@ runtime loads, and set by `adpasses.set_num_threads(n)`.
 
 from __future__ import annotations
 
+import operator
 import os
+import warnings
 
 
 def prange(*args: int) -> range:
@@ -37,6 +39,28 @@ MAX_THREADS = 1024
 
 
 def check_num_threads(n: object, what: str = "num_threads") -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_THREADS:
-        raise ValueError(f"{what} must be an integer from 1 to {MAX_THREADS}, got {n!r}")
-    return n
+    """`n` as a thread count: any integer (numpy's too, not bool) from 1 to
+    MAX_THREADS."""
+    if not isinstance(n, bool):
+        try:
+            count = operator.index(n)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+        else:
+            if 1 <= count <= MAX_THREADS:
+                return count
+    raise ValueError(f"{what} must be an integer from 1 to {MAX_THREADS}, got {n!r}")
+
+
+def startup_num_threads() -> int:
+    """The thread count when the runtime loads: ADPASSES_NUM_THREADS, or, when
+    that is not a valid count, the cores with a warning that says so. Every
+    compiled function loads the runtime, so a bad variable must not stop
+    functions that have no parallel loop."""
+    try:
+        return default_num_threads()
+    except ValueError as error:
+        cores = os.cpu_count() or 1
+        warnings.warn(f"{error}; parallel loops run on {cores} threads (os.cpu_count()) "
+                      "until adpasses.set_num_threads(n)", RuntimeWarning, stacklevel=2)
+        return cores

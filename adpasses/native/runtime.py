@@ -33,7 +33,7 @@ import numpy as np
 
 from adpasses.core import print_codes
 from adpasses.core.compile_locks import LLVM_LOCK
-from adpasses.core.parallel import check_num_threads, default_num_threads
+from adpasses.core.parallel import check_num_threads, startup_num_threads
 from adpasses.native import python_print
 from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 
@@ -89,7 +89,7 @@ def register_python_objects() -> None:
         llvm.add_symbol("adpasses_error_key", ctypes.addressof(ERROR_KEY))
         llvm.add_symbol("adpasses_handed_stats", ctypes.addressof(_HANDED))
         if NUM_THREADS[0] == 0:
-            NUM_THREADS[0] = default_num_threads()
+            NUM_THREADS[0] = startup_num_threads()
         llvm.add_symbol("adpasses_num_threads", ctypes.addressof(NUM_THREADS))
         llvm.add_symbol("adpasses_numpy_api", numpy_api_table())
         for name, obj in PYTHON_OBJECTS.items():
@@ -203,7 +203,7 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     """The number of threads parallel loops run on."""
     if NUM_THREADS[0] == 0:
-        NUM_THREADS[0] = default_num_threads()
+        NUM_THREADS[0] = startup_num_threads()
     return int(NUM_THREADS[0])
 
 

@@ -449,14 +449,15 @@ class CheckpointLoopsPass(ModulePass):
         if self.snapshots < 0:
             raise ValueError(f"ad-checkpoint-loops: snapshots must be >= 1 (the loop's initial state "
                              f"is one), or 0 to fit them in tape-limit; got {self.snapshots}")
+        if self.schedule == "revolve" and self.snapshots == 0 and self.tape_limit < 0:
+            raise ValueError("ad-checkpoint-loops: schedule=revolve needs a budget: snapshots=S (states "
+                             "held, S >= 1) or tape-limit=BYTES")
         if self.snapshots and self.schedule != "revolve":
             raise ValueError("ad-checkpoint-loops: snapshots needs schedule=revolve (the sqrt scheme "
                              "chooses its segments from tape-limit)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.tape_limit < 0 and self.snapshots == 0:
-            return
-        if self.schedule == "revolve" and self.snapshots == 0 and self.tape_limit < 0:
             return
         for function in marked_functions(op):
             request = GradientRequest.of_function(function)

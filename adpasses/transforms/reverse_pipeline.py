@@ -102,7 +102,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     ]
     if options.loop_local:
         steps.append(FuseLoopsPass(marked_only=True))
-    if options.tape_limit >= 0 or options.snapshots > 0:
+    if options.tape_limit >= 0 or options.snapshots != 0 or options.checkpoint_schedule != "sqrt":
         steps.append(CheckpointLoopsPass(options.tape_limit, options.checkpoint_schedule, options.snapshots))
     steps += [
         BuildGradientsPass(options.cache_policy, options.activity, options.report, options.loop_local),

@@ -3,6 +3,10 @@
 // RUN: ad-opt %s -p 'ad-reverse{checkpoint-schedule=revolve snapshots=4 lower-tapes=false}' | filecheck %s --check-prefix=GRAD
 // RUN: ad-opt %s --reverse --snapshots=4 | filecheck %s --check-prefix=CLI
 // RUN: not ad-opt %s -p 'ad-checkpoint-loops{schedule=binomial}' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: not ad-opt %s --reverse --snapshots=-2 2>&1 | filecheck %s --check-prefix=NEG
+// RUN: not ad-opt %s -p 'ad-reverse{checkpoint-schedule=revolve snapshots=-2}' 2>&1 | filecheck %s --check-prefix=NEG
+// RUN: not ad-opt %s --reverse --snapshots=0 2>&1 | filecheck %s --check-prefix=NOBUDGET
+// RUN: not ad-opt %s -p 'ad-reverse{checkpoint-schedule=revolve}' 2>&1 | filecheck %s --check-prefix=NOBUDGET
 // The time loop of @f (in-place %u, carried %s), reversed by the binomial
 // (revolve) schedule with 4 snapshots (adpasses/cache/revolve.py). The
 // loop's first N - 1 iterations become a call of @f_segment_0 (operands:
@@ -79,6 +83,8 @@
 // CLI: scf.while
 
 // BAD: schedule must be one of sqrt, revolve, got 'binomial'
+// NEG: error: ad-checkpoint-loops: snapshots must be >= 1 (the loop's initial state is one), or 0 to fit them in tape-limit; got -2
+// NOBUDGET: error: ad-checkpoint-loops: schedule=revolve needs a budget: snapshots=S (states held, S >= 1) or tape-limit=BYTES
 
 func.func @f(%u: memref<?xf64>, %dt: f64, %steps: index) -> f64 {
   %c0 = arith.constant 0 : index
