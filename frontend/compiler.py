@@ -41,6 +41,7 @@ from xdsl.rewriter import InsertPoint
 from adpasses.core.compile_locks import parse_python
 from adpasses.core.compile_thread import too_deep_error
 from adpasses.core.diagnostics import CompileError
+from adpasses.core.parallel import prange
 from adpasses.dialects.ad import CHECKPOINT_ATTR
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
@@ -429,6 +430,9 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
 
         if is_extern(fn):  # adpasses.extern: a C function, by address
             return call_extern(self, fn, node)
+        if fn is prange:  # the for-loop form is taken before expressions (frontend/loops.py)
+            self.error(node, "prange is only allowed as the iterable of a for loop "
+                             "(`for i in adpasses.prange(n):`); use range for a value")
         target = jitted_python_function(fn)
         if target is None:
             name = getattr(fn, "__name__", type(fn).__name__)

@@ -161,3 +161,15 @@ def auto_independent(x, y):
         y[i] = x[i] * x[i]
         s += y[i]
     return s
+
+
+def prange_as_value(x):
+    r = prange(3)  # not a loop's iterable
+    return x[0]
+
+
+def prange_in_enumerate(x):
+    s = 0.0
+    for i, v in enumerate(prange(3)):
+        s += x[i]
+    return s

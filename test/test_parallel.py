@@ -173,6 +173,15 @@ def test_prange_loop_that_may_depend_on_itself_is_an_error_at_its_line(kernel, a
     assert words in text
 
 
+@pytest.mark.parametrize("kernel", [pk.prange_as_value, pk.prange_in_enumerate], ids=["value", "enumerate"])
+def test_prange_outside_a_for_iterable_is_an_error_at_its_line(kernel):
+    with pytest.raises(adpasses.CompileError) as err:
+        adpasses.jit(kernel)(np.ones(3))
+    text = str(err.value)
+    assert "parallel_kernels.py:" in text
+    assert "prange is only allowed as the iterable of a for loop" in text
+
+
 def test_parallel_true_runs_dependent_loops_serially_and_independent_ones_in_parallel():
     x = np.random.default_rng(4).random(1000)
     dep = adpasses.jit(pk.auto_dependent, parallel=True)
