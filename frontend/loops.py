@@ -34,7 +34,8 @@ from adpasses.core.index_arith import INDEX_MAX, trip_count
 from adpasses.core.parallel import prange
 from adpasses.dialects.ad import PARALLEL_ATTR
 from adpasses.frontend.array_vars import is_selector, selector_key
-from adpasses.frontend.control import BREAK, CONTINUE, assigned_names, is_flag, loop_exits, maybe_unbound
+from adpasses.frontend.control import (BREAK, CONTINUE, RETURNED, assigned_names, contains_return, is_flag, loop_exits,
+                                       maybe_unbound)
 from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
 
@@ -126,9 +127,16 @@ class LoopMixin:
     def prange_loop(self, stmt: ast.For) -> None:
         """`for i in adpasses.prange(...)`: the scf.for of `range`, marked
         `ad.parallel = "prange"` (docs/parallel.md)."""
+        if contains_return(stmt.body) or _sets_returned(stmt.body):  # a return lifted to a flag and a break
+            self.error(stmt, "a prange loop cannot return from the function (its iterations run in "
+                             "chunks on several threads); use range, or compute a flag and return after "
+                             "the loop")
         if BREAK in loop_exits(stmt.body):
             self.error(stmt, "a prange loop cannot break (its iterations run in chunks on several "
                              "threads); use range")
+        if CONTINUE in loop_exits(stmt.body):
+            self.error(stmt, "a prange loop cannot continue (its sums must be plain `s += e`); put the "
+                             "rest of the body under `if not ...:` instead, or use range")
         if stmt.orelse:
             self.error(stmt, "a prange loop cannot have an else clause; use range")
         call = stmt.iter
@@ -598,3 +606,10 @@ def _describe(node: ast.AST) -> str:
         return f"'{ast.unparse(node)}'"
     except Exception:  # noqa: BLE001
         return type(node).__name__
+
+
+def _sets_returned(stmts: list[ast.stmt]) -> bool:
+    """`stmts` set the flag of a return that lift_loop_returns moved out of
+    the loop (frontend/control.py)."""
+    return any(isinstance(n, ast.Name) and n.id == RETURNED and isinstance(n.ctx, ast.Store)
+               for s in stmts for n in ast.walk(s))

@@ -173,3 +173,21 @@ def prange_in_enumerate(x):
     for i, v in enumerate(prange(3)):
         s += x[i]
     return s
+
+
+def prange_continue(x):
+    s = 0.0
+    for i in prange(len(x)):
+        if x[i] > 0.5:
+            continue
+        s += x[i]
+    return s
+
+
+def prange_return(x):
+    s = 0.0
+    for i in prange(len(x)):
+        if x[i] > 0.5:
+            return s
+        s += x[i]
+    return s

@@ -173,13 +173,18 @@ def test_prange_loop_that_may_depend_on_itself_is_an_error_at_its_line(kernel, a
     assert words in text
 
 
-@pytest.mark.parametrize("kernel", [pk.prange_as_value, pk.prange_in_enumerate], ids=["value", "enumerate"])
-def test_prange_outside_a_for_iterable_is_an_error_at_its_line(kernel):
+@pytest.mark.parametrize("kernel, words", [
+    (pk.prange_as_value, "prange is only allowed as the iterable of a for loop"),
+    (pk.prange_in_enumerate, "prange is only allowed as the iterable of a for loop"),
+    (pk.prange_continue, "a prange loop cannot continue"),
+    (pk.prange_return, "a prange loop cannot return from the function"),
+], ids=["value", "enumerate", "continue", "return"])
+def test_prange_misuse_is_an_error_at_its_line_that_names_it(kernel, words):
     with pytest.raises(adpasses.CompileError) as err:
-        adpasses.jit(kernel)(np.ones(3))
+        adpasses.jit(kernel)(np.linspace(0, 1, 10))
     text = str(err.value)
     assert "parallel_kernels.py:" in text
-    assert "prange is only allowed as the iterable of a for loop" in text
+    assert words in text
 
 
 def test_parallel_true_runs_dependent_loops_serially_and_independent_ones_in_parallel():
