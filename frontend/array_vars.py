@@ -82,10 +82,17 @@ class ArrayVariableMixin:
         among the candidates); returns the candidates."""
         candidates = self.array_candidates(stmt, names)
         first = candidates[0].type
+        computed = [n for n in names if None in _rebinding_sources(stmt).get(n, ())]
         for v in candidates:
             t = v.type
             if not (isinstance(t, MemRefType) and isinstance(first, MemRefType)
                     and t.element_type == first.element_type and len(t.get_shape()) == len(first.get_shape())):
+                if computed:  # `h = np.tanh(W @ h)`: every array of the loop became a candidate
+                    name = computed[0]
+                    self.error(stmt, f"array variable '{name}' is rebound inside this loop to an array "
+                                     "computed in it, not one of the arrays the loop started with; allocate "
+                                     "the buffers before the loop and copy into them "
+                                     f"({name}[:] = ...)")
                 self.error(stmt, f"array variables {', '.join(repr(n) for n in names)} are rebound in this "
                                  "loop among arrays of different dtypes or numbers of dimensions; use arrays "
                                  "of one dtype and shape")

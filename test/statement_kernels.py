@@ -488,3 +488,11 @@ def smooth_gather(x, idx, w, steps):
             unew[i] = 0.5 * (u[i] + u[idx[i]]) * w[i]
         u, unew = unew, u
     return u[0] * u[1]
+
+
+def rebinds_to_computed_with_a_matrix(W, x, T):
+    """h = tanh(W @ h) in a time loop: W (2-D) is mentioned beside h (1-D)."""
+    h = x.copy()
+    for t in range(T):
+        h = np.tanh(W @ h)
+    return h @ h

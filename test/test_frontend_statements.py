@@ -270,6 +270,17 @@ def test_rebinding_to_an_array_made_in_the_loop_is_an_error():
     assert "allocate the buffers before the loop" in text
 
 
+def test_rebinding_to_an_array_computed_beside_a_matrix_names_the_fix():
+    """Every array the loop mentions is a candidate there (W too), yet the
+    message is about h's rebinding, not about dtypes or dimensions."""
+    with pytest.raises(adpasses.CompileError) as info:
+        adpasses.jit(k.rebinds_to_computed_with_a_matrix)(np.eye(3) * 0.5, vec(3), 4)
+    text = str(info.value)
+    assert "array variable 'h' is rebound inside this loop to an array computed in it" in text
+    assert "(h[:] = ...)" in text and "statement_kernels.py:" in text
+    assert "dtypes" not in text
+
+
 def test_array_made_in_a_branch_used_after_the_if_is_an_error():
     with pytest.raises(adpasses.CompileError) as info:
         adpasses.jit(k.branch_view_used_after)(vec(3), 1.0)
