@@ -25,7 +25,7 @@ import numpy as np
 from adpasses.api import shadows
 from adpasses.api.aliasing import internal_overlap
 from adpasses.api.autodiff_call import MISS
-from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed
+from adpasses.api.markers import Active, Const, split_markers
 from adpasses.core.options import check_flag
 from adpasses.native.arguments import array_subclass_problem, is_honoured_array, plain_arguments
 
@@ -111,20 +111,7 @@ def _results(out: object, ret: Sequence[str], activity: Sequence[str], return_pr
 def _unwrap(jf, args: Sequence[object], width: int, api: str) -> tuple[list, list[str], dict[int, np.ndarray]]:  # type: ignore[no-untyped-def]
     """Values, activities and shadows (each of shape (width,) + x.shape)."""
     name = jf.__name__
-    raw, activity, given = [], [], {}
-    for k, a in enumerate(args):
-        if isinstance(a, Duplicated):
-            raw.append(a.value)
-            activity.append("dupnoneed" if isinstance(a, DuplicatedNoNeed) else "dup")
-            given[k] = a.shadow
-        elif isinstance(a, Active):
-            if not isinstance(a.value, (float, np.floating)):
-                raise TypeError(f"{api}: Active argument {k} must be a float, got {type(a.value).__name__}")
-            raw.append(float(a.value))
-            activity.append("active")
-        else:
-            raw.append(a.value if isinstance(a, Const) else a)
-            activity.append("const")
+    raw, activity, given = split_markers(args, api)
     values = list(plain_arguments(name, jf._params, raw))
     for k, dx in given.items():
         x = values[k]

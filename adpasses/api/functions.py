@@ -32,7 +32,7 @@ from adpasses.core.diagnostics import CompileError, for_user
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.signature import ArrayArg, arg_type, signature_key
 from adpasses.api.gradcall import LoadedGradient, GradCallable, grad_activity, install_dispatch, normalize_argnums
-from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed
+from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed, split_markers  # noqa: F401 (adpasses.Active, ... come from here)
 from adpasses.core.options import check_argnums, check_flag
 
 if TYPE_CHECKING:
@@ -800,21 +800,7 @@ def _unwrap(jf: JitFunction, args: Sequence[object]) -> tuple[list, list[str], d
     scalar is converted (running its `__float__`, `__index__`) before any
     array is examined."""
     name = jf.__name__
-    raw, activity, given = [], [], {}
-    for k, a in enumerate(args):
-        if isinstance(a, Duplicated):
-            raw.append(a.value)
-            activity.append("dupnoneed" if isinstance(a, DuplicatedNoNeed) else "dup")
-            given[k] = a.shadow
-        elif isinstance(a, Active):
-            if not isinstance(a.value, (float, np.floating)):
-                raise TypeError(f"{name}(): Active argument {k} must be a float, got "
-                                f"{type(a.value).__name__}")
-            raw.append(float(a.value))
-            activity.append("active")
-        else:
-            raw.append(a.value if isinstance(a, Const) else a)
-            activity.append("const")
+    raw, activity, given = split_markers(args, f"{name}()")
     values = list(plain_arguments(name, jf._params, raw))
     for k, dx in given.items():
         x = values[k]

@@ -8,6 +8,8 @@ paths (`autodiff_call`) import them and neither imports the other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
@@ -66,3 +68,26 @@ class Output:
 
     def __repr__(self) -> str:
         return f"Output({self.value!r})"
+
+
+def split_markers(args: Sequence[object], where: str) -> tuple[list, list[str], dict[int, object]]:
+    """autodiff's marked arguments as (raw values, activities, user shadows
+    by position). An `Active` value is converted with float() here, before
+    any array is examined; `where` starts the error messages."""
+    raw: list = []
+    activity: list[str] = []
+    given: dict[int, object] = {}
+    for k, a in enumerate(args):
+        if isinstance(a, Duplicated):
+            raw.append(a.value)
+            activity.append("dupnoneed" if isinstance(a, DuplicatedNoNeed) else "dup")
+            given[k] = a.shadow
+        elif isinstance(a, Active):
+            if not isinstance(a.value, (float, np.floating)):
+                raise TypeError(f"{where}: Active argument {k} must be a float, got {type(a.value).__name__}")
+            raw.append(float(a.value))
+            activity.append("active")
+        else:
+            raw.append(a.value if isinstance(a, Const) else a)
+            activity.append("const")
+    return raw, activity, given
