@@ -108,7 +108,7 @@ def test_rss_stays_bounded_over_500_modules_without_llvm_optimisation():
     test fits the growth per module by least squares over 13 samples
     (every 50 from 300 to 900) and bounds it at 0.2 MB per module: a leak
     of the old size is 4x over (keeping every module measured 0.85 MB per
-    module by this fit; the real run about 0.0)."""
+    module by this fit; two real runs -0.001 and -0.008)."""
     out = run("""
 text = '''func.func @f(%x: memref<?xf64>, %i: index) -> f64 {
   %v = memref.load %x[%i] : memref<?xf64>
