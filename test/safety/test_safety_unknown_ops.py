@@ -216,7 +216,6 @@ def test_alloca_scope_releases_its_allocas_in_a_long_loop():
         from adpasses.core.context import parse_module
         from adpasses.native.llvm_jit import compile_module
         from adpasses.transforms.reverse_pass import differentiate
-from adpasses.transforms.reverse_pipeline import ReverseOptions
         m = parse_module({ALLOCA_SCOPE_BIG!r}, "big.mlir")
         g = differentiate(m, "f", ["dup"], ["active"])
         c = compile_module(m)
