@@ -15,6 +15,7 @@ import pytest
 from finite_diff import assert_matches, copy_args, finite_differences
 
 import adpasses
+from benchmarks.kernels.smallvec import eam_energy, pair_energy  # the smallvec benchmark's kernels
 from adpasses.native import runtime
 
 
@@ -33,41 +34,6 @@ def positions(rng, n: int) -> np.ndarray:
     # atoms on a jittered grid: no two closer than 0.5
     grid = np.array([(i, j, k) for i in range(3) for j in range(3) for k in range(3)], dtype=float)
     return grid[:n] + 0.2 * rng.random((n, 3))
-
-
-def pair_energy(x):
-    n = x.shape[0]
-    e = 0.0
-    for i in range(n):
-        for j in range(i + 1, n):
-            d = np.zeros(3)
-            for k in range(3):
-                d[k] = x[i, k] - x[j, k]
-            r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
-            e += 1.0 / r2
-    return e
-
-
-def eam_energy(x):
-    # EAM-style: pair repulsion plus an embedding energy of each atom's
-    # density, with a cutoff; d (3 floats) per pair, rho (n floats) per call.
-    n = x.shape[0]
-    rho = np.zeros(n)
-    e = 0.0
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                d = np.zeros(3)
-                for k in range(3):
-                    d[k] = x[i, k] - x[j, k]
-                r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
-                if r2 < 6.25:
-                    r = np.sqrt(r2)
-                    rho[i] += np.exp(-2.0 * r)
-                    e += 0.5 * np.exp(-3.0 * r)
-    for i in range(n):
-        e -= np.sqrt(rho[i])
-    return e
 
 
 def forces_into(x, f):
