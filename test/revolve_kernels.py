@@ -47,7 +47,8 @@ def counted_plain(u, w, steps):
 
 
 def euler(u, steps, dt):
-    """The Euler benchmark kernel: u overwritten in place, du scratch of each step."""
+    """The Euler benchmark's time loop (benchmarks/kernels/euler.py: u overwritten in place, du
+    scratch of each step), ending in sum sin(u) u instead of sum u^2 so the final adjoint is not linear."""
     n = len(u)
     du = np.zeros(n)
     for t in range(steps):
