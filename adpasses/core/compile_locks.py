@@ -38,6 +38,7 @@ import ast
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -51,6 +52,49 @@ LLVM_LOCK = threading.RLock()
 # Not LLVM_LOCK itself: LLVM work on another thread (the dispatch builtins,
 # adpasses.native.dispatch.prepare) goes on while the compiler is imported.
 _IMPORT_LOCK = threading.RLock()
+
+
+class ChildFreshLock:
+    """A module-level lock that a forked child gets back unlocked.
+
+    Locks of the native helpers (BLAS and libmvec symbols, extern
+    registrations) are taken on a compile thread, sometimes around a wait
+    for `LLVM_LOCK`, which the fork handlers hold: a fork at that moment
+    copies them locked, and the child, which lacks the thread that would
+    release them, waited forever on its first compilation (CI, test
+    fork_while_another_thread_compiles_text). What they guard is computed
+    once per process and is idempotent, so the child simply computes it
+    again under a fresh lock."""
+
+    _instances: "weakref.WeakSet[ChildFreshLock]"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        ChildFreshLock._instances.add(self)
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return self._lock.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        try:
+            self._lock.release()
+        except RuntimeError:  # taken before a fork, replaced in the child since
+            pass
+
+    def __enter__(self) -> "ChildFreshLock":
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    @classmethod
+    def renew_all(cls) -> None:
+        for lock in list(cls._instances):
+            lock._lock = threading.Lock()
+
+
+ChildFreshLock._instances = weakref.WeakSet()
 
 
 class _KeyedLocks:
@@ -264,6 +308,7 @@ def _after_fork_in_child() -> None:
     # released: start with none. (The forking thread owns the import lock,
     # LLVM_LOCK and llvmlite's lock, taken in _before_fork, and releases them.)
     _keyed = _KeyedLocks()
+    ChildFreshLock.renew_all()
     fork_imports.forget_orphaned_imports()
     _release_after_fork()
 

@@ -22,12 +22,13 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
-import threading
+
+from adpasses.core.compile_locks import ChildFreshLock
 
 SYMBOLS = {"adpasses_cblas_dgemm": "scipy_cblas_dgemm64_", "adpasses_cblas_sgemm": "scipy_cblas_sgemm64_"}
 """Our symbol -> the OpenBLAS function it is."""
 
-_lock = threading.Lock()
+_lock = ChildFreshLock()
 _state: bool | None = None
 _library: ctypes.CDLL | None = None
 

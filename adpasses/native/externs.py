@@ -16,13 +16,13 @@ is refused when loaded (`bind`), never called at address 0.
 
 from __future__ import annotations
 
-import threading
+from adpasses.core.compile_locks import ChildFreshLock
 
 PREFIX = "extern."
 
 _ADDRESSES: dict[str, int] = {}
 _BOUND: set[str] = set()
-_LOCK = threading.Lock()
+_LOCK = ChildFreshLock()
 
 
 def register(base: str, address: int) -> str:

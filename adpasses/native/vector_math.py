@@ -34,8 +34,9 @@ import ctypes
 import ctypes.util
 import os
 import re
-import threading
 from collections.abc import Iterator
+
+from adpasses.core.compile_locks import ChildFreshLock
 
 # Intrinsic -> (libmvec base name, parameter letters): `v` per vector operand.
 FUNCTIONS: dict[str, tuple[str, str]] = {
@@ -54,7 +55,7 @@ FUNCTIONS: dict[str, tuple[str, str]] = {
 _ISAS = (("b", "sse4.1", 128), ("d", "avx2", 256), ("e", "avx512f", 512))
 _ELEMENTS = {"f64": ("double", "", 64), "f32": ("float", "f", 32)}
 
-_lock = threading.Lock()
+_lock = ChildFreshLock()
 _available: dict[str, list[tuple[int, str]]] | None = None
 _library: str | None = None
 

@@ -345,3 +345,26 @@ import forks_on_import
 print(forks_on_import.ELAPSED < 5.0, "waits_for_the_forker" in sys.modules)
 """, timeout=120)
     assert result.returncode == 0 and result.stdout.split() == ["True", "True"], str(result)
+
+
+def test_fork_while_a_thread_holds_a_native_helper_lock():
+    """The CI hang of this suite, made deterministic: a compile thread held
+    adpasses.native.blas's lock (while it waited for LLVM_LOCK, which the
+    fork handlers hold) at the moment of a fork, and the child waited for it
+    forever. Here a thread holds that lock, and the locks of libmvec's and
+    the extern symbols' helpers, across the fork; every compilation asks
+    BLAS and libmvec (the kernel calls sin): the child must compile and
+    check its gradient by itself."""
+    out = run("""
+from adpasses.native import blas, externs, vector_math
+blas._state = None; vector_math._available = None
+held, release = threading.Event(), threading.Event()
+def holder():
+    with blas._lock, vector_math._lock, externs._LOCK:
+        held.set(); release.wait()
+th = threading.Thread(target=holder); th.start(); held.wait()
+code = fork_and_wait(700)
+release.set(); th.join()
+print(code)
+""")
+    assert out.stdout.strip() == "0", str(out)
