@@ -257,3 +257,53 @@ def test_concurrent_writers_then_a_warm_process_without_xdsl(kernel_dir: Path) -
     assert warm["stats"]["hits"] >= 5  # facts, gradient, primal, autodiff's gradient, dispatch
     np.testing.assert_allclose(warm["grad"], fd, rtol=1e-6, atol=1e-8)
     assert warm["xdsl"] == [], "loading from the disk cache imported xDSL"
+
+
+HELPERS = '''
+SCALE = {scale}
+
+def f(v):
+    return {rate} * v
+'''
+
+CALLER = '''
+import adpasses
+import dc_kernel_helpers_e as helpers
+import dc_kernel_pkg_e.sub
+
+def shifted(v, s=helpers.SCALE):      # a default evaluated where the callee is defined
+    return v * s
+
+@adpasses.jit(cache=True)
+def through_module(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += helpers.f(x[i]) * x[i] + helpers.SCALE * x[i] + shifted(x[i]) + dc_kernel_pkg_e.sub.g(x[i])
+    return s
+'''
+
+
+def test_module_attributes_and_callee_defaults_are_part_of_the_key(kernel_dir: Path) -> None:
+    """`helpers.f(x)`, `helpers.SCALE`, `pkg.sub.g(x)` and a callee's default
+    `s=helpers.SCALE` are read from other modules: editing them must
+    recompile, not serve the code compiled for the old source (it did: the
+    key held only the module's name, and the old numbers came back)."""
+    (kernel_dir / "dc_kernel_pkg_e").mkdir()
+    (kernel_dir / "dc_kernel_pkg_e" / "__init__.py").write_text("")
+    (kernel_dir / "dc_kernel_caller_e.py").write_text(CALLER)
+    x = np.linspace(-1.0, 1.0, 5)
+    for scale, rate, power in (("2.0", "3.0", "2"), ("5.0", "3.0", "2"), ("5.0", "7.0", "2"),
+                               ("5.0", "7.0", "3")):
+        (kernel_dir / "dc_kernel_helpers_e.py").write_text(HELPERS.format(scale=scale, rate=rate))
+        (kernel_dir / "dc_kernel_pkg_e" / "sub.py").write_text(f"def g(v):\n    return v ** {power}\n")
+        for name in ("dc_kernel_helpers_e", "dc_kernel_pkg_e", "dc_kernel_pkg_e.sub"):
+            sys.modules.pop(name, None)
+        mod = fresh_import(kernel_dir, "dc_kernel_caller_e")
+        a, c, p = float(scale), float(rate), int(power)
+
+        def reference(v: np.ndarray) -> float:
+            return float(np.sum(c * v * v + a * v + a * v + v**p))
+
+        assert mod.through_module(x) == pytest.approx(reference(x), rel=1e-12)
+        np.testing.assert_allclose(adpasses.grad(mod.through_module)(x), central_differences(reference, x),
+                                   rtol=1e-6, atol=1e-8)

@@ -19,15 +19,19 @@ its argument signature and its options (and, through
 `source_fingerprint(fn)` covers what compiling `fn` reads: its source text
 and place (file, first line: error messages name them), and for every name
 its code reads from globals or its closure, what the frontend would take:
-the value of a number (frozen at compile time), a module's name, and for a
-function (plain or jitted) its own fingerprint, recursively. Changing a
-callee's source, or a global constant, therefore changes the key.
+the value of a number (frozen at compile time), a module's name and, for
+a user's module, every attribute the code may name (`helpers.f`,
+`helpers.SCALE`), a function's (plain or jitted) own fingerprint,
+recursively, and the defaults of each function (evaluated where it is
+defined). Changing a callee's source, a global constant, a module's
+constant or a default therefore changes the key.
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import sys
 import types
 from pathlib import Path
 
@@ -76,10 +80,47 @@ def _rule_functions(rules: object) -> list[types.FunctionType]:
     return found
 
 
+def _compiler_module(module: types.ModuleType) -> bool:
+    """math, numpy, scipy, adpasses and the standard library: their
+    attributes are compiled by the frontend itself (its version is in the
+    environment key), never read from their source."""
+    top = module.__name__.partition(".")[0]
+    return top in ("numpy", "scipy", "adpasses") or top in sys.stdlib_module_names
+
+
 def source_fingerprint(fn: types.FunctionType) -> str:
     h = hashlib.sha256()
     seen: set[int] = set()
     todo = [fn]
+
+    def value(label: str, obj: object, names: set[str], depth: int = 0) -> None:
+        """What the frontend takes from `obj`, read as `label` by code that
+        reads `names` (its globals and attribute names)."""
+        inner = _python_function(obj)
+        if inner is not None:
+            todo.append(inner)
+            checkpointed = " checkpoint" if getattr(obj, "__adpasses_checkpoint__", False) is True else ""
+            h.update(f"\0{label}=function{checkpointed} {inner.__module__}.{inner.__qualname__}".encode())
+        elif getattr(obj, "__adpasses_extern__", False) is True:
+            # adpasses.extern: its symbol and signature, and its rules' sources
+            h.update(f"\0{label}=extern {obj.symbol} {obj.signature}".encode())  # type: ignore[attr-defined]
+            todo.extend(_rule_functions(obj))
+        elif isinstance(obj, (bool, int, float, np.number)):
+            h.update(f"\0{label}={type(obj).__name__} {obj!r}".encode())
+        elif isinstance(obj, types.ModuleType):
+            h.update(f"\0{label}=module {obj.__name__}".encode())
+            if _compiler_module(obj) or depth > 8:
+                return
+            # A user's module: compiled code reads `module.attr` (helpers.f,
+            # helpers.SCALE, pkg.sub.f) like a global, so every attribute the
+            # code may name is part of the key (co_names holds attribute names).
+            for attr in sorted(names):
+                member = obj.__dict__.get(attr, _MISSING)
+                if member is not _MISSING:
+                    value(f"{label}.{attr}", member, names, depth + 1)
+        else:
+            h.update(f"\0{label}={type(obj).__module__}.{type(obj).__qualname__}".encode())
+
     while todo:
         f = todo.pop()
         if id(f) in seen:
@@ -89,26 +130,28 @@ def source_fingerprint(fn: types.FunctionType) -> str:
         code = f.__code__
         h.update(f"\0def {f.__module__}.{f.__qualname__} {code.co_filename}:{code.co_firstlineno}\n"
                  f"{_source(f)}".encode())
-        closure = dict(zip(code.co_freevars, (c.cell_contents for c in (f.__closure__ or ()))))
-        for name in sorted(_names(code) | set(code.co_freevars)):
-            value = closure.get(name, f.__globals__.get(name, _MISSING))
-            if value is _MISSING:
-                continue  # a builtin, or an attribute name
-            inner = _python_function(value)
-            if inner is not None:
-                todo.append(inner)
-                h.update(f"\0{name}=function {inner.__module__}.{inner.__qualname__}".encode())
-            elif getattr(value, "__adpasses_extern__", False) is True:
-                # adpasses.extern: its symbol and signature, and its rules' sources
-                h.update(f"\0{name}=extern {value.symbol} {value.signature}".encode())
-                todo.extend(_rule_functions(value))
-            elif isinstance(value, (bool, int, float, np.number)):
-                h.update(f"\0{name}={type(value).__name__} {value!r}".encode())
-            elif isinstance(value, types.ModuleType):
-                h.update(f"\0{name}=module {value.__name__}".encode())
-            else:
-                h.update(f"\0{name}={type(value).__module__}.{type(value).__qualname__}".encode())
+        names = _names(code)
+        # Defaults are evaluated where f is defined (`def g(x, s=helpers.SCALE)`):
+        # a callee's number default is frozen, a function default is compiled.
+        for i, default in enumerate(f.__defaults__ or ()):
+            value(f"{f.__qualname__}.__defaults__[{i}]", default, names)
+        for key, default in sorted((f.__kwdefaults__ or {}).items()):
+            value(f"{f.__qualname__}.{key}=", default, names)
+        cells = zip(code.co_freevars, f.__closure__ or ())
+        closure = {name: cell.cell_contents for name, cell in cells if _filled(cell)}
+        for name in sorted(names | set(code.co_freevars)):
+            obj = closure.get(name, f.__globals__.get(name, _MISSING))
+            if obj is not _MISSING:  # else a builtin, or an attribute name
+                value(name, obj, names)
     return h.hexdigest()
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a closure variable not assigned yet
+        return False
+    return True
 
 
 class DiskCache:
