@@ -53,3 +53,27 @@ def call_with_stats(fn, *args):  # type: ignore[no-untyped-def]
     from adpasses.native import object_cache
 
     return fn(*args), {**object_cache.stats, "xdsl": "xdsl" in sys.modules}
+
+
+@adpasses.custom_vjp
+def softplus(x):
+    return math.log(1.0 + math.exp(x))
+
+
+def softplus_fwd(x):
+    return softplus(x), x
+
+
+def softplus_bwd(x, g):
+    return (g / (1.0 + math.exp(-x)),)
+
+
+softplus.defvjp(softplus_fwd, softplus_bwd)
+
+
+@adpasses.jit
+def softplus_sum(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += softplus(x[i])
+    return s

@@ -5,6 +5,7 @@ are checked against central finite differences."""
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import pickle
 from concurrent.futures import ProcessPoolExecutor
@@ -136,3 +137,27 @@ def test_grad_copies_misaligned_arrays_on_both_paths() -> None:
     np.testing.assert_allclose(fresh(misaligned(xs)), 3 * xs**2, rtol=1e-12)
     with pytest.raises(ValueError, match="not aligned"):  # jit calls run on the caller's memory
         pk.scaled(2.0, misaligned(xs))
+
+
+def test_custom_functions_pickle_by_reference() -> None:
+    """A custom_vjp function is a module attribute like a jitted one: it
+    pickles by name (it failed: "not the same object as
+    pickle_kernels.softplus", the function inside it being pickled), and a
+    spawned worker gets it, its rule and its callers' gradients."""
+    assert pickle.loads(pickle.dumps(pk.softplus)) is pk.softplus
+    xs = np.linspace(-2.0, 2.0, 5)
+    g = adpasses.grad(pk.softplus_sum)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as ex:
+        value = ex.submit(pk.call, pk.softplus, 0.3).result()
+        grad = ex.submit(pk.call, g, xs).result()
+        dsoft = ex.submit(pk.call, adpasses.grad(pk.softplus), 0.3).result()
+    assert value == pytest.approx(math.log1p(math.exp(0.3)), rel=1e-15)
+    np.testing.assert_allclose(grad, 1.0 / (1.0 + np.exp(-xs)), rtol=1e-14)
+    assert dsoft == pytest.approx(1.0 / (1.0 + math.exp(-0.3)), rel=1e-14)
+
+
+def test_unpickling_a_custom_function_name_bound_to_something_else(monkeypatch: pytest.MonkeyPatch) -> None:
+    blob = pickle.dumps(pk.softplus)
+    monkeypatch.setattr(pk, "softplus", pk.softplus_fwd)
+    with pytest.raises(pickle.UnpicklingError, match="not the custom function that was pickled"):
+        pickle.loads(blob)

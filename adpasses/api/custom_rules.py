@@ -101,6 +101,27 @@ class CustomFunction:
     def __repr__(self) -> str:
         return f"<adpasses.{self.kind} {self.fun.__qualname__}>"
 
+    def __reduce__(self) -> tuple:
+        """Pickled by reference (module and qualified name), like jitted
+        functions: the other process imports the module, which makes the
+        function and gives it its rules (docs/deployment.md)."""
+        from adpasses.api.functions import pickle_reference
+
+        return (rebuild_custom_function, pickle_reference(self.fun, f"adpasses.{self.kind} function"))
+
+
+def rebuild_custom_function(module: str, qualname: str) -> CustomFunction:
+    """The custom function a pickle refers to, found by name in its module."""
+    import pickle
+
+    from adpasses.api.functions import find_by_name
+
+    obj = find_by_name(module, qualname)
+    if not isinstance(obj, CustomFunction):
+        raise pickle.UnpicklingError(f"{module}.{qualname} is a {type(obj).__name__} here, not the custom "
+                                     "function that was pickled")
+    return obj
+
 
 def custom_vjp(fun: Callable) -> CustomFunction:
     """`@adpasses.custom_vjp`: give `fun` a reverse rule with `.defvjp(fwd, bwd)`."""

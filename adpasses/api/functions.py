@@ -542,7 +542,7 @@ def pickle_reference(fn: types.FunctionType, what: str) -> tuple[str, str]:
     return module, qualname
 
 
-def _find(module: str, qualname: str) -> object:
+def find_by_name(module: str, qualname: str) -> object:
     import importlib
 
     obj: object = importlib.import_module(module)
@@ -556,7 +556,7 @@ def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, c
     """The JitFunction a pickle refers to: the function found by name in
     its module, jitted with the pickled options (the very object when the
     name is bound to it)."""
-    obj = _find(module, qualname)
+    obj = find_by_name(module, qualname)
     fn = getattr(obj, "__adpasses_function__", obj)
     if not isinstance(fn, types.FunctionType):
         import pickle
