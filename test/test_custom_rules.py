@@ -460,8 +460,22 @@ def test_extern_errors():
         adpasses.extern(math.lgamma, "double(double)")
     with pytest.raises(adpasses.CompileError, match=r"test_custom_rules.py:\d+:\d+: .*takes 1 argument"):
         adpasses.jit(calls_lgamma_badly)(1.0)
-    with pytest.raises(adpasses.CompileError, match="has no body to differentiate"):
+    # what to do names the extern and its keyword, not the IR (was "define it
+    # in the module", which a Python user cannot do for a C function)
+    with pytest.raises(adpasses.CompileError, match=r"has no body to differentiate.*adpasses.extern "
+                       r"'bare_lgamma' \(a C function\) has no reverse rule; give one with "
+                       r"adpasses.extern\(\.\.\., vjp=rule\)"):
         adpasses.grad(uses_bare_extern)(1.5)
+    with pytest.raises(adpasses.CompileError, match=r"adpasses.extern 'bare_lgamma' \(a C function\) has "
+                       r"no forward rule; give one with adpasses.extern\(\.\.\., jvp=rule\)"):
+        adpasses.jvp(uses_bare_extern, (1.5,), (1.0,))
+    with pytest.raises(adpasses.CompileError, match=r"no forward rule.*give it with "
+                       r"adpasses.extern\(lgamma, \.\.\., jvp=rule\)"):
+        adpasses.jvp(uses_lgamma, (1.5,), (1.0,))
+    from adpasses.core.custom_rules import EXTERN_PREFIX
+    from adpasses.native import externs
+
+    assert externs.PREFIX == EXTERN_PREFIX  # the IR layer recognises externs by it
 
 
 BARE = adpasses.extern(LIBM.lgamma, "double(double)", name="bare_lgamma")
@@ -473,6 +487,10 @@ def calls_lgamma_badly(x):
 
 def uses_bare_extern(x):
     return BARE(x) * 2.0
+
+
+def uses_lgamma(x):
+    return lgamma(x) * 2.0
 
 
 def test_the_disk_cache_key_covers_the_rules():

@@ -54,6 +54,7 @@ from xdsl.dialects import arith, func, memref
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 
+from adpasses.core.custom_rules import no_body_advice
 from adpasses.core.diagnostics import CompileError, error_at
 from adpasses.core.effects import is_pure, only_prints
 from adpasses.core.ir_walk import nested_ops
@@ -678,7 +679,7 @@ class ActivityAnalysis:
             return error_at(
                 op,
                 f"calls '{op.callee}', which has no body to differentiate, with {touched}; "
-                "define it in the module or make its arguments const",
+                + no_body_advice(op.callee.string_value(), mode),
             )
         return error_at(
             op,

@@ -28,6 +28,7 @@ calls (`transforms/inline_calls.py`), the analyses and the rules
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from xdsl.dialects import func
@@ -227,3 +228,36 @@ def forwarded_arguments(call: Operation, rule: CustomRule) -> dict[int, int]:
     if not isinstance(aug, func.FuncOp):
         return {}
     return _forwarded(aug, rule.residuals)
+
+
+EXTERN_PREFIX = "extern."
+"""Symbols of C functions called through `adpasses.extern` start with it
+(adpasses/native/externs.py's PREFIX, which names them there without
+importing xDSL)."""
+
+
+def _extern_name(callee: str) -> str | None:
+    name = callee.lstrip("@")
+    if not name.startswith(EXTERN_PREFIX):
+        return None
+    # extern.<name>_<d or i per argument>[.<k>]: extern.pow_d_d -> pow
+    return re.sub(r"(_[di])*(\.\d+)?$", "", name[len(EXTERN_PREFIX):])
+
+
+def no_body_advice(callee: str, mode: str) -> str:
+    """What to do about a call of a function without a body (nor a rule)
+    whose derivative is needed in `mode` ("reverse" or "forward")."""
+    c_name = _extern_name(callee)
+    if c_name is not None:
+        keyword = "vjp" if mode == "reverse" else "jvp"
+        return (f"adpasses.extern {c_name!r} (a C function) has no {mode} rule; give one with "
+                f"adpasses.extern(..., {keyword}=rule), or make its arguments constants")
+    return "define it in the module or make its arguments const"
+
+
+def no_forward_rule_advice(callee: str) -> str:
+    """How to give a forward rule to a function that has only a reverse one."""
+    c_name = _extern_name(callee)
+    if c_name is not None:
+        return f"give it with adpasses.extern({c_name}, ..., jvp=rule)"
+    return "give it with defjvp (or `forward = @f_jvp` in its ad.custom_rule)"

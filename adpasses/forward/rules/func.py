@@ -14,7 +14,7 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
-from adpasses.core.custom_rules import custom_rule_of_call, tangent_positions
+from adpasses.core.custom_rules import custom_rule_of_call, no_body_advice, no_forward_rule_advice, tangent_positions
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
 
@@ -37,7 +37,7 @@ class CallRule:
             raise error_at(
                 op,
                 f"calls '{op.callee}', which has no body to differentiate, with values that "
-                "carry derivatives; define it in the module or make its arguments const",
+                "carry derivatives; " + no_body_advice(op.callee.string_value(), "forward"),
             )
         if rule.forward is None:
             raise error_at(
@@ -45,7 +45,7 @@ class CallRule:
                 f"calls @{rule.primal}, which has a custom reverse rule (custom_vjp) but no forward "
                 "rule, and its result's tangent is needed: forward mode (jvp, jacfwd, fwddiff, and "
                 "hessian/hvp where the function's value feeds the gradient) needs a forward rule; "
-                "give it with defjvp (or `forward = @f_jvp` in its ad.custom_rule)",
+                + no_forward_rule_advice(rule.primal),
             )
         self._by_forward_rule(fb, op, rule.forward)
 

@@ -20,7 +20,7 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
-from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments
+from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments, no_body_advice
 from adpasses.dialects.ad import ShadowCheckOp
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
@@ -131,7 +131,7 @@ class CallRule:
             raise error_at(
                 op,
                 f"calls '{op.callee}', which has no body to differentiate; "
-                "define it in the module or make its arguments const",
+                + no_body_advice(op.callee.string_value(), "reverse"),
             )
         results = [r for r in _primal_results(op, rule) if is_float_type(r.type)]
         if all(rc.adjoint(r) is None for r in results):
