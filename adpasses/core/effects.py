@@ -25,7 +25,7 @@ from collections.abc import Set
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, cf, printf
+from xdsl.dialects import arith, cf, memref, printf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriterListener
@@ -44,7 +44,7 @@ from xdsl.transforms.common_subexpression_elimination import CSEDriver
 from xdsl.transforms.dead_code_elimination import LiveSet
 
 from adpasses.core.structured_ops import structured_op
-from adpasses.dialects.ad import STOP
+from adpasses.dialects.ad import STOP, UNCHECKED_ATTR
 
 
 @dataclass(frozen=True)
@@ -200,17 +200,29 @@ class _CachedCSEDriver(CSEDriver):
     stays valid for the whole run: the driver only redirects uses while it
     walks and erases ops at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_checks: bool = False) -> None:
         super().__init__()
         self.cache = EffectCache()
         self._writes_before: dict[Operation, int] = {}
+        self._keep_checks = keep_checks
+        self._stops: dict[Operation, bool] = {}
+
+    def _holds_check(self, op: Operation) -> bool:
+        """`op` or an op nested in it `may_stop` (memoised bottom-up)."""
+        known = self._stops.get(op)
+        if known is None:
+            known = may_stop(op) or any(self._holds_check(inner) for region in op.regions
+                                        for block in region.blocks for inner in block.ops)
+            self._stops[op] = known
+        return known
 
     def _simplify_operation(self, op: Operation) -> None:
         # xDSL 0.74's `CSEDriver._simplify_operation`, with cached effects.
         if op.has_trait(IsTerminator):
             return
         effects = self.cache.effects(op)
-        if all(r.first_use is None for r in op.results) and self.cache.would_be_trivially_dead(op):
+        if all(r.first_use is None for r in op.results) and self.cache.would_be_trivially_dead(op) \
+                and not (self._keep_checks and self._holds_check(op)):
             self._mark_erasure(op)
             return
         if any(len(region.blocks) > 1 for region in op.regions):
@@ -246,7 +258,35 @@ class _CachedCSEDriver(CSEDriver):
         return self._writes_before[to_op] != self._writes_before[from_op]
 
 
-def cse(thing: Operation | Block | Region) -> None:
+# Ops whose lowering may stop the call on a bad operand (adpasses/lowering:
+# `check_site`), besides checked loads and ops with write effects (which
+# are never dead): a bad slice, a zero divisor, a float that fits no int.
+CHECKED_OPS = (
+    memref.SubviewOp,
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+    arith.FPToSIOp,
+    arith.FPToUIOp,
+)
+
+
+def may_stop(op: Operation) -> bool:
+    """Whether the lowering of `op` may stop the call (IndexError,
+    ZeroDivisionError, ValueError) with checks on: such an op is not dead
+    when its results are unused, since Python would raise there."""
+    if isinstance(op, memref.LoadOp):
+        return UNCHECKED_ATTR not in op.attributes
+    return isinstance(op, CHECKED_OPS)
+
+
+def cse(thing: Operation | Block | Region, keep_checks: bool = False) -> None:
     """xDSL's `cse`, in time linear in the ops instead of quadratic in the
-    nesting depth."""
-    _CachedCSEDriver().simplify(thing)
+    nesting depth. `keep_checks`: an unused op that `may_stop`, or a loop
+    or branch holding one, is not erased as dead (the frontend: `t = x[5]`
+    must still raise IndexError, as in Python)."""
+    _CachedCSEDriver(keep_checks).simplify(thing)

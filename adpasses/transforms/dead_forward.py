@@ -53,24 +53,10 @@ from xdsl.transforms.dead_code_elimination import LiveSet
 
 from adpasses.analysis.affine_index import Affine, affine_form
 from adpasses.dialects.ad import TWIN_END_ATTR, TWIN_ID_ATTR, UNCHECKED_ATTR, KeepOp
-from adpasses.core.effects import EffectCache
+from adpasses.core.effects import CHECKED_OPS, EffectCache, may_stop
 from adpasses.core.ir_walk import nested_ops
 from adpasses.transforms.elide_shadow_checks import Twins, keep_alive
 from adpasses.transforms.gradient_marks import marked_functions
-
-# Ops whose lowering may stop the call (adpasses/lowering: `check_site`),
-# besides loads and ops with write effects (which are never dead).
-CHECKED_OPS = (
-    memref.SubviewOp,
-    arith.DivSIOp,
-    arith.DivUIOp,
-    arith.RemSIOp,
-    arith.RemUIOp,
-    arith.FloorDivSIOp,
-    arith.CeilDivSIOp,
-    arith.CeilDivUIOp,
-)
-
 
 class CheckPreservingLiveness(LiveSet):
     """Liveness in which ops with effects, `kept` ops and CHECKED_OPS are
@@ -210,9 +196,7 @@ def remove_dead_code(function: func.FuncOp) -> None:
 
 def _checks(op: Operation) -> bool:
     """Whether the lowering of `op` may stop the call on a bad operand."""
-    if isinstance(op, memref.LoadOp):
-        return UNCHECKED_ATTR not in op.attributes
-    return isinstance(op, CHECKED_OPS)
+    return may_stop(op)
 
 
 def _liveness(function: func.FuncOp, kept: set[Operation],
