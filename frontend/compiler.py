@@ -171,6 +171,9 @@ def _source(pyfunc: types.FunctionType) -> tuple[ast.FunctionDef, str, int, int]
         if fdef is None:
             raise CompileError("this lambda cannot be told apart from the others on its line; define "
                                "the function with def", location=f"{filename}:{first}:1")
+    if isinstance(fdef, ast.AsyncFunctionDef):
+        raise CompileError(f"{pyfunc.__name__} is an async def (a coroutine function), which cannot be "
+                           "compiled; define it with def", location=f"{filename}:{first}:1")
     if not isinstance(fdef, ast.FunctionDef):
         raise CompileError(f"{pyfunc.__name__} is not defined with def (lambdas are not supported)",
                            location=f"{filename}:{first}:1")

@@ -37,8 +37,8 @@ class ExpressionMixin:
         method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
             hint = UNSUPPORTED_HINTS.get(type(node).__name__, "")
-            self.error(node, f"{_describe(node)}: {type(node).__name__.lower()} expressions are not "
-                             f"supported in compiled functions{hint}")
+            kind = EXPRESSION_NAMES.get(type(node).__name__, f"{type(node).__name__.lower()} expressions")
+            self.error(node, f"{_describe(node)}: {kind} are not supported in compiled functions{hint}")
         with self.at(node):
             return method(node)
 
@@ -427,6 +427,19 @@ def _known_callee(fn: object) -> bool:
         return False
 
 
+# How the constructs are written (the AST's class names are not).
+EXPRESSION_NAMES = {
+    "ListComp": "list comprehensions",
+    "GeneratorExp": "generator expressions",
+    "DictComp": "dict comprehensions",
+    "SetComp": "set comprehensions",
+    "JoinedStr": "f-strings",
+    "NamedExpr": "assignment expressions (:=)",
+    "Yield": "yield expressions (generators)",
+    "YieldFrom": "yield from expressions (generators)",
+    "Await": "await expressions",
+}
+
 UNSUPPORTED_HINTS = {
     "List": "; use a numpy array (an argument, or np.zeros(n) inside the function)",
     "Dict": "; pass numbers and arrays as arguments",
@@ -439,8 +452,9 @@ UNSUPPORTED_HINTS = {
     "JoinedStr": "; strings are not supported",
     "Starred": "; pass arguments one by one",
     "NamedExpr": "; assign in a separate statement",
-    "Await": "",
+    "Await": "; define the function with def, not async def",
     "Yield": "; return one number at the end",
+    "YieldFrom": "; return one number at the end",
 }
 
 

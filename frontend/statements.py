@@ -55,8 +55,9 @@ class StatementMixin:
     def statement(self, stmt: ast.stmt) -> None:
         method = getattr(self, f"stmt_{type(stmt).__name__}", None)
         if method is None:
-            self.error(stmt, f"{type(stmt).__name__.lower()} statements are not supported in compiled "
-                             "functions" + _HINTS.get(type(stmt).__name__, ""))
+            kind = type(stmt).__name__
+            self.error(stmt, f"{_NAMES.get(kind, kind.lower())} statements are not supported in compiled "
+                             "functions" + _HINTS.get(kind, ""))
         with self.at(stmt):
             method(stmt)
 
@@ -68,6 +69,8 @@ class StatementMixin:
     def stmt_Expr(self, stmt: ast.Expr) -> None:
         if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
             return  # a docstring
+        if isinstance(stmt.value, (ast.Yield, ast.YieldFrom, ast.Await)):
+            self.expr(stmt.value)  # its own error: the construct and what to write instead
         if not isinstance(stmt.value, ast.Call):
             self.error(stmt, "an expression statement has no effect; assign it or remove it")
         self.expr(stmt.value)
@@ -287,6 +290,17 @@ class StatementMixin:
         return self.emit(arith.XOrIOp(flag, self.const_bool(True))).results[0]
 
 
+# How the constructs are written (the AST's class names are not).
+_NAMES = {
+    "FunctionDef": "nested def",
+    "AsyncFunctionDef": "async def",
+    "ClassDef": "class",
+    "AsyncFor": "async for",
+    "AsyncWith": "async with",
+    "ImportFrom": "from ... import",
+    "TryStar": "try/except*",
+}
+
 _HINTS = {
     "Try": "; errors cannot be caught in compiled code",
     "With": "; set up what it manages outside the compiled function",
@@ -297,6 +311,10 @@ _HINTS = {
     "Delete": "; remove it (a variable simply stops being used)",
     "ClassDef": "; define classes outside and pass numbers and arrays",
     "Match": "; use if/elif/else",
+    "AsyncFunctionDef": "; define the function at module level and call it",
+    "AsyncFor": "; use a for loop over range(...)",
+    "AsyncWith": "; set up what it manages outside the compiled function",
+    "TryStar": "; errors cannot be caught in compiled code",
     "Import": "; import at module level",
     "ImportFrom": "; import at module level",
 }

@@ -189,3 +189,26 @@ def negates(x):
 
 def uses_varargs(x, *rest):  # ERROR
     return x
+
+
+def nested_def(x):
+    def inner(t):  # ERROR
+        return t
+    return inner(x)
+
+
+def generator(x):
+    yield x  # ERROR
+
+
+def generator_from(x):
+    yield from range(3)  # ERROR
+    return x
+
+
+def walrus(x):
+    return (y := x) + y  # ERROR
+
+
+async def coroutine(x):  # ERROR
+    return x
