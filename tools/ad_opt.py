@@ -33,6 +33,21 @@ from adpasses.core.diagnostics import CompileError
 from adpasses.transforms.registry import AD_PASSES
 
 
+def _byte_count(text: str) -> int:
+    """--tape-limit: bytes as the Python API reads them (`memory_limit`):
+    an int >= 0 or a size like 32MB; a negative or malformed one is a usage
+    error (a negative one used to switch checkpointing off silently)."""
+    from adpasses.api.functions import parse_bytes
+
+    try:
+        value = parse_bytes(int(text) if text.strip().lstrip("+-").isdigit() else text, "--tape-limit",
+                            "ad-opt")
+    except (TypeError, ValueError) as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    assert value is not None
+    return value
+
+
 class ADOptMain(xDSLOptMain):
     version_format = "ad-opt (adpasses) built on xdsl {xdsl_version}"
 
@@ -104,11 +119,11 @@ class ADOptMain(xDSLOptMain):
         )
         arg_parser.add_argument(
             "--tape-limit",
-            type=int,
+            type=_byte_count,
             default=-1,
             metavar="BYTES",
-            help="with --reverse: checkpoint the time loops whose tape may exceed BYTES "
-                 "(ad-checkpoint-loops; docs/cache.md, Checkpointing)",
+            help="with --reverse: checkpoint the time loops whose tape may exceed BYTES, an int or "
+                 "a size like 32MB, 512KiB (ad-checkpoint-loops; docs/cache.md, Checkpointing)",
         )
         arg_parser.add_argument(
             "--snapshots",

@@ -50,7 +50,16 @@ class SizeExpr:
 
 
 def _name(value: SSAValue) -> str:
-    return value.name_hint or "?"
+    """A value's SSA name; an unnamed function argument is `argK`, another
+    unnamed value the op that makes it (a size was printed as `?`)."""
+    if value.name_hint:
+        return value.name_hint
+    if isinstance(value, BlockArgument):
+        owner = value.block.parent_op()
+        if isinstance(owner, func.FuncOp):
+            return f"arg{value.index}"
+        return f"<{owner.name} argument>" if owner is not None else "?"
+    return f"<{value.owner.name}>" if isinstance(value, OpResult) else "?"
 
 
 def _text(value: SSAValue) -> str:
@@ -60,16 +69,28 @@ def _text(value: SSAValue) -> str:
             return str(op.value.value.data)
         if isinstance(op, memref.DimOp):
             return f"dim({_text(op.source)}, {_text(op.index)})"
-        if isinstance(op, arith.IndexCastOp):
-            return _text(op.input)
+        if isinstance(op, (arith.IndexCastOp, arith.SIToFPOp, arith.FPToSIOp)):
+            return _text(op.operands[0])
         symbols = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*"}
         if type(op) in symbols:
-            return f"({_text(op.lhs)} {symbols[type(op)]} {_text(op.rhs)})"
+            lhs, rhs = _text(op.lhs), _text(op.rhs)
+            # x + 0, 0 + x, x - 0, x * 1, 1 * x: the operand alone
+            if rhs == "0" and not isinstance(op, arith.MuliOp) or rhs == "1" and isinstance(op, arith.MuliOp):
+                return lhs
+            if lhs == "0" and isinstance(op, arith.AddiOp) or lhs == "1" and isinstance(op, arith.MuliOp):
+                return rhs
+            return f"({lhs} {symbols[type(op)]} {rhs})"
         if isinstance(op, (arith.DivSIOp, arith.FloorDivSIOp, arith.DivUIOp)):
             return f"({_text(op.lhs)} / {_text(op.rhs)})"
+        if isinstance(op, (arith.CeilDivSIOp, arith.CeilDivUIOp)):
+            return f"ceildiv({_text(op.lhs)}, {_text(op.rhs)})"
         if isinstance(op, (arith.MaxSIOp, arith.MinSIOp)):  # a trip count: max(n, 0)
             which = "max" if isinstance(op, arith.MaxSIOp) else "min"
             return f"{which}({_text(op.lhs)}, {_text(op.rhs)})"
+        if isinstance(op, (mathd.SqrtOp, mathd.CeilOp)) and not value.name_hint:
+            # the segment length of a checkpointed loop: ceil(sqrt(...))
+            which = "sqrt" if isinstance(op, mathd.SqrtOp) else "ceil"
+            return f"{which}({_text(op.operand)})"
     return _name(value)
 
 
