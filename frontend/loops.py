@@ -192,6 +192,10 @@ class LoopMixin:
         step_const = self.constant_index_of(call.args[2]) if len(args) == 3 else 1
         if step_const == 0:
             self.error(call, "range() step must not be zero")
+        if step_const is None:  # Python's ValueError (was a ZeroDivisionError of the trip count)
+            with self.at(call):
+                nonzero = self.emit(arith.CmpiOp(step, self.const_index(0), "ne")).results[0]
+                self.emit_assert(Scalar(nonzero), "ValueError", "range() arg 3 must not be zero")
         ascending = step_const is not None and step_const > 0
         if ascending:
             lower, upper, stride = start, stop, step

@@ -175,3 +175,19 @@ def test_internal_errors_become_compile_errors_at_the_construct(monkeypatch):
         adpasses.jit(bad.negates)(1.0)
     assert str(info.value).startswith(f"{bad.__file__}:{marked_line(bad.negates)}:")
     assert isinstance(info.value.__cause__, AttributeError)
+
+
+def test_range_with_a_zero_step_at_run_time_is_pythons_value_error():
+    """A step known only when called: ValueError with Python's message at
+    the range (it was ZeroDivisionError, from the trip count's division)."""
+    x = np.arange(5.0)
+    with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero") as python:
+        bad.strided_sum(x, 0)
+    for call in (adpasses.jit(bad.strided_sum), adpasses.grad(bad.strided_sum)):
+        with pytest.raises(ValueError) as info:
+            call(x, 0)
+        assert str(info.value).startswith(str(python.value))
+        assert f"{bad.__file__}:{marked_line(bad.strided_sum)}:" in str(info.value)
+    for k in (1, 2, 7, -1, -2):
+        assert adpasses.jit(bad.strided_sum)(x, k) == bad.strided_sum(x, k)
+    np.testing.assert_array_equal(adpasses.grad(bad.strided_sum)(x, 2), [1, 0, 1, 0, 1])
