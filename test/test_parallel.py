@@ -162,7 +162,13 @@ def test_bad_thread_variable_warns_and_compiles(tmp_path):
     (pk.shared_accumulator, lambda: (np.ones(10), np.zeros(1)), "acc[0]"),
     (pk.product_reduction, lambda: (np.ones(10),), "not a sum reduction"),
     (pk.prints, lambda: (np.ones(3),), "prints"),
-], ids=["memory", "view", "call", "accumulator", "product", "print"])
+    (pk.next_row_read, lambda: (np.ones((4, 3)),), "%X[%i + 1"),
+    (pk.conditional_reset, lambda: (np.ones(10),), "not a sum reduction"),
+    (pk.partial_sum_read, lambda: (np.ones(10), np.zeros(10)), "not a sum reduction"),
+    (pk.inner_partial_sum_read, lambda: (np.ones((4, 3)), np.zeros((4, 3))), "not a sum reduction"),
+    (pk.conditional_on_sum, lambda: (np.ones(10),), "not a sum reduction"),
+], ids=["memory", "view", "call", "accumulator", "product", "print", "next-row", "conditional-reset",
+        "partial-sum-read", "inner-partial-sum-read", "condition-on-sum"])
 def test_prange_loop_that_may_depend_on_itself_is_an_error_at_its_line(kernel, args, words):
     jf = adpasses.jit(kernel)
     with pytest.raises(adpasses.CompileError) as err:
@@ -201,6 +207,72 @@ def test_parallel_true_runs_dependent_loops_serially_and_independent_ones_in_par
     g = adpasses.grad(ind)(x, y)
     assert np.allclose(g, 2 * x, rtol=1e-14)  # hand derivation
     assert np.allclose(g, central_fd(ind, [x, y.copy()], 0), rtol=1e-5, atol=1e-6)
+
+
+# -- rows, inner-loop sums, conditional sums ------------------------------------------------
+
+
+def test_row_reductions_products_and_row_stores_run_in_parallel():
+    rng = np.random.default_rng(11)
+    X, A = rng.standard_normal((301, 7)), rng.standard_normal((3, 7))
+    for threads in (1, 2, 3):
+        adpasses.set_num_threads(threads)
+        out = np.zeros(301)
+        pk.row_sums(X, out)
+        assert np.allclose(out, X.sum(axis=1), rtol=1e-14, atol=1e-14)
+        out = np.zeros(301)
+        s = pk.row_matvec(A, X, out)
+        V = X @ A.T
+        assert np.allclose(out, V[:, 0], rtol=1e-13, atol=1e-13)
+        assert s == pytest.approx(float((V[:, 0] * V[:, 1]).sum()), rel=1e-12)
+        Y = np.zeros_like(X)
+        pk.row_store(X, Y)
+        assert np.allclose(Y, np.sin(X) * X[:, :1], rtol=1e-14, atol=1e-15)
+    for kernel, args in ((pk.row_sums, (X, np.zeros(301))), (pk.row_matvec, (A, X, np.zeros(301))),
+                         (pk.row_store, (X, np.zeros_like(X)))):
+        assert [p for _, p in primal_report(kernel, args)] == [None], kernel
+
+
+def test_inner_loop_and_conditional_sums_match_serial_and_numpy():
+    rng = np.random.default_rng(12)
+    X, x = rng.standard_normal((203, 9)), rng.standard_normal(10_001) * 2
+    positive, below = x > 0, x < -1
+    expected_conditional = float((x[positive] ** 2).sum() - np.sin(x[below]).sum()) ** 2
+    for threads in (1, 2, 3):
+        adpasses.set_num_threads(threads)
+        assert pk.inner_loop_sum(X) == pytest.approx(pk.serial_inner_loop_sum(X), rel=1e-12)
+        assert pk.conditional_sum(x) == pytest.approx(expected_conditional, rel=1e-11)
+        assert pk.private_inner_sum(X) == pytest.approx(float(np.sqrt((X * X).sum(axis=1)).sum()), rel=1e-12)
+        first = pk.conditional_sum(x)
+        assert all(pk.conditional_sum(x) == first for _ in range(5))  # deterministic per thread count
+    for kernel, args in ((pk.inner_loop_sum, (X,)), (pk.conditional_sum, (x,)), (pk.private_inner_sum, (X,))):
+        assert [p for _, p in primal_report(kernel, args)] == [None], kernel
+
+
+@pytest.mark.parametrize("kernel", [pk.inner_loop_sum, pk.inner_loop_sum_squared, pk.private_inner_sum],
+                         ids=["inner-sum-local", "inner-sum-separate-reverse", "private-inner-sum"])
+def test_gradient_of_inner_loop_sums_matches_finite_differences_and_is_parallel(kernel):
+    X = np.random.default_rng(13).standard_normal((11, 4))
+    ref = central_fd(kernel, [X], 0)
+    for threads in (1, 2, 3):
+        adpasses.set_num_threads(threads)
+        g = adpasses.grad(kernel)(X)
+        assert np.allclose(g, ref, rtol=1e-6, atol=1e-7 * max(1.0, np.abs(ref).max()))
+    problems = [p for _, p in gradient_report(kernel, (X,), ("dup",))]
+    assert problems and all(p is None for p in problems), problems
+
+
+def test_gradient_of_conditional_sum_matches_finite_differences_and_is_parallel():
+    x = np.random.default_rng(14).standard_normal(40) * 2
+    x[np.abs(np.abs(x) - 1.0) < 1e-3] += 0.01  # away from the branches' edges
+    x[np.abs(x) < 1e-3] += 0.01
+    ref = central_fd(pk.conditional_sum, [x], 0)
+    for threads in (1, 2, 3):
+        adpasses.set_num_threads(threads)
+        g = adpasses.grad(pk.conditional_sum)(x)
+        assert np.allclose(g, ref, rtol=1e-6, atol=1e-6)
+    problems = [p for _, p in gradient_report(pk.conditional_sum, (x,), ("dup",))]
+    assert len(problems) == 2 and all(p is None for p in problems), problems  # forward and reverse
 
 
 # -- gradients ----------------------------------------------------------------------------
