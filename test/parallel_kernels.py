@@ -309,3 +309,13 @@ def conditional_on_sum(x):
         if s < 10.0:
             s += x[i]
     return s
+
+
+@adpasses.jit
+def gather_sum(x, idx, w):
+    """The sum returned as it is: the reverse is loop-local, inside the
+    forward loop, and adds into dx[idx[i]] (private copies per chunk)."""
+    s = 0.0
+    for i in prange(len(idx)):
+        s += w[i] * math.sin(x[idx[i]])
+    return s

@@ -310,11 +310,12 @@ def test_gradient_of_rows_energy_matches_finite_differences():
     assert np.allclose(g, central_fd(pk.rows_energy, [X], 0), rtol=1e-6, atol=1e-7)
 
 
-def test_gather_reverse_runs_serially_and_sums_every_collision():
-    """Many iterations hit the same dx[idx[i]]: a parallel reverse would lose
-    updates (checked by forcing it: with 3 threads and 2e6 iterations on 4
-    elements, a relative error of 1.6e-3 in one of five calls on a loaded
-    2-core machine)."""
+def test_gather_reverse_is_parallel_with_private_copies_and_sums_every_collision():
+    """Many iterations hit the same dx[idx[i]]. Adding into dx directly from
+    several threads lost updates (forcing it: with 3 threads and 2e6
+    iterations on 4 elements, a relative error of 1.6e-3 in one of five
+    calls on a loaded 2-core machine); the reverse adds into private copies
+    per chunk, reduced in chunk order (transforms/privatize.py)."""
     rng = np.random.default_rng(7)
     n = 2_000_000
     x = rng.standard_normal(4)
@@ -323,13 +324,59 @@ def test_gather_reverse_runs_serially_and_sums_every_collision():
     s = float((w * x[idx] ** 2).sum())
     expected = np.zeros(4)
     np.add.at(expected, idx, 2 * s * 2 * w * x[idx])
+    first = None
     for _ in range(5):
         gx, gw = adpasses.grad(pk.gather, (0, 2))(x, idx, w)
         assert np.allclose(gx, expected, rtol=1e-9)
         assert np.allclose(gw, 2 * s * x[idx] ** 2, rtol=1e-9)
+        if first is None:
+            first = gx
+        assert np.array_equal(gx, first)  # bit-identical across runs
     report = gradient_report(pk.gather, (x, idx, w), ("dup", "const", "dup"))
-    assert [p is None for _, p in report] == [True, False]  # forward parallel, reverse serial
-    assert "dx" in report[1][1]
+    assert [p for _, p in report] == [None, None]  # forward parallel, reverse parallel (private copies)
+
+
+def test_gather_reverse_bits_do_not_depend_on_threads_and_match_finite_differences():
+    """The copies' chunks are fixed (PRIVATE_CHUNKS), not the threads': the
+    same bits on 1, 2, 3 threads (the loop-local reverse of a sum returned
+    as it is, so no threaded forward sum feeds the adjoints)."""
+    rng = np.random.default_rng(15)
+    n = 200_003
+    x, idx, w = rng.standard_normal(50), rng.integers(-50, 50, n), rng.standard_normal(n)
+    expected = np.zeros(50)
+    np.add.at(expected, idx, w * np.cos(x[idx]))
+    results = []
+    for threads in (1, 2, 3):
+        adpasses.set_num_threads(threads)
+        gx = adpasses.grad(pk.gather_sum)(x, idx, w)
+        assert np.allclose(gx, expected, rtol=1e-11, atol=1e-12)
+        results.append(gx)
+    assert all(np.array_equal(r, results[0]) for r in results)
+    assert [p for _, p in gradient_report(pk.gather_sum, (x, idx, w), ("dup", "const", "const"))] == [None]
+    small_idx, small_w = rng.integers(0, 5, 40), rng.standard_normal(40)  # 40 < 16 * 5: serial
+    xs = rng.standard_normal(5)
+    for k_idx, k_w in ((small_idx, small_w), (rng.integers(0, 5, 1000), rng.standard_normal(1000))):
+        gx = adpasses.grad(pk.gather_sum)(xs, k_idx, k_w)
+        assert np.allclose(gx, central_fd(lambda v: pk.gather_sum(v, k_idx, k_w), [xs], 0), rtol=1e-6, atol=1e-7)
+
+
+def test_gather_into_a_large_shadow_runs_serially_and_checks_bounds():
+    """A shadow over PRIVATE_BYTES / PRIVATE_CHUNKS (here 40000 float64):
+    the serial loop, right; an index out of bounds is still an IndexError
+    at the user's line on both paths."""
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal(40_000)
+    idx = rng.integers(0, 40_000, 1_000_000)
+    w = rng.standard_normal(1_000_000)
+    expected = np.zeros_like(x)
+    np.add.at(expected, idx, w * np.cos(x[idx]))
+    assert np.allclose(adpasses.grad(pk.gather_sum)(x, idx, w), expected, rtol=1e-11, atol=1e-12)
+    for size in (40_000, 5):  # serial, private copies
+        bad = rng.integers(0, size, 100_000)
+        bad[77_777] = size + 3
+        with pytest.raises(IndexError) as err:
+            adpasses.grad(pk.gather_sum)(x[:size].copy(), bad, w[:100_000])
+        assert "parallel_kernels.py:" in str(err.value)
 
 
 def test_shared_shadow_element_is_summed_per_chunk_and_the_reverse_is_parallel():

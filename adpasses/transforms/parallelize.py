@@ -61,6 +61,7 @@ from adpasses.core.types import is_float_type
 from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ParallelForOp, TapeType
 from adpasses.transforms.accumulators import promote_accumulators
 from adpasses.transforms.carried_values import carried_kinds
+from adpasses.transforms.privatize import privatize
 
 
 def marked_loops(function: func.FuncOp) -> list[scf.ForOp]:
@@ -250,7 +251,19 @@ def _decide(function: func.FuncOp, strict: bool) -> list[tuple[scf.ForOp, str | 
                  if alias.iteration_conflict(loop, per_thread=True) is not None
                  else loop for loop in loops]
         alias = AliasAnalysis(function)
-    decisions = [(loop, parallel_problem(loop, alias)) for loop in loops]
+    decisions = []
+    for loop in loops:
+        problem = parallel_problem(loop, alias)
+        if problem is not None and not strict:
+            # accumulations at varying indices (a gather's reverse) into
+            # private copies (transforms/privatize.py): the loop over the
+            # copies' chunks is independent by construction
+            chunked = privatize(loop, function, parallel_problem)
+            if chunked is not None:
+                decisions.append((chunked, None))
+                alias = AliasAnalysis(function)
+                continue
+        decisions.append((loop, problem))
     if strict:
         for loop, problem in decisions:
             if problem is not None and _is_prange(loop):
