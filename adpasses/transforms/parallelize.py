@@ -7,14 +7,14 @@ of a `jit(parallel=True)` function) runs in parallel when
 1. **memory**: the alias analysis proves its iterations independent
    (`AliasAnalysis.iteration_conflict`: no iteration writes memory another
    iteration reads or writes, through views and calls included);
-2. **scalars**: every loop-carried value is a sum reduction
-   (`s = s + e`, `s = e + s`, `s = s - e`; floats or integers; the
-   iter_arg used only there, the sum only by the yield): each chunk of
-   iterations sums its own part, and the parts are added in chunk order;
-   or it is kept (yielded unchanged: the adjoint of a sum in the reverse
-   of its loop), and every chunk reads the same value;
+2. **scalars**: every loop-carried value is a sum (through adds and
+   subtractions, inner loops and ifs: `if c: s += e`; no partial sum read)
+   or kept (yielded unchanged: the adjoint of a sum in the reverse of its
+   loop): `transforms/carried_values.py`. Each chunk of iterations sums
+   its own part, and the parts are added in chunk order; every chunk reads
+   a kept value's initial value;
 3. **effects**: nothing in it prints (the output's order would depend on
-   the threads);
+   the threads), and it uses no tape made before it;
 4. **values**: what it uses from outside is numbers and arrays.
 
 Such a loop is outlined into a private function
@@ -25,9 +25,11 @@ Any other marked loop stays a serial loop. Nested marked loops inside a
 parallel one run serially inside its chunks.
 
 Run by the LLVM lowering on every module it compiles (`with_parallel_loops`),
-after differentiation: the gradient's loops are proven again, so a
-gradient loop whose shadow accumulations may collide (`dx[idx[i]] += ...`)
-or that shares an adjoint slot between iterations runs serially.
+after differentiation: the gradient's loops are proven again. Before the
+proof, accumulations into one element (`dw[0] += ...`) become sums
+(`transforms/accumulators.py`), and accumulations at varying indices
+(`dx[idx[i]] += ...`) go to private copies per chunk
+(`transforms/privatize.py`).
 `prange_problems` (the API's check, `strict=true` here) reports a prange
 loop that is not parallel, with its reason, as an error at its line.
 """
