@@ -200,6 +200,11 @@ def jvp(f: object, primals: Sequence[object], tangents: Sequence[object]) -> tup
         raise for_user(err)  # the user's line and the message, not the compiler's frames
 
 
+# Called inside a jitted function, jvp compiles to an ad.fwddiff (frontend/derivatives.py,
+# which knows it by this mark: JVP_INTRINSIC; not imported here, the frontend imports xDSL).
+jvp.__adpasses_intrinsic__ = "jvp"  # type: ignore[attr-defined]
+
+
 def _tangent_activity(jf, values: tuple, tangents: tuple, api: str) -> tuple[list[str], set[int]]:  # type: ignore[no-untyped-def]
     """dup where a tangent is given (checked against its primal), and for
     float arrays f writes (derivatives flow through their memory); const
