@@ -319,3 +319,15 @@ def gather_sum(x, idx, w):
     for i in prange(len(idx)):
         s += w[i] * math.sin(x[idx[i]])
     return s
+
+
+@adpasses.jit
+def row_energy(X, out):
+    """np.sum(X[i, :] * X[i, :]): a broadcast view of each row (its shadow
+    made from dX's own layout) and a 0-d buffer per iteration."""
+    s = 0.0
+    for i in prange(X.shape[0]):
+        r = np.sum(X[i, :] * X[i, :])
+        out[i] = r
+        s += math.sin(r)
+    return s
