@@ -91,6 +91,7 @@ def _compiler_module(module: types.ModuleType) -> bool:
 def source_fingerprint(fn: types.FunctionType) -> str:
     h = hashlib.sha256()
     seen: set[int] = set()
+    walked: set[tuple[int, int]] = set()  # (module, names of the code reading it)
     todo = [fn]
 
     def value(label: str, obj: object, names: set[str], depth: int = 0) -> None:
@@ -109,8 +110,9 @@ def source_fingerprint(fn: types.FunctionType) -> str:
             h.update(f"\0{label}={type(obj).__name__} {obj!r}".encode())
         elif isinstance(obj, types.ModuleType):
             h.update(f"\0{label}=module {obj.__name__}".encode())
-            if _compiler_module(obj) or depth > 8:
+            if _compiler_module(obj) or depth > 8 or (id(obj), id(names)) in walked:
                 return
+            walked.add((id(obj), id(names)))  # modules that import each other: once each
             # A user's module: compiled code reads `module.attr` (helpers.f,
             # helpers.SCALE, pkg.sub.f) like a global, so every attribute the
             # code may name is part of the key (co_names holds attribute names).
