@@ -121,6 +121,22 @@ class TapeType(ParametrizedAttribute, TypeAttribute):
         super().__init__(element_type)
 
 
+@irdl_attr_definition
+class SplitTapeType(ParametrizedAttribute, TypeAttribute):
+    """`!ad.split_tape`: what the forward half of a split `ad.autodiff`
+    (`split = forward`) hands its reverse half (`split = reverse`): the
+    values the reverse sweep reads, opaque here. `ad-split-sweeps` replaces
+    it by those values (the augmented primal returns them, the reverse
+    function takes them)."""
+
+    name = "ad.split_tape"
+
+
+SPLIT_MODES = ("forward", "reverse")
+"""`split` of `ad.autodiff`: its forward half (the augmented primal: primal
+results and a tape) or its reverse half (shadows and seeds, and the tape)."""
+
+
 # ---------------------------------------------------------------------------
 # What the differentiation calls share (ad.autodiff, ad.fwddiff)
 # ---------------------------------------------------------------------------
@@ -204,6 +220,14 @@ def parse_diff_call(parser: Parser, op_name: str, extras: dict[str, Callable[[Pa
     return callee, args, entries["activity"], entries["ret_activity"], given, ftype
 
 
+def _parse_split(parser: Parser) -> str:
+    start = parser.pos
+    mode = parser.parse_identifier("split mode (forward or reverse)")
+    if mode not in SPLIT_MODES:
+        parser.raise_error(f"unknown split '{mode}'; expected forward or reverse", start, parser.pos)
+    return mode
+
+
 def _parse_width(parser: Parser) -> int:
     start = parser.pos
     n = parser.parse_integer(allow_boolean=False, allow_negative=False)
@@ -240,6 +264,10 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
     strong_zero = opt_prop_def(UnitAttr)
     """Enzyme's `strong_zero`: an adjoint whose seed is zero is zero, even
     where the partial derivative is inf or nan (0 * inf gives 0, not nan)."""
+    split = opt_prop_def(StringAttr)
+    """Split mode (`SPLIT_MODES`): `forward` takes the primal arguments and
+    returns the primal results and an `!ad.split_tape`; `reverse` takes the
+    shadows, the seeds and that tape, and returns the derivatives."""
 
     args = var_operand_def()
     res = var_result_def()
@@ -254,6 +282,7 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         with_primal: bool = False,
         width: int = 1,
         strong_zero: bool = False,
+        split: str | None = None,
     ):
         if isinstance(callee, str):
             callee = SymbolRefAttr(callee)
@@ -268,12 +297,19 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
             props["width"] = IntegerAttr(width, 64)
         if strong_zero:
             props["strong_zero"] = UnitAttr()
+        if split is not None:
+            props["split"] = StringAttr(split)
         super().__init__(operands=[args], result_types=[result_types], properties=props)
 
     @property
     def lanes(self) -> int:
         """`width`: cotangents per sweep (1 when absent)."""
         return 1 if self.width is None else self.width.value.data
+
+    @property
+    def split_mode(self) -> str | None:
+        """`forward`, `reverse`, or None (not split)."""
+        return None if self.split is None else self.split.data
 
     # -- syntax ------------------------------------------------------------
     # ad.autodiff @f(%x, %dx, %s) {activity = [dup], ret_activity = [active]}
@@ -285,15 +321,18 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
             extras.append(f"width = {self.lanes}")
         if self.strong_zero is not None:
             extras.append("strong_zero")
+        if self.split is not None:
+            extras.append(f"split = {self.split.data}")
         self.print_call(printer, extras)
 
     @classmethod
     def parse(cls, parser: Parser) -> AutodiffOp:
         callee, args, acts, rets, extras, ftype = parse_diff_call(
-            parser, "ad.autodiff", {"with_primal": None, "width": _parse_width, "strong_zero": None})
+            parser, "ad.autodiff",
+            {"with_primal": None, "width": _parse_width, "strong_zero": None, "split": _parse_split})
         return cls(callee, args, acts, rets, ftype.outputs.data,
                    with_primal="with_primal" in extras, width=extras.get("width", 1),
-                   strong_zero="strong_zero" in extras)
+                   strong_zero="strong_zero" in extras, split=extras.get("split"))
 
     # -- verification --------------------------------------------------------
 
@@ -306,6 +345,9 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         """Check activities, operands and results against the callee's type."""
         acts, rets, n = self.arg_activities, self.ret_activities, self.lanes
         check_activity_signature(ftype, acts, rets)
+        if self.split is not None:
+            self._verify_split(ftype)
+            return
         expected = autodiff_operand_types(ftype, acts, rets, n)
         got = [a.type for a in self.args]
         if len(got) != len(expected):
@@ -329,6 +371,46 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
                 + f" per active argument: expected ({', '.join(map(str, want_res))}), "
                 f"got ({', '.join(map(str, self.result_types))})"
             )
+
+
+    def _verify_split(self, ftype: FunctionType) -> None:
+        mode = self.split_mode
+        if mode not in SPLIT_MODES:
+            raise VerifyException(f"unknown split '{mode}'; expected forward or reverse")
+        if self.with_primal is not None:
+            raise VerifyException("with_primal does not apply to a split ad.autodiff: its forward half "
+                                  "returns the primal results, its reverse half the derivatives")
+        acts, rets, n = self.arg_activities, self.ret_activities, self.lanes
+        expected, want_res = split_types(ftype, acts, rets, mode, n)
+        got = [a.type for a in self.args]
+        what = ("the primal arguments" if mode == "forward"
+                else "the shadows, the seeds, then the !ad.split_tape of the forward half")
+        if got != expected:
+            raise VerifyException(
+                f"split = {mode} takes {what}: expected ({', '.join(map(str, expected))}), "
+                f"got ({', '.join(map(str, got))})")
+        if list(self.result_types) != want_res:
+            what = ("the primal results, then an !ad.split_tape" if mode == "forward"
+                    else "one derivative per active argument")
+            raise VerifyException(
+                f"split = {mode} returns {what}: expected ({', '.join(map(str, want_res))}), "
+                f"got ({', '.join(map(str, self.result_types))})")
+
+
+def split_types(ftype: FunctionType, acts: Sequence[str], rets: Sequence[str], mode: str,
+                width: int = 1) -> tuple[list[Attribute], list[Attribute]]:
+    """Operand and result types of a split `ad.autodiff` (`mode` forward or
+    reverse). Forward: the primal arguments -> the primal results and an
+    `!ad.split_tape`. Reverse: `width` shadows per dup argument and seeds
+    per active or dup result, then the tape -> `width` derivatives per
+    active argument."""
+    if mode == "forward":
+        return list(ftype.inputs.data), [*ftype.outputs.data, SplitTapeType()]
+    shadows = [ty for act, ty in zip(acts, ftype.inputs.data) if act in ("dup", "dupnoneed")
+               for _ in range(width)]
+    seeds = [ty for act, ty in zip(rets, ftype.outputs.data) if act in ("active", "dup")
+             for _ in range(width)]
+    return [*shadows, *seeds, SplitTapeType()], autodiff_result_types(ftype, acts, False, width)
 
 
 def check_activity_signature(ftype: FunctionType, acts: Sequence[str], rets: Sequence[str]) -> None:
@@ -801,6 +883,23 @@ class KeepOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SplitPointOp(IRDLOperation):
+    """`ad.split_point`: in a gradient built for a split `ad.autodiff`, where
+    the forward sweep ends and the reverse sweep begins; `ad-split-sweeps`
+    cuts the function there and removes it. It writes `PINNED`, so no pass
+    erases it; nothing is lowered for it (an error if one is left)."""
+
+    name = "ad.split_point"
+
+    traits = traits_def(Pinned())
+
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+@irdl_op_definition
 class BroadcastOp(IRDLOperation):
     """The size numpy's broadcasting gives two sizes `lhs`, `rhs` of one
     dimension: `rhs` if `lhs` is 1, else `lhs`; the call stops
@@ -959,8 +1058,8 @@ class ParallelForOp(IRDLOperation):
 AD = Dialect(
     "ad",
     [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapeReserveOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
-     SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp],
-    [TapeType],
+     SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp, SplitPointOp],
+    [TapeType, SplitTapeType],
 )
 
 # -- attribute names with a meaning (docs/CONVENTIONS.md, "Attributes with

@@ -338,7 +338,7 @@ def _wrap_passes(specs: Sequence[str], mode: str) -> list[str]:
         p = parse_wrap_spec(spec, mode)
         out.append(f'ad-wrap{{fn="{p.fn}" mode="{p.mode}" activities="{p.activities}" rets="{p.rets}" '
                    f'wrapper="{p.wrapper}" with-primal={str(p.with_primal).lower()} width={p.width} '
-                   f'strong-zero={str(p.strong_zero).lower()}}}')
+                   f'strong-zero={str(p.strong_zero).lower()} split={str(p.split).lower()}}}')
     return out
 
 

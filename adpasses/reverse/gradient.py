@@ -53,6 +53,7 @@ from adpasses.dialects.ad import (
     TWIN_OF_ATTR,
     UNCHECKED_ATTR,
     ShadowCheckOp,
+    SplitPointOp,
     TapeCreateOp,
     TapeFreeOp,
     TapePopOp,
@@ -87,8 +88,13 @@ class GradientBuilder:
         callee_gradient: Callable[[str, Sequence[str], Sequence[str]], str] | None = None,
         width: int = 1,
         strong_zero: bool = False,
+        split: bool = False,
     ):
         self.primal = primal
+        self.split = split
+        """Split mode: an `ad.split_point` between the sweeps, the shadow
+        checks after it (the reverse half reads the shadows, the forward
+        half never does); `ad-split-sweeps` cuts the function there."""
         self.strong_zero = strong_zero
         """Enzyme's `strong_zero`: each scalar op's adjoint is zero where its
         seed is (`g == 0 ? 0 : g * partial`), so an inf or nan partial on a
@@ -166,12 +172,17 @@ class GradientBuilder:
         returned, deferred = self._forward_sweep(block, vmap)
         self._insert_pushes(block, vmap)
         self._insert_snapshots(vmap)
+        split_point = None
+        if self.split:
+            split_point = SplitPointOp()
+            split_point.location = self.primal.location
+            block.add_op(split_point)
 
         mirrors = self._allocate_mirrors(block)
         top = ReverseContext(self, self.top_block, InsertPoint.at_end(block))
         top.materialize_block_values()
         top.reverse_ops(self.top_block)
-        self._check_shadow_shapes(block, vmap)
+        self._check_shadow_shapes(block, vmap, split_point)
         for dealloc in deferred:
             block.add_op(dealloc.clone(value_mapper=vmap))
         for mirror in mirrors:
@@ -195,7 +206,8 @@ class GradientBuilder:
         block.add_op(ret)
         return gradient
 
-    def _check_shadow_shapes(self, block: Block, vmap: dict[SSAValue, SSAValue]) -> None:
+    def _check_shadow_shapes(self, block: Block, vmap: dict[SSAValue, SSAValue],
+                             split_point: Operation | None = None) -> None:
         """`ad.shadow_check` of every memref shadow argument against its
         primal, first thing in the function: with equal sizes, a shadow
         access at indices the forward sweep checked on the primal is in
@@ -212,7 +224,9 @@ class GradientBuilder:
                     check = ShadowCheckOp(vmap[arg], shadow)
                     check.location = self.primal.location
                     checks.append(check)
-        if checks:
+        if checks and split_point is not None:  # first thing in the reverse half
+            block.insert_ops_after(checks, split_point)
+        elif checks:
             assert block.first_op is not None
             block.insert_ops_before(checks, block.first_op)
 

@@ -44,12 +44,19 @@ class GradientRequest:
     strong_zero: bool = False
     """Adjoints of a zero seed are zero even where a partial derivative is
     inf or nan (Enzyme's `strong_zero`; `ops/partials.emit_adjoints`)."""
+    split: bool = False
+    """Split mode: the gradient is built whole (with the primal results),
+    then `ad-split-sweeps` cuts it into an augmented primal that returns a
+    tape and a reverse function that takes it (`split = forward|reverse`)."""
 
     @staticmethod
     def of_autodiff(op: AutodiffOp) -> GradientRequest:
+        split = op.split is not None
+        # Both halves of a split request ask for one gradient, built with the
+        # primal results (the forward half returns them).
         return GradientRequest(op.callee.root_reference.data, tuple(op.arg_activities),
-                               tuple(op.ret_activities), op.with_primal is not None, op.lanes,
-                               op.strong_zero is not None)
+                               tuple(op.ret_activities), op.with_primal is not None or split, op.lanes,
+                               op.strong_zero is not None, split)
 
     @staticmethod
     def of_function(function: func.FuncOp) -> GradientRequest | None:
@@ -68,7 +75,7 @@ class GradientRequest:
                                tuple(a.data for a in rets.data),  # type: ignore[attr-defined]
                                "with_primal" in d,
                                width.value.data if isinstance(width, IntegerAttr) else 1,
-                               "strong_zero" in d)
+                               "strong_zero" in d, "split" in d)
 
     def mark(self) -> DictionaryAttr:
         entries = {
@@ -82,16 +89,21 @@ class GradientRequest:
             entries["width"] = IntegerAttr(self.width, 64)
         if self.strong_zero:
             entries["strong_zero"] = UnitAttr()
+        if self.split:
+            entries["split"] = UnitAttr()
         return DictionaryAttr(entries)
 
     def gradient_name(self, module: ModuleOp) -> str:
-        """`f_grad_<argument codes>_<result codes>[_p][_w<N>][_z]`, made unique in `module`
-        (`_z`: strong zero)."""
+        """`f_grad_<argument codes>_<result codes>[_p][_w<N>][_z][_s]`, made unique in `module`
+        (`_z`: strong zero; `_s`: split, whose halves `ad-split-sweeps` names
+        `<name>_aug` and `<name>_rev`)."""
         base = (f"{self.primal}_grad_{_codes(self.activity)}_{_codes(self.ret_activity)}"
-                f"{'_p' if self.with_primal else ''}{f'_w{self.width}' if self.width != 1 else ''}"
-                f"{'_z' if self.strong_zero else ''}")
+                f"{'_p' if self.with_primal and not self.split else ''}"
+                f"{f'_w{self.width}' if self.width != 1 else ''}"
+                f"{'_z' if self.strong_zero else ''}{'_s' if self.split else ''}")
         name, k = base, 1
-        while SymbolTable.lookup_symbol(module, name) is not None:
+        while any(SymbolTable.lookup_symbol(module, n) is not None
+                  for n in ((name, f"{name}_aug", f"{name}_rev") if self.split else (name,))):
             name, k = f"{base}_{k}", k + 1
         return name
 

@@ -19,6 +19,7 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-lower-tapes{marked-only=true}  tapes of known capacity as memrefs   (lower-tapes)
     ad-dead-forward                   dead code, checks kept
     ad-simplify, ad-dead-forward      canonicalize + cse, checks pinned    (simplify)
+    ad-split-sweeps                   split requests: augmented primal + reverse function
     ad-drop-gradient-marks            the gradients are plain functions
     ad-elide-shadow-checks            checks the final IR proves redundant (elide-checks)
 
@@ -87,6 +88,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     from adpasses.transforms.lower_tapes import LowerTapesPass
     from adpasses.transforms.scalar_replace import ScalarReplacePass
     from adpasses.transforms.simplify import SimplifyPass
+    from adpasses.transforms.split_sweeps import SplitSweepsPass
 
     steps: list[ModulePass] = [
         ClonePrimalsPass(),
@@ -112,7 +114,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     steps.append(DeadForwardPass())
     if options.simplify:
         steps += [SimplifyPass(), DeadForwardPass()]
-    steps.append(DropGradientMarksPass())
+    steps += [SplitSweepsPass(), DropGradientMarksPass()]
     if options.elide_checks:
         # Last: which shadow accesses need no check is read off the final IR.
         steps.append(ElideShadowChecksPass())
