@@ -203,7 +203,11 @@ def parse_diff_call(parser: Parser, op_name: str, extras: dict[str, Callable[[Pa
         if key in extras and extras[key] is None:
             entries[key] = True
             return
-        parser.parse_punctuation("=")
+        if getattr(extras.get(key), "optional_value", False) and parser.parse_optional_punctuation("=") is None:
+            entries[key] = True  # a flag that may also take a value
+            return
+        if not getattr(extras.get(key), "optional_value", False):
+            parser.parse_punctuation("=")
         value_parser = extras.get(key)
         entries[key] = value_parser(parser) if value_parser is not None else \
             parser.parse_comma_separated_list(
@@ -218,6 +222,15 @@ def parse_diff_call(parser: Parser, op_name: str, extras: dict[str, Callable[[Pa
             parser.raise_error(f"{op_name} needs '{key} = [...]'")
     given = {k: v for k, v in entries.items() if k in extras}
     return callee, args, entries["activity"], entries["ret_activity"], given, ftype
+
+
+def _parse_primal_results(parser: Parser) -> tuple[int, ...]:
+    """The value of `with_primal = [0, 2]` (the bare flag means every result)."""
+    return tuple(parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False, allow_negative=False)))
+
+
+_parse_primal_results.optional_value = True  # type: ignore[attr-defined]
 
 
 def _parse_split(parser: Parser) -> str:
@@ -260,6 +273,10 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
     activity = prop_def(ArrayAttr[StringAttr])
     ret_activity = prop_def(ArrayAttr[StringAttr])
     with_primal = opt_prop_def(UnitAttr)
+    primal_results = opt_prop_def(ArrayAttr[IntegerAttr])
+    """With `with_primal`: the results whose primal is returned (in the
+    syntax `with_primal = [0, 2]`; Enzyme's per-result `active` /
+    `activenoneed`); absent: all of them."""
     width = opt_prop_def(IntegerAttr)
     strong_zero = opt_prop_def(UnitAttr)
     """Enzyme's `strong_zero`: an adjoint whose seed is zero is zero, even
@@ -279,7 +296,7 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         activity: Sequence[str],
         ret_activity: Sequence[str],
         result_types: Sequence[Attribute],
-        with_primal: bool = False,
+        with_primal: bool | Sequence[int] = False,
         width: int = 1,
         strong_zero: bool = False,
         split: str | None = None,
@@ -291,8 +308,10 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
             "activity": ArrayAttr([StringAttr(a) for a in activity]),
             "ret_activity": ArrayAttr([StringAttr(a) for a in ret_activity]),
         }
-        if with_primal:
+        if with_primal is not False:
             props["with_primal"] = UnitAttr()
+        if with_primal is not True and with_primal is not False:
+            props["primal_results"] = ArrayAttr([IntegerAttr(k, 64) for k in with_primal])
         if width != 1:
             props["width"] = IntegerAttr(width, 64)
         if strong_zero:
@@ -307,6 +326,16 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         return 1 if self.width is None else self.width.value.data
 
     @property
+    def primal_choice(self) -> bool | tuple[int, ...]:
+        """`with_primal` as given: False, True (every result) or the
+        indices of the results whose primal is returned."""
+        if self.with_primal is None:
+            return False
+        if self.primal_results is None:
+            return True
+        return tuple(a.value.data for a in self.primal_results.data)
+
+    @property
     def split_mode(self) -> str | None:
         """`forward`, `reverse`, or None (not split)."""
         return None if self.split is None else self.split.data
@@ -316,7 +345,9 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
     #     : (memref<?xf64>, memref<?xf64>, f64) -> f64
 
     def print(self, printer: Printer) -> None:
-        extras = ["with_primal"] if self.with_primal is not None else []
+        choice = self.primal_choice
+        extras = [] if choice is False else ["with_primal"] if choice is True else [
+            f"with_primal = [{', '.join(map(str, choice))}]"]
         if self.lanes != 1:
             extras.append(f"width = {self.lanes}")
         if self.strong_zero is not None:
@@ -329,9 +360,10 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
     def parse(cls, parser: Parser) -> AutodiffOp:
         callee, args, acts, rets, extras, ftype = parse_diff_call(
             parser, "ad.autodiff",
-            {"with_primal": None, "width": _parse_width, "strong_zero": None, "split": _parse_split})
+            {"with_primal": _parse_primal_results, "width": _parse_width, "strong_zero": None,
+             "split": _parse_split})
         return cls(callee, args, acts, rets, ftype.outputs.data,
-                   with_primal="with_primal" in extras, width=extras.get("width", 1),
+                   with_primal=extras.get("with_primal", False), width=extras.get("width", 1),
                    strong_zero="strong_zero" in extras, split=extras.get("split"))
 
     # -- verification --------------------------------------------------------
@@ -361,12 +393,19 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         for k, (e, g) in enumerate(zip(expected, got)):
             if e != g:
                 raise VerifyException(f"operand {k} has type {g}, expected {e}")
-        with_primal = self.with_primal is not None
+        with_primal = self.primal_choice
+        if with_primal is not True and with_primal is not False:
+            n_out = len(ftype.outputs.data)
+            if any(k < 0 or k >= n_out for k in with_primal) or list(with_primal) != sorted(set(with_primal)):
+                raise VerifyException(
+                    f"with_primal = [{', '.join(map(str, with_primal))}] must list distinct result "
+                    f"indices in increasing order, each below {n_out} (the callee's result count)")
         want_res = autodiff_result_types(ftype, acts, with_primal, n)
         if list(self.result_types) != want_res:
             raise VerifyException(
                 "results must be "
-                + ("the primal results, then " if with_primal else "")
+                + ("" if with_primal is False else "the primal results, then " if with_primal is True
+                   else f"the primal results {list(with_primal)}, then ")
                 + (f"{n} derivatives" if n != 1 else "one derivative")
                 + f" per active argument: expected ({', '.join(map(str, want_res))}), "
                 f"got ({', '.join(map(str, self.result_types))})"
@@ -486,10 +525,13 @@ def autodiff_operand_types(
 
 
 def autodiff_result_types(
-    ftype: FunctionType, acts: Sequence[str], with_primal: bool, width: int = 1
+    ftype: FunctionType, acts: Sequence[str], with_primal: bool | Sequence[int], width: int = 1
 ) -> list[Attribute]:
-    """The primal results if asked, then `width` derivatives per active argument."""
-    types = list(ftype.outputs.data) if with_primal else []
+    """The primal results if asked (all of them for True, those listed for
+    a sequence of indices), then `width` derivatives per active argument."""
+    outputs = list(ftype.outputs.data)
+    types = (outputs if with_primal is True else [] if with_primal is False
+             else [outputs[k] for k in with_primal if 0 <= k < len(outputs)])
     for act, ty in zip(acts, ftype.inputs.data):
         if act == "active":
             types += [ty] * width

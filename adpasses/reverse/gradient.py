@@ -83,7 +83,7 @@ class GradientBuilder:
         activity: ActivityAnalysis,
         plan: CachePlan,
         name: str,
-        with_primal: bool,
+        with_primal: bool | Sequence[int],
         rules: RuleTables,
         callee_gradient: Callable[[str, Sequence[str], Sequence[str]], str] | None = None,
         width: int = 1,
@@ -117,7 +117,12 @@ class GradientBuilder:
         self.activity = activity
         self.plan = plan
         self.name = name
-        self.with_primal = with_primal
+        n_out = len(primal.function_type.outputs.data)
+        self.primal_results = (list(range(n_out)) if with_primal is True else [] if with_primal is False
+                               else list(with_primal))
+        """The results whose primal the gradient returns (`with_primal`:
+        all, none, or those listed, Enzyme's per-result choice)."""
+        self.with_primal = bool(self.primal_results)
         self.top_block = primal.body.block
         self.tapes: dict[SSAValue, SSAValue] = {}
         self.top_values: dict[SSAValue, SSAValue] = {}
@@ -143,7 +148,7 @@ class GradientBuilder:
                 inputs += [ty] * self.width
         inputs += [ty for ty, act in zip(ptype.outputs.data, rets) if act in ("active", "dup")
                    for _ in lanes]
-        outputs = list(ptype.outputs.data) if self.with_primal else []
+        outputs = [ptype.outputs.data[k] for k in self.primal_results]
         outputs += [ty for ty, act in zip(ptype.inputs.data, acts) if act == "active" for _ in lanes]
         gradient = func.FuncOp(self.name, (inputs, outputs), arg_attrs=self._argument_attributes())
         gradient.location = self.primal.location
@@ -190,13 +195,15 @@ class GradientBuilder:
             free.attributes[WORKSPACE_ATTR] = UnitAttr()
             free.location = self.primal.location
             block.add_op(free)
-        if not self.with_primal:
-            for buffer in _returned_allocations(returned):
-                # The primal hands these to its caller; the gradient returns no primal: free them.
+        kept = _returned_allocations([returned[k] for k in self.primal_results])
+        dropped = [v for k, v in enumerate(returned) if k not in self.primal_results]
+        for buffer in _returned_allocations(dropped):
+            if buffer not in kept:
+                # The primal hands these to its caller; the gradient does not return them: free them.
                 free = memref.DeallocOp.get(vmap[buffer])
                 free.location = self.primal.location
                 block.add_op(free)
-        results = [vmap.get(v, v) for v in returned] if self.with_primal else []
+        results = [vmap.get(returned[k], returned[k]) for k in self.primal_results]
         results += [
             top.adjoint_or_zero(arg, lane=k)
             for arg, act in zip(self.top_block.args, acts) if act == "active" for k in lanes

@@ -145,7 +145,7 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
                       memory_needs=collect_memory_needs(work, analysis),
                       loop_local=loop_local and not request.split)
     name = work.sym_name.data
-    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES, callee_gradient,
+    sweep = GradientBuilder(work, analysis, plan, name, request.primal_choice, RULES, callee_gradient,
                             width=request.width, strong_zero=request.strong_zero, split=request.split)
     gradient = sweep.build()
     gradient.attributes[GRADIENT_OF_ATTR] = work.attributes[GRADIENT_OF_ATTR]

@@ -47,7 +47,7 @@ def differentiate(
     activity: Sequence[str],
     ret_activity: Sequence[str],
     *,
-    with_primal: bool = False,
+    with_primal: bool | Sequence[int] = False,
     width: int = 1,
     strong_zero: bool = False,
     options: ReverseOptions | None = None,
@@ -55,7 +55,8 @@ def differentiate(
     timings: dict[str, float] | None = None,
 ) -> GeneratedGradient:
     """Add to `module` the reverse-mode derivative of `@func_name` for these
-    activities and `width` (cotangents per sweep; see `ad.autodiff`; `strong_zero`: Enzyme's flag,
+    activities and `width` (cotangents per sweep; see `ad.autodiff`; `with_primal`: True, or the
+    indices of the results whose primal it returns; `strong_zero`: Enzyme's flag,
     a zero seed gives zero adjoints even through inf/nan partials); return its name and reports. The steps
     are the reverse pipeline's; the first, for this one request, is
     `clone_primal` (`ad-clone-primals` clones what `ad.autodiff`s ask for
@@ -63,8 +64,12 @@ def differentiate(
     if given, gets the seconds of each step, by pass name."""
     options = options or ReverseOptions()
     check_cache_policy(options.cache_policy)
-    request = GradientRequest(func_name, tuple(activity), tuple(ret_activity), with_primal, width,
-                              bool(strong_zero))
+    chosen = None if isinstance(with_primal, bool) else tuple(with_primal)
+    if chosen is not None and len(chosen) == len(ret_activity):
+        chosen = None  # every result: the bare flag
+    request = GradientRequest(func_name, tuple(activity), tuple(ret_activity),
+                              bool(with_primal) if chosen is None else bool(chosen), width,
+                              bool(strong_zero), chosen or None)
     # The steps use no context (ad-simplify folds with the whole registry,
     # core.context.shared_context, and the Python API skips it): the small
     # one, so that a first gradient imports no parser registry (cold start).

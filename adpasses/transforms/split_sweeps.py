@@ -312,6 +312,8 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
     `!ad.split_tape` value as the tape's values (function arguments,
     results and calls included)."""
     functions = [f for f in module.ops if isinstance(f, func.FuncOp)]
+    if not halves and not any(isinstance(o, AutodiffOp) and o.split is not None for o in module.walk()):
+        return
 
     def halves_of(op: AutodiffOp) -> SplitHalves:
         request = GradientRequest.of_autodiff(op)
@@ -331,7 +333,7 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
             raise error_at(f, "declares an !ad.split_tape in its type; ad-split-sweeps expands it "
                               "only in functions with a body")
         name = f.sym_name.data
-        for arg in f.body.block.args:
+        for arg in f.body.blocks[0].args:
             if not isinstance(arg.type, SplitTapeType):
                 continue
             readers = [u.operation for u in arg.uses]
@@ -341,14 +343,13 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
                 raise error_at(f, f"takes a tape (argument {arg.index}) that {len(requests)} split "
                                   "requests read; pass it to the `split = reverse` ad.autodiff it is for")
             arg_requests.setdefault(name, {})[arg.index] = requests.pop()
-        ret = f.body.block.last_op
-        if isinstance(ret, func.ReturnOp):
+        for ret in [o for o in f.walk() if isinstance(o, func.ReturnOp)]:
             for k, value in enumerate(ret.arguments):
                 if not isinstance(value.type, SplitTapeType):
                     continue
                 if isinstance(value, OpResult) and isinstance(value.op, AutodiffOp):
                     request = GradientRequest.of_autodiff(value.op)
-                elif isinstance(value, BlockArgument) and value.index in arg_requests.get(name, {}):
+                elif isinstance(value, BlockArgument) and value.block is f.body.blocks[0] and value.index in arg_requests.get(name, {}):
                     request = arg_requests[name][value.index]
                 else:
                     raise error_at(ret, "returns a tape that no split forward ad.autodiff of this "
@@ -387,7 +388,7 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
         if not f.body.blocks:
             continue
         name = f.sym_name.data
-        block = f.body.block
+        block = f.body.blocks[0]
         for index, request in sorted(arg_requests.get(name, {}).items(), reverse=True):
             arg = block.args[index]
             types = halves[request].tape_types
@@ -441,8 +442,7 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
         if name in arg_requests or name in ret_requests:
             for index in sorted(arg_requests.get(name, {}), reverse=True):
                 block.erase_arg(block.args[index], safe_erase=False)
-            ret = block.last_op
-            assert isinstance(ret, func.ReturnOp)
+            ret = next(o for o in f.walk() if isinstance(o, func.ReturnOp))
             inputs = [a.type for a in block.args]
             if f.arg_attrs is not None:
                 f.arg_attrs = ArrayAttr([DictionaryAttr({}) for _ in inputs])

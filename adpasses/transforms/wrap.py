@@ -14,7 +14,10 @@ Options: `fn` (required), `mode` (`reverse` | `forward`), `activities` and
 `rets` (comma-separated; default: memrefs `dup`, floats `active`, the rest
 `const`, as `ad-print-activity` assumes; in forward mode floats are `dup`),
 `name` (default `<fn>_reverse` / `<fn>_forward`), `with-primal` (reverse:
-return the primal results too), `width` (forward: tangents per sweep).
+return the primal results too), `width` (forward: tangents per sweep),
+`split` (reverse: two functions, `<name>_aug` and `<name>_rev` (default
+`<fn>_aug`, `<fn>_rev`), the halves of a split `ad.autodiff`; their tape is
+an `!ad.split_tape` until `ad-split-sweeps` spells out its values).
 
 If the module declares `@name` (`func.func private @df(...)`, so that other
 functions can call it), the declaration becomes the definition; its type
