@@ -45,7 +45,8 @@ class JitFunction:
     """A Python function compiled on its first call with each signature."""
 
     def __init__(self, fn: types.FunctionType, boundscheck: bool = True, fastmath: bool = False,
-                 cache: bool = False, tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False):
+                 cache: bool = False, tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False,
+                 strong_zero: bool = False):
         if isinstance(fn, JitFunction):
             raise TypeError(f"adpasses.jit: {fn.__name__} is already an adpasses.jit function; "
                             "use it as it is (or jit its .py_func with other options)")
@@ -59,6 +60,9 @@ class JitFunction:
         self.parallel = parallel
         """Every top-level loop may run on several threads when its iterations
         are proven independent (docs/parallel.md); prange loops always may."""
+        self.strong_zero = strong_zero
+        """Gradients are built with Enzyme's `strong_zero` (a zero seed gives
+        zero adjoints even through inf or nan partials): `grad(f, strong_zero=True)`."""
         self.tape_limit = tape_limit
         """Bytes: gradients checkpoint time loops whose tape may exceed it
         (`ad-checkpoint-loops`; docs/cache.md, "Checkpointing"); None: never."""
@@ -346,6 +350,8 @@ class JitFunction:
             parts += (("width", width),)
         if self.cache and self.tape_limit is not None:
             parts += (("tape_limit", self.tape_limit),)
+        if self.cache and self.strong_zero:
+            parts += (("strong_zero", True),)
         if self.cache:
             hit = self.disk.load("gradient", parts)
             if hit is not None:
@@ -362,7 +368,8 @@ class JitFunction:
         module, name = self.build(args, noalias)
         record.stages["frontend"] = self._frontend_s.pop(signature_key(tuple(args)), 0.0)
         g = differentiate(module, name, list(activity), list(ret), with_primal=with_primal, width=width,
-                          options=self.reverse_options(), timings=record.stages)
+                          strong_zero=self.strong_zero, options=self.reverse_options(),
+                          timings=record.stages)
         # Only the gradient is called: LLVM may drop the primal.
         function_named(module, name).sym_visibility = _private()
         before = stats["compiled"]
@@ -567,17 +574,21 @@ def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, c
 
 
 def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
-            tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False) -> JitFunction:
+            tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False,
+            strong_zero: bool = False) -> JitFunction:
     """One JitFunction per (function, options): `jit(f)` twice shares the
     compiled code. Kept on the function itself, so that the compiled code
     goes when the function does (a global table would keep both alive)."""
     fn = _custom_function_body(fn)
     if not isinstance(fn, types.FunctionType):
-        return JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel)  # type: ignore[arg-type]  # its TypeError
+        return JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel,  # type: ignore[arg-type]  # its TypeError
+                           strong_zero)
     options = (boundscheck, fastmath, cache) if tape_limit is None else (
         boundscheck, fastmath, cache, tape_limit)
     if parallel:
         options += ("parallel",)
+    if strong_zero:
+        options += ("strong_zero",)
     jits = fn.__dict__.get(_JITS)
     if jits is None:
         jits = fn.__dict__.setdefault(_JITS, {})
@@ -586,7 +597,8 @@ def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
         if options == (True, False, False) and _AUTO_JIT in fn.__dict__:
             jf = fn.__dict__[_AUTO_JIT]  # what grad(f) of the plain function made
         # setdefault: threads jitting at once all get the same one.
-        jf = jits.setdefault(options, jf or JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel))
+        jf = jits.setdefault(options, jf or JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel,
+                                                         strong_zero))
     return jf
 
 
@@ -619,7 +631,7 @@ def as_jit(f: object) -> JitFunction:
 
 
 def grad(f: object, argnums: int | Sequence[int] = 0, *, memory_limit: int | str | None = None,
-         schedule: str | None = None, snapshots: int | None = None) -> Callable:
+         schedule: str | None = None, snapshots: int | None = None, strong_zero: bool = False) -> Callable:
     """The gradient of a float-valued function, like jax.grad: a float for
     a float argument, a new array (same shape and dtype) for an array; a
     tuple of them when argnums is a tuple.
@@ -632,9 +644,21 @@ def grad(f: object, argnums: int | Sequence[int] = 0, *, memory_limit: int | str
     `memory_limit` (bytes, or "32MB"): time loops whose tape may exceed it
     are checkpointed; `snapshots=S` (or `schedule="revolve"` with a
     memory_limit): by the binomial schedule holding S loop states, the
-    fewest recomputations for that memory (docs/cache.md, "Checkpointing")."""
-    return _grad_function(_limited(as_jit(f), memory_limit, "grad()", schedule, snapshots), argnums,
-                          with_value=False)
+    fewest recomputations for that memory (docs/cache.md, "Checkpointing").
+
+    `strong_zero=True` (Enzyme's flag): an adjoint whose seed is zero is
+    zero even where a partial derivative is inf or nan (`0 * inf` gives 0,
+    not nan), at a compare and a select per adjoint (docs/dialect.md)."""
+    jf = _strong(_limited(as_jit(f), memory_limit, "grad()", schedule, snapshots), strong_zero, "grad()")
+    return _grad_function(jf, argnums, with_value=False)
+
+
+def _strong(jf: JitFunction, strong_zero: object, where: str) -> JitFunction:
+    """`jf`, or the same function jitted to build its gradients with `strong_zero`."""
+    if check_flag(strong_zero, "strong_zero", where) == jf.strong_zero:
+        return jf
+    return _jit_of(jf.py_func, jf.boundscheck, jf.fastmath, jf.cache, jf.tape_limit, jf.parallel,
+                   bool(strong_zero))
 
 
 def _limited(jf: JitFunction, memory_limit: object, where: str, schedule: object = None,
@@ -643,16 +667,17 @@ def _limited(jf: JitFunction, memory_limit: object, where: str, schedule: object
     limit = parse_budget(memory_limit, schedule, snapshots, "memory_limit", where)
     if limit is None or limit == jf.tape_limit:
         return jf
-    return _jit_of(jf.py_func, jf.boundscheck, jf.fastmath, jf.cache, limit, jf.parallel)
+    return _jit_of(jf.py_func, jf.boundscheck, jf.fastmath, jf.cache, limit, jf.parallel, jf.strong_zero)
 
 
 def value_and_grad(f: object, argnums: int | Sequence[int] = 0, *,
                    memory_limit: int | str | None = None, schedule: str | None = None,
-                   snapshots: int | None = None) -> Callable:
+                   snapshots: int | None = None, strong_zero: bool = False) -> Callable:
     """`(f(*args), grad(f, argnums)(*args))` in one call; like grad, it
     leaves every argument unchanged (the value is f's on copies)."""
-    return _grad_function(_limited(as_jit(f), memory_limit, "value_and_grad()", schedule, snapshots), argnums,
-                          with_value=True)
+    jf = _strong(_limited(as_jit(f), memory_limit, "value_and_grad()", schedule, snapshots), strong_zero,
+                 "value_and_grad()")
+    return _grad_function(jf, argnums, with_value=True)
 
 
 def _grad_function(jf: JitFunction, argnums: int | Sequence[int], with_value: bool) -> GradCallable:
@@ -682,7 +707,7 @@ def _checked_argnums(jf: JitFunction, argnums: object, api: str) -> int | tuple[
 
 
 def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = False,
-             width: int = 1) -> object:
+             width: int = 1, strong_zero: bool = False) -> object:
     """Enzyme-style reverse mode. Arguments are wrapped: `Active(x)` for a
     float whose derivative is returned, `Duplicated(x, dx)` for an array
     whose derivative is added into `dx` (nothing is allocated for it),
@@ -704,8 +729,15 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
     cotangents in one sweep. Each `Duplicated` shadow has a leading
     dimension of N (lane k is `dx[k]`), `seed` is a float for every lane
     or N floats, one per lane, and the derivative of each Active float is
-    an array of N floats (docs/api.md, adpasses/api/autodiff_width.py)."""
+    an array of N floats (docs/api.md, adpasses/api/autodiff_width.py).
+
+    `strong_zero=True`: Enzyme's flag (see `grad`)."""
     jf = as_jit(f)
+    if strong_zero is not False:
+        try:
+            jf = _strong(jf, strong_zero, f"autodiff({jf.__name__})")
+        except CompileError as err:
+            raise for_user(err)
     if isinstance(width, bool) or not (isinstance(width, (int, np.integer)) and width == 1):
         from adpasses.api.autodiff_width import autodiff_lanes
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, SSAValue
 
 from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments
 from adpasses.dialects.ad import ShadowCheckOp
@@ -142,11 +142,14 @@ class CallRule:
             cotangents = [rc.adjoint_or_zero(r) for r in results]
             shadows, scratch = self._shadows(rc, op)
             assert rule.reverse is not None
-            back = rc.insert(func.CallOp(rule.reverse, residuals + cotangents + shadows,
-                                         [o.type for o in floats]))
+            call = func.CallOp(rule.reverse, residuals + cotangents + shadows, [o.type for o in floats])
+            if rc.sweep.strong_zero and not shadows and cotangents:
+                back = self._unless_all_zero(rc, call, cotangents)
+            else:
+                back = rc.insert(call).results
             for buffer in scratch:
                 rc.insert(memref.DeallocOp.get(buffer))
-            for operand, ct in zip(floats, back.results):
+            for operand, ct in zip(floats, back):
                 rc.add_adjoint(operand, ct)
             return
         for k, o in enumerate(op.operands):
@@ -156,6 +159,26 @@ class CallRule:
                                    "reverse rule (custom_vjp)")
         assert rule.forward is not None
         self._reverse_by_forward_rule(rc, op, rule, floats, results)
+
+    @staticmethod
+    def _unless_all_zero(rc, call: func.CallOp, cotangents: list[SSAValue]) -> list[SSAValue]:  # type: ignore[no-untyped-def]
+        """Strong zero for a custom reverse rule: the rule runs only if some
+        cotangent is not zero (or is nan); else its cotangents are zero,
+        whatever inf or nan the rule would multiply a zero by. (A rule with
+        array arguments reads their shadows too: it is called as it is.)"""
+        nonzero: SSAValue | None = None
+        for ct in cotangents:
+            test = rc.insert(arith.CmpfOp(ct, rc.zero(ct.type), "une")).results[0]
+            nonzero = test if nonzero is None else rc.insert(arith.OrIOp(nonzero, test)).results[0]
+        assert nonzero is not None
+        types = list(call.result_types)
+        zeros = [rc.zero(t) for t in types]
+        then_block, else_block = Block(), Block()
+        then_block.add_ops([call, scf.YieldOp(*call.results)])
+        else_block.add_op(scf.YieldOp(*zeros))
+        guarded = rc.insert(scf.IfOp(nonzero, types, [then_block], [else_block]))
+        call.location = guarded.location
+        return list(guarded.results)
 
     def _shadows(self, rc, op: func.CallOp) -> tuple[list[SSAValue], list[SSAValue]]:  # type: ignore[no-untyped-def]
         """The shadow of each float memref argument, into which the reverse
@@ -198,7 +221,7 @@ class CallRule:
             call = rc.insert(func.CallOp(rule.forward, primals + tangents, types))
             pairs = [(g, t) for g, t in ((rc.adjoint(r), t) for r, t in zip(results, call.results[m:]))
                      if g is not None]
-            total = emit_contraction(rc, pairs)
+            total = emit_contraction(rc, pairs, strong_zero=rc.sweep.strong_zero)
             if total is not None:
                 rc.add_adjoint(operand, total)
 
