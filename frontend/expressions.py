@@ -15,6 +15,7 @@ from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import unsupported
 from adpasses.frontend.calls import LocalLambda
 from adpasses.frontend.control import maybe_unbound
+from adpasses.frontend.derivatives import JVP_INTRINSIC, intrinsic_of
 from adpasses.frontend.numbers import number_function
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
 from adpasses.ops import int_calls, python_calls
@@ -281,6 +282,8 @@ class ExpressionMixin:
         fn = callee.obj
         if isinstance(fn, LocalLambda):
             return self.call_lambda(fn, node)
+        if intrinsic_of(fn) == JVP_INTRINSIC:  # adpasses.jvp (frontend/derivatives.py)
+            return self.jvp_call(node)
         result = self.array_call(fn, node)
         if result is not NotImplemented:
             return result
