@@ -312,7 +312,9 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
     `!ad.split_tape` value as the tape's values (function arguments,
     results and calls included)."""
     functions = [f for f in module.ops if isinstance(f, func.FuncOp)]
-    if not halves and not any(isinstance(o, AutodiffOp) and o.split is not None for o in module.walk()):
+    if not halves and not any(isinstance(o, AutodiffOp) and o.split is not None for o in module.walk()) \
+            and not any(isinstance(t, SplitTapeType) for f in functions
+                        for t in [*f.function_type.inputs.data, *f.function_type.outputs.data]):
         return
 
     def halves_of(op: AutodiffOp) -> SplitHalves:
@@ -330,8 +332,9 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
         if not any(isinstance(t, SplitTapeType) for t in [*ftype.inputs.data, *ftype.outputs.data]):
             continue
         if not f.body.blocks:
-            raise error_at(f, "declares an !ad.split_tape in its type; ad-split-sweeps expands it "
-                              "only in functions with a body")
+            raise error_at(f, "declares an !ad.split_tape in its type but has no body to expand it "
+                              "in: define it (--reverse-wrap=\"fn=F name=N split\" writes N_aug and "
+                              "N_rev for such declarations)")
         name = f.sym_name.data
         for arg in f.body.blocks[0].args:
             if not isinstance(arg.type, SplitTapeType):
