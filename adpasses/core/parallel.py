@@ -36,6 +36,9 @@ def default_num_threads() -> int:
 
 
 MAX_THREADS = 1024
+POOL_FIELDS = {"workers": 2, "pooled_loops": 9, "busy_serial_loops": 10}
+"""Words of the worker pool's state (adpasses.lowering.thread_state POOL_*)
+that adpasses.native.runtime.pool_stats reports."""
 
 
 def check_num_threads(n: object, what: str = "num_threads") -> int:

@@ -28,6 +28,7 @@ functions a Python process does not have; adpasses.lowering.half).
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 
@@ -47,6 +48,25 @@ ERROR_PENDING = (ctypes.c_int64 * 1)()
 ERROR_KEY = (ctypes.c_int64 * 1)()
 NUM_THREADS = (ctypes.c_int64 * 1)()
 """The threads of parallel loops (`adpasses_num_threads`; docs/parallel.md)."""
+DEFAULT_MIN_WORK = 20_000
+MIN_WORK = (ctypes.c_int64 * 1)(DEFAULT_MIN_WORK)
+"""The least estimated work (operations) per chunk of a parallel loop
+(`adpasses_parallel_min_work`; adpasses.lowering.parallel)."""
+POOL_WORDS = 64  # adpasses.lowering.thread_state.POOL_WORDS (no xDSL import here)
+POOL = (ctypes.c_int64 * POOL_WORDS)()
+"""The worker pool of parallel loops (`adpasses_parallel_pool`: its fields
+are adpasses.lowering.thread_state's POOL_*)."""
+
+
+def _fresh_pool_in_child() -> None:
+    # The child has none of the pool's threads, and a loop that held the
+    # pool at the fork (on another thread) never gives it back there: the
+    # child starts with no pool (made again by its first parallel loop).
+    ctypes.memset(POOL, 0, ctypes.sizeof(POOL))
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_pool_in_child)
 _registered = False
 _objects_registered = False
 
@@ -91,6 +111,8 @@ def register_python_objects() -> None:
         if NUM_THREADS[0] == 0:
             NUM_THREADS[0] = startup_num_threads()
         llvm.add_symbol("adpasses_num_threads", ctypes.addressof(NUM_THREADS))
+        llvm.add_symbol("adpasses_parallel_min_work", ctypes.addressof(MIN_WORK))
+        llvm.add_symbol("adpasses_parallel_pool", ctypes.addressof(POOL))
         llvm.add_symbol("adpasses_numpy_api", numpy_api_table())
         for name, obj in PYTHON_OBJECTS.items():
             llvm.add_symbol(name, id(obj))
@@ -205,6 +227,28 @@ def get_num_threads() -> int:
     if NUM_THREADS[0] == 0:
         NUM_THREADS[0] = startup_num_threads()
     return int(NUM_THREADS[0])
+
+
+def set_parallel_min_work(work: int) -> int:
+    """The least estimated work (operations, >= 1) a chunk of a parallel
+    loop gets from now on (default DEFAULT_MIN_WORK): a loop of n
+    iterations of w operations each runs in at most n * w / work chunks.
+    Returns the previous setting. (1: one chunk per thread whenever there
+    are iterations enough; for tests.)"""
+    if isinstance(work, bool) or not isinstance(work, int) or work < 1:
+        raise ValueError(f"min_work must be a positive integer, got {work!r}")
+    before = int(MIN_WORK[0])
+    MIN_WORK[0] = work
+    return before
+
+
+def pool_stats() -> dict[str, int]:
+    """The worker pool of parallel loops in this process: `workers` started,
+    `pooled_loops` run on it, `busy_serial_loops` run on their own thread
+    because another loop held the pool (docs/parallel.md)."""
+    from adpasses.core.parallel import POOL_FIELDS
+
+    return {name: int(POOL[k]) for name, k in POOL_FIELDS.items()}
 
 
 def stats() -> dict[str, int]:
