@@ -16,6 +16,7 @@ import pytest
 from xdsl.dialects import func
 
 import adpasses
+from adpasses.native import runtime
 from adpasses.transforms.parallelize import parallel_report
 
 import parallel_kernels as pk
@@ -23,10 +24,14 @@ import parallel_kernels as pk
 
 @pytest.fixture(autouse=True)
 def threads():
+    """3 threads, and one chunk per thread however small the loop (the
+    tests' arrays are small; the minimum work per chunk has tests of its own)."""
     before = adpasses.get_num_threads()
     adpasses.set_num_threads(3)
+    work = runtime.set_parallel_min_work(1)
     yield
     adpasses.set_num_threads(before)
+    runtime.set_parallel_min_work(work)
 
 
 def central_fd(f, args, k, eps=1e-6):

@@ -34,7 +34,7 @@ import numpy as np
 
 from adpasses.core import print_codes
 from adpasses.core.compile_locks import LLVM_LOCK
-from adpasses.core.parallel import check_num_threads, startup_num_threads
+from adpasses.core.parallel import check_min_work, check_num_threads, startup_min_work, startup_num_threads
 from adpasses.native import python_print
 from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 
@@ -48,8 +48,7 @@ ERROR_PENDING = (ctypes.c_int64 * 1)()
 ERROR_KEY = (ctypes.c_int64 * 1)()
 NUM_THREADS = (ctypes.c_int64 * 1)()
 """The threads of parallel loops (`adpasses_num_threads`; docs/parallel.md)."""
-DEFAULT_MIN_WORK = 20_000
-MIN_WORK = (ctypes.c_int64 * 1)(DEFAULT_MIN_WORK)
+MIN_WORK = (ctypes.c_int64 * 1)()
 """The least estimated work (operations) per chunk of a parallel loop
 (`adpasses_parallel_min_work`; adpasses.lowering.parallel)."""
 POOL_WORDS = 64  # adpasses.lowering.thread_state.POOL_WORDS (no xDSL import here)
@@ -111,6 +110,8 @@ def register_python_objects() -> None:
         if NUM_THREADS[0] == 0:
             NUM_THREADS[0] = startup_num_threads()
         llvm.add_symbol("adpasses_num_threads", ctypes.addressof(NUM_THREADS))
+        if MIN_WORK[0] == 0:
+            MIN_WORK[0] = startup_min_work()
         llvm.add_symbol("adpasses_parallel_min_work", ctypes.addressof(MIN_WORK))
         llvm.add_symbol("adpasses_parallel_pool", ctypes.addressof(POOL))
         llvm.add_symbol("adpasses_numpy_api", numpy_api_table())
@@ -231,15 +232,22 @@ def get_num_threads() -> int:
 
 def set_parallel_min_work(work: int) -> int:
     """The least estimated work (operations, >= 1) a chunk of a parallel
-    loop gets from now on (default DEFAULT_MIN_WORK): a loop of n
-    iterations of w operations each runs in at most n * w / work chunks.
-    Returns the previous setting. (1: one chunk per thread whenever there
-    are iterations enough; for tests.)"""
-    if isinstance(work, bool) or not isinstance(work, int) or work < 1:
-        raise ValueError(f"min_work must be a positive integer, got {work!r}")
-    before = int(MIN_WORK[0])
-    MIN_WORK[0] = work
+    loop gets from now on (default: ADPASSES_PARALLEL_MIN_WORK, else
+    adpasses.core.parallel.DEFAULT_MIN_WORK): a loop of n iterations of w
+    operations each runs in at most n * w / work chunks. Returns the
+    previous setting. (1: one chunk per thread whenever there are
+    iterations enough; tests use it.)"""
+    value = check_min_work(work)
+    before = get_parallel_min_work()
+    MIN_WORK[0] = value
     return before
+
+
+def get_parallel_min_work() -> int:
+    """The least estimated work per chunk of a parallel loop."""
+    if MIN_WORK[0] == 0:
+        MIN_WORK[0] = startup_min_work()
+    return int(MIN_WORK[0])
 
 
 def pool_stats() -> dict[str, int]:

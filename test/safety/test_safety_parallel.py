@@ -22,6 +22,8 @@ import adpasses
 import parallel_kernels as pk
 
 adpasses.set_num_threads(4)
+from adpasses.native.runtime import set_parallel_min_work
+set_parallel_min_work(1)  # one chunk per thread: errors from every chunk
 x = np.random.default_rng(0).random(1000)
 # y shorter than x: every chunk past len(y) stops; the first one's index is
 # the serial loop's (len(y)), whichever thread gets there first.
