@@ -389,6 +389,16 @@ class AliasAnalysis:
             return _no(f"views of {base} that cannot overlap ({disjoint})")
         return _may(f"views of {base} that may overlap")
 
+    def separate(self, values: Sequence[SSAValue]) -> list[bool]:
+        """For each memref of `values`: whether it overlaps none of the
+        others (distinct allocations, an allocation and an argument, noalias
+        arguments, views of those). A function outlined from this one may
+        mark such a parameter noalias: every call passes these values."""
+        memrefs = [v for v in values if isinstance(v.type, MemRefType)]
+        return [isinstance(v.type, MemRefType)
+                and all(self.alias(v, w).kind is AliasKind.NO_ALIAS for w in memrefs if w is not v)
+                for v in values]
+
     def classes(self) -> list[list[SSAValue]]:
         """Memref values (program order) grouped so that values in different
         classes never alias: objects that may alias share a class."""

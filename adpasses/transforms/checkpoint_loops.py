@@ -47,6 +47,8 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
     Float64Type,
     IndexType,
     IntegerAttr,
@@ -65,7 +67,7 @@ from adpasses.core.index_arith import saturating_mul, trip_count
 from adpasses.core.ir_facts import home_block
 from adpasses.core.ir_facts import is_constant
 from adpasses.core.types import byte_size, is_float_type, is_int_like, is_memref_type
-from adpasses.dialects.ad import CHECKPOINT_ATTR
+from adpasses.dialects.ad import CHECKPOINT_ATTR, NOALIAS_ATTR
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
 SEGMENT_SUFFIX = "_segment"
@@ -203,9 +205,30 @@ def outline_segment(loop: scf.ForOp, module: ModuleOp, name: str,
     ret = func.ReturnOp(*new_loop.results)
     ret.location = loop.location
     body.add_op(ret)
-    function = func.FuncOp(name, (params, results), Region(body), visibility="private")
+    function = func.FuncOp(name, (params, results), Region(body), visibility="private",
+                           arg_attrs=_separate_arrays(loop, [*([None] * (leading + 3)), *used, *inits]))
     function.location = loop.location
     return function, used
+
+
+def _separate_arrays(loop: scf.ForOp, operands: Sequence[SSAValue | None]) -> ArrayAttr:
+    """The outlined function's argument attributes: `ad.noalias` on each
+    array that, in the function the loop comes from, overlaps none of the
+    other arrays it passes (distinct allocations, an allocation and an
+    argument, views of those: the caller's alias analysis proves it), so
+    the outlined body knows what its caller knew (a checkpointed call in
+    the loop is given two fresh local arrays: they are not `may share
+    memory`)."""
+    from adpasses.analysis.alias import AliasAnalysis
+
+    caller = loop.parent_op()
+    while not isinstance(caller, func.FuncOp):
+        assert caller is not None
+        caller = caller.parent_op()
+    values = [v for v in operands if v is not None]
+    separate = dict(zip(values, AliasAnalysis(caller).separate(values)))
+    return ArrayAttr([DictionaryAttr({NOALIAS_ATTR: UnitAttr()} if v is not None and separate[v] else {})
+                      for v in operands])
 
 
 def _segment_length(b: Builder, n: SSAValue, state_bytes: SSAValue, step_bytes: SSAValue,

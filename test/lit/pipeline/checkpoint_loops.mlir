@@ -16,7 +16,7 @@
 
 // CHECK-LABEL: func.func @f(
 // CHECK:         scf.for %t =
-// CHECK-LABEL: func.func private @f_segment_0(%lo: index, %hi: index, %{{.*}}: index, %n: index, %u: memref<?xf64>, %dt: f64, %s: f64) -> f64
+// CHECK-LABEL: func.func private @f_segment_0(%lo: index, %hi: index, %{{.*}}: index, %n: index, %u: memref<?xf64> {ad.noalias}, %dt: f64, %s: f64) -> f64
 // CHECK-NOT:     arith.constant 0.0
 // CHECK:         %acc = scf.for %t = %lo to %hi step %{{.*}} iter_args(%s_1 = %s) -> (f64)
 // CHECK:           math.sin

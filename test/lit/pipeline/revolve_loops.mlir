@@ -14,7 +14,7 @@
 // ad.checkpoint and ad.revolve (state: operand 5, %u, which the steps
 // overwrite; carried: 1, %s); the last iteration stays a plain loop.
 
-// CHECK-LABEL: func.func private @f_segment_0(%snapshots: index, %lo: index, %hi: index, %{{.*}}: index, %n: index, %u: memref<?xf64>, %dt: f64, %s: f64) -> f64
+// CHECK-LABEL: func.func private @f_segment_0(%snapshots: index, %lo: index, %hi: index, %{{.*}}: index, %n: index, %u: memref<?xf64> {ad.noalias}, %dt: f64, %s: f64) -> f64
 // CHECK:         %acc = scf.for %t = %lo to %hi step %{{.*}} iter_args(%s_1 = %s) -> (f64)
 // CHECK-LABEL: func.func @f_grad_dac_a(
 // CHECK:         %trips = arith.maxsi %steps
