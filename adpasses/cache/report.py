@@ -155,6 +155,8 @@ _MORE_BINARY = {
     arith.MinUIOp: np.minimum,
     arith.MulfOp: lambda a, b: a * b,
     arith.DivfOp: lambda a, b: None if np.any(b == 0) else a / b,
+    arith.AndIOp: lambda a, b: a & b,  # conditions (i1) of a checkpoint schedule's choice
+    arith.OrIOp: lambda a, b: a | b,
 }
 _COMPARISONS = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
                 5: np.greater_equal, 6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
@@ -608,7 +610,7 @@ class RevolveStats:
             return None
         n = max(0, -(-(int(hi) - int(lo)) // int(step)))
         whole = n + 1 if n else 0
-        c = max(1, min(int(asked), n + 1))
+        c = max(1, min(int(asked), n + 1)) if n else 0  # no step: no slot (rules/revolve.py)
         state: int | None = 8 * attr.data["carried"].value.data  # type: ignore[attr-defined]
         for k in attr.data["state"].get_values():  # type: ignore[attr-defined]
             arr = values[k]
