@@ -67,7 +67,7 @@ from adpasses.core.index_arith import saturating_add, saturating_mul, trip_count
 from adpasses.core.ir_facts import home_block
 from adpasses.core.ir_facts import is_constant
 from adpasses.core.types import byte_size, is_float_type, is_int_like, is_memref_type
-from adpasses.dialects.ad import CHECKPOINT_ATTR, NOALIAS_ATTR
+from adpasses.dialects.ad import CHECKPOINT_ATTR, CHECKPOINT_BUDGET_ATTR, NOALIAS_ATTR
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
 SEGMENT_SUFFIX = "_segment"
@@ -418,13 +418,6 @@ def _revolve_attribute(module: ModuleOp, segment: func.FuncOp, used: list[SSAVal
 
 REVOLVE_FIRST_USED = 4  # a revolve call's operands: snapshots, lo, hi, step, used..., carried...
 
-BUDGET_ATTR = "ad.checkpoint_budget"
-"""On the `ad.raise_if` that stops a gradient whose byte budget no
-schedule of a time loop fits (its values: the least bytes revolve needs,
-and what the sqrt segments would hold): the cache report reads the choice
-from it (adpasses/cache/report.py, `ScheduleChoice`)."""
-
-
 def _revolve_budget(b: Builder, emit, index, limit: int, state: SSAValue,  # type: ignore[no-untyped-def]
                     step_bytes: SSAValue) -> tuple[SSAValue, SSAValue]:
     """(snapshots, least): as many snapshots of S bytes as fit in the
@@ -452,7 +445,7 @@ def _raise_if_over_budget(b: Builder, loop: scf.ForOp, cond: SSAValue, limit: in
                + ("; sqrt segments would hold {1} bytes" if sqrt else "")
                + "); give a limit of at least {0} bytes")
     check = RaiseIfOp(cond, "MemoryError", message, list(values))
-    check.attributes[BUDGET_ATTR] = IntegerAttr(limit, IntegerType(64))
+    check.attributes[CHECKPOINT_BUDGET_ATTR] = IntegerAttr(limit, IntegerType(64))
     check.location = loop.location
     b.insert(check)
 
