@@ -512,6 +512,8 @@ class CacheReport:
     # -- output -------------------------------------------------------------------
 
     def __str__(self) -> str:
+        from adpasses.dialects.ad import CHECKPOINT_BUDGET_ATTR
+
         lines = [f"cache report for @{self.gradient} (gradient of @{self.primal}, policy {self.policy})"]
         width = max([len(e.value) for e in self.entries] + [4])
         for e in self.entries:
@@ -553,6 +555,14 @@ class CacheReport:
                          + f"; {st.recomputed_steps} steps recomputed in the reverse sweep "
                          f"(each step runs forward at most {st.runs_per_step} times)")
         lines += [f"  {choice.text()}" for choice in self.schedules]
+        if not self.bound:
+            for check, call in self.budgets:
+                lines.append(f"  schedule of the loop at {op_location(call) or call.name} under a limit of "
+                             f"{check.attributes[CHECKPOINT_BUDGET_ATTR].value.data} bytes: chosen when the "
+                             "gradient runs, from the trip count, the state's and one step's bytes ("
+                             + ("no checkpointing, sqrt segments or revolve, whichever fits"
+                                if len(check.operands) > 2 else "no checkpointing or revolve")
+                             + "; a MemoryError when none does)")
         if self.callees:
             peak = self.peak_taped_bytes
             lines.append(f"  recompute factor: {self.recompute_factor} (forward runs of the checkpointed code)"
