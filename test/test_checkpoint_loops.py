@@ -202,10 +202,13 @@ def test_under_the_limit_one_segment():
     the same."""
     u = np.random.default_rng(2).uniform(0.5, 1.0, 50)
     plain = adpasses.cache_report(array_state, u, 30, 0.01)
-    ck = adpasses.cache_report(adpasses.jit(array_state, tape_limit="1GB"), u, 30, 0.01)
+    ck = adpasses.cache_report(adpasses.jit(array_state, tape_limit="1GB", schedule="sqrt"), u, 30, 0.01)
     assert {e.bytes for e in ck.entries if e.decision == "snapshot"} == {0}
     assert ck.taped_bytes == plain.taped_bytes == ck.peak_taped_bytes
     assert "not called for these arguments" in str(ck)
+    auto = adpasses.cache_report(adpasses.jit(array_state, tape_limit="1GB"), u, 30, 0.01)
+    assert auto.taped_bytes == plain.taped_bytes == auto.peak_taped_bytes
+    assert "no checkpointing (the loop's whole tape fits)" in str(auto)
     check(array_state, (u, 30, 0.01), (0,))
 
 
