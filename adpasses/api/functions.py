@@ -188,6 +188,7 @@ class JitFunction:
         else:
             start = time.perf_counter()
             module, name = build_module(self.py_func, types_)
+            _resolve_forward_requests(module)
             self._frontend_s[key] = time.perf_counter() - start
         f = function_named(module, name)
         if self.parallel:
@@ -418,6 +419,21 @@ def _overlap_guard(call: Callable, args: tuple, slow: Callable) -> Callable:
     env = {"call": call, "slow": slow, "overlap": shadows.arrays_overlap}
     exec(compile(source, "<adpasses overlap guard>", "exec"), env)
     return env["guarded"]  # type: ignore[return-value]
+
+
+def _resolve_forward_requests(module) -> None:  # type: ignore[no-untyped-def]
+    """`adpasses.jvp` called in compiled code left `ad.fwddiff` ops
+    (frontend/derivatives.py): replace them by calls of their tangent
+    functions now (`ad-forward`), so that every later stage (the primal,
+    a gradient by reverse over forward, tangents of tangents) sees plain
+    functions."""
+    from adpasses.dialects.ad import FwddiffOp
+
+    if any(isinstance(op, FwddiffOp) for op in module.walk()):
+        from adpasses.core.context import compiler_context
+        from adpasses.transforms.forward_pass import ForwardPass
+
+        ForwardPass().apply(compiler_context(), module)
 
 
 def _private():  # type: ignore[no-untyped-def]
