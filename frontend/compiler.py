@@ -46,6 +46,7 @@ from adpasses.dialects.ad import CHECKPOINT_ATTR
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.calls import CallMixin, lambda_def
+from adpasses.frontend.derivatives import DerivativeMixin
 from adpasses.frontend.effects import RAISED, EffectMixin
 from adpasses.frontend.numbers import NumberMixin
 from adpasses.frontend.arithmetic import ArithmeticMixin
@@ -57,6 +58,7 @@ from adpasses.frontend.loops import LoopMixin
 from adpasses.frontend.returns import FunctionResults, ReturnMixin
 from adpasses.frontend.array_vars import ArrayVariableMixin
 from adpasses.frontend.slices import SliceMixin
+from adpasses.frontend.special_calls import SpecialCallMixin
 from adpasses.frontend.statements import StatementMixin
 from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
 
@@ -199,7 +201,8 @@ def _static_key(value: object) -> object:
 
 
 class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
-                       CallMixin, NumberMixin, EffectMixin, ArrayExprMixin):
+                       CallMixin, NumberMixin, EffectMixin, ArrayExprMixin, DerivativeMixin,
+                       SpecialCallMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None):
         self.mb = mb

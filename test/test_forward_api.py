@@ -333,14 +333,19 @@ def test_derivatives_of_a_function_writing_its_argument(width) -> None:  # type:
 
 
 def test_a_later_size_reuses_the_first_width() -> None:
-    """width = min(n, 16) of the first call; a call with another n of the
-    same signature reuses that driver (chunks of the first width), right."""
+    """Over the shape budget (forward.STATIC_SHAPE_BYTES) a driver serves
+    every size of its signature: width = min(n, 16) of the first call; a
+    call with another n reuses that driver (chunks of the first width),
+    right. (Small sizes are compiled per shape: test_hessian_shapes.py.)"""
+    from adpasses.api.forward import STATIC_SHAPE_BYTES
+
     jf = adpasses.jit(energy)
-    x5, x12 = rng_for(80).uniform(-0.5, 0.5, 5), rng_for(81).uniform(-0.5, 0.5, 12)
-    want = hessian_by_differences(energy, [x12], 0)
-    adpasses.hessian(jf)(x5)
+    x70, x90 = rng_for(80).uniform(-0.5, 0.5, 70), rng_for(81).uniform(-0.5, 0.5, 90)
+    assert 33 * 70 * 8 > STATIC_SHAPE_BYTES  # 33 lanes and shadows of width 16: shape-generic
+    want = hessian_by_differences(energy, [x90], 0)
+    adpasses.hessian(jf)(x70)
     before = len(jf.compilations)
-    assert_matches(adpasses.hessian(jf)(x12), want, what="n = 12")
+    assert_matches(adpasses.hessian(jf)(x90), want, what="n = 90")
     assert len(jf.compilations) == before
 
 

@@ -61,8 +61,8 @@ from adpasses.analysis.memref_access import (
     view_map,
     whole_object,
 )
-from adpasses.analysis.memory_writes import READ_ONLY_USERS, Extent, WriteEffects, WriteTarget
-from adpasses.dialects.ad import NOALIAS_ATTRS
+from adpasses.analysis.memory_writes import READ_ONLY_USERS, Extent, WriteEffects, WriteTarget, is_structured_op
+from adpasses.dialects.ad import NOALIAS_ATTRS, GemmOp
 from adpasses.core.ir_facts import is_function_parameter
 from adpasses.analysis.memref_views import chosen_sources, is_view_result
 from adpasses.core.region_flow import Runs, counted_loop, region_flow, runs_at_most_once
@@ -194,6 +194,10 @@ class _Later:
     earlier: bool = False
     """The write runs k >= 1 iterations of `loop` *before* the access
     (iteration independence asks both directions)."""
+    private_allocas: bool = False
+    """A memref.alloca defined inside `scope` is another buffer in the
+    write's instance (iterations run by different threads, each in its own
+    stack frame: `iteration_conflict(per_thread=True)`)."""
 
 
 # -- the analysis -----------------------------------------------------------------------
@@ -535,6 +539,8 @@ class AliasAnalysis:
             # static allocas, so later iterations reuse it.)
             if isinstance(obj.value.owner, memref.AllocOp):
                 return _no(f"{self.name(obj.value)} is a new allocation in each iteration")
+            if later.private_allocas and isinstance(obj.value.owner, memref.AllocaOp):
+                return _no(f"{self.name(obj.value)} is a stack buffer of each iteration")
             if obj.kind is ObjectKind.UNKNOWN:
                 return _may(f"{self.name(obj.value)} may address other memory in each iteration")
         if target.extent is Extent.OBJECT:
@@ -639,6 +645,15 @@ class AliasAnalysis:
                 if isinstance(op, memref.CopyOp):
                     found.append((op, footprint(self._map(op.source), op.source.type)))
                     continue
+                read_views = (op.inputs if is_structured_op(op)  # type: ignore[attr-defined]
+                              else (op.a, op.b) if isinstance(op, GemmOp) else None)
+                if read_views is not None:
+                    # linalg.generic/fill/matmul..., ad.gemm: read within their
+                    # input views (a row X[i, :] is that row, not all of X)
+                    for operand in read_views:
+                        if isinstance(operand.type, MemRefType):
+                            found.append((op, footprint(self._map(operand), operand.type)))
+                    continue
                 if isinstance(op, READ_ONLY_USERS) or (op.results and is_view_result(op.results[0])):
                     continue
                 for operand in op.operands:
@@ -646,15 +661,23 @@ class AliasAnalysis:
                         found.append((op, whole_object(self.underlying(operand))))
         return found
 
-    def iteration_conflict(self, loop: Operation) -> str | None:
+    def iteration_conflict(self, loop: Operation, *, per_thread: bool = False) -> str | None:
         """Why two iterations of the counted loop `loop` (scf.for) may touch
         the same memory, one of them writing it, or None: each iteration
         reads and writes only memory no other iteration writes (the
-        iterations are independent through memory)."""
+        iterations are independent through memory).
+
+        `per_thread`: the question of a parallel loop, whose chunks of
+        iterations run on threads with stack frames of their own: a
+        memref.alloca made inside the loop is then another buffer in
+        another iteration, as a memref.alloc is (the lowering hoists a
+        static alloca, so one thread's iterations reuse one buffer, in
+        order; an alloca's contents are undefined where it is made, so no
+        iteration reads what an earlier one left there)."""
         if counted_loop(loop) is None:
             return f"{loop.name} is not a counted loop"
         body = list(loop.regions[0].block.ops)
-        return self._cross_conflict(loop, body, body, both_ways=True)
+        return self._cross_conflict(loop, body, body, both_ways=True, private_allocas=per_thread)
 
     def fusion_conflict(self, fused: Operation, first: Sequence[Operation],
                         second: Sequence[Operation]) -> str | None:
@@ -669,15 +692,16 @@ class AliasAnalysis:
 
     def _cross_conflict(self, loop: Operation, writers: Sequence[Operation],
                         accessors: Sequence[Operation], both_ways: bool,
-                        earlier: bool = False) -> str | None:
+                        earlier: bool = False, private_allocas: bool = False) -> str | None:
         """A write of `writers` in another iteration of `loop` than an
         access of `accessors` that may touch the same memory: a later
         iteration (`earlier`: an earlier one; `both_ways`: either)."""
         accessed = self.accesses(accessors)
         directions = [_Later(loop, loop, "in an earlier iteration" if earlier else "in a later iteration",
-                             earlier=earlier)]
+                             earlier=earlier, private_allocas=private_allocas)]
         if both_ways:
-            directions.append(_Later(loop, loop, "in an earlier iteration", earlier=True))
+            directions.append(_Later(loop, loop, "in an earlier iteration", earlier=True,
+                                     private_allocas=private_allocas))
         for top in writers:
             for write in top.walk():
                 targets = self._targets.get(write, [])

@@ -200,6 +200,11 @@ def jvp(f: object, primals: Sequence[object], tangents: Sequence[object]) -> tup
         raise for_user(err)  # the user's line and the message, not the compiler's frames
 
 
+# Called inside a jitted function, jvp compiles to an ad.fwddiff (frontend/derivatives.py,
+# which knows it by this mark: JVP_INTRINSIC; not imported here, the frontend imports xDSL).
+jvp.__adpasses_intrinsic__ = "jvp"  # type: ignore[attr-defined]
+
+
 def _tangent_activity(jf, values: tuple, tangents: tuple, api: str) -> tuple[list[str], set[int]]:  # type: ignore[no-untyped-def]
     """dup where a tangent is given (checked against its primal), and for
     float arrays f writes (derivatives flow through their memory); const
@@ -650,6 +655,27 @@ class _SweepPlan:
     run: Callable        # run(*values) -> the result (jax's shapes), arguments unchanged
     compiled: object     # the CompiledModule: the driver's machine code lives as long as it
     out: int | None      # jacfwd: the Output argument
+    body: _RunnerBody | None = None  # what `run` does, for a fast path that inlines it
+    shapes: tuple | None = None      # compiled for these argument shapes (None per scalar), or any
+
+
+STATIC_SHAPE_BYTES = 16 * 1024
+"""A Hessian is compiled for its arguments' shapes (`static_entry`: its
+lanes and shadows on the stack, every size a constant) when every array
+argument and all the lanes and shadows together take at most this much:
+the small fixed-size functions whose Hessians are needed millions of
+times. Larger ones share one shape-generic driver per signature (a new
+shape costs no compilation)."""
+
+
+def _static_shapes(values: tuple, sweeps, arg_of: dict[int, int]) -> tuple | None:  # type: ignore[no-untyped-def]
+    """The argument shapes a Hessian's driver is specialised on, or None
+    (too large: shape-generic)."""
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    scratch = sum(values[arg_of[like]].nbytes for like in sweeps.scratch_shape)
+    if scratch > STATIC_SHAPE_BYTES or any(a.nbytes > STATIC_SHAPE_BYTES for a in arrays):
+        return None
+    return tuple(v.shape if isinstance(v, np.ndarray) else None for v in values)
 
 
 class SweepCallable:
@@ -664,6 +690,9 @@ class SweepCallable:
         self.__wrapped__ = jf.py_func
         self._fast: dict[tuple, Callable] = {}  # marker classes of the call -> generated path
         self._dispatch = None  # calls without markers: signature code -> generated path (gradcall.install_dispatch)
+        # Fast paths of plans compiled for their shapes: (signature code, shapes) -> path.
+        # The dispatch table holds the first per signature code; it hands others to _other_shape.
+        self._shaped: dict[tuple, Callable] = {}
 
     def __repr__(self) -> str:
         return f"<adpasses.{self.__name__}>"
@@ -719,6 +748,8 @@ class SweepCallable:
         code = shadows.signature_code(*values)
         if len(args) == len(values) and code:
             fast = _sweep_fast_path(self, plan, values)
+            if plan.shapes is not None:
+                self._shaped.setdefault((code, plan.shapes), fast)
             if out is None:
                 from adpasses.api.gradcall import install_dispatch
 
@@ -735,8 +766,26 @@ class SweepCallable:
         key = (self.kind, _key(values), nums, out, width, self.single)
         if self.kind == "hessian":
             layout = _GradientLayout.of(jf, values, nums)
-            return _cached(jf, key, lambda: _compile_hessian(jf, values, nums, layout, width, self.single))
+            sweeps, arg_of = _hessian_sweeps(values, nums, layout, width)
+            shapes = _static_shapes(values, sweeps, arg_of)
+            return _cached(jf, key + (shapes,), lambda: _compile_hessian(jf, values, nums, layout, sweeps, arg_of,
+                                                                         self.single, shapes))
         return _cached(jf, key, lambda: _compile_jacfwd(jf, values, nums, out, width, self.single))
+
+    def _other_shape(self, *args: object) -> object:
+        """The fallback of a fast path compiled for other shapes: the fast
+        path of these shapes, or the general path (which makes it)."""
+        fast = self._shaped.get((shadows.signature_code(*args), _shapes_of(args)))
+        if fast is not None:
+            return fast(*args)
+        try:
+            return self._slow_call(args)
+        except CompileError as err:
+            raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+def _shapes_of(args: tuple) -> tuple:
+    return tuple(a.shape if isinstance(a, np.ndarray) else None for a in args)
 
 
 class _Driver:
@@ -763,16 +812,52 @@ class _Driver:
 _driver = _Driver
 
 
+class _ShapedDriver(_Driver):
+    """A `_Driver` (its scratch from its caller) and, calling it, an entry
+    compiled for the arguments' shapes (`transforms/static_entry.py`): the
+    constant sizes of `shapes` (per argument; None for a scalar) on its
+    arrays and outputs, the lanes and shadows on its stack. Every other
+    function of the module becomes private, so that LLVM inlines the
+    driver and the tangent function into the entry."""
+
+    def __init__(self, sweeps, made: dict, arg_of: dict[int, int], outputs: list[tuple[int, int]],  # type: ignore[no-untyped-def]
+                 shapes: tuple):
+        super().__init__(sweeps, made, scratch_from_caller=True)
+        self.arg_of, self.outputs, self.shapes = arg_of, outputs, shapes
+        self.key = repr((sweeps, "shaped", outputs, shapes))
+
+    def __call__(self, module, tangent):  # type: ignore[no-untyped-def]
+        from xdsl.dialects import func
+
+        from adpasses.api.functions import _private, function_named
+        from adpasses.transforms.static_entry import add_static_entry
+
+        driver = function_named(module, super().__call__(module, tangent))
+        sweeps, arg_of, shapes = self.sweeps, self.arg_of, self.shapes
+        given = ([shapes[arg_of[p]] for p in self.made["inputs"]]
+                 + [shapes[arg_of[p]] for p in sweeps.restore]
+                 + [shapes[a] + shapes[b] for a, b in self.outputs])
+        scratch = [shapes[arg_of[like]] for like in sweeps.scratch_shape]
+        entry = add_static_entry(module, driver, given, scratch, f"{driver.sym_name.data}_shaped")
+        for op in module.ops:
+            if isinstance(op, func.FuncOp) and op.body.blocks and op is not entry:
+                op.sym_visibility = _private()
+        return entry.sym_name.data
+
+
 def _compile_hessian(jf, values: tuple, nums: tuple[int, ...], layout: _GradientLayout,  # type: ignore[no-untyped-def]
-                     width: int, single: bool) -> _SweepPlan:
-    sweeps, arg_of = _hessian_sweeps(values, nums, layout, width)
+                     sweeps, arg_of: dict[int, int], single: bool, shapes: tuple | None) -> _SweepPlan:
+    """The Hessian's plan: with `shapes`, compiled for those argument shapes
+    (`_static_shapes`), else for any shape of the signature."""
     made: dict = {}
-    c = _compile_tangent(jf, values, layout.fwd_activity, (), width, "hessian", _driver(sweeps, made),
+    outputs = [(a, b) for a in nums for b in nums]
+    driver = _driver(sweeps, made) if shapes is None else _ShapedDriver(sweeps, made, arg_of, outputs, shapes)
+    width = len(sweeps.directions[0])
+    c = _compile_tangent(jf, values, layout.fwd_activity, (), width, "hessian", driver,
                          over_gradient=(layout.grad_activity, layout.ret))
     inputs = [arg_of[p] for p in made["inputs"]]
-    outputs = [(a, b) for a in nums for b in nums]
-    run = _runner(c.call, values, inputs, layout.written, outputs, None, _hessian_result(nums, single), "hessian")
-    return _SweepPlan(run, c.compiled, None)
+    body = _RunnerBody.of(c.call, values, inputs, layout.written, outputs, _hessian_result(nums, single), shapes)
+    return _SweepPlan(body.function("run", "hessian"), c.compiled, None, body, shapes)
 
 
 def _hessian_result(nums: tuple[int, ...], single: bool) -> str:
@@ -865,42 +950,76 @@ def _compile_jacfwd(jf, values: tuple, nums: tuple[int, ...], out: int | None, w
     return _SweepPlan(run, c.compiled, out)
 
 
+@dataclass
+class _RunnerBody:
+    """What a plan's runner does, as generated source: copies of the arrays
+    f writes, the results (`H<i>`: shape measured.shape + direction.shape,
+    the direction's dtype; constant shapes for a plan compiled for its
+    shapes), one driver call (the entry's builtin: no Python frame between)."""
+
+    n: int            # the runner's parameters a0, a1, ...
+    lines: list[str]  # the body, indented, ending with its return
+    env: dict         # the names it uses
+
+    @staticmethod
+    def of(call: Callable, values: tuple, inputs: list[int], written: Sequence[int],
+           outputs: list[tuple[int | None, int]], result: str, shapes: tuple | None = None) -> _RunnerBody:
+        env: dict[str, object] = {"call": getattr(call, "raw", call), "empty": np.empty}
+        lines = [f"    w{k} = a{k}.copy()" for k in written]
+        for i, (m, d) in enumerate(outputs):
+            env[f"dt{i}"] = values[d].dtype  # type: ignore[union-attr]
+            if shapes is not None:
+                env[f"shape{i}"] = (shapes[m] if m is not None else ()) + shapes[d]
+                lines.append(f"    H{i} = empty(shape{i}, dt{i})")
+            elif m is None:  # the gradient of a float function
+                lines.append(f"    H{i} = empty(a{d}.shape, dt{i})")
+            else:
+                lines.append(f"    H{i} = empty(a{m}.shape + a{d}.shape, dt{i})")
+        args = ([f"w{k}" if k in written else f"a{k}" for k in inputs] + [f"a{k}" for k in written]
+                + [f"H{i}" for i in range(len(outputs))])
+        lines += [f"    call({', '.join(args)})", f"    return {result}"]
+        return _RunnerBody(len(values), lines, env)
+
+    def function(self, name: str, kind: str, guard: Sequence[str] = (), env: dict | None = None) -> Callable:
+        """`name(a0, a1, ...)`: the `guard` lines (which may return first), then the body."""
+        scope = dict(self.env, **(env or {}))
+        source = [f"def {name}({', '.join(f'a{k}' for k in range(self.n))}):", *guard, *self.lines]
+        exec(compile("\n".join(source) + "\n", f"<adpasses {kind} {name}>", "exec"), scope)
+        return scope[name]  # type: ignore[return-value]
+
+
 def _runner(call: Callable, values: tuple, inputs: list[int], written: Sequence[int],
             outputs: list[tuple[int | None, int]], out: int | None, result: str, kind: str) -> Callable:
-    """`run(a0, a1, ...)`, generated once per plan: copies of the arrays f
-    writes, the results (`H<i>`: shape measured.shape + direction.shape,
-    the direction's dtype), their 2-D (or 1-D) views, one driver call."""
-    n = len(values)
-    env: dict[str, object] = {"call": call, "empty": np.empty}
-    lines = [f"def run({', '.join(f'a{k}' for k in range(n))}):"]
-    for k in written:
-        lines.append(f"    w{k} = a{k}.copy()")
-    for i, (m, d) in enumerate(outputs):
-        env[f"dt{i}"] = values[d].dtype  # type: ignore[union-attr]
-        if m is None:  # the gradient of a float function
-            lines.append(f"    H{i} = empty(a{d}.shape, dt{i})")
-        else:
-            lines.append(f"    H{i} = empty(a{m}.shape + a{d}.shape, dt{i})")
-    args = ([f"w{k}" if k in written else f"a{k}" for k in inputs] + [f"a{k}" for k in written]
-            + [f"H{i}" for i in range(len(outputs))])
-    lines += [f"    call({', '.join(args)})", f"    return {result}"]
-    exec(compile("\n".join(lines) + "\n", f"<adpasses {kind} runner>", "exec"), env)
-    return env["run"]  # type: ignore[return-value]
+    """`run(a0, a1, ...)`, generated once per plan (`_RunnerBody`)."""
+    return _RunnerBody.of(call, values, inputs, written, outputs, result).function("run", kind)
 
 
 def _sweep_fast_path(sc: SweepCallable, plan: _SweepPlan, values: tuple) -> Callable:
-    """Calls with these marker positions and signature code: checked, then
-    straight to the plan's runner; anything else takes the general path."""
+    """Calls with these marker positions and signature code (and, for a plan
+    compiled for its shapes, these shapes): checked, then straight to the
+    plan's runner; anything else takes the general path."""
     n = len(values)
     names = [f"a{k}" for k in range(n)]
     vals = [f"v{k}" if k == plan.out else f"a{k}" for k in range(n)]
+    overlap = sum(isinstance(v, np.ndarray) for v in values) > 1
+    if plan.shapes is not None:
+        # The dispatch builtin has matched the signature code (no markers: a
+        # Hessian); other shapes of it go to their own plan.
+        arrays = [k for k, s in enumerate(plan.shapes) if s is not None]
+        guard = [f"    if {' or '.join(f'a{k}.shape != S{k}' for k in arrays)}:",
+                 f"        return other({', '.join(names)})"] if arrays else []
+        if overlap:
+            guard += [f"    if overlap({', '.join(names)}):", f"        return slow(({', '.join(names)},))"]
+        env = {f"S{k}": plan.shapes[k] for k in arrays}
+        env.update(other=sc._other_shape, overlap=shadows.arrays_overlap, slow=sc._slow_call)
+        assert plan.body is not None
+        return plan.body.function("fast", f"{sc.__name__} fast path", guard, env)
     env: dict[str, object] = {"code": shadows.signature_code, "overlap": shadows.arrays_overlap,
                               "CODE": shadows.signature_code(*values), "run": plan.run,
                               "slow": sc._slow_call}
     lines = [f"def fast({', '.join(names)}):"]
     if plan.out is not None:
         lines.append(f"    v{plan.out} = a{plan.out}.value")
-    overlap = sum(isinstance(v, np.ndarray) for v in values) > 1
     if plan.out is None and not overlap:
         return plan.run  # the dispatch builtin has matched the signature code: nothing to check
     # Without markers the dispatch builtin has matched the signature code.

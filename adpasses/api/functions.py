@@ -188,6 +188,7 @@ class JitFunction:
         else:
             start = time.perf_counter()
             module, name = build_module(self.py_func, types_)
+            _resolve_forward_requests(module)
             self._frontend_s[key] = time.perf_counter() - start
         f = function_named(module, name)
         if self.parallel:
@@ -381,6 +382,8 @@ class JitFunction:
         if isinstance(budget, RevolveBudget):
             return ReverseOptions(simplify=False, tape_limit=-1 if budget.limit is None else budget.limit,
                                   checkpoint_schedule="revolve", snapshots=budget.snapshots or 0)
+        if isinstance(budget, SqrtBudget):
+            return ReverseOptions(simplify=False, tape_limit=budget.limit, checkpoint_schedule="sqrt")
         return ReverseOptions(simplify=False, tape_limit=-1 if budget is None else budget)
 
     def scalar_return(self, args: Sequence[object]) -> tuple[str, ...]:
@@ -416,6 +419,21 @@ def _overlap_guard(call: Callable, args: tuple, slow: Callable) -> Callable:
     env = {"call": call, "slow": slow, "overlap": shadows.arrays_overlap}
     exec(compile(source, "<adpasses overlap guard>", "exec"), env)
     return env["guarded"]  # type: ignore[return-value]
+
+
+def _resolve_forward_requests(module) -> None:  # type: ignore[no-untyped-def]
+    """`adpasses.jvp` called in compiled code left `ad.fwddiff` ops
+    (frontend/derivatives.py): replace them by calls of their tangent
+    functions now (`ad-forward`), so that every later stage (the primal,
+    a gradient by reverse over forward, tangents of tangents) sees plain
+    functions."""
+    from adpasses.dialects.ad import FwddiffOp
+
+    if any(isinstance(op, FwddiffOp) for op in module.walk()):
+        from adpasses.core.context import compiler_context
+        from adpasses.transforms.forward_pass import ForwardPass
+
+        ForwardPass().apply(compiler_context(), module)
 
 
 def _private():  # type: ignore[no-untyped-def]
@@ -469,16 +487,25 @@ class RevolveBudget:
     snapshots: int | None = None
 
 
-SCHEDULES = ("sqrt", "revolve")
+@dataclass(frozen=True)
+class SqrtBudget:
+    """Loop checkpointing by sqrt(steps) segments whatever they hold
+    (`schedule="sqrt"`); a plain byte count is the automatic choice."""
+
+    limit: int
+
+
+SCHEDULES = ("auto", "sqrt", "revolve")
 
 
 def parse_budget(value: object, schedule: object, snapshots: object, name: str,
                  where: str) -> int | RevolveBudget | None:
     """The checkpointing budget of `name=value, schedule=, snapshots=`: None
-    (no checkpointing), bytes (the sqrt scheme) or a RevolveBudget."""
+    (no checkpointing), bytes (the automatic choice: no checkpointing, sqrt
+    segments or revolve, whichever fits), a SqrtBudget or a RevolveBudget."""
     limit = parse_bytes(value, name, where)
     if schedule is not None and schedule not in SCHEDULES:
-        raise ValueError(f"{where}: schedule must be 'sqrt' or 'revolve', got {schedule!r}")
+        raise ValueError(f"{where}: schedule must be 'auto', 'sqrt' or 'revolve', got {schedule!r}")
     if snapshots is not None:
         if isinstance(snapshots, bool) or not isinstance(snapshots, numbers.Integral):
             raise TypeError(f"{where}: snapshots must be an int (how many loop states revolve may hold), "
@@ -487,8 +514,8 @@ def parse_budget(value: object, schedule: object, snapshots: object, name: str,
             raise ValueError(f"{where}: snapshots={snapshots} holds no state; revolve needs at least 1 "
                              "(the loop's initial state): give snapshots >= 1, or a byte budget "
                              f"({name}=...) to fit as many as it allows")
-        if schedule == "sqrt":
-            raise ValueError(f"{where}: snapshots= is revolve's budget; the sqrt schedule takes {name}= "
+        if schedule in ("sqrt", "auto"):
+            raise ValueError(f"{where}: snapshots= is revolve's budget; the {schedule} schedule takes {name}= "
                              "only (drop snapshots=, or use schedule='revolve')")
         return RevolveBudget(limit, int(snapshots))
     if schedule == "revolve":
@@ -496,6 +523,8 @@ def parse_budget(value: object, schedule: object, snapshots: object, name: str,
             raise ValueError(f"{where}: schedule='revolve' needs a budget: snapshots=S (states held) "
                              f"or {name}=bytes")
         return RevolveBudget(limit, None)
+    if schedule == "sqrt" and limit is not None:
+        return SqrtBudget(limit)
     return limit
 
 
