@@ -154,11 +154,15 @@ def test_cache_report_of_parallel_true_names_serial_loops_and_why():
     assert s == pytest.approx(float(np.sum(x * x * xs)), rel=1e-12)
 
 
-def test_cache_report_of_a_gather_says_its_reverse_is_serial():
+def test_cache_report_lists_the_gradients_loops_of_a_gather():
+    """The gather's reverse adds into dx[idx[i]] (private copies per chunk,
+    transforms/privatize.py): listed for the gradient, with its line."""
     x, idx, w = np.ones(8), np.array([0, 3, 3, 1]), np.ones(4)
     import parallel_kernels as pk
 
     report = adpasses.cache_report(pk.gather, x, idx, w)
-    serial = [p for p in report.parallel_loops if not p.parallel]
-    assert serial and all(p.sweep.startswith("gradient") for p in serial)
-    assert "dx[" in serial[0].reason and "%" not in serial[0].reason
+    sweeps = [p.sweep for p in report.parallel_loops]
+    assert sweeps[0] == "primal" and any(s.startswith("gradient") for s in sweeps[1:])
+    line = rk.line_of(pk.gather, "for i in prange")
+    assert all(p.location.endswith(f"parallel_kernels.py:{line}:5") for p in report.parallel_loops)
+    assert all("%" not in p.reason for p in report.parallel_loops)
