@@ -167,7 +167,7 @@ def test_bad_thread_variable_warns_and_compiles(tmp_path):
     (pk.shared_accumulator, lambda: (np.ones(10), np.zeros(1)), "acc[0]"),
     (pk.product_reduction, lambda: (np.ones(10),), "not a sum reduction"),
     (pk.prints, lambda: (np.ones(3),), "prints"),
-    (pk.next_row_read, lambda: (np.ones((4, 3)),), "%X[%i + 1"),
+    (pk.next_row_read, lambda: (np.ones((4, 3)),), "X[i + 1"),
     (pk.conditional_reset, lambda: (np.ones(10),), "not a sum reduction"),
     (pk.partial_sum_read, lambda: (np.ones(10), np.zeros(10)), "not a sum reduction"),
     (pk.inner_partial_sum_read, lambda: (np.ones((4, 3)), np.zeros((4, 3))), "not a sum reduction"),
