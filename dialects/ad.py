@@ -1222,7 +1222,16 @@ carried = number of trailing operands that are the loop's carried values}.
 The callee runs steps [lo, hi): operands (snapshots, lo, hi, step, used
 values..., carried...). Its reverse (adpasses/reverse/rules/revolve.py)
 follows the binomial schedule with `snapshots` states
-(adpasses/cache/revolve.py) instead of one snapshot per call."""
+(adpasses/cache/revolve.py) instead of one snapshot per call. With a
+byte budget the dictionary also holds `limit` (bytes)."""
+
+CHECKPOINT_BUDGET_ATTR = "ad.checkpoint_budget"
+"""On the `ad.raise_if` that `ad-checkpoint-loops` puts before a time loop
+checkpointed under a byte limit with revolve as an option (the limit,
+i64): it stops the gradient with a MemoryError when no schedule fits;
+its values are the least bytes revolve needs and, for the automatic
+choice, what sqrt segments would hold. The cache report reads the
+schedule chosen from it (adpasses/cache/report.py, ScheduleChoice)."""
 
 RAISES_ATTR = "ad.raises"
 """A string, on `cf.assert`: the Python exception class (a builtin, by

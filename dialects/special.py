@@ -6,6 +6,11 @@
 Each is one entry of the op table (`adpasses/ops/special.py`); the
 derivative of each is another of them, so derivatives of any order close
 over the dialect. Lowered by `adpasses/lowering/special.py`.
+
+The functions of scipy.special the frontend compiles besides those
+(`scipy.special.expit`, `log_expit`, `logit`, `erfc`, `xlogy`): the
+logistic sigmoid and its log and inverse, the complementary error
+function, and x log y with xlogy(0, y) = 0.
 """
 
 from __future__ import annotations
@@ -79,4 +84,63 @@ class PolygammaOp(IRDLOperation):
         super().__init__(operands=[x, n], result_types=[x.type])
 
 
-SPECIAL = Dialect("special", [LgammaOp, GammaOp, DigammaOp, PolygammaOp], [])
+@irdl_op_definition
+class ExpitOp(FloatingPointLikeUnaryMathOperation):
+    """1 / (1 + exp(-x)), the logistic sigmoid (scipy.special.expit)."""
+
+    name = "special.expit"
+    traits = traits_def(Pure(), SameOperandsAndResultType())
+
+
+@irdl_op_definition
+class LogExpitOp(FloatingPointLikeUnaryMathOperation):
+    """log(expit(x)) = min(x, 0) - log1p(exp(-|x|)), without overflow
+    (scipy.special.log_expit)."""
+
+    name = "special.log_expit"
+    traits = traits_def(Pure(), SameOperandsAndResultType())
+
+
+@irdl_op_definition
+class LogitOp(FloatingPointLikeUnaryMathOperation):
+    """log(x / (1 - x)), the inverse of expit (scipy.special.logit)."""
+
+    name = "special.logit"
+    traits = traits_def(Pure(), SameOperandsAndResultType())
+
+
+@irdl_op_definition
+class ErfcOp(FloatingPointLikeUnaryMathOperation):
+    """1 - erf(x) without its cancellation for large x (C `erfc`)."""
+
+    name = "special.erfc"
+    traits = traits_def(Pure(), SameOperandsAndResultType())
+
+
+@irdl_op_definition
+class XlogyOp(IRDLOperation):
+    """x * log(y), and 0 where x == 0 and y is not NaN (scipy.special.xlogy).
+
+        %r = special.xlogy %x, %y : f64
+    """
+
+    name = "special.xlogy"
+
+    T: ClassVar = VarConstraint("T", base(AnyFloat))
+
+    fastmath = prop_def(FastMathFlagsAttr, default_value=FastMathFlagsAttr("none"))
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$lhs `,` $rhs (`fastmath` `` $fastmath^)? attr-dict `:` type($result)"
+
+    def __init__(self, lhs: Operation | SSAValue, rhs: Operation | SSAValue):
+        lhs = SSAValue.get(lhs)
+        super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
+
+
+SPECIAL = Dialect("special", [LgammaOp, GammaOp, DigammaOp, PolygammaOp, ExpitOp, LogExpitOp, LogitOp,
+                              ErfcOp, XlogyOp], [])

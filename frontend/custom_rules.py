@@ -55,6 +55,23 @@ def _describe(structure: object) -> str:
     return "float" if is_float_type(structure) else "int" if not str(structure) == "i1" else "bool"
 
 
+_BLOCKS = {ast.If: "an `if`", ast.For: "a `for` loop", ast.While: "a `while` loop",
+           ast.With: "a `with` block", ast.Try: "a `try` block", ast.Match: "a `match`"}
+
+
+def _returns(node: ast.AST, inside: str | None):  # type: ignore[no-untyped-def]
+    """Each `return` under `node` (not in nested functions or classes),
+    with the innermost block around it ("an `if`", ...; None at the top)."""
+    if isinstance(node, ast.Return):
+        yield node, inside
+        return
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        return
+    here = next((text for kind, text in _BLOCKS.items() if isinstance(node, kind)), inside)
+    for child in ast.iter_child_nodes(node):
+        yield from _returns(child, here)
+
+
 class RuleCompiler(FunctionCompiler):
     """Compiles one rule: parameters of the given structures, a tuple
     returned once at the end (`returned`: the nested Python lists of
@@ -87,12 +104,32 @@ class RuleCompiler(FunctionCompiler):
         values = iter(self.entry.args)
         for a, structure in zip(args.args, self.params):
             self.env[a.arg] = self._bind(structure, values, a.arg)
+        self._check_single_return()
         with self.allocation_scope():
             body = self.prepare_body()
             if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
                 self.error(body[-1] if body else self.fdef,
                            f"a {self.role} must end with `return` of a tuple")
             self.returning_statements(body, self.fdef)
+
+    def _check_single_return(self) -> None:
+        """A rule returns once, as its last statement: the first `return`
+        anywhere else (in an if, a loop, a with, or before more statements)
+        is an error at that `return`, saying where it is and what to write
+        instead. Checked on the source, before the body compiler lifts
+        loop returns, so every early return gets this one message."""
+        body = self.fdef.body
+        last = body[-1] if body and isinstance(body[-1], ast.Return) else None
+        fix = ("assign the values to variables there and `return` the tuple once, as the "
+               "rule's last statement")
+        for stmt in body:
+            for node, inside in _returns(stmt, None):
+                if node is last:
+                    continue
+                where = (f"inside {inside}" if inside is not None
+                         else "before the end of the rule (statements follow it)")
+                self.error(node, f"a {self.role} returns once, at its end, but this `return` is "
+                                 f"{where}: {fix}")
 
     def _bind(self, structure: object, values, name: str) -> object:  # type: ignore[no-untyped-def]
         if isinstance(structure, tuple):
@@ -126,10 +163,6 @@ class RuleCompiler(FunctionCompiler):
         if isinstance(value, TupleValue):
             return [self._as_lists(v) for v in value.items]
         return value
-
-    def returning_if(self, stmt: ast.If, body, orelse):  # type: ignore[no-untyped-def]
-        self.error(stmt, f"a {self.role} returns once, at its end: assign the values in the branches "
-                         "and return the tuple after the if")
 
     def finish(self, results: list[SSAValue]) -> func.FuncOp:
         with self.at(self.return_node):

@@ -139,7 +139,10 @@ class EffectMixin:
                     values.append(self.printable(part.value))
                     conversion = {-1: "", 115: "!s", 114: "!r", 97: "!r"}[part.conversion]
                     spec = self.constant_text(part.format_spec, "a format spec") if part.format_spec else ""
-                    specs.append(conversion + (":" + spec if spec else ""))
+                    # An f-string field is format(value, spec), even with no spec:
+                    # ":" keeps it apart from print(x)'s "" (str(value)); they differ
+                    # for numpy float32, whose format(x, "") is the widened float's.
+                    specs.append(conversion + (":" + spec if spec else "") if conversion else ":" + spec)
             else:
                 fmt.append("{}")
                 values.append(self.printable(arg))

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import f64
 from xdsl.ir import Block, SSAValue
 
 from adpasses.core.diagnostics import CompileError
-from adpasses.frontend import unsupported
+from adpasses.frontend import special_calls, unsupported
 from adpasses.frontend.calls import LocalLambda
 from adpasses.frontend.control import maybe_unbound
 from adpasses.frontend.derivatives import JVP_INTRINSIC, intrinsic_of
@@ -237,8 +237,12 @@ class ExpressionMixin:
             value = getattr(base.obj, node.attr)
             if base.obj is np.linalg and node.attr == "norm":  # frontend/array_exprs.py
                 return PyObject(value)
-            if base.obj not in unsupported.SUPPORTED_MODULES and not unsupported.readable_attribute(
-                    base.obj, value, self.is_compiled_function(value)):
+            if base.obj not in unsupported.SUPPORTED_MODULES and not special_calls.compiles(value) and \
+                    not unsupported.readable_attribute(base.obj, value, self.is_compiled_function(value)):
+                if special_calls.is_scipy_function(value):
+                    self.error(node, f"{base.obj.__name__}.{node.attr} is not supported in compiled code "
+                                     f"(compiled from scipy.special: {special_calls.supported_names()}); "
+                                     "compute it outside and pass the result as an argument")
                 self.error(node, unsupported.module_attribute(base.obj, node.attr, value))
             return self.python_value(value, node, f"{base.obj.__name__}.{node.attr}")
         self.error(node, f"attribute .{node.attr} is not supported here")
@@ -284,6 +288,9 @@ class ExpressionMixin:
             return self.call_lambda(fn, node)
         if intrinsic_of(fn) == JVP_INTRINSIC:  # adpasses.jvp (frontend/derivatives.py)
             return self.jvp_call(node)
+        result = self.special_call(fn, node)  # scipy.special (special_calls.py)
+        if result is not NotImplemented:
+            return result
         result = self.array_call(fn, node)
         if result is not NotImplemented:
             return result

@@ -123,6 +123,93 @@ def jvp_wrong_rule(primals, tangents):
     return math.sin(x), math.cos(x) * t, 1.0  # BAD: three values
 
 
+# Early returns in rules (F8): one located error each, at the first early `return`.
+@adpasses.custom_vjp
+def early_if(x):
+    return x * x
+
+
+def early_if_fwd(x):
+    return x * x, x
+
+
+def early_if_bwd(x, g):
+    if x > 0.0:
+        return (2.0 * x * g,)  # BAD: in an if
+    return (-2.0 * x * g,)
+
+
+early_if.defvjp(early_if_fwd, early_if_bwd)
+
+
+@adpasses.custom_vjp
+def early_for(x):
+    return x * x
+
+
+def early_for_fwd(x):
+    for _ in range(2):
+        return x * x, x  # BAD: in a for loop
+    return x * x, x
+
+
+def early_for_bwd(x, g):
+    return (2.0 * x * g,)
+
+
+early_for.defvjp(early_for_fwd, early_for_bwd)
+
+
+@adpasses.custom_vjp
+def early_while(x):
+    return x * x
+
+
+def early_while_fwd(x):
+    return x * x, x
+
+
+def early_while_bwd(x, g):
+    while x > 0.0:
+        return (2.0 * x * g,)  # BAD: in a while loop
+    return (2.0 * x * g,)
+
+
+early_while.defvjp(early_while_fwd, early_while_bwd)
+
+
+@adpasses.custom_vjp
+def dead_tail(x):
+    return x * x
+
+
+def dead_tail_fwd(x):
+    return x * x, x
+
+
+def dead_tail_bwd(x, g):
+    return (2.0 * x * g,)  # BAD: statements follow
+    y = g  # noqa: F841
+
+
+dead_tail.defvjp(dead_tail_fwd, dead_tail_bwd)
+
+
+@adpasses.custom_jvp
+def early_jvp(x):
+    return math.sin(x)
+
+
+@early_jvp.defjvp
+def early_jvp_rule(primals, tangents):
+    (x,) = primals
+    (t,) = tangents
+    if x > 1.0:
+        if x > 2.0:
+            return math.sin(x), math.cos(x) * t  # BAD: in an if
+    return math.sin(x), math.cos(x) * t
+
+
 def calls(f, x):
     return f(x)
 
@@ -157,3 +244,23 @@ def call_no_rule(x):
 
 def call_jvp_wrong(x):
     return jvp_wrong(x)
+
+
+def call_early_if(x):
+    return early_if(x)
+
+
+def call_early_for(x):
+    return early_for(x)
+
+
+def call_early_while(x):
+    return early_while(x)
+
+
+def call_dead_tail(x):
+    return dead_tail(x)
+
+
+def call_early_jvp(x):
+    return early_jvp(x)

@@ -191,3 +191,143 @@ def prange_return(x):
             return s
         s += x[i]
     return s
+
+
+# -- rows, inner-loop sums, conditional sums (issue 17) --------------------------------
+
+
+@adpasses.jit
+def row_sums(X, out):
+    """A row reduction: np.sum's 0-d result is a stack buffer of each iteration."""
+    for i in prange(X.shape[0]):
+        out[i] = np.sum(X[i, :])
+
+
+@adpasses.jit
+def row_matvec(A, X, out):
+    """A @ X[i, :]: a matrix-vector product per row (BLAS reads the row)."""
+    s = 0.0
+    for i in prange(X.shape[0]):
+        v = A @ X[i, :]
+        out[i] = v[0]
+        s += v[0] * v[1]
+    return s
+
+
+@adpasses.jit
+def row_store(X, Y):
+    """Y[i, :] = ...: each iteration writes its own row."""
+    for i in prange(X.shape[0]):
+        Y[i, :] = np.sin(X[i, :]) * X[i, 0]
+
+
+@adpasses.jit
+def inner_loop_sum(X):
+    """s accumulated inside a serial inner loop of the prange body."""
+    s = 0.0
+    for i in prange(X.shape[0]):
+        for j in range(X.shape[1]):
+            s += math.sin(X[i, j]) * X[i, j]
+    return s
+
+
+@adpasses.jit
+def inner_loop_sum_squared(X):
+    """The same, the sum used after the loop (a separate reverse loop)."""
+    s = 0.0
+    for i in prange(X.shape[0]):
+        for j in range(X.shape[1]):
+            s += math.sin(X[i, j]) * X[i, j]
+    return s * s
+
+
+@adpasses.jit
+def conditional_sum(x):
+    s = 0.0
+    for i in prange(len(x)):
+        if x[i] > 0.0:
+            s += x[i] * x[i]
+        elif x[i] < -1.0:
+            s -= math.sin(x[i])
+    return s * s
+
+
+@adpasses.jit
+def private_inner_sum(X):
+    """An inner loop's sum private to the iteration, then summed."""
+    s = 0.0
+    for i in prange(X.shape[0]):
+        t = 0.0
+        for j in range(X.shape[1]):
+            t += X[i, j] * X[i, j]
+        s += math.sqrt(t)
+    return s
+
+
+def serial_inner_loop_sum(X):
+    s = 0.0
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            s += math.sin(X[i, j]) * X[i, j]
+    return s
+
+
+def next_row_read(X):
+    for i in prange(X.shape[0] - 1):
+        X[i, :] = X[i + 1, :] * 2.0
+
+
+def conditional_reset(x):
+    s = 0.0
+    for i in prange(len(x)):
+        if x[i] > 0.0:
+            s = 0.0
+        s += x[i]
+    return s
+
+
+def partial_sum_read(x, y):
+    s = 0.0
+    for i in prange(len(x)):
+        s += x[i]
+        y[i] = s
+    return s
+
+
+def inner_partial_sum_read(X, Y):
+    s = 0.0
+    for i in prange(X.shape[0]):
+        for j in range(X.shape[1]):
+            s += X[i, j]
+            Y[i, j] = s
+    return s
+
+
+def conditional_on_sum(x):
+    s = 0.0
+    for i in prange(len(x)):
+        if s < 10.0:
+            s += x[i]
+    return s
+
+
+@adpasses.jit
+def gather_sum(x, idx, w):
+    """The sum returned as it is: the reverse is loop-local, inside the
+    forward loop, and adds into dx[idx[i]] (private copies per chunk)."""
+    s = 0.0
+    for i in prange(len(idx)):
+        s += w[i] * math.sin(x[idx[i]])
+    return s
+
+
+@adpasses.jit
+def row_energy(X, out):
+    """np.sum(X[i, :] * X[i, :]): a broadcast view of each row (its shadow
+    made from dX's own layout) and a 0-d buffer per iteration."""
+    s = 0.0
+    for i in prange(X.shape[0]):
+        r = np.sum(X[i, :] * X[i, :])
+        out[i] = r
+        s += math.sin(r)
+    return s

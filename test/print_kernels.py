@@ -40,3 +40,13 @@ def calls_a_printing_function(x):
     y = callee_prints(x) + callee_prints(2.0 * x)
     print("caller", y)
     return y
+
+
+def formats_fields(x32, x, k):
+    """f-string fields are format(v, spec): for float32 values f"{v}" is the
+    widened float's text (0.10000000149011612) while print(v) is str (0.1)."""
+    y = x32[0] * x32[1]
+    print(f"{x32[0]}", x32[0], f"{y}", y)
+    print(f"a={x32[0]} b={x32[0]:.3f} c={x32[0]!r} d={x32[1] * 2.0} e={x32[1]!s}")
+    print(f"{x[0]} {k} {k > 1} {x32} {x} {k!r}")
+    return x[0] * y

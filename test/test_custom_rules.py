@@ -329,6 +329,14 @@ def _line(marker_function, text="# BAD"):
     (bad.call_array_residual, bad.array_residual_fwd, r"residuals must be numbers, the function.s own array arguments, or tuples of them, but array_residual_fwd returns an array"),
     (bad.call_uncompilable, bad.uncompilable_bwd, r"dict"),
     (bad.call_jvp_wrong, bad.jvp_wrong_rule, r"returns a pair \(output, tangent of the output\), but jvp_wrong_rule returns 3 values"),
+
+    (bad.call_early_if, bad.early_if_bwd, r"a custom_vjp bwd rule returns once, at its end, but this `return` is "
+                                          r"inside an `if`: assign the values to variables there and `return` "
+                                          r"the tuple once, as the rule's last statement"),
+    (bad.call_early_for, bad.early_for_fwd, r"fwd rule returns once, .* is inside a `for` loop"),
+    (bad.call_early_while, bad.early_while_bwd, r"returns once, .* is inside a `while` loop"),
+    (bad.call_dead_tail, bad.dead_tail_bwd, r"returns once, .* is before the end of the rule \(statements follow it\)"),
+    (bad.call_early_jvp, bad.early_jvp_rule, r"a custom_jvp rule returns once, .* is inside an `if`"),
 ])
 def test_bad_rules_are_located_errors(caller, rule, message):
     with pytest.raises(adpasses.CompileError) as info:

@@ -98,3 +98,13 @@ def test_unsupported_prints_are_compile_errors(tmp_path, monkeypatch, source, me
     assert text.startswith(f"{module}:2:"), text
     assert text.split(": error: ", 1)[1].splitlines()[0] == message
     del __import__("sys").modules["bad_print"]
+
+
+def test_fstring_fields_format_as_python_does(capfd):
+    """F12: f"{x32[0]}" is format(np.float32, ""), 0.10000000149011612 in
+    numpy 2; print(x32[0]) is str, 0.1. Both as Python prints them."""
+    args = (np.array([0.1, 0.7], dtype=np.float32), np.array([0.1, 1 / 3]), 3)
+    expected, text = python_text(capfd, pk.formats_fields, *args)
+    got = adpasses.jit(pk.formats_fields)(*args)
+    assert capfd.readouterr().out == text
+    assert got == pytest.approx(expected, rel=1e-6)

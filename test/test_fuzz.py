@@ -181,6 +181,7 @@ GUARDED = {
     "unit": lambda v: abs(v) < 0.9 + 1e-12,
     "small": lambda v: abs(v) <= 2.5,
     "above1": lambda v: v > 1,
+    "prob": lambda v: 0 < v < 1,
 }
 
 

@@ -120,9 +120,10 @@ class ADOptMain(xDSLOptMain):
         )
         arg_parser.add_argument(
             "--checkpoint-schedule",
-            choices=("sqrt", "revolve"),
+            choices=("auto", "sqrt", "revolve"),
             default=None,
-            help="with --reverse and --tape-limit: sqrt(steps) segments (default) or revolve",
+            help="with --reverse and --tape-limit: auto (default: no checkpointing, sqrt(steps) segments "
+                 "or revolve, whichever fits the limit; a MemoryError when none does), sqrt or revolve",
         )
         arg_parser.add_argument(
             "--no-loop-local",
@@ -211,6 +212,8 @@ class ADOptMain(xDSLOptMain):
                 options.append(f"tape-limit={a.tape_limit}")
             if a.snapshots is not None or a.checkpoint_schedule == "revolve":
                 options.append("checkpoint-schedule=revolve")
+            elif a.checkpoint_schedule == "sqrt":
+                options.append("checkpoint-schedule=sqrt")
             if a.snapshots is not None:  # given: checked by ad-checkpoint-loops (>= 1, or 0 with --tape-limit)
                 options.append(f"snapshots={a.snapshots}")
             if a.no_loop_local:

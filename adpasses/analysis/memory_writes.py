@@ -3,6 +3,7 @@
 - memref.store: one element;
 - memref.copy: every element of the target view;
 - a linalg structured op (generic, fill, matmul, ...): its output views;
+- ad.gemm (BLAS `c += a @ b`): the view `c`;
 - memref.dealloc: all of its object (the memory is gone);
 - memref.alloca_scope: all of the allocas it frees when it ends;
 - func.call: judged from the callee's body when the module has it
@@ -29,14 +30,15 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, SymbolTable
 
-from adpasses.dialects.ad import NO_MEMORY_ATTR
+from adpasses.dialects.ad import NO_MEMORY_ATTR, GemmOp, SizeMatchOp
 from adpasses.core.effects import effects_of, touches_memory
 from adpasses.analysis.memref_access import ObjectKind, object_of
 from adpasses.analysis.memref_views import is_view_result
 from adpasses.core.region_flow import REGION_FLOWS
 
-READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp)
-"""Memref ops that only read (or only look at the descriptor)."""
+READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp, SizeMatchOp)
+"""Memref ops that only read (or only look at the descriptor: ad.size_match
+compares sizes)."""
 
 
 class Extent(Enum):
@@ -82,6 +84,8 @@ class WriteEffects:
                 for inner in op.walk()
                 if isinstance(inner, memref.AllocaOp) and alloca_scope_of(inner) is op
             ]
+        if isinstance(op, GemmOp):
+            return [WriteTarget(Extent.VIEW, op.c)]  # c += a @ b: c's elements only
         if is_structured_op(op):
             # linalg.generic/fill/matmul...: reads its inputs, writes its outputs
             return [WriteTarget(Extent.VIEW, v) for v in op.outputs  # type: ignore[attr-defined]

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from xdsl.dialects import memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -41,6 +41,7 @@ from xdsl.ir import Attribute, OpResult, SSAValue
 
 from adpasses.analysis.affine_index import Affine, Fresh, Interval, ViewIndex, affine_form
 from adpasses.core.ir_facts import is_function_parameter
+from adpasses.dialects.ad import BroadcastOp
 from adpasses.analysis.memref_views import is_view_result, memory_object, view_source
 
 
@@ -235,7 +236,69 @@ def _object_offset(obj: MemoryObject) -> Affine | None:
     return Affine(offset) if offset is not None else Affine.symbol(DescriptorOffset(obj.value))
 
 
+def _size_of(value: SSAValue, view: SSAValue, d: int, md: memref.ExtractStridedMetaDataOp) -> bool:
+    """`value` is the size of dimension `d` of `view` (`md` its metadata)."""
+    if value is md.results[2 + d]:
+        return True
+    owner = value.owner
+    return (isinstance(owner, memref.DimOp) and owner.source is view
+            and isinstance(owner.index.owner, arith.ConstantOp)
+            and isinstance(owner.index.owner.value, IntegerAttr) and owner.index.owner.value.value.data == d)
+
+
+def _is_zero(value: SSAValue) -> bool:
+    owner = value.owner
+    return (isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr)
+            and owner.value.value.data == 0)
+
+
+def _restrided_source(op: memref.ReinterpretCastOp) -> list[Affine | None] | None:
+    """For a reinterpret_cast of a view S made from S's own metadata (the
+    frontend's broadcast of S, `x[i, :] * x[i, :]`): per dimension of S,
+    the index of S the new view's index d addresses (None: index d, or 0
+    where the size of S is 1 and its stride made 0), or None when the cast
+    is anything else. Dimension d of the new view must have
+
+    - S's stride and S's size: index d of S; or
+    - stride `select(size_d(S) == 1, 0, stride_d(S))` and size
+      `ad.broadcast(a, b)` with a or b S's size: where S's size is 1 every
+      index is element 0, else the broadcast size is S's size."""
+    source = op.source
+    offsets, sizes, strides = list(op.offsets), list(op.sizes), list(op.strides)
+    rank = len(op.static_sizes.get_values())
+    if (len(offsets) != 1 or len(sizes) != rank or len(strides) != rank
+            or not isinstance(source.type, MemRefType) or len(source.type.get_shape()) != rank):
+        return None
+    md = offsets[0].owner
+    if not isinstance(md, memref.ExtractStridedMetaDataOp) or md.source is not source or offsets[0] is not md.results[1]:
+        return None
+    index: list[Affine | None] = []
+    for d in range(rank):
+        stride, size = strides[d], sizes[d]
+        own_stride = md.results[2 + rank + d]
+        if stride is own_stride and _size_of(size, source, d, md):
+            index.append(Affine.symbol(ViewIndex(d)))
+            continue
+        select = stride.owner
+        if not (isinstance(select, arith.SelectOp) and _is_zero(select.lhs) and select.rhs is own_stride):
+            return None
+        test = select.cond.owner
+        if not (isinstance(test, arith.CmpiOp) and test.predicate.value.data == 0  # eq
+                and _size_of(test.lhs, source, d, md) and isinstance(test.rhs.owner, arith.ConstantOp)
+                and isinstance(test.rhs.owner.value, IntegerAttr) and test.rhs.owner.value.value.data == 1):
+            return None
+        broadcast = size.owner
+        if not (isinstance(broadcast, BroadcastOp)
+                and (_size_of(broadcast.lhs, source, d, md) or _size_of(broadcast.rhs, source, d, md))):
+            return None
+        index.append(None)
+    return index
+
+
 def _through_reinterpret_cast(op: memref.ReinterpretCastOp, src: ViewMap, cache: dict) -> ViewMap:
+    restrided = _restrided_source(op)
+    if restrided is not None:
+        return _substitute(src, restrided)
     # Offsets of a reinterpret_cast count from the aligned base pointer,
     # whatever the source view's offset: only linear positions carry over.
     offset = _mixed(op.static_offsets.get_values(), list(op.offsets), cache)[0]

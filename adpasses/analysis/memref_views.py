@@ -8,7 +8,7 @@ analysis and the reverse pass's shadow construction all trace through them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, memref
 from xdsl.ir import Operation, OpResult, SSAValue
@@ -90,3 +90,53 @@ def memory_objects(value: SSAValue) -> list[SSAValue]:
 
 def is_allocation(value: SSAValue) -> bool:
     return isinstance(value, OpResult) and isinstance(value.op, ALLOCATION_OPS)
+
+
+def layout_over(view: Operation, new_source: SSAValue, insert: Callable[[Operation], Operation],
+                outer: Callable[[SSAValue], SSAValue]) -> dict[SSAValue, SSAValue]:
+    """For the same view as `view` of `new_source` (a shadow or tangent of
+    `view`'s source, of its sizes but maybe not its layout): the operands
+    of `view` (a reinterpret_cast's offset, sizes and strides) made from
+    its source's metadata or sizes, through index arithmetic and
+    broadcasts, made again from `new_source`'s. Offsets and strides of a
+    reinterpret_cast count elements of the source's buffer, so the
+    primal's would address other elements of a differently laid out
+    shadow (a contiguous shadow of a strided primal). `insert` adds an op
+    where the new view is built; `outer(v)` is value `v` there. Other
+    operands are not in the result (use `outer`)."""
+    from adpasses.dialects.ad import BroadcastOp
+
+    source = view_source(view)
+    if not isinstance(view, memref.ReinterpretCastOp) or source is None:
+        return {}
+    memo: dict[SSAValue, SSAValue | None] = {}
+    metadata: list[Operation] = []
+
+    def again(value: SSAValue) -> SSAValue | None:
+        if value in memo:
+            return memo[value]
+        owner = value.owner
+        result: SSAValue | None = None
+        if isinstance(owner, memref.ExtractStridedMetaDataOp) and owner.source is source:
+            if not metadata:
+                metadata.append(insert(memref.ExtractStridedMetaDataOp(new_source)))
+            result = metadata[0].results[list(owner.results).index(value)]
+        elif isinstance(owner, memref.DimOp) and owner.source is source:
+            result = insert(memref.DimOp(new_source, outer(owner.index))).results[0]
+        elif (isinstance(owner, Operation) and not owner.regions and len(owner.results) == 1
+              and (owner.dialect_name() == "arith" or isinstance(owner, BroadcastOp))):
+            operands = [again(o) for o in owner.operands]
+            if any(o is not None for o in operands):
+                new = owner.clone(value_mapper={o: (n if n is not None else outer(o))
+                                                for o, n in zip(owner.operands, operands)})
+                result = insert(new).results[0]
+        memo[value] = result
+        return result
+
+    found = {}
+    for operand in view.operands:
+        if operand is not source:
+            made = again(operand)
+            if made is not None:
+                found[operand] = made
+    return found

@@ -16,7 +16,7 @@ import numbers
 import time
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -389,6 +389,8 @@ class JitFunction:
         if isinstance(budget, RevolveBudget):
             return ReverseOptions(simplify=False, tape_limit=-1 if budget.limit is None else budget.limit,
                                   checkpoint_schedule="revolve", snapshots=budget.snapshots or 0)
+        if isinstance(budget, SqrtBudget):
+            return ReverseOptions(simplify=False, tape_limit=budget.limit, checkpoint_schedule="sqrt")
         return ReverseOptions(simplify=False, tape_limit=-1 if budget is None else budget)
 
     def scalar_return(self, args: Sequence[object]) -> tuple[str, ...]:
@@ -492,16 +494,25 @@ class RevolveBudget:
     snapshots: int | None = None
 
 
-SCHEDULES = ("sqrt", "revolve")
+@dataclass(frozen=True)
+class SqrtBudget:
+    """Loop checkpointing by sqrt(steps) segments whatever they hold
+    (`schedule="sqrt"`); a plain byte count is the automatic choice."""
+
+    limit: int
+
+
+SCHEDULES = ("auto", "sqrt", "revolve")
 
 
 def parse_budget(value: object, schedule: object, snapshots: object, name: str,
                  where: str) -> int | RevolveBudget | None:
     """The checkpointing budget of `name=value, schedule=, snapshots=`: None
-    (no checkpointing), bytes (the sqrt scheme) or a RevolveBudget."""
+    (no checkpointing), bytes (the automatic choice: no checkpointing, sqrt
+    segments or revolve, whichever fits), a SqrtBudget or a RevolveBudget."""
     limit = parse_bytes(value, name, where)
     if schedule is not None and schedule not in SCHEDULES:
-        raise ValueError(f"{where}: schedule must be 'sqrt' or 'revolve', got {schedule!r}")
+        raise ValueError(f"{where}: schedule must be 'auto', 'sqrt' or 'revolve', got {schedule!r}")
     if snapshots is not None:
         if isinstance(snapshots, bool) or not isinstance(snapshots, numbers.Integral):
             raise TypeError(f"{where}: snapshots must be an int (how many loop states revolve may hold), "
@@ -510,8 +521,8 @@ def parse_budget(value: object, schedule: object, snapshots: object, name: str,
             raise ValueError(f"{where}: snapshots={snapshots} holds no state; revolve needs at least 1 "
                              "(the loop's initial state): give snapshots >= 1, or a byte budget "
                              f"({name}=...) to fit as many as it allows")
-        if schedule == "sqrt":
-            raise ValueError(f"{where}: snapshots= is revolve's budget; the sqrt schedule takes {name}= "
+        if schedule in ("sqrt", "auto"):
+            raise ValueError(f"{where}: snapshots= is revolve's budget; the {schedule} schedule takes {name}= "
                              "only (drop snapshots=, or use schedule='revolve')")
         return RevolveBudget(limit, int(snapshots))
     if schedule == "revolve":
@@ -519,6 +530,8 @@ def parse_budget(value: object, schedule: object, snapshots: object, name: str,
             raise ValueError(f"{where}: schedule='revolve' needs a budget: snapshots=S (states held) "
                              f"or {name}=bytes")
         return RevolveBudget(limit, None)
+    if schedule == "sqrt" and limit is not None:
+        return SqrtBudget(limit)
     return limit
 
 
@@ -927,6 +940,9 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
     module, name = jf.build(args, noalias)
     timings["frontend"] = jf._frontend_s.pop(signature_key(tuple(args)), 0.0)
     primal_text = _with_locations(module)
+    from adpasses.api.parallel_loops import parallel_loops
+
+    parallel = parallel_loops("primal", function_named(module, name))
     # The options of the compiled gradient (`_compile_gradient`), so that
     # the IR shown is the IR that runs.
     g = differentiate(module, name, list(activity), list(jf.return_activity(args)),
@@ -939,7 +955,8 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
         gradient_mlir=_with_locations(g.function),
         llvm_ir=llvm_ir,
         activity=g.activity_report,
-        cache_report=g.cache_report.bind(list(args)),
+        cache_report=replace(g.cache_report.bind(list(args)),
+                             parallel_loops=parallel + parallel_loops("gradient", g.function)),
         noalias=noalias,
         timings=timings,
         compilations=list(jf.compilations),

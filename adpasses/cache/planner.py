@@ -21,6 +21,12 @@ In a minimum cut, a value whose `v_out` is on the sink side is present in
 the reverse sweep: taped if its `v_in` is on the source side, recomputed
 otherwise. Splitting nodes makes taping a value cost its size once, however
 many uses it has (as in Enzyme-MLIR's min-cut cache planning).
+
+Inside a loop marked parallel (`ad.parallel`: prange, jit(parallel=True)),
+a tape is shared by the loop's iterations in push order, so the loop and
+its reverse could only run serially: taping there costs
+`PARALLEL_TAPE_SCALE` times more, so whatever can be recomputed or reloaded
+is (docs/parallel.md, "The reverse of a parallel loop").
 """
 
 from __future__ import annotations
@@ -46,6 +52,11 @@ from adpasses.core.diagnostics import op_location
 from adpasses.cache.mincut import INF, FlowGraph, MinCut
 from adpasses.core.ir_facts import home_block, is_constant
 from adpasses.core.region_flow import is_induction_variable, region_flow
+from adpasses.dialects.ad import PARALLEL_ATTR
+
+PARALLEL_TAPE_SCALE = 1e6
+"""Tape costs in a block inside a loop marked parallel: recomputing any
+chain of ops costs less than taping one byte there."""
 
 
 def plan_cache(
@@ -143,6 +154,15 @@ def _assigned_name(location: str | None) -> str | None:
     text = linecache.getline(path, int(line))
     m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*=\s*", text[: max(int(col) - 1, 0)])
     return m.group(1) if m else None
+
+
+def _inside_parallel_loop(block: Block) -> bool:
+    op = block.parent_op()
+    while op is not None:
+        if PARALLEL_ATTR in op.attributes:
+            return True
+        op = op.parent_op()
+    return False
 
 
 def _depth(block: Block) -> int:
@@ -318,6 +338,7 @@ class MinCutPlanner:
         # the graph's order decides ties between cuts and the report's order.
         needed = plan.order.sorted(values)
         stack = list(needed)
+        tape_scale = PARALLEL_TAPE_SCALE if _inside_parallel_loop(block) else 1.0
         for v in needed:
             if self._free(v, block):
                 continue
@@ -333,7 +354,7 @@ class MinCutPlanner:
                 why = None
                 stored[v] = store  # reloaded from the element its store wrote
             nodes[v] = why
-            graph.add_edge(("in", v), ("out", v), self.model.tape_cost(v.type))
+            graph.add_edge(("in", v), ("out", v), self.model.tape_cost(v.type) * tape_scale)
             if why is not None:
                 graph.add_edge(s, ("in", v), INF)
                 continue

@@ -18,8 +18,9 @@ have none: an external C function). The calling conventions, for
 
 `augmented_primal` and `reverse` come together. A function with only a
 `forward` rule is differentiated in reverse mode by calling that rule
-once per float argument with a unit tangent (its tangents are linear in
-the input tangents, as JAX assumes of a custom_jvp rule).
+once per float scalar argument, and once per element of a float memref
+argument, with a unit tangent (its tangents are linear in the input
+tangents, as JAX assumes of a custom_jvp rule).
 
 This module only reads and checks the attributes: the steps that keep such
 calls (`transforms/inline_calls.py`), the analyses and the rules

@@ -21,6 +21,16 @@ f64 (f32/f16 operands are extended and the result rounded back):
   run too long and the result is nan (docs/frontend.md).
 Both agree with scipy.special to ~1e-15 relative on (0, 30] and to
 ~2e-13 near the negative poles (test/test_special_functions.py).
+
+The logistic family and xlogy are a few instructions in place, in the
+operand's own type (so they vectorise with the loop around them):
+
+- expit(x) = 1 / (1 + exp(-x)): exp(-x) overflows to inf for x < -709
+  and the quotient is then 0, as it should be; no cancellation anywhere.
+- log_expit(x) = min(x, 0) - log1p(exp(-|x|)): exp never overflows.
+- logit(x) = log(x / (1 - x)).
+- xlogy(x, y) = x log y, selected to 0 where x == 0 and y is not NaN
+  (scipy's convention: 0 log 0 = 0).
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from fractions import Fraction
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from adpasses.dialects.special import DigammaOp, LgammaOp, PolygammaOp
+from adpasses.dialects.special import DigammaOp, ExpitOp, LgammaOp, LogExpitOp, LogitOp, PolygammaOp, XlogyOp
 from adpasses.lowering.core import FunctionTranslator
 
 F64 = ir.DoubleType()
@@ -261,5 +271,52 @@ def _polygamma(ft: FunctionTranslator, op: Operation) -> None:
     _in_f64(ft, op, polygamma_function(ft.mt), [n])
 
 
-CUSTOM = {LgammaOp: _lgamma, DigammaOp: _digamma, PolygammaOp: _polygamma}
+def _call(ft: FunctionTranslator, name: str, x: ir.Value) -> ir.Value:
+    return ft.b.call(ft.mt.intrinsic(name, x.type), [x], fastmath=ft.mt.fastmath)
+
+
+def _libm_call(ft: FunctionTranslator, name: str, x: ir.Value) -> ir.Value:
+    """C `name` (`name`f for f32) on x; f16 computes in f32."""
+    wide = ir.FloatType() if isinstance(x.type, ir.HalfType) else x.type
+    arg = ft.b.fpext(x, wide) if wide != x.type else x
+    fn = ft.mt.declare(name + ("f" if isinstance(wide, ir.FloatType) else ""), wide, [wide])
+    r = ft.b.call(fn, [arg], fastmath=ft.mt.fastmath)
+    return ft.b.fptrunc(r, x.type) if wide != x.type else r
+
+
+def _expit(ft: FunctionTranslator, op: Operation) -> None:
+    x = ft.get(op.operands[0])
+    one = ir.Constant(x.type, 1.0)
+    e = _call(ft, "llvm.exp", ft.b.fneg(x))
+    ft.set(op.results[0], ft.b.fdiv(one, ft.b.fadd(one, e, flags=ft.mt.fastmath), flags=ft.mt.fastmath))
+
+
+def _log_expit(ft: FunctionTranslator, op: Operation) -> None:
+    x = ft.get(op.operands[0])
+    zero = ir.Constant(x.type, 0.0)
+    low = ft.b.call(ft.mt.intrinsic("llvm.minnum", x.type, 2), [x, zero])
+    tail = _libm_call(ft, "log1p", _call(ft, "llvm.exp", ft.b.fneg(_call(ft, "llvm.fabs", x))))
+    # minnum(NaN, 0) is 0: put the NaN back.
+    nan = ft.b.fcmp_unordered("uno", x, x)
+    ft.set(op.results[0], ft.b.select(nan, x, ft.b.fsub(low, tail, flags=ft.mt.fastmath)))
+
+
+def _logit(ft: FunctionTranslator, op: Operation) -> None:
+    x = ft.get(op.operands[0])
+    one = ir.Constant(x.type, 1.0)
+    ratio = ft.b.fdiv(x, ft.b.fsub(one, x, flags=ft.mt.fastmath), flags=ft.mt.fastmath)
+    ft.set(op.results[0], _call(ft, "llvm.log", ratio))
+
+
+def _xlogy(ft: FunctionTranslator, op: Operation) -> None:
+    x, y = ft.get(op.operands[0]), ft.get(op.operands[1])
+    product = ft.b.fmul(x, _call(ft, "llvm.log", y), flags=ft.mt.fastmath)
+    zero = ir.Constant(x.type, 0.0)
+    x_zero = ft.b.fcmp_ordered("oeq", x, zero)
+    y_number = ft.b.fcmp_ordered("ord", y, y)
+    ft.set(op.results[0], ft.b.select(ft.b.and_(x_zero, y_number), zero, product))
+
+
+CUSTOM = {LgammaOp: _lgamma, DigammaOp: _digamma, PolygammaOp: _polygamma, ExpitOp: _expit,
+          LogExpitOp: _log_expit, LogitOp: _logit, XlogyOp: _xlogy}
 """Lowerings of the special dialect's entries with `llvm=Custom()`."""

@@ -9,7 +9,8 @@ with the Python side's, whatever its buffering. A ctypes callback takes
 the GIL itself, so it works from code running with the GIL released.
 
 The call passes the format string (`{}` per value), the format specs
-(`SPEC_SEP`-separated: "" for `str`, "!r", ":.3f", "!r:>8"), the number of
+(`SPEC_SEP`-separated: "" for `str` (a print argument), ":" for an
+f-string field without spec (`format(x, "")`), "!r", ":.3f", "!r:>8"), the number of
 values, a kind per value and their data as i64 slots (adpasses/core/print_codes.py).
 """
 
@@ -54,12 +55,18 @@ def _value(kind: int, data, pos: int) -> tuple[object, int]:  # type: ignore[no-
 
 
 def _format(value: object, spec: str) -> str:
+    """"" (a print argument): str(value); otherwise an f-string field,
+    `[!r|!s][:format_spec]`: the conversion, then format(value,
+    format_spec), as Python does (f"{x}" is format(x, ""), which for
+    numpy float32 is the widened float's text, not str(x))."""
+    if not spec:
+        return str(value)
     conversion, _, format_spec = spec.partition(":")
     if conversion == "!r":
         value = repr(value)
     elif conversion == "!s":
         value = str(value)
-    return format(value, format_spec) if format_spec or conversion else str(value)
+    return format(value, format_spec)
 
 
 def _print(fmt: bytes, specs: bytes, n: int, kinds, data) -> None:  # type: ignore[no-untyped-def]

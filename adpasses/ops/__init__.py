@@ -21,6 +21,7 @@ Adding an op is one entry here (docs/CONVENTIONS.md, "Adding an op");
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable
 
 from xdsl.ir import Operation
@@ -30,7 +31,8 @@ from adpasses.ops import math as _math
 from adpasses.ops import special as _special
 from adpasses.ops.entry import DOMAINS, ScalarOp, ToInt
 
-__all__ = ["DOMAINS", "OP_TABLE", "ScalarOp", "entry_for", "int_calls", "python_calls", "python_operators"]
+__all__ = ["DOMAINS", "OP_TABLE", "ScalarOp", "entry_for", "int_calls", "python_calls", "python_operators",
+           "scipy_special_op"]
 
 
 def _table() -> dict[type[Operation], ScalarOp]:
@@ -65,3 +67,25 @@ def python_operators(arity: int) -> dict[type[ast.AST], type[Operation]]:
     """Operator node classes (`ast.Add`, `ast.USub`) -> the float op."""
     return {s: e.op for e in OP_TABLE.values() if e.arity == arity for s in e.python
             if isinstance(s, type) and issubclass(s, ast.AST)}
+
+
+_SCIPY_CALLS: dict[int, dict[object, type[Operation]]] = {}
+
+
+def scipy_special_op(fn: object) -> type[Operation] | None:
+    """The op computing `fn` when it is one of scipy.special's functions
+    named in `special.SCIPY_SPECIAL` (None otherwise). Looked up in the
+    scipy.special a program has imported (sys.modules): adpasses never
+    imports scipy itself, and a program that calls scipy.special has."""
+    module = sys.modules.get("scipy.special")
+    if module is None:
+        return None
+    calls = _SCIPY_CALLS.get(id(module))
+    if calls is None:
+        calls = {getattr(module, name): op for name, op in _special.SCIPY_SPECIAL.items()
+                 if hasattr(module, name)}
+        _SCIPY_CALLS[id(module)] = calls
+    try:
+        return calls.get(fn)
+    except TypeError:  # unhashable
+        return None

@@ -93,6 +93,7 @@ DOMAINS = {
     "unit": (-0.8, 0.8),     # inside (-0.9, 0.9) (asin, acos, tan)
     "small": (-1.5, 1.5),    # inside about (-2.5, 2.5): no overflow, no pole (exp, sinh)
     "above1": (1.2, 3.0),    # greater than 1, away from it (acosh)
+    "prob": (0.1, 0.9),      # inside (0, 1), away from both ends (logit)
     "int": (-3, 4),          # an integer operand (fpowi's exponent), not differentiated
     "order": (0, 3),         # a derivative order >= 0 (polygamma's n), not differentiated
     "cond": (0, 1),          # an i1 condition (select), not differentiated

@@ -46,7 +46,7 @@ from adpasses.core.diagnostics import CompileError, error_at, location_text
 from adpasses.dialects.ad import OWN_SIZES_ATTR, PY_INDEX_ATTR
 from adpasses.core.ir_facts import is_constant, is_function_block_argument
 from adpasses.core.region_flow import is_region_terminator
-from adpasses.analysis.memref_views import is_allocation, is_view_result, view_source
+from adpasses.analysis.memref_views import is_allocation, is_view_result, layout_over, view_source
 from adpasses.core.types import is_float_type
 
 if TYPE_CHECKING:
@@ -216,7 +216,10 @@ class ReverseContext:
             view = memref_value.op
             source = view_source(view)
             assert source is not None
-            mapping = {o: (self.shadow(o) if o is source else self.primal(o)) for o in view.operands}
+            shadow_source = self.shadow(source)
+            layout = layout_over(view, shadow_source, self.insert, self.primal)
+            mapping = {o: (shadow_source if o is source else layout.get(o) or self.primal(o))
+                       for o in view.operands}
             new = view.clone(value_mapper=mapping)
             # If the forward sweep checked the primal view against the
             # primal's sizes, which are the shadow's: no second check.

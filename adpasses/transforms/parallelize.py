@@ -7,14 +7,14 @@ of a `jit(parallel=True)` function) runs in parallel when
 1. **memory**: the alias analysis proves its iterations independent
    (`AliasAnalysis.iteration_conflict`: no iteration writes memory another
    iteration reads or writes, through views and calls included);
-2. **scalars**: every loop-carried value is a sum reduction
-   (`s = s + e`, `s = e + s`, `s = s - e`; floats or integers; the
-   iter_arg used only there, the sum only by the yield): each chunk of
-   iterations sums its own part, and the parts are added in chunk order;
-   or it is kept (yielded unchanged: the adjoint of a sum in the reverse
-   of its loop), and every chunk reads the same value;
+2. **scalars**: every loop-carried value is a sum (through adds and
+   subtractions, inner loops and ifs: `if c: s += e`; no partial sum read)
+   or kept (yielded unchanged: the adjoint of a sum in the reverse of its
+   loop): `transforms/carried_values.py`. Each chunk of iterations sums
+   its own part, and the parts are added in chunk order; every chunk reads
+   a kept value's initial value;
 3. **effects**: nothing in it prints (the output's order would depend on
-   the threads);
+   the threads), and it uses no tape made before it;
 4. **values**: what it uses from outside is numbers and arrays.
 
 Such a loop is outlined into a private function
@@ -25,9 +25,11 @@ Any other marked loop stays a serial loop. Nested marked loops inside a
 parallel one run serially inside its chunks.
 
 Run by the LLVM lowering on every module it compiles (`with_parallel_loops`),
-after differentiation: the gradient's loops are proven again, so a
-gradient loop whose shadow accumulations may collide (`dx[idx[i]] += ...`)
-or that shares an adjoint slot between iterations runs serially.
+after differentiation: the gradient's loops are proven again. Before the
+proof, accumulations into one element (`dw[0] += ...`) become sums
+(`transforms/accumulators.py`), and accumulations at varying indices
+(`dx[idx[i]] += ...`) go to private copies per chunk
+(`transforms/privatize.py`).
 `prange_problems` (the API's check, `strict=true` here) reports a prange
 loop that is not parallel, with its reason, as an error at its line.
 """
@@ -53,13 +55,15 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from adpasses.analysis.alias import AliasAnalysis
-from adpasses.core.diagnostics import error_at
+from adpasses.core.diagnostics import error_at, op_location
 from adpasses.core.effects import OUTPUT, effects_of
 from adpasses.core.ir_walk import nested_ops
 from adpasses.core.region_flow import counted_loop
 from adpasses.core.types import is_float_type
-from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ParallelForOp
+from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ParallelForOp, TapeType
 from adpasses.transforms.accumulators import promote_accumulators
+from adpasses.transforms.carried_values import carried_kinds
+from adpasses.transforms.privatize import privatize
 
 
 def marked_loops(function: func.FuncOp) -> list[scf.ForOp]:
@@ -90,20 +94,6 @@ def _inside(value: SSAValue, loop: Operation) -> bool:
     return False
 
 
-def sum_reduction(arg: SSAValue, out: SSAValue) -> bool:
-    """`out = arg + e`, `e + arg` or `arg - e` (float or integer), `arg`
-    used only there and `out` only by the yield."""
-    uses = list(arg.uses)
-    if len(uses) != 1 or len(list(out.uses)) != 1:
-        return False
-    op = uses[0].operation
-    if not op.results or op.results[0] is not out:
-        return False
-    if isinstance(op, (arith.AddfOp, arith.AddiOp)):
-        return True
-    return isinstance(op, (arith.SubfOp, arith.SubiOp)) and op.lhs is arg and op.rhs is not arg
-
-
 def _capturable(value: SSAValue) -> bool:
     t = value.type
     return isinstance(t, (IndexType, IntegerType, MemRefType)) or is_float_type(t)
@@ -124,19 +114,22 @@ def parallel_problem(loop: scf.ForOp, alias: AliasAnalysis) -> str | None:
     """Why `loop` cannot run in parallel, or None (the module doc's rules)."""
     if counted_loop(loop) is None:
         return "it is not a counted loop"
-    conflict = alias.iteration_conflict(loop)
+    conflict = alias.iteration_conflict(loop, per_thread=True)
     if conflict is not None:
         return f"its iterations may depend on each other: {conflict}"
     body = loop.body.block
-    yielded = list(body.last_op.operands) if body.last_op is not None else []
-    for k, (arg, out) in enumerate(zip(body.args[1:], yielded)):
-        if out is not arg and not sum_reduction(arg, out):
-            name = arg.name_hint or f"#{k}"
-            return (f"the loop-carried value %{name} is not a sum reduction (s = s + e, s = s - e): "
+    for k, (arg, kind) in enumerate(zip(body.args[1:], carried_kinds(loop))):
+        if kind is None:
+            return (f"the loop-carried value {alias.name(arg)} is not a sum reduction (s = s + e, s = s - e, "
+                    "if c: s += e, or s += e in an inner loop; the partial sums read by nothing else): "
                     "each iteration needs the one before")
         if not (is_float_type(arg.type) or isinstance(arg.type, (IntegerType, IndexType))):
-            return f"the loop-carried value %{arg.name_hint or k} is not a number"
+            return f"the loop-carried value {alias.name(arg)} is not a number"
     for op in nested_ops(loop)[1:]:
+        shared_tape = next((v for v in op.operands if isinstance(v.type, TapeType) and not _inside(v, loop)), None)
+        if shared_tape is not None:
+            return (f"{op.name} at {op_location(op) or '?'} uses a tape made before the loop: its "
+                    "iterations push and pop in one order")
         effects = effects_of(op)
         if effects and any(getattr(e, "resource", None) is OUTPUT for e in effects):
             return f"it prints ({op.name}): the output's order would depend on the threads"
@@ -205,9 +198,8 @@ def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
     module = function.parent_op()
     assert module is not None
     module.regions[0].block.insert_op_after(outlined, function)
-    body_block = loop.body.block
-    kinds = "".join("k" if out is arg else "s"
-                    for arg, out in zip(body_block.args[1:], body_block.last_op.operands))
+    kinds = "".join(kind or "?" for kind in carried_kinds(loop))
+    assert "?" not in kinds, "outline() of a loop parallel_problem rejected"
     par = ParallelForOp(name, loop.lb, loop.ub, loop.step, params, inits, kinds)
     par.location = loop.location
     parent = loop.parent_block()
@@ -246,20 +238,35 @@ def parallelize_function(function: func.FuncOp, *, strict: bool = False) -> list
     return decisions
 
 
-def _decide(function: func.FuncOp, strict: bool) -> list[tuple[scf.ForOp, str | None]]:
+def _decide(function: func.FuncOp, strict: bool,
+            source_names: bool = False) -> list[tuple[scf.ForOp, str | None]]:
     """(loop, problem) per outermost marked loop, after carrying
-    accumulations into one element as sums (changes `function`)."""
+    accumulations into one element as sums (changes `function`).
+    `source_names`: problems name values as the Python source does."""
     loops = marked_loops(function)
     if not loops:
         return []
-    alias = AliasAnalysis(function)
-    if not strict and any(alias.iteration_conflict(loop) is not None for loop in loops):
+    alias = AliasAnalysis(function, source_names=source_names)
+    if not strict and any(alias.iteration_conflict(loop, per_thread=True) is not None for loop in loops):
         # Accumulations into one element (a shared weight's shadow, an
         # adjoint slot) carried as sums instead (transforms/accumulators.py).
-        loops = [promote_accumulators(loop, function) if alias.iteration_conflict(loop) is not None
+        loops = [promote_accumulators(loop, function)
+                 if alias.iteration_conflict(loop, per_thread=True) is not None
                  else loop for loop in loops]
-        alias = AliasAnalysis(function)
-    decisions = [(loop, parallel_problem(loop, alias)) for loop in loops]
+        alias = AliasAnalysis(function, source_names=source_names)
+    decisions = []
+    for loop in loops:
+        problem = parallel_problem(loop, alias)
+        if problem is not None and not strict:
+            # accumulations at varying indices (a gather's reverse) into
+            # private copies (transforms/privatize.py): the loop over the
+            # copies' chunks is independent by construction
+            chunked = privatize(loop, function, parallel_problem)
+            if chunked is not None:
+                decisions.append((chunked, None))
+                alias = AliasAnalysis(function, source_names=source_names)
+                continue
+        decisions.append((loop, problem))
     if strict:
         for loop, problem in decisions:
             if problem is not None and _is_prange(loop):
@@ -275,28 +282,51 @@ def _is_prange(loop: scf.ForOp) -> bool:
 
 def prange_problems(function: func.FuncOp) -> list[tuple[scf.ForOp, str]]:
     """Each prange loop of `function` that could not run in parallel, with
-    why (the IR is not changed)."""
+    why (the IR is not changed). A loop stopped only by the layout of this
+    call's strided arrays (`strided_only`) is not one: the code is fine, it
+    runs serially for them."""
     found = []
     if function.body.blocks:
         loops = [loop for loop in marked_loops(function) if _is_prange(loop)]
         if loops:
-            alias = AliasAnalysis(function)
+            alias = AliasAnalysis(function, source_names=True)  # the user's names: x[i - 1]
             for loop in loops:
                 problem = parallel_problem(loop, alias)
-                if problem is not None:
+                if problem is not None and not strided_only(loop, function):
                     found.append((loop, problem))
     return found
+
+
+def strided_only(loop: scf.ForOp, function: func.FuncOp) -> bool:
+    """Whether `loop` would be proven parallel if its strided array
+    arguments had no two indices addressing one element. Their strides are
+    not known when compiling: a stride of 0 (np.broadcast_to) or
+    overlapping strides make different iterations write one element."""
+    return parallel_problem(loop, AliasAnalysis(function, distinct_arguments=True)) is None
+
+
+STRIDED_ONLY = ("; only because of the layout of the strided arrays it writes (compiled for any "
+                "strides, and a stride of 0, as np.broadcast_to makes, would make iterations write one "
+                "element): it runs serially for them, and in parallel for contiguous arrays")
 
 
 def parallel_report(function: func.FuncOp) -> list[tuple[str, str | None]]:
     """(location, why not parallel or None) per marked loop of `function`,
     as `ad-parallelize` will decide (the IR is not changed)."""
-    from adpasses.core.diagnostics import op_location
 
     if not marked_loops(function):
         return []
-    trial = function.clone()  # decided as parallelize_function would, on a copy
-    return [(op_location(loop) or loop.name, problem) for loop, problem in _decide(trial, strict=False)]
+    # Decided as parallelize_function would, on a copy (of the module: the
+    # analysis reads the callees' effects).
+    module = function.parent_op()
+    if isinstance(module, ModuleOp):
+        index = list(module.ops).index(function)
+        trial = list(module.clone().ops)[index]
+    else:
+        trial = function.clone()
+    return [(op_location(loop) or loop.name,
+             problem if problem is None or not strided_only(loop, trial) else problem + STRIDED_ONLY)
+            for loop, problem in _decide(trial, strict=False, source_names=True)]
 
 
 def check_prange_loops(function: func.FuncOp) -> None:

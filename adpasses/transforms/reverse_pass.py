@@ -9,7 +9,8 @@ minimisation, default; `tape-all`: tape every needed in-loop value),
 (`text` or `json`: print the cache report of every generated function on
 stderr), `lower-tapes`, `simplify`, `tape-limit` (bytes; >= 0: time loops
 whose tape may exceed it are checkpointed, `ad-checkpoint-loops`),
-`checkpoint-schedule` (`sqrt`, default, or `revolve`) and `snapshots`
+`checkpoint-schedule` (`auto`, default: whichever of no checkpointing,
+sqrt segments and revolve fits tape-limit; `sqrt`; `revolve`) and `snapshots`
 (revolve's states; 0: as many as fit in tape-limit).
 
 The pass leaves every access of the gradient bounds-checked (except tape
@@ -101,7 +102,7 @@ class ReversePass(ModulePass):
     tape_limit: int = -1
     loop_local: bool = True
     scalar_replace: bool = True
-    checkpoint_schedule: str = "sqrt"
+    checkpoint_schedule: str = "auto"
     snapshots: int = 0
 
     def steps(self) -> tuple[ModulePass, ...]:

@@ -59,9 +59,10 @@ class ReverseOptions:
     scalar_replace: bool = True
     """Small local arrays (`d = np.zeros(3)`) as SSA values before the
     sweep is planned (`ad-scalar-replace`): nothing of them is taped."""
-    checkpoint_schedule: str = "sqrt"
-    """`sqrt` (segments of about sqrt(steps) iterations) or `revolve` (the
-    binomial schedule, adpasses/cache/revolve.py)."""
+    checkpoint_schedule: str = "auto"
+    """`auto` (the schedule that fits `tape_limit`: none, sqrt segments,
+    or revolve), `sqrt` (segments of about sqrt(steps) iterations) or
+    `revolve` (the binomial schedule, adpasses/cache/revolve.py)."""
     snapshots: int = 0
     """Revolve's snapshot count (the loop's initial state included); 0: as
     many as fit in `tape_limit`."""
@@ -104,7 +105,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     ]
     if options.loop_local:
         steps.append(FuseLoopsPass(marked_only=True))
-    if options.tape_limit >= 0 or options.snapshots != 0 or options.checkpoint_schedule != "sqrt":
+    if options.tape_limit >= 0 or options.snapshots != 0 or options.checkpoint_schedule != "auto":
         steps.append(CheckpointLoopsPass(options.tape_limit, options.checkpoint_schedule, options.snapshots))
     steps += [
         BuildGradientsPass(options.cache_policy, options.activity, options.report, options.loop_local),

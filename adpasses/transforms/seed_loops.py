@@ -165,7 +165,7 @@ def add_jacrev_driver(module: ModuleOp, gradient: func.FuncOp, activity: Sequenc
             rows[k] = (jac_flat, _index(b, 1))
     zero, step = _index(b, 0), _index(b, width)
     block = Block(arg_types=[IndexType()])
-    b.insert(scf.ForOp(zero, n_out, step, [], Region(block)))
+    b.insert(scf.ForOp(zero, at_least_one(b, n_out), step, [], Region(block)))
     j0 = block.args[0]
     inner = Builder(InsertPoint.at_end(block))
     for w, copy in zip(written, pristine):
@@ -208,6 +208,16 @@ def add_jacrev_driver(module: ModuleOp, gradient: func.FuncOp, activity: Sequenc
     b.insert(func.ReturnOp())
     module.body.block.add_op(driver)
     return driver
+
+
+def at_least_one(b: Builder, n: SSAValue) -> SSAValue:
+    """max(n, 1): the trip bound of a loop of sweeps. With no element to
+    seed (an empty argument or output) one sweep still runs, every lane
+    masked off (`j < n` is false: seeds, copies and results are skipped),
+    so f itself runs once and its bounds checks, raises and asserts fire
+    as they do under `grad`: an empty Jacobian or Hessian is never returned
+    for a call that f would reject."""
+    return b.insert(arith.MaxUIOp(n, _index(b, 1))).result
 
 
 def _when(b: Builder, cond: SSAValue, body: Callable[[Builder], None]) -> None:
@@ -300,7 +310,7 @@ def add_forward_driver(module: ModuleOp, tangent: func.FuncOp, sweeps: ForwardSw
     for d, lanes in enumerate(sweeps.directions):
         n_d = _dims(b, flat[lanes[0]])[0]
         block = Block(arg_types=[IndexType()])
-        b.insert(scf.ForOp(zero, n_d, step, [], Region(block)))
+        b.insert(scf.ForOp(zero, at_least_one(b, n_d), step, [], Region(block)))
         j0 = block.args[0]
         inner = Builder(InsertPoint.at_end(block))
         for k in sweeps.restore:

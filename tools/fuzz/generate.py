@@ -489,5 +489,7 @@ class _Generator:
             return self.squash(e)
         if domain == "above1":
             return Op("addf", (self.positive(e), Const(1.0)))
+        if domain == "prob":
+            return Op("addf", (Op("mulf", (Op("tanh", (e,)), Const(0.45))), Const(0.5)))
         raise ValueError(f"no guard for the domain {domain!r}: a domain of adpasses.ops.entry.DOMAINS "
                          "needs a branch here")

@@ -1,6 +1,8 @@
 """The parallel mode of the fuzzer: `python -m adpasses.tools.fuzz --mode parallel`.
 
-Each seed's program (the default mode's programs) is compiled twice: as it
+Each seed's program (the default mode's programs, with a loop of one of
+the shapes `ad-parallelize` proves or must refuse in front of most:
+`parallel_patterns.py`) is compiled twice: as it
 is, and with every top-level loop of the function marked `ad.parallel`
 (what `jit(parallel=True)` does), so `ad-parallelize` runs on its own
 (after differentiation) every marked loop of the primal and of the
@@ -78,7 +80,7 @@ def close(a: Record, b: Record) -> bool:
 
 
 def check_parallel(p: Program) -> Outcome:
-    from adpasses.native.runtime import get_num_threads, set_num_threads
+    from adpasses.native.runtime import get_num_threads, set_num_threads, set_parallel_min_work
 
     found = choose_point(p, Oracle(p))
     if isinstance(found, str):
@@ -91,6 +93,10 @@ def check_parallel(p: Program) -> Outcome:
     parallel = compile_variant(p, parallel=True)
     before = get_num_threads()
     set_num_threads(THREADS)
+    # One chunk per thread however small the loop (the programs' loops are
+    # far below the minimum work per chunk, which would run them on the
+    # calling thread alone).
+    work = set_parallel_min_work(1)
     try:
         for what, call, k in (("primal", call_primal, 0), ("gradient", call_gradient, 1)):
             want = call(p, serial[k], point)
@@ -100,6 +106,7 @@ def check_parallel(p: Program) -> Outcome:
                 return Outcome(kind, f"{what}: parallel {describe(got)}; serial {describe(want)}")
     finally:
         set_num_threads(before)
+        set_parallel_min_work(work)
     return Outcome("ok", f"parallel loops: primal {parallel[2]}, gradient {parallel[3]}")
 
 
@@ -107,11 +114,22 @@ def loops_summary(outcomes: list[Outcome]) -> str:
     """How many ok programs ran a loop in parallel (from their details)."""
     import re
 
-    counts = [tuple(map(int, re.findall(r"\d+", o.detail))) for o in outcomes if o.detail]
+    counts = [tuple(map(int, re.findall(r"(?:primal|gradient) (\d+)", o.detail))) for o in outcomes if o.detail]
     primal = sum(1 for c in counts if c and c[0] > 0)
     gradient = sum(1 for c in counts if len(c) > 1 and c[1] > 0)
+    patterns: dict[str, list[int]] = {}
+    for o in outcomes:
+        found = re.search(r"\(pattern (\w+)\)", o.detail or "")
+        if found:
+            c = tuple(map(int, re.findall(r"(?:primal|gradient) (\d+)", o.detail)))
+            seen = patterns.setdefault(found.group(1), [0, 0, 0])
+            seen[0] += 1
+            seen[1] += bool(c and c[0] > 0)
+            seen[2] += bool(len(c) > 1 and c[1] > 0)
+    by_pattern = ", ".join(f"{k} {n} (primal parallel {a}, gradient {b})"
+                           for k, (n, a, b) in sorted(patterns.items()))
     return (f"programs with a parallel loop: {primal} of {len(counts)} primals, "
-            f"{gradient} of {len(counts)} gradients")
+            f"{gradient} of {len(counts)} gradients" + (f"; patterns: {by_pattern}" if by_pattern else ""))
 
 
 def run_parallel_case(item: int) -> Outcome:
@@ -119,11 +137,21 @@ def run_parallel_case(item: int) -> Outcome:
     import warnings
 
     from adpasses.tools.fuzz.generate import generate
+    from adpasses.tools.fuzz.parallel_patterns import with_pattern
+    from adpasses.tools.fuzz.program import Invalid, validate
     from adpasses.tools.fuzz.runner import forget_compiled
 
     warnings.simplefilter("ignore")
     try:
-        return check_parallel(generate(item))
+        program, pattern = with_pattern(generate(item))
+        try:
+            validate(program)
+        except Invalid:
+            program, pattern = generate(item), None
+        outcome = check_parallel(program)
+        if pattern is not None and outcome.kind == "ok":
+            outcome = Outcome(outcome.kind, f"{outcome.detail} (pattern {pattern})")
+        return outcome
     except Exception as err:  # noqa: BLE001
         return Outcome("fuzzer error", f"{type(err).__name__}: {err}")
     finally:

@@ -9,7 +9,8 @@ lane) of its sizes; each access is repeated on it at the same indices:
 - alloc/alloca of active memory: a zero-filled tangent of the same sizes;
   dealloc frees it too;
 - views (subview, cast, reinterpret_cast, expand/collapse_shape, ...): the
-  same view of the tangent.
+  same view of the tangent (a reinterpret_cast's offset and strides made
+  from the tangent's own layout: `memref_views.layout_over`).
 `memref.dim`, `memref.rank` and accesses of inactive memory are cloned.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from xdsl.dialects import memref
 from xdsl.ir import Operation, SSAValue
 
-from adpasses.analysis.memref_views import VIEW_SOURCE_OPERAND, view_source
+from adpasses.analysis.memref_views import VIEW_SOURCE_OPERAND, layout_over, view_source
 
 
 class LoadRule:
@@ -103,8 +104,10 @@ class ViewRule:
         lanes = fb.memory_tangent(source, op)
         tangents = []
         for lane in lanes:
-            # (a clone with overrides leaves the primal mapping alone)
-            view = fb.clone(op, overrides={source: lane})
+            # (a clone with overrides leaves the primal mapping alone; a
+            # reinterpret_cast's layout is made from the tangent's own)
+            layout = layout_over(op, lane, fb.insert, fb.primal_value)
+            view = fb.clone(op, overrides={source: lane, **layout})
             tangents.append(view.results[0])
         fb.set_tangent(result, tangents)
 

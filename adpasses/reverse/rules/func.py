@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Attribute, Block, SSAValue
 
-from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments
+from adpasses.core.custom_rules import CustomRule, custom_rule_of_call, forwarded_arguments, tangent_positions
 from adpasses.dialects.ad import ShadowCheckOp
 from adpasses.core.diagnostics import error_at
 from adpasses.core.types import is_float_type, is_memref_type
@@ -87,9 +87,10 @@ class CallRule:
       and adds its results to the adjoints of the float arguments. The rule
       needs the residuals (taped when the call is in a loop);
     - with only a forward rule: one call of the forward rule per active
-      float argument, with a unit tangent for it and zeros for the others;
-      that argument's adjoint gets `sum_j cotangent_j * tangent_j`. The rule
-      needs the call's arguments.
+      float scalar argument, and per element of an active float memref
+      argument, with a unit tangent for it and zeros for the others; that
+      argument's adjoint (or shadow element) gets `sum_j cotangent_j *
+      tangent_j`. The rule needs the call's scalar arguments.
 
     Any other call calls a function without a body (an error if active).
     """
@@ -152,11 +153,6 @@ class CallRule:
             for operand, ct in zip(floats, back):
                 rc.add_adjoint(operand, ct)
             return
-        for k, o in enumerate(op.operands):
-            if is_memref_type(o.type) and rc.activity.is_active_memory(o):
-                raise error_at(op, f"calls @{rule.primal}, whose forward rule cannot give reverse mode "
-                                   f"the derivative for an array argument (argument {k}); give it a "
-                                   "reverse rule (custom_vjp)")
         assert rule.forward is not None
         self._reverse_by_forward_rule(rc, op, rule, floats, results)
 
@@ -191,40 +187,83 @@ class CallRule:
             if rc.activity.is_active_memory(o):
                 shadows.append(rc.shadow(o))
                 continue
-            primal = rc.primal(o)
-            mtype = o.type
-            dims = [rc.insert(memref.DimOp(primal, rc.index(d))).results[0]
-                    for d, size in enumerate(mtype.get_shape()) if size < 0]
-            plain = memref.MemRefType(mtype.element_type, mtype.get_shape())
-            buffer = rc.insert(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
-                                                  dynamic_sizes=dims)).results[0]
-            sizes = [rc.index(size) if size >= 0 else rc.insert(memref.DimOp(
-                buffer, rc.index(d))).results[0] for d, size in enumerate(mtype.get_shape())]
-            zero = rc.zero(mtype.element_type)
-            rc.loop_nest(sizes, lambda inner, idx: inner.store(zero, buffer, idx, own_sizes=True))
-            if plain != mtype:
-                buffer_view = rc.insert(memref.CastOp.get(buffer, mtype)).results[0]
-                shadows.append(buffer_view)
-            else:
-                shadows.append(buffer)
+            view, buffer, _ = _zeroed_like(rc, o)
+            shadows.append(view)
             scratch.append(buffer)
         return shadows, scratch
 
     def _reverse_by_forward_rule(self, rc, op, rule, floats, results) -> None:  # type: ignore[no-untyped-def]
+        """Reverse mode by a forward (jvp) rule, which is linear in its
+        tangents: one call per active float scalar argument (a unit tangent
+        for it, zeros elsewhere), adding `sum_j g_j * tangent_j` to its
+        adjoint; and for an active float array argument one call per
+        element, in a loop over it (its tangent buffer holds 1.0 at that
+        element, zeros elsewhere), adding the contraction into its shadow
+        at that element. Tangents of the other arrays are zeroed buffers.
+        An array argument costs one rule call per element: a rule that
+        should scale with the array gives a reverse rule (custom_vjp)."""
         primals = [rc.primal(o) for o in op.operands]
         types = [r.type for r in op.results] + [r.type for r in results]
         m = len(op.results)
-        for operand in floats:
-            if not rc.activity.is_active(operand):
+        gs = [rc.adjoint(r) for r in results]
+        tangent_of: dict[int, SSAValue] = {}
+        scratch: list[SSAValue] = []
+        arrays: list[tuple[int, SSAValue, list[SSAValue]]] = []
+        for k in tangent_positions([o.type for o in op.operands]):
+            o = op.operands[k]
+            if is_memref_type(o.type):
+                view, buffer, sizes = _zeroed_like(rc, o)
+                tangent_of[k] = view
+                scratch.append(buffer)
+                if rc.activity.is_active_memory(o):
+                    arrays.append((k, buffer, sizes))
+            else:
+                tangent_of[k] = rc.zero(o.type)
+
+        def contraction(sink, tangents: dict[int, SSAValue]) -> SSAValue | None:  # type: ignore[no-untyped-def]
+            call = sink.insert(func.CallOp(rule.forward, primals + list(tangents.values()), types))
+            return emit_contraction(sink, [(g, t) for g, t in zip(gs, call.results[m:]) if g is not None],
+                                    strong_zero=rc.sweep.strong_zero)
+
+        for k, operand in enumerate(op.operands):
+            if k not in tangent_of or is_memref_type(operand.type) or not rc.activity.is_active(operand):
                 continue
-            tangents = [rc.const(1.0 if other is operand else 0.0, other.type) for other in floats]
-            call = rc.insert(func.CallOp(rule.forward, primals + tangents, types))
-            pairs = [(g, t) for g, t in ((rc.adjoint(r), t) for r, t in zip(results, call.results[m:]))
-                     if g is not None]
-            total = emit_contraction(rc, pairs, strong_zero=rc.sweep.strong_zero)
+            total = contraction(rc, {**tangent_of, k: rc.const(1.0, operand.type)})
             if total is not None:
                 rc.add_adjoint(operand, total)
+        for k, buffer, sizes in arrays:
+            shadow = rc.shadow(op.operands[k])
+            element = buffer.type.element_type
 
+            def one_element(inner, idx: list[SSAValue], k: int = k, buffer: SSAValue = buffer,  # type: ignore[no-untyped-def]
+                            shadow: SSAValue = shadow, element: Attribute = element) -> None:
+                inner.store(inner.const(1.0, element), buffer, idx, own_sizes=True)
+                total = contraction(inner, tangent_of)
+                inner.store(inner.zero(element), buffer, idx, own_sizes=True)
+                if total is not None:
+                    inner.accumulate(shadow, idx, total)
+            rc.loop_nest(sizes, one_element)
+        for buffer in scratch:
+            rc.insert(memref.DeallocOp.get(buffer))
+
+
+def _zeroed_like(rc, o: SSAValue) -> tuple[SSAValue, SSAValue, list[SSAValue]]:  # type: ignore[no-untyped-def]
+    """A zeroed buffer of memref `o`'s primal sizes, allocated in the
+    reverse sweep (the caller frees it): (a view of o's type, the buffer,
+    its sizes)."""
+    primal = rc.primal(o)
+    mtype = o.type
+    dims = [rc.insert(memref.DimOp(primal, rc.index(d))).results[0]
+            for d, size in enumerate(mtype.get_shape()) if size < 0]
+    plain = memref.MemRefType(mtype.element_type, mtype.get_shape())
+    buffer = rc.insert(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
+                                          dynamic_sizes=dims)).results[0]
+    sizes = [rc.index(size) if size >= 0 else rc.insert(memref.DimOp(
+        buffer, rc.index(d))).results[0] for d, size in enumerate(mtype.get_shape())]
+    zero = rc.zero(mtype.element_type)
+    rc.loop_nest(sizes, lambda inner, idx: inner.store(zero, buffer, idx, own_sizes=True))
+    view = rc.insert(memref.CastOp.get(buffer, mtype)).results[0] if plain != mtype else buffer
+    return view, buffer, sizes
 
 RULES = {
     func.ReturnOp: ReturnRule(),

@@ -142,3 +142,64 @@ func.func @shared_shadow(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.
   } {ad.parallel = "auto"}
   func.return
 }
+
+// dx[idx[i]] += ... (the reverse of a gather): iterations may add into the
+// same element, so the loop is not independent; every access to %dx is such
+// an accumulation, so they go to 16 private copies (transforms/privatize.py):
+// a loop over the copies' chunks runs in parallel, each chunk adding into
+// its copy %dx_private[%chunk, j], then the copies are added into %dx in
+// chunk order; when the copies would be too large or more than the
+// iterations, the loop runs serially.
+// CHECK-LABEL: func.func @scatter_add
+// CHECK:         %[[OK:.*]] = arith.andi
+// CHECK:         scf.if %[[OK]] {
+// CHECK:           %dx_private = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
+// CHECK:           "ad.parallel_for"({{.*}}) <{callee = @scatter_add.par0, kinds = ""
+// CHECK:           scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:          %[[P:.*]] = memref.load %dx_private[%[[C]], %[[K]]] {ad.unchecked}
+// CHECK-NEXT:          %[[D:.*]] = memref.load %dx[%[[K]]] {ad.unchecked}
+// CHECK-NEXT:          %[[S:.*]] = arith.addf %[[D]], %[[P]] : f64
+// CHECK-NEXT:          memref.store %[[S]], %dx[%[[K]]] {ad.unchecked}
+// CHECK:           memref.dealloc %dx_private
+// CHECK:         } else {
+// CHECK-NEXT:      scf.for %i = %c0 to %n step %c1 {
+// CHECK-NOT:       ad.parallel
+// CHECK:       func.func private @scatter_add.par0(
+// CHECK:         scf.for %chunk = %lo to %hi step %step {
+// CHECK:           scf.for %i = %{{.*}} to %{{.*}} step %c1 {
+// CHECK:             %old = memref.load %dx_private[%chunk, %j] : memref<?x?xf64>
+// CHECK-NEXT:        %new = arith.addf %old, %g : f64
+// CHECK-NEXT:        memref.store %new, %dx_private[%chunk, %j] : memref<?x?xf64>
+func.func @scatter_add(%idx: memref<?xindex> {ad.noalias}, %w: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %idx, %c0 : memref<?xindex>
+  scf.for %i = %c0 to %n step %c1 {
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %g = memref.load %w[%i] : memref<?xf64>
+    %old = memref.load %dx[%j] : memref<?xf64>
+    %new = arith.addf %old, %g : f64
+    memref.store %new, %dx[%j] : memref<?xf64>
+  } {ad.parallel = "auto"}
+  func.return
+}
+
+// The same, but the loop also reads dx[i]: an access to %dx that is not an
+// accumulation, so no copies: serial.
+// CHECK-LABEL: func.func @scatter_add_and_read
+// CHECK-NOT:     ad.parallel
+// CHECK:         func.return
+func.func @scatter_add_and_read(%idx: memref<?xindex> {ad.noalias}, %w: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %idx, %c0 : memref<?xindex>
+  scf.for %i = %c0 to %n step %c1 {
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %g = memref.load %dx[%i] : memref<?xf64>
+    %old = memref.load %dx[%j] : memref<?xf64>
+    %new = arith.addf %old, %g : f64
+    memref.store %new, %dx[%j] : memref<?xf64>
+  } {ad.parallel = "auto"}
+  func.return
+}
