@@ -16,7 +16,7 @@ import numbers
 import time
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -908,6 +908,9 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
     module, name = jf.build(args, noalias)
     timings["frontend"] = jf._frontend_s.pop(signature_key(tuple(args)), 0.0)
     primal_text = _with_locations(module)
+    from adpasses.api.parallel_loops import parallel_loops
+
+    parallel = parallel_loops("primal", function_named(module, name))
     # The options of the compiled gradient (`_compile_gradient`), so that
     # the IR shown is the IR that runs.
     g = differentiate(module, name, list(activity), list(jf.return_activity(args)),
@@ -920,7 +923,8 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
         gradient_mlir=_with_locations(g.function),
         llvm_ir=llvm_ir,
         activity=g.activity_report,
-        cache_report=g.cache_report.bind(list(args)),
+        cache_report=replace(g.cache_report.bind(list(args)),
+                             parallel_loops=parallel + parallel_loops("gradient", g.function)),
         noalias=noalias,
         timings=timings,
         compilations=list(jf.compilations),

@@ -358,6 +358,23 @@ def _paren(text: str) -> str:
     return text if text.replace("_", "").isalnum() or text.startswith("(") else f"({text})"
 
 
+@dataclass(frozen=True)
+class ParallelLoop:
+    """A loop marked to run in parallel (`prange`, `jit(parallel=True)`)
+    in the primal or the gradient, and what `ad-parallelize` decided
+    (docs/parallel.md). Filled in by the API (adpasses.api.functions),
+    which runs that pass's analysis."""
+
+    sweep: str
+    """"primal" or "gradient"."""
+    location: str
+    mark: str
+    """"prange" or "jit(parallel=True)"."""
+    parallel: bool
+    reason: str
+    """Why it runs serially; for a parallel loop, how it is cut in chunks."""
+
+
 @dataclass
 class CacheReport:
     gradient: str
@@ -385,6 +402,9 @@ class CacheReport:
     """(revolve call, RevolveStats) per time loop reversed by the binomial
     schedule, when bound (the callee report of such a call is bound for
     one step: what its gradient tapes each time it runs)."""
+
+    parallel_loops: list = field(default_factory=list)
+    """ParallelLoop per loop marked parallel, primal's then gradient's."""
 
     budgets: list = field(default_factory=list)
     """(budget check, revolve call) per time loop checkpointed under a byte
@@ -567,6 +587,11 @@ class CacheReport:
             peak = self.peak_taped_bytes
             lines.append(f"  recompute factor: {self.recompute_factor} (forward runs of the checkpointed code)"
                          + (f"; peak taped bytes: {peak}" if peak is not None else ""))
+        if self.parallel_loops:
+            lines.append("  parallel loops:")
+            for p in self.parallel_loops:
+                how = "parallel" if p.parallel else "serial"
+                lines.append(f"    {p.sweep}: {p.mark} loop at {p.location}: {how}: {p.reason}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -600,6 +625,8 @@ class CacheReport:
             "schedules": [c.to_dict() for c in self.schedules],
             "loops": [{"location": where, "loop_local": local, "reason": reason}
                       for where, local, reason in self.loops],
+            "parallel_loops": [{"sweep": p.sweep, "location": p.location, "mark": p.mark,
+                                "parallel": p.parallel, "reason": p.reason} for p in self.parallel_loops],
         }
 
     def to_json(self) -> str:
