@@ -121,6 +121,22 @@ class TapeType(ParametrizedAttribute, TypeAttribute):
         super().__init__(element_type)
 
 
+@irdl_attr_definition
+class SplitTapeType(ParametrizedAttribute, TypeAttribute):
+    """`!ad.split_tape`: what the forward half of a split `ad.autodiff`
+    (`split = forward`) hands its reverse half (`split = reverse`): the
+    values the reverse sweep reads, opaque here. `ad-split-sweeps` replaces
+    it by those values (the augmented primal returns them, the reverse
+    function takes them)."""
+
+    name = "ad.split_tape"
+
+
+SPLIT_MODES = ("forward", "reverse")
+"""`split` of `ad.autodiff`: its forward half (the augmented primal: primal
+results and a tape) or its reverse half (shadows and seeds, and the tape)."""
+
+
 # ---------------------------------------------------------------------------
 # What the differentiation calls share (ad.autodiff, ad.fwddiff)
 # ---------------------------------------------------------------------------
@@ -187,7 +203,11 @@ def parse_diff_call(parser: Parser, op_name: str, extras: dict[str, Callable[[Pa
         if key in extras and extras[key] is None:
             entries[key] = True
             return
-        parser.parse_punctuation("=")
+        if getattr(extras.get(key), "optional_value", False) and parser.parse_optional_punctuation("=") is None:
+            entries[key] = True  # a flag that may also take a value
+            return
+        if not getattr(extras.get(key), "optional_value", False):
+            parser.parse_punctuation("=")
         value_parser = extras.get(key)
         entries[key] = value_parser(parser) if value_parser is not None else \
             parser.parse_comma_separated_list(
@@ -202,6 +222,23 @@ def parse_diff_call(parser: Parser, op_name: str, extras: dict[str, Callable[[Pa
             parser.raise_error(f"{op_name} needs '{key} = [...]'")
     given = {k: v for k, v in entries.items() if k in extras}
     return callee, args, entries["activity"], entries["ret_activity"], given, ftype
+
+
+def _parse_primal_results(parser: Parser) -> tuple[int, ...]:
+    """The value of `with_primal = [0, 2]` (the bare flag means every result)."""
+    return tuple(parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False, allow_negative=False)))
+
+
+_parse_primal_results.optional_value = True  # type: ignore[attr-defined]
+
+
+def _parse_split(parser: Parser) -> str:
+    start = parser.pos
+    mode = parser.parse_identifier("split mode (forward or reverse)")
+    if mode not in SPLIT_MODES:
+        parser.raise_error(f"unknown split '{mode}'; expected forward or reverse", start, parser.pos)
+    return mode
 
 
 def _parse_width(parser: Parser) -> int:
@@ -236,10 +273,18 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
     activity = prop_def(ArrayAttr[StringAttr])
     ret_activity = prop_def(ArrayAttr[StringAttr])
     with_primal = opt_prop_def(UnitAttr)
+    primal_results = opt_prop_def(ArrayAttr[IntegerAttr])
+    """With `with_primal`: the results whose primal is returned (in the
+    syntax `with_primal = [0, 2]`; Enzyme's per-result `active` /
+    `activenoneed`); absent: all of them."""
     width = opt_prop_def(IntegerAttr)
     strong_zero = opt_prop_def(UnitAttr)
     """Enzyme's `strong_zero`: an adjoint whose seed is zero is zero, even
     where the partial derivative is inf or nan (0 * inf gives 0, not nan)."""
+    split = opt_prop_def(StringAttr)
+    """Split mode (`SPLIT_MODES`): `forward` takes the primal arguments and
+    returns the primal results and an `!ad.split_tape`; `reverse` takes the
+    shadows, the seeds and that tape, and returns the derivatives."""
 
     args = var_operand_def()
     res = var_result_def()
@@ -251,9 +296,10 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         activity: Sequence[str],
         ret_activity: Sequence[str],
         result_types: Sequence[Attribute],
-        with_primal: bool = False,
+        with_primal: bool | Sequence[int] = False,
         width: int = 1,
         strong_zero: bool = False,
+        split: str | None = None,
     ):
         if isinstance(callee, str):
             callee = SymbolRefAttr(callee)
@@ -262,12 +308,16 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
             "activity": ArrayAttr([StringAttr(a) for a in activity]),
             "ret_activity": ArrayAttr([StringAttr(a) for a in ret_activity]),
         }
-        if with_primal:
+        if with_primal is not False:
             props["with_primal"] = UnitAttr()
+        if with_primal is not True and with_primal is not False:
+            props["primal_results"] = ArrayAttr([IntegerAttr(k, 64) for k in with_primal])
         if width != 1:
             props["width"] = IntegerAttr(width, 64)
         if strong_zero:
             props["strong_zero"] = UnitAttr()
+        if split is not None:
+            props["split"] = StringAttr(split)
         super().__init__(operands=[args], result_types=[result_types], properties=props)
 
     @property
@@ -275,25 +325,46 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         """`width`: cotangents per sweep (1 when absent)."""
         return 1 if self.width is None else self.width.value.data
 
+    @property
+    def primal_choice(self) -> bool | tuple[int, ...]:
+        """`with_primal` as given: False, True (every result) or the
+        indices of the results whose primal is returned."""
+        if self.with_primal is None:
+            return False
+        if self.primal_results is None:
+            return True
+        return tuple(a.value.data for a in self.primal_results.data)
+
+    @property
+    def split_mode(self) -> str | None:
+        """`forward`, `reverse`, or None (not split)."""
+        return None if self.split is None else self.split.data
+
     # -- syntax ------------------------------------------------------------
     # ad.autodiff @f(%x, %dx, %s) {activity = [dup], ret_activity = [active]}
     #     : (memref<?xf64>, memref<?xf64>, f64) -> f64
 
     def print(self, printer: Printer) -> None:
-        extras = ["with_primal"] if self.with_primal is not None else []
+        choice = self.primal_choice
+        extras = [] if choice is False else ["with_primal"] if choice is True else [
+            f"with_primal = [{', '.join(map(str, choice))}]"]
         if self.lanes != 1:
             extras.append(f"width = {self.lanes}")
         if self.strong_zero is not None:
             extras.append("strong_zero")
+        if self.split is not None:
+            extras.append(f"split = {self.split.data}")
         self.print_call(printer, extras)
 
     @classmethod
     def parse(cls, parser: Parser) -> AutodiffOp:
         callee, args, acts, rets, extras, ftype = parse_diff_call(
-            parser, "ad.autodiff", {"with_primal": None, "width": _parse_width, "strong_zero": None})
+            parser, "ad.autodiff",
+            {"with_primal": _parse_primal_results, "width": _parse_width, "strong_zero": None,
+             "split": _parse_split})
         return cls(callee, args, acts, rets, ftype.outputs.data,
-                   with_primal="with_primal" in extras, width=extras.get("width", 1),
-                   strong_zero="strong_zero" in extras)
+                   with_primal=extras.get("with_primal", False), width=extras.get("width", 1),
+                   strong_zero="strong_zero" in extras, split=extras.get("split"))
 
     # -- verification --------------------------------------------------------
 
@@ -306,6 +377,9 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         """Check activities, operands and results against the callee's type."""
         acts, rets, n = self.arg_activities, self.ret_activities, self.lanes
         check_activity_signature(ftype, acts, rets)
+        if self.split is not None:
+            self._verify_split(ftype)
+            return
         expected = autodiff_operand_types(ftype, acts, rets, n)
         got = [a.type for a in self.args]
         if len(got) != len(expected):
@@ -319,16 +393,63 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         for k, (e, g) in enumerate(zip(expected, got)):
             if e != g:
                 raise VerifyException(f"operand {k} has type {g}, expected {e}")
-        with_primal = self.with_primal is not None
+        with_primal = self.primal_choice
+        if with_primal is not True and with_primal is not False:
+            n_out = len(ftype.outputs.data)
+            if any(k < 0 or k >= n_out for k in with_primal) or list(with_primal) != sorted(set(with_primal)):
+                raise VerifyException(
+                    f"with_primal = [{', '.join(map(str, with_primal))}] must list distinct result "
+                    f"indices in increasing order, each below {n_out} (the callee's result count)")
         want_res = autodiff_result_types(ftype, acts, with_primal, n)
         if list(self.result_types) != want_res:
             raise VerifyException(
                 "results must be "
-                + ("the primal results, then " if with_primal else "")
+                + ("" if with_primal is False else "the primal results, then " if with_primal is True
+                   else f"the primal results {list(with_primal)}, then ")
                 + (f"{n} derivatives" if n != 1 else "one derivative")
                 + f" per active argument: expected ({', '.join(map(str, want_res))}), "
                 f"got ({', '.join(map(str, self.result_types))})"
             )
+
+
+    def _verify_split(self, ftype: FunctionType) -> None:
+        mode = self.split_mode
+        if mode not in SPLIT_MODES:
+            raise VerifyException(f"unknown split '{mode}'; expected forward or reverse")
+        if self.with_primal is not None:
+            raise VerifyException("with_primal does not apply to a split ad.autodiff: its forward half "
+                                  "returns the primal results, its reverse half the derivatives")
+        acts, rets, n = self.arg_activities, self.ret_activities, self.lanes
+        expected, want_res = split_types(ftype, acts, rets, mode, n)
+        got = [a.type for a in self.args]
+        what = ("the primal arguments" if mode == "forward"
+                else "the shadows, the seeds, then the !ad.split_tape of the forward half")
+        if got != expected:
+            raise VerifyException(
+                f"split = {mode} takes {what}: expected ({', '.join(map(str, expected))}), "
+                f"got ({', '.join(map(str, got))})")
+        if list(self.result_types) != want_res:
+            what = ("the primal results, then an !ad.split_tape" if mode == "forward"
+                    else "one derivative per active argument")
+            raise VerifyException(
+                f"split = {mode} returns {what}: expected ({', '.join(map(str, want_res))}), "
+                f"got ({', '.join(map(str, self.result_types))})")
+
+
+def split_types(ftype: FunctionType, acts: Sequence[str], rets: Sequence[str], mode: str,
+                width: int = 1) -> tuple[list[Attribute], list[Attribute]]:
+    """Operand and result types of a split `ad.autodiff` (`mode` forward or
+    reverse). Forward: the primal arguments -> the primal results and an
+    `!ad.split_tape`. Reverse: `width` shadows per dup argument and seeds
+    per active or dup result, then the tape -> `width` derivatives per
+    active argument."""
+    if mode == "forward":
+        return list(ftype.inputs.data), [*ftype.outputs.data, SplitTapeType()]
+    shadows = [ty for act, ty in zip(acts, ftype.inputs.data) if act in ("dup", "dupnoneed")
+               for _ in range(width)]
+    seeds = [ty for act, ty in zip(rets, ftype.outputs.data) if act in ("active", "dup")
+             for _ in range(width)]
+    return [*shadows, *seeds, SplitTapeType()], autodiff_result_types(ftype, acts, False, width)
 
 
 def check_activity_signature(ftype: FunctionType, acts: Sequence[str], rets: Sequence[str]) -> None:
@@ -404,10 +525,13 @@ def autodiff_operand_types(
 
 
 def autodiff_result_types(
-    ftype: FunctionType, acts: Sequence[str], with_primal: bool, width: int = 1
+    ftype: FunctionType, acts: Sequence[str], with_primal: bool | Sequence[int], width: int = 1
 ) -> list[Attribute]:
-    """The primal results if asked, then `width` derivatives per active argument."""
-    types = list(ftype.outputs.data) if with_primal else []
+    """The primal results if asked (all of them for True, those listed for
+    a sequence of indices), then `width` derivatives per active argument."""
+    outputs = list(ftype.outputs.data)
+    types = (outputs if with_primal is True else [] if with_primal is False
+             else [outputs[k] for k in with_primal if 0 <= k < len(outputs)])
     for act, ty in zip(acts, ftype.inputs.data):
         if act == "active":
             types += [ty] * width
@@ -801,6 +925,23 @@ class KeepOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SplitPointOp(IRDLOperation):
+    """`ad.split_point`: in a gradient built for a split `ad.autodiff`, where
+    the forward sweep ends and the reverse sweep begins; `ad-split-sweeps`
+    cuts the function there and removes it. It writes `PINNED`, so no pass
+    erases it; nothing is lowered for it (an error if one is left)."""
+
+    name = "ad.split_point"
+
+    traits = traits_def(Pinned())
+
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__()
+
+
+@irdl_op_definition
 class BroadcastOp(IRDLOperation):
     """The size numpy's broadcasting gives two sizes `lhs`, `rhs` of one
     dimension: `rhs` if `lhs` is 1, else `lhs`; the call stops
@@ -959,8 +1100,8 @@ class ParallelForOp(IRDLOperation):
 AD = Dialect(
     "ad",
     [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapeReserveOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
-     SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp],
-    [TapeType],
+     SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp, SplitPointOp],
+    [TapeType, SplitTapeType],
 )
 
 # -- attribute names with a meaning (docs/CONVENTIONS.md, "Attributes with
@@ -1081,7 +1222,16 @@ carried = number of trailing operands that are the loop's carried values}.
 The callee runs steps [lo, hi): operands (snapshots, lo, hi, step, used
 values..., carried...). Its reverse (adpasses/reverse/rules/revolve.py)
 follows the binomial schedule with `snapshots` states
-(adpasses/cache/revolve.py) instead of one snapshot per call."""
+(adpasses/cache/revolve.py) instead of one snapshot per call. With a
+byte budget the dictionary also holds `limit` (bytes)."""
+
+CHECKPOINT_BUDGET_ATTR = "ad.checkpoint_budget"
+"""On the `ad.raise_if` that `ad-checkpoint-loops` puts before a time loop
+checkpointed under a byte limit with revolve as an option (the limit,
+i64): it stops the gradient with a MemoryError when no schedule fits;
+its values are the least bytes revolve needs and, for the automatic
+choice, what sqrt segments would hold. The cache report reads the
+schedule chosen from it (adpasses/cache/report.py, ScheduleChoice)."""
 
 RAISES_ATTR = "ad.raises"
 """A string, on `cf.assert`: the Python exception class (a builtin, by

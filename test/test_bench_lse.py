@@ -1,5 +1,6 @@
 """The column-wise log-sum-exp benchmark (benchmarks/kernels/lse.py): its
-three spellings (column views, scalar loops, one array expression) give
+spellings (column views, scalar loops, one array expression,
+scipy.special.logsumexp) give
 the value and the gradient of the closed form (a column softmax), to
 rounding, on random matrices (so the timed rows compute the same thing)."""
 
@@ -18,7 +19,10 @@ def closed_form(X):  # type: ignore[no-untyped-def]
     return float(np.sum(mx + np.log(e.sum(axis=0)))), e / e.sum(axis=0)
 
 
-@pytest.mark.parametrize("f", [lse.lse_columns, lse.lse_loops, lse.lse_array], ids=lambda f: f.__name__)
+SPELLINGS = [lse.lse_columns, lse.lse_loops, lse.lse_array] + ([lse.lse_scipy] if lse.scipy_special else [])
+
+
+@pytest.mark.parametrize("f", SPELLINGS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("shape", [(20, 30), (1, 4), (7, 1)])
 def test_spellings_agree_with_the_closed_form(f, shape) -> None:  # type: ignore[no-untyped-def]
     X = np.random.default_rng(sum(shape)).normal(scale=3.0, size=shape)

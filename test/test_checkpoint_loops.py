@@ -1,8 +1,10 @@
 """Automatic loop checkpointing (`grad(f, memory_limit=...)`,
 `jit(tape_limit=...)`, `ad-reverse{tape-limit=N}`).
 
-With a limit of 0 bytes every time loop that tapes anything is split into
-segments of ceil(sqrt(steps)) iterations and recomputed in the reverse sweep.
+With `schedule="sqrt"` and a limit of 0 bytes every time loop that tapes
+anything is split into segments of ceil(sqrt(steps)) iterations and
+recomputed in the reverse sweep (without `schedule=`, a limit the segments
+do not fit switches to revolve: test_checkpoint_auto.py).
 Each gradient must equal the gradient without checkpointing (to rounding)
 and central finite differences, on random inputs: scalar state, array state
 overwritten in place, nested time loops, zero-trip and one-trip loops, step
@@ -100,7 +102,7 @@ def two_buffers_slice_copy(x, w, steps):
 
 def check(f, args, argnums):
     plain = adpasses.jit(f)
-    limited = adpasses.jit(f, tape_limit=0)
+    limited = adpasses.jit(f, tape_limit=0, schedule="sqrt")
     ref = adpasses.grad(plain, argnums)(*args)
     got = adpasses.grad(limited, argnums)(*args)
     fd = finite_differences(f, list(args), argnums)
@@ -152,7 +154,7 @@ def test_limit_chooses_segments_and_report_shows_snapshots():
     u = np.random.default_rng(0).uniform(0.5, 1.0, 100)
     steps = 100
     plain = adpasses.cache_report(array_state, u, steps, 0.01)
-    ck = adpasses.cache_report(adpasses.jit(array_state, tape_limit="1kB"), u, steps, 0.01)
+    ck = adpasses.cache_report(adpasses.jit(array_state, tape_limit="1kB", schedule="sqrt"), u, steps, 0.01)
     assert plain.recompute_factor == 1 and not plain.callees
     assert ck.recompute_factor == 2
     snapshots = [e for e in ck.entries if e.decision == "snapshot"]
@@ -183,7 +185,7 @@ def test_taped_memory_measured_by_the_runtime():
     used = {}
     for limit in (None, 0):
         fresh = types.FunctionType(array_state.__code__, array_state.__globals__, "array_state")
-        g = adpasses.grad(adpasses.jit(fresh, tape_limit=limit))
+        g = adpasses.grad(adpasses.jit(fresh, tape_limit=limit, schedule=None if limit is None else "sqrt"))
         runtime.reset_stats()
         g(u.copy(), 64, 0.01)
         used[limit] = runtime.stats()["bytes"]
@@ -200,10 +202,13 @@ def test_under_the_limit_one_segment():
     the same."""
     u = np.random.default_rng(2).uniform(0.5, 1.0, 50)
     plain = adpasses.cache_report(array_state, u, 30, 0.01)
-    ck = adpasses.cache_report(adpasses.jit(array_state, tape_limit="1GB"), u, 30, 0.01)
+    ck = adpasses.cache_report(adpasses.jit(array_state, tape_limit="1GB", schedule="sqrt"), u, 30, 0.01)
     assert {e.bytes for e in ck.entries if e.decision == "snapshot"} == {0}
     assert ck.taped_bytes == plain.taped_bytes == ck.peak_taped_bytes
     assert "not called for these arguments" in str(ck)
+    auto = adpasses.cache_report(adpasses.jit(array_state, tape_limit="1GB"), u, 30, 0.01)
+    assert auto.taped_bytes == plain.taped_bytes == auto.peak_taped_bytes
+    assert "no checkpointing (the loop's whole tape fits)" in str(auto)
     check(array_state, (u, 30, 0.01), (0,))
 
 

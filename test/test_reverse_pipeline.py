@@ -81,13 +81,13 @@ def test_the_steps_follow_the_options():
     assert names == ["ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
                      "ad-expand-upstream-ops", "ad-scalar-replace", "ad-count-while", "ad-fuse-loops",
                      "ad-build-gradients", "ad-lower-tapes", "ad-dead-forward", "ad-simplify",
-                     "ad-dead-forward", "ad-drop-gradient-marks", "ad-elide-shadow-checks"]
+                     "ad-dead-forward", "ad-split-sweeps", "ad-drop-gradient-marks", "ad-elide-shadow-checks"]
     lean = ReverseOptions(simplify=False, lower_tapes=False, elide_checks=False, loop_local=False,
                           scalar_replace=False)
     assert [s.name for s in reverse_steps(lean)] == [
         "ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
                      "ad-expand-upstream-ops", "ad-count-while",
-        "ad-build-gradients", "ad-dead-forward", "ad-drop-gradient-marks"]
+        "ad-build-gradients", "ad-dead-forward", "ad-split-sweeps", "ad-drop-gradient-marks"]
 
 
 # -- step by step = --reverse --------------------------------------------------------------------

@@ -135,9 +135,10 @@ class ADOptMain(xDSLOptMain):
         )
         arg_parser.add_argument(
             "--checkpoint-schedule",
-            choices=("sqrt", "revolve"),
+            choices=("auto", "sqrt", "revolve"),
             default=None,
-            help="with --reverse and --tape-limit: sqrt(steps) segments (default) or revolve",
+            help="with --reverse and --tape-limit: auto (default: no checkpointing, sqrt(steps) segments "
+                 "or revolve, whichever fits the limit; a MemoryError when none does), sqrt or revolve",
         )
         arg_parser.add_argument(
             "--no-loop-local",
@@ -226,6 +227,8 @@ class ADOptMain(xDSLOptMain):
                 options.append(f"tape-limit={a.tape_limit}")
             if a.snapshots is not None or a.checkpoint_schedule == "revolve":
                 options.append("checkpoint-schedule=revolve")
+            elif a.checkpoint_schedule == "sqrt":
+                options.append("checkpoint-schedule=sqrt")
             if a.snapshots is not None:  # given: checked by ad-checkpoint-loops (>= 1, or 0 with --tape-limit)
                 options.append(f"snapshots={a.snapshots}")
             if a.no_loop_local:
@@ -353,7 +356,7 @@ def _wrap_passes(specs: Sequence[str], mode: str) -> list[str]:
         p = parse_wrap_spec(spec, mode)
         out.append(f'ad-wrap{{fn="{p.fn}" mode="{p.mode}" activities="{p.activities}" rets="{p.rets}" '
                    f'wrapper="{p.wrapper}" with-primal={str(p.with_primal).lower()} width={p.width} '
-                   f'strong-zero={str(p.strong_zero).lower()}}}')
+                   f'strong-zero={str(p.strong_zero).lower()} split={str(p.split).lower()}}}')
     return out
 
 

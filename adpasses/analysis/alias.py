@@ -35,8 +35,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
 from adpasses.analysis.affine_index import (
@@ -148,6 +148,36 @@ def printed_names(function: func.FuncOp) -> dict[SSAValue, str]:
     return names
 
 
+def source_name(value: SSAValue, depth: int = 0) -> str:
+    """The Python expression `value` stands for, for messages to the user:
+    its variable (the frontend's name hint), an element `x[i]` for a load,
+    seen through the index conversions the frontend adds (`index_cast`, the
+    wrap of a negative index); `?` when it has none."""
+    if value.name_hint:
+        return value.name_hint
+    owner = value.owner
+    if depth > 8 or not isinstance(owner, Operation):
+        return "?"
+    if isinstance(owner, memref.LoadOp):
+        inner = ", ".join(source_name(i, depth + 1) for i in owner.indices)
+        return f"{source_name(owner.memref, depth + 1)}[{inner}]"
+    if isinstance(owner, (arith.IndexCastOp, arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)):
+        return source_name(owner.operands[0], depth + 1)
+    if isinstance(owner, arith.SelectOp) and _wraps_negative_index(owner):
+        return source_name(owner.rhs, depth + 1)
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return str(owner.value.value.data)
+    return "?"
+
+
+def _wraps_negative_index(select: arith.SelectOp) -> bool:
+    """`select(j < 0, j + n, j)`: Python's negative index j."""
+    j = select.rhs
+    cmp, add = select.cond.owner, select.lhs.owner
+    return (isinstance(cmp, arith.CmpiOp) and cmp.lhs is j and isinstance(add, arith.AddiOp)
+            and j in (add.lhs, add.rhs))
+
+
 # -- how a write can follow a load ------------------------------------------------------
 
 
@@ -174,8 +204,17 @@ class _Later:
 
 
 class AliasAnalysis:
-    def __init__(self, function: func.FuncOp):
+    def __init__(self, function: func.FuncOp, *, source_names: bool = False,
+                 distinct_arguments: bool = False):
+        """`source_names`: reasons name values as the Python source does
+        (`x[i - 1]`, `source_name`), for messages to the user; else as the
+        printed IR (`%x[%i - 1]`). `distinct_arguments`: assume distinct
+        indices of an argument address distinct elements whatever its
+        layout (a strided argument has no stride 0: not known when
+        compiling; callers ask whether only that stops a proof)."""
         self.function = function
+        self.source_names = source_names
+        self.distinct_arguments = distinct_arguments
         self.names = printed_names(function)
         args = function.body.blocks.first.args if function.body.blocks else ()
         attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
@@ -203,6 +242,8 @@ class AliasAnalysis:
         return object_of(memref_value)
 
     def name(self, value: SSAValue) -> str:
+        if self.source_names:
+            return source_name(value)
         return self.names.get(value) or f"%{value.name_hint or '?'}"
 
     def origin(self, obj: MemoryObject) -> str:
@@ -427,7 +468,10 @@ class AliasAnalysis:
 
     def _disjoint(self, a: Location, b: Location, ranges: Mapping[object, Interval]) -> str | None:
         """Why `a` and `b` (same object) share no element, or None if they may."""
-        if a.dims is not None and b.dims is not None and is_injective(a.obj.value.type):
+        injective = is_injective(a.obj.value.type) or (
+            self.distinct_arguments and isinstance(a.obj.value, BlockArgument)
+            and a.obj.value.owner is self.function.body.blocks.first)
+        if a.dims is not None and b.dims is not None and injective:
             for d, (x, y) in enumerate(zip(a.dims, b.dims)):
                 if x is not None and y is not None and not can_be_zero(x - y, ranges):
                     return f"dimension {d} differs" if len(a.dims) > 1 else "indices differ"
@@ -510,6 +554,11 @@ class AliasAnalysis:
             return _must(f"writes the same element {self._render(loaded)}")
         return _may(f"writes {writes}, which may be {self._render(loaded)}")
 
+    def _what(self, op: Operation) -> str:
+        if self.source_names:
+            return _source_what(op)
+        return _what(op)
+
     def _written_text(self, target: WriteTarget, written: Location) -> str:
         assert target.memref is not None
         if target.extent is Extent.OBJECT:
@@ -530,7 +579,7 @@ class AliasAnalysis:
             for later in self._later(write, load):
                 reason = self._first_overlap(targets, loaded, later)
                 if reason is not None:
-                    what = f"{_what(write)} at {_where(write)} ({later.when})"
+                    what = f"{self._what(write)} at {_where(write)} ({later.when})"
                     found.append(Clobber(write, f"{what}: {reason}"))
                     break
         return found
@@ -549,7 +598,7 @@ class AliasAnalysis:
             for later in scenarios:
                 reason = self._first_overlap(targets, written, later)
                 if reason is not None:
-                    what = f"{_what(write)} at {_where(write)} ({later.when})"
+                    what = f"{self._what(write)} at {_where(write)} ({later.when})"
                     found.append(Clobber(write, f"{what}: {reason}"))
                     break
         return found
@@ -570,7 +619,7 @@ class AliasAnalysis:
             for later in scenarios:
                 reason = self._first_overlap(targets, whole, later)
                 if reason is not None:
-                    what = f"{_what(write)} at {_where(write)} ({later.when})"
+                    what = f"{self._what(write)} at {_where(write)} ({later.when})"
                     found.append(Clobber(write, f"{what}: {reason}"))
                     break
         return found
@@ -662,8 +711,8 @@ class AliasAnalysis:
                     for later in directions:
                         reason = self._first_overlap(targets, location, later)
                         if reason is not None:
-                            return (f"{_what(write)} at {_where(write)} ({later.when}) may touch "
-                                    f"what {_what(op)} at {_where(op)} accesses: {reason}")
+                            return (f"{self._what(write)} at {_where(write)} ({later.when}) may touch "
+                                    f"what {self._what(op)} at {_where(op)} accesses: {reason}")
         return None
 
     def _first_overlap(
@@ -748,7 +797,7 @@ class AliasAnalysis:
                         ranges[k] = (None, -1) if later.earlier else (1, None)
                     fresh[sym] = Affine.symbol(sym) + Affine.symbol(k, step or 1)
                 else:
-                    other = Fresh(f"?{self.name(sym)[1:]}")
+                    other = Fresh(f"?{self.name(sym).lstrip('%')}")
                     if sym in self._iv_ranges:
                         ranges[other] = self._iv_ranges[sym]
                     fresh[sym] = Affine.symbol(other)
@@ -816,6 +865,17 @@ def _chosen_memref(op: Operation) -> bool:
 
 def _where(op: Operation | None) -> str:
     return (op_location(op) or op.name) if op is not None else "?"
+
+
+def _source_what(op: Operation) -> str:
+    """`op` as the user wrote it (the Python source has no ops)."""
+    if isinstance(op, memref.StoreOp):
+        return "the assignment"
+    if isinstance(op, memref.LoadOp):
+        return "the read"
+    if isinstance(op, func.CallOp):
+        return f"the call of {op.callee.root_reference.data.split('.')[-1]}"
+    return "the array operation"
 
 
 def _what(op: Operation) -> str:

@@ -16,7 +16,7 @@ import numbers
 import time
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,7 +45,8 @@ class JitFunction:
     """A Python function compiled on its first call with each signature."""
 
     def __init__(self, fn: types.FunctionType, boundscheck: bool = True, fastmath: bool = False,
-                 cache: bool = False, tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False):
+                 cache: bool = False, tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False,
+                 strong_zero: bool = False):
         if isinstance(fn, JitFunction):
             raise TypeError(f"adpasses.jit: {fn.__name__} is already an adpasses.jit function; "
                             "use it as it is (or jit its .py_func with other options)")
@@ -59,6 +60,9 @@ class JitFunction:
         self.parallel = parallel
         """Every top-level loop may run on several threads when its iterations
         are proven independent (docs/parallel.md); prange loops always may."""
+        self.strong_zero = strong_zero
+        """Gradients are built with Enzyme's `strong_zero` (a zero seed gives
+        zero adjoints even through inf or nan partials): `grad(f, strong_zero=True)`."""
         self.tape_limit = tape_limit
         """Bytes: gradients checkpoint time loops whose tape may exceed it
         (`ad-checkpoint-loops`; docs/cache.md, "Checkpointing"); None: never."""
@@ -347,6 +351,8 @@ class JitFunction:
             parts += (("width", width),)
         if self.cache and self.tape_limit is not None:
             parts += (("tape_limit", self.tape_limit),)
+        if self.cache and self.strong_zero:
+            parts += (("strong_zero", True),)
         if self.cache:
             hit = self.disk.load("gradient", parts)
             if hit is not None:
@@ -363,7 +369,8 @@ class JitFunction:
         module, name = self.build(args, noalias)
         record.stages["frontend"] = self._frontend_s.pop(signature_key(tuple(args)), 0.0)
         g = differentiate(module, name, list(activity), list(ret), with_primal=with_primal, width=width,
-                          options=self.reverse_options(), timings=record.stages)
+                          strong_zero=self.strong_zero, options=self.reverse_options(),
+                          timings=record.stages)
         # Only the gradient is called: LLVM may drop the primal.
         function_named(module, name).sym_visibility = _private()
         before = stats["compiled"]
@@ -382,6 +389,8 @@ class JitFunction:
         if isinstance(budget, RevolveBudget):
             return ReverseOptions(simplify=False, tape_limit=-1 if budget.limit is None else budget.limit,
                                   checkpoint_schedule="revolve", snapshots=budget.snapshots or 0)
+        if isinstance(budget, SqrtBudget):
+            return ReverseOptions(simplify=False, tape_limit=budget.limit, checkpoint_schedule="sqrt")
         return ReverseOptions(simplify=False, tape_limit=-1 if budget is None else budget)
 
     def scalar_return(self, args: Sequence[object]) -> tuple[str, ...]:
@@ -485,16 +494,25 @@ class RevolveBudget:
     snapshots: int | None = None
 
 
-SCHEDULES = ("sqrt", "revolve")
+@dataclass(frozen=True)
+class SqrtBudget:
+    """Loop checkpointing by sqrt(steps) segments whatever they hold
+    (`schedule="sqrt"`); a plain byte count is the automatic choice."""
+
+    limit: int
+
+
+SCHEDULES = ("auto", "sqrt", "revolve")
 
 
 def parse_budget(value: object, schedule: object, snapshots: object, name: str,
                  where: str) -> int | RevolveBudget | None:
     """The checkpointing budget of `name=value, schedule=, snapshots=`: None
-    (no checkpointing), bytes (the sqrt scheme) or a RevolveBudget."""
+    (no checkpointing), bytes (the automatic choice: no checkpointing, sqrt
+    segments or revolve, whichever fits), a SqrtBudget or a RevolveBudget."""
     limit = parse_bytes(value, name, where)
     if schedule is not None and schedule not in SCHEDULES:
-        raise ValueError(f"{where}: schedule must be 'sqrt' or 'revolve', got {schedule!r}")
+        raise ValueError(f"{where}: schedule must be 'auto', 'sqrt' or 'revolve', got {schedule!r}")
     if snapshots is not None:
         if isinstance(snapshots, bool) or not isinstance(snapshots, numbers.Integral):
             raise TypeError(f"{where}: snapshots must be an int (how many loop states revolve may hold), "
@@ -503,8 +521,8 @@ def parse_budget(value: object, schedule: object, snapshots: object, name: str,
             raise ValueError(f"{where}: snapshots={snapshots} holds no state; revolve needs at least 1 "
                              "(the loop's initial state): give snapshots >= 1, or a byte budget "
                              f"({name}=...) to fit as many as it allows")
-        if schedule == "sqrt":
-            raise ValueError(f"{where}: snapshots= is revolve's budget; the sqrt schedule takes {name}= "
+        if schedule in ("sqrt", "auto"):
+            raise ValueError(f"{where}: snapshots= is revolve's budget; the {schedule} schedule takes {name}= "
                              "only (drop snapshots=, or use schedule='revolve')")
         return RevolveBudget(limit, int(snapshots))
     if schedule == "revolve":
@@ -512,6 +530,8 @@ def parse_budget(value: object, schedule: object, snapshots: object, name: str,
             raise ValueError(f"{where}: schedule='revolve' needs a budget: snapshots=S (states held) "
                              f"or {name}=bytes")
         return RevolveBudget(limit, None)
+    if schedule == "sqrt" and limit is not None:
+        return SqrtBudget(limit)
     return limit
 
 
@@ -583,17 +603,21 @@ def rebuild_jit(module: str, qualname: str, boundscheck: bool, fastmath: bool, c
 
 
 def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
-            tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False) -> JitFunction:
+            tape_limit: "int | RevolveBudget | None" = None, parallel: bool = False,
+            strong_zero: bool = False) -> JitFunction:
     """One JitFunction per (function, options): `jit(f)` twice shares the
     compiled code. Kept on the function itself, so that the compiled code
     goes when the function does (a global table would keep both alive)."""
     fn = _custom_function_body(fn)
     if not isinstance(fn, types.FunctionType):
-        return JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel)  # type: ignore[arg-type]  # its TypeError
+        return JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel,  # type: ignore[arg-type]  # its TypeError
+                           strong_zero)
     options = (boundscheck, fastmath, cache) if tape_limit is None else (
         boundscheck, fastmath, cache, tape_limit)
     if parallel:
         options += ("parallel",)
+    if strong_zero:
+        options += ("strong_zero",)
     jits = fn.__dict__.get(_JITS)
     if jits is None:
         jits = fn.__dict__.setdefault(_JITS, {})
@@ -602,7 +626,8 @@ def _jit_of(fn: object, boundscheck: bool, fastmath: bool, cache: bool,
         if options == (True, False, False) and _AUTO_JIT in fn.__dict__:
             jf = fn.__dict__[_AUTO_JIT]  # what grad(f) of the plain function made
         # setdefault: threads jitting at once all get the same one.
-        jf = jits.setdefault(options, jf or JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel))
+        jf = jits.setdefault(options, jf or JitFunction(fn, boundscheck, fastmath, cache, tape_limit, parallel,
+                                                         strong_zero))
     return jf
 
 
@@ -635,7 +660,7 @@ def as_jit(f: object) -> JitFunction:
 
 
 def grad(f: object, argnums: int | Sequence[int] = 0, *, memory_limit: int | str | None = None,
-         schedule: str | None = None, snapshots: int | None = None) -> Callable:
+         schedule: str | None = None, snapshots: int | None = None, strong_zero: bool = False) -> Callable:
     """The gradient of a float-valued function, like jax.grad: a float for
     a float argument, a new array (same shape and dtype) for an array; a
     tuple of them when argnums is a tuple.
@@ -648,9 +673,21 @@ def grad(f: object, argnums: int | Sequence[int] = 0, *, memory_limit: int | str
     `memory_limit` (bytes, or "32MB"): time loops whose tape may exceed it
     are checkpointed; `snapshots=S` (or `schedule="revolve"` with a
     memory_limit): by the binomial schedule holding S loop states, the
-    fewest recomputations for that memory (docs/cache.md, "Checkpointing")."""
-    return _grad_function(_limited(as_jit(f), memory_limit, "grad()", schedule, snapshots), argnums,
-                          with_value=False)
+    fewest recomputations for that memory (docs/cache.md, "Checkpointing").
+
+    `strong_zero=True` (Enzyme's flag): an adjoint whose seed is zero is
+    zero even where a partial derivative is inf or nan (`0 * inf` gives 0,
+    not nan), at a compare and a select per adjoint (docs/dialect.md)."""
+    jf = _strong(_limited(as_jit(f), memory_limit, "grad()", schedule, snapshots), strong_zero, "grad()")
+    return _grad_function(jf, argnums, with_value=False)
+
+
+def _strong(jf: JitFunction, strong_zero: object, where: str) -> JitFunction:
+    """`jf`, or the same function jitted to build its gradients with `strong_zero`."""
+    if check_flag(strong_zero, "strong_zero", where) == jf.strong_zero:
+        return jf
+    return _jit_of(jf.py_func, jf.boundscheck, jf.fastmath, jf.cache, jf.tape_limit, jf.parallel,
+                   bool(strong_zero))
 
 
 def _limited(jf: JitFunction, memory_limit: object, where: str, schedule: object = None,
@@ -659,16 +696,17 @@ def _limited(jf: JitFunction, memory_limit: object, where: str, schedule: object
     limit = parse_budget(memory_limit, schedule, snapshots, "memory_limit", where)
     if limit is None or limit == jf.tape_limit:
         return jf
-    return _jit_of(jf.py_func, jf.boundscheck, jf.fastmath, jf.cache, limit, jf.parallel)
+    return _jit_of(jf.py_func, jf.boundscheck, jf.fastmath, jf.cache, limit, jf.parallel, jf.strong_zero)
 
 
 def value_and_grad(f: object, argnums: int | Sequence[int] = 0, *,
                    memory_limit: int | str | None = None, schedule: str | None = None,
-                   snapshots: int | None = None) -> Callable:
+                   snapshots: int | None = None, strong_zero: bool = False) -> Callable:
     """`(f(*args), grad(f, argnums)(*args))` in one call; like grad, it
     leaves every argument unchanged (the value is f's on copies)."""
-    return _grad_function(_limited(as_jit(f), memory_limit, "value_and_grad()", schedule, snapshots), argnums,
-                          with_value=True)
+    jf = _strong(_limited(as_jit(f), memory_limit, "value_and_grad()", schedule, snapshots), strong_zero,
+                 "value_and_grad()")
+    return _grad_function(jf, argnums, with_value=True)
 
 
 def _grad_function(jf: JitFunction, argnums: int | Sequence[int], with_value: bool) -> GradCallable:
@@ -698,7 +736,7 @@ def _checked_argnums(jf: JitFunction, argnums: object, api: str) -> int | tuple[
 
 
 def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = False,
-             width: int = 1) -> object:
+             width: int = 1, strong_zero: bool = False) -> object:
     """Enzyme-style reverse mode. Arguments are wrapped: `Active(x)` for a
     float whose derivative is returned, `Duplicated(x, dx)` for an array
     whose derivative is added into `dx` (nothing is allocated for it),
@@ -720,8 +758,15 @@ def autodiff(f: object, *args: object, seed: float = 1.0, return_primal: bool = 
     cotangents in one sweep. Each `Duplicated` shadow has a leading
     dimension of N (lane k is `dx[k]`), `seed` is a float for every lane
     or N floats, one per lane, and the derivative of each Active float is
-    an array of N floats (docs/api.md, adpasses/api/autodiff_width.py)."""
+    an array of N floats (docs/api.md, adpasses/api/autodiff_width.py).
+
+    `strong_zero=True`: Enzyme's flag (see `grad`)."""
     jf = as_jit(f)
+    if strong_zero is not False:
+        try:
+            jf = _strong(jf, strong_zero, f"autodiff({jf.__name__})")
+        except CompileError as err:
+            raise for_user(err)
     if isinstance(width, bool) or not (isinstance(width, (int, np.integer)) and width == 1):
         from adpasses.api.autodiff_width import autodiff_lanes
 
@@ -895,6 +940,9 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
     module, name = jf.build(args, noalias)
     timings["frontend"] = jf._frontend_s.pop(signature_key(tuple(args)), 0.0)
     primal_text = _with_locations(module)
+    from adpasses.api.parallel_loops import parallel_loops
+
+    parallel = parallel_loops("primal", function_named(module, name))
     # The options of the compiled gradient (`_compile_gradient`), so that
     # the IR shown is the IR that runs.
     g = differentiate(module, name, list(activity), list(jf.return_activity(args)),
@@ -907,7 +955,8 @@ def _inspect(jf: JitFunction, args: tuple, argnums: int | Sequence[int]) -> Insp
         gradient_mlir=_with_locations(g.function),
         llvm_ir=llvm_ir,
         activity=g.activity_report,
-        cache_report=g.cache_report.bind(list(args)),
+        cache_report=replace(g.cache_report.bind(list(args)),
+                             parallel_loops=parallel + parallel_loops("gradient", g.function)),
         noalias=noalias,
         timings=timings,
         compilations=list(jf.compilations),

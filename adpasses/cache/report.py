@@ -176,6 +176,8 @@ _MORE_BINARY = {
     arith.MinUIOp: np.minimum,
     arith.MulfOp: lambda a, b: a * b,
     arith.DivfOp: lambda a, b: None if np.any(b == 0) else a / b,
+    arith.AndIOp: lambda a, b: a & b,  # conditions (i1) of a checkpoint schedule's choice
+    arith.OrIOp: lambda a, b: a | b,
 }
 _COMPARISONS = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
                 5: np.greater_equal, 6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
@@ -377,6 +379,23 @@ def _paren(text: str) -> str:
     return text if text.replace("_", "").isalnum() or text.startswith("(") else f"({text})"
 
 
+@dataclass(frozen=True)
+class ParallelLoop:
+    """A loop marked to run in parallel (`prange`, `jit(parallel=True)`)
+    in the primal or the gradient, and what `ad-parallelize` decided
+    (docs/parallel.md). Filled in by the API (adpasses.api.functions),
+    which runs that pass's analysis."""
+
+    sweep: str
+    """"primal" or "gradient"."""
+    location: str
+    mark: str
+    """"prange" or "jit(parallel=True)"."""
+    parallel: bool
+    reason: str
+    """Why it runs serially; for a parallel loop, how it is cut in chunks."""
+
+
 @dataclass
 class CacheReport:
     gradient: str
@@ -404,6 +423,17 @@ class CacheReport:
     """(revolve call, RevolveStats) per time loop reversed by the binomial
     schedule, when bound (the callee report of such a call is bound for
     one step: what its gradient tapes each time it runs)."""
+
+    parallel_loops: list = field(default_factory=list)
+    """ParallelLoop per loop marked parallel, primal's then gradient's."""
+
+    budgets: list = field(default_factory=list)
+    """(budget check, revolve call) per time loop checkpointed under a byte
+    limit with revolve as an option (`ad.raise_if {ad.checkpoint_budget}`,
+    transforms/checkpoint_loops.py)."""
+
+    schedules: list = field(default_factory=list)
+    """ScheduleChoice per budget, when bound: which schedule runs and why."""
 
     def link_callees(self, reports: dict) -> None:  # type: ignore[type-arg]
         self.callees = [(call, reports[name]) for call, name in self.checkpointed if name in reports]
@@ -452,7 +482,7 @@ class CacheReport:
             ))
         loops = [(d.location, d.local, d.reason) for d in plan.loops]
         return cls(gradient_name, primal_name, policy, entries,
-                   list(plan.top_block.args), loops=loops)
+                   list(plan.top_block.args), loops=loops, budgets=_budget_checks(plan.top_block))
 
     # -- evaluation for concrete arguments ----------------------------------------
 
@@ -475,7 +505,9 @@ class CacheReport:
                 runs = runs and stats.steps > 0
                 values = [*values[:2], _plus(values[1], values[3]), *values[3:]]  # one step
             callees.append((call, replace(report.bind(values), runs=runs)))
-        return replace(self, entries=entries, bound=True, callees=callees, revolves=revolves)
+        schedules = [ScheduleChoice.of(check, call, env, revolves, callees) for check, call in self.budgets]
+        return replace(self, entries=entries, bound=True, callees=callees, revolves=revolves,
+                       schedules=[c for c in schedules if c is not None])
 
     @property
     def recompute_factor(self) -> int:
@@ -521,6 +553,8 @@ class CacheReport:
     # -- output -------------------------------------------------------------------
 
     def __str__(self) -> str:
+        from adpasses.dialects.ad import CHECKPOINT_BUDGET_ATTR
+
         lines = [f"cache report for @{self.gradient} (gradient of @{self.primal}, policy {self.policy})"]
         width = max([len(e.value) for e in self.entries] + [4])
         for e in self.entries:
@@ -536,18 +570,24 @@ class CacheReport:
         for where, local, reason in self.loops:
             how = "loop-local reverse" if local else "reversed after the forward loop"
             lines.append(f"  loop at {where}: {how}: {reason}")
+        chosen = {call.callee for _, call in self.budgets} if self.schedules else set()  # type: ignore[attr-defined]
         for call, report in self.callees:
             where = op_location(call) or call.name
             taped = report.taped_bytes
+            if not report.runs and call.callee in chosen:  # type: ignore[attr-defined]
+                continue  # the other schedule of a loop whose choice is shown below
             if not report.runs:
                 lines.append(f"  checkpoint @{call.callee.root_reference.data} at {where}: not called "
-                             "for these arguments (the loop's tape fits the limit: one segment)")
+                             "for these arguments (" + ("no step for the binomial schedule" if _is_revolve(call)
+                                                        else "no segment: one, or another schedule") + ")")
                 continue
             lines.append(f"  checkpoint @{call.callee.root_reference.data} at {where}: recomputed by "
                          f"@{report.gradient}, which tapes "
                          + (f"{taped} bytes per call (its first)" if taped is not None else
                             report.taped_bytes_formula + " bytes per call"))
         for call, st in self.revolves:
+            if not st.steps:
+                continue
             where = op_location(call) or call.name
             lines.append(f"  revolve loop at {where}: {st.steps + 1 if st.steps else 0} steps, "
                          f"{st.snapshots} snapshots of "
@@ -555,10 +595,24 @@ class CacheReport:
                             else "unknown size")
                          + f"; {st.recomputed_steps} steps recomputed in the reverse sweep "
                          f"(each step runs forward at most {st.runs_per_step} times)")
+        lines += [f"  {choice.text()}" for choice in self.schedules]
+        if not self.bound:
+            for check, call in self.budgets:
+                lines.append(f"  schedule of the loop at {op_location(call) or call.name} under a limit of "
+                             f"{check.attributes[CHECKPOINT_BUDGET_ATTR].value.data} bytes: chosen when the "
+                             "gradient runs, from the trip count, the state's and one step's bytes ("
+                             + ("no checkpointing, sqrt segments or revolve, whichever fits"
+                                if len(check.operands) > 2 else "no checkpointing or revolve")
+                             + "; a MemoryError when none does)")
         if self.callees:
             peak = self.peak_taped_bytes
             lines.append(f"  recompute factor: {self.recompute_factor} (forward runs of the checkpointed code)"
                          + (f"; peak taped bytes: {peak}" if peak is not None else ""))
+        if self.parallel_loops:
+            lines.append("  parallel loops:")
+            for p in self.parallel_loops:
+                how = "parallel" if p.parallel else "serial"
+                lines.append(f"    {p.sweep}: {p.mark} loop at {p.location}: {how}: {p.reason}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -589,8 +643,11 @@ class CacheReport:
                           "snapshot_bytes": st.snapshot_bytes, "recomputed_steps": st.recomputed_steps,
                           "runs_per_step": st.runs_per_step} for call, st in self.revolves],
             "peak_taped_bytes": self.peak_taped_bytes,
+            "schedules": [c.to_dict() for c in self.schedules],
             "loops": [{"location": where, "loop_local": local, "reason": reason}
                       for where, local, reason in self.loops],
+            "parallel_loops": [{"sweep": p.sweep, "location": p.location, "mark": p.mark,
+                                "parallel": p.parallel, "reason": p.reason} for p in self.parallel_loops],
         }
 
     def to_json(self) -> str:
@@ -629,7 +686,7 @@ class RevolveStats:
             return None
         n = max(0, -(-(int(hi) - int(lo)) // int(step)))
         whole = n + 1 if n else 0
-        c = max(1, min(int(asked), n + 1))
+        c = max(1, min(int(asked), n + 1)) if n else 0  # no step: no slot (rules/revolve.py)
         state: int | None = 8 * attr.data["carried"].value.data  # type: ignore[attr-defined]
         for k in attr.data["state"].get_values():  # type: ignore[attr-defined]
             arr = values[k]
@@ -639,6 +696,87 @@ class RevolveStats:
             state += int(arr.size) * int(byte_size(call.operands[k].type.element_type))  # type: ignore[attr-defined]
         return RevolveStats(n, c, state, reverse_advances(whole, c) if whole else 0,
                             repetitions(whole, c) + 1 if whole else 1)
+
+
+def _is_revolve(call: Operation) -> bool:
+    from adpasses.dialects.ad import REVOLVE_ATTR
+
+    return REVOLVE_ATTR in call.attributes
+
+
+def _budget_checks(block) -> list:  # type: ignore[no-untyped-def]
+    """(budget check, the revolve call after it) in a function's top block."""
+    from adpasses.dialects.ad import CHECKPOINT_BUDGET_ATTR
+
+    found = []
+    check = None
+    for op in block.ops:
+        if CHECKPOINT_BUDGET_ATTR in op.attributes and op.name == "ad.raise_if":
+            check = op
+        elif check is not None and _is_revolve(op):
+            found.append((check, op))
+            check = None
+    return found
+
+
+@dataclass(frozen=True)
+class ScheduleChoice:
+    """Which checkpoint schedule a time loop under a byte `limit` runs for
+    the bound arguments, and the numbers that chose it: `schedule` is
+    `none` (the whole tape fits), `sqrt`, `revolve` or `too small` (the
+    gradient raises MemoryError); `least`: the fewest bytes revolve needs
+    (one snapshot and two steps' tapes); `sqrt_bytes`: what the sqrt
+    segments would hold (None when revolve was asked for)."""
+
+    location: str | None
+    limit: int
+    schedule: str
+    least: int
+    sqrt_bytes: int | None
+    snapshots: int
+    state_bytes: int | None
+
+    @staticmethod
+    def of(check: Operation, call: Operation, env: dict, revolves: list,  # type: ignore[type-arg]
+           callees: list) -> ScheduleChoice | None:  # type: ignore[type-arg]
+        from adpasses.dialects.ad import CHECKPOINT_BUDGET_ATTR
+
+        limit = check.attributes[CHECKPOINT_BUDGET_ATTR].value.data  # type: ignore[attr-defined]
+        cond, *values = (_evaluate(v, env) for v in check.operands)
+        if cond is None or any(v is None or isinstance(v, np.ndarray) for v in values):
+            return None
+        least = int(values[0])
+        sqrt_bytes = int(values[1]) if len(values) > 1 else None
+        stats = next((st for c, st in revolves if c is call), None)
+        if bool(cond):
+            schedule = "too small"
+        elif stats is not None and stats.steps:
+            schedule = "revolve"
+        elif any(c is not call and c.callee == call.callee and r.runs for c, r in callees):  # type: ignore[attr-defined]
+            schedule = "sqrt"
+        else:
+            schedule = "none"
+        return ScheduleChoice(op_location(call), int(limit), schedule, least, sqrt_bytes,
+                              stats.snapshots if stats else 0, stats.state_bytes if stats else None)
+
+    def text(self) -> str:
+        head = f"schedule of the loop at {self.location or '?'} under a limit of {self.limit} bytes: "
+        sqrt = f"sqrt segments would hold {self.sqrt_bytes} bytes" if self.sqrt_bytes is not None else None
+        if self.schedule == "none":
+            return head + "no checkpointing (the loop's whole tape fits)"
+        if self.schedule == "sqrt":
+            return head + f"sqrt segments (they hold {self.sqrt_bytes} bytes <= {self.limit})"
+        if self.schedule == "revolve":
+            why = f" ({sqrt} > {self.limit})" if sqrt else ""
+            return (head + f"binomial (revolve), {self.snapshots} snapshots of {self.state_bytes} bytes{why}; "
+                    f"it needs at least {self.least} bytes (one snapshot and two steps' tapes)")
+        return (head + f"none fits: revolve needs at least {self.least} bytes (one snapshot and two "
+                f"steps' tapes)" + (f", {sqrt}" if sqrt else "") + "; the gradient raises MemoryError")
+
+    def to_dict(self) -> dict:  # type: ignore[type-arg]
+        return {"location": self.location, "limit": self.limit, "schedule": self.schedule,
+                "least_bytes": self.least, "sqrt_bytes": self.sqrt_bytes, "snapshots": self.snapshots,
+                "state_bytes": self.state_bytes}
 
 
 def _plus(a: object, b: object) -> object:

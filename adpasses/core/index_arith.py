@@ -99,3 +99,14 @@ def saturating_mul(b: Target, x: SSAValue, y: SSAValue) -> SSAValue:
     divisor = emit(arith.MaxUIOp(y, emit.index(1)))
     overflows = emit(arith.CmpiOp(x, emit(arith.DivUIOp(top, divisor)), "ugt"))
     return emit(arith.SelectOp(overflows, top, emit(arith.MuliOp(x, y))))
+
+
+def saturating_add(b: Target, x: SSAValue, y: SSAValue) -> SSAValue:
+    """x + y for 0 <= x, y <= 2**63 - 1, saturated at 2**63 - 1."""
+    emit = _Emitter(b)
+    cx, cy = constant_value(x), constant_value(y)
+    if cx is not None and cy is not None:
+        return emit.index(saturate(cx + cy))
+    top = emit.index(INDEX_MAX)
+    overflows = emit(arith.CmpiOp(x, emit(arith.SubiOp(top, y)), "ugt"))
+    return emit(arith.SelectOp(overflows, top, emit(arith.AddiOp(x, y))))

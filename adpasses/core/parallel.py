@@ -36,6 +36,9 @@ def default_num_threads() -> int:
 
 
 MAX_THREADS = 1024
+POOL_FIELDS = {"workers": 2, "pooled_loops": 9, "busy_serial_loops": 10}
+"""Words of the worker pool's state (adpasses.lowering.thread_state POOL_*)
+that adpasses.native.runtime.pool_stats reports."""
 
 
 def check_num_threads(n: object, what: str = "num_threads") -> int:
@@ -64,3 +67,36 @@ def startup_num_threads() -> int:
         warnings.warn(f"{error}; parallel loops run on {cores} threads (os.cpu_count()) "
                       "until adpasses.set_num_threads(n)", RuntimeWarning, stacklevel=2)
         return cores
+
+
+ENV_MIN_WORK = "ADPASSES_PARALLEL_MIN_WORK"
+DEFAULT_MIN_WORK = 20_000
+"""Estimated operations a chunk of a parallel loop must have at least: waking
+a pool thread costs microseconds (docs/parallel.md, "The runtime")."""
+
+
+def check_min_work(work: object, what: str = "min_work") -> int:
+    """`work` as a minimum chunk work: an integer >= 1 (numpy's too, not bool)."""
+    if not isinstance(work, bool):
+        try:
+            value = operator.index(work)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+        else:
+            if value >= 1:
+                return value
+    raise ValueError(f"{what} must be a positive integer (estimated operations per chunk), got {work!r}")
+
+
+def startup_min_work() -> int:
+    """ADPASSES_PARALLEL_MIN_WORK if set and valid (else a warning), or
+    DEFAULT_MIN_WORK."""
+    text = os.environ.get(ENV_MIN_WORK)
+    if text is None or text.strip() == "":
+        return DEFAULT_MIN_WORK
+    try:
+        return check_min_work(int(text), ENV_MIN_WORK)
+    except ValueError:
+        warnings.warn(f"{ENV_MIN_WORK}={text!r} is not a positive integer; parallel loop chunks get at least "
+                      f"{DEFAULT_MIN_WORK} operations", RuntimeWarning, stacklevel=2)
+        return DEFAULT_MIN_WORK

@@ -1,17 +1,23 @@
-"""ad.parallel_for -> LLVM: a loop's chunks on the runtime's threads.
+"""ad.parallel_for -> LLVM: a loop's chunks on the runtime's worker pool.
 
 `ad-parallelize` (adpasses/transforms/parallelize.py) outlined the loop
 into a function `callee(lo, hi, step, captured..., accumulators...)`. Here:
 
-- one record per thread {lo, hi, step, worker, stopped, stop[4], captured
-  parts..., accumulators...} on the caller's stack; thread t of T runs the
-  iterations `t*n/T .. (t+1)*n/T` (T = min(adpasses_num_threads, n)):
-  fixed chunks, so sums are the same on every run with T threads;
-- a worker function per op (`record -> callee(...)`) that stores the
-  accumulators back and takes a stop of its thread into its record
+- the chunk count T: the thread count (adpasses_num_threads), but no more
+  chunks than the trip count n allows with at least
+  `adpasses_parallel_min_work` estimated operations each (`body_work`, the
+  outlined body's cost, fixed when compiling): a loop too small to repay
+  waking a thread is one chunk, run on the calling thread with no
+  synchronisation. T depends on n, the thread count and the setting only;
+- one record per chunk {lo, hi, step, stopped, stop[4], captured parts...,
+  accumulators...} on the caller's stack; chunk t of T runs the
+  iterations `t*n/T .. (t+1)*n/T`: fixed chunks, so sums are the same on
+  every run with T chunks, whichever thread runs a chunk;
+- a worker function per op (`(record, pooled) -> callee(...)`) that stores
+  the accumulators back and takes a stop of its thread into its record
   (adpasses.lowering.thread_state: each thread has its own error slot);
-- `adpasses_parallel_run` (the thread-state runtime) runs record 0 on the
-  calling thread and the others on new threads, and joins them;
+- `adpasses_parallel_run` (the thread-state runtime) runs the records on
+  the pool's threads and the calling thread, and returns when all are done;
 - then the first chunk that stopped (the lowest iterations: the stop a
   serial loop would have reported) is recorded in the caller's slot and
   the call stops; else each sum is init + the chunks' sums, in chunk
@@ -22,17 +28,77 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from xdsl.dialects import func, math, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Operation
+
 from adpasses.dialects.ad import ParallelForOp
 from adpasses.lowering.core import I32, I64, PTR, FunctionTranslator, ModuleTranslator, const_i64, opaque, scalar_type
-from adpasses.lowering.thread_state import ERROR_SLOT, NUM_THREADS, SLOT_TYPE, entry_slot, own_slot, \
+from adpasses.lowering.thread_state import ERROR_SLOT, MIN_WORK, NUM_THREADS, SLOT_TYPE, entry_slot, own_slot, \
     runtime_function, take_stop
 
-_LO, _HI, _STEP, _WORKER, _STOPPED, _STOP, _FIRST_VALUE = range(7)
+_LO, _HI, _STEP, _STOPPED, _STOP, _FIRST_VALUE = range(6)
 _STOP_TYPE = ir.ArrayType(I64, 4)
 
 
 def _record_type(captured: list[ir.Type], accumulators: list[ir.Type]) -> ir.LiteralStructType:
-    return ir.LiteralStructType([I64, I64, I64, I64, I64, _STOP_TYPE, *captured, *accumulators])
+    return ir.LiteralStructType([I64, I64, I64, I64, _STOP_TYPE, *captured, *accumulators])
+
+
+# -- how much work an iteration is --------------------------------------------------
+
+_CALL_WORK = 32  # a call (its body unknown here)
+_MATH_WORK = 16  # sin, exp, pow, ...: tens of cycles
+_UNKNOWN_TRIPS = 16  # an inner loop whose trip count is not a constant
+MAX_WORK = 1 << 40
+
+
+def _constant(value) -> int | None:  # type: ignore[no-untyped-def]
+    from xdsl.dialects import arith
+
+    owner = getattr(value, "owner", None)
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def block_work(ops) -> int:  # type: ignore[no-untyped-def]
+    """Estimated operations of running `ops` once: one per op, a call or a
+    math function more, an inner loop its body times its trip count (a
+    constant, else `_UNKNOWN_TRIPS`)."""
+    work = 0
+    for op in ops:
+        work += _op_work(op)
+    return min(work, MAX_WORK)
+
+
+def _op_work(op: Operation) -> int:
+    if isinstance(op, scf.ForOp):
+        lb, ub, step = (_constant(v) for v in (op.lb, op.ub, op.step))
+        trips = (max(0, -(-(ub - lb) // step)) if None not in (lb, ub, step) and step > 0  # type: ignore[operator]
+                 else _UNKNOWN_TRIPS)
+        return 1 + trips * block_work(op.body.block.ops)
+    if isinstance(op, func.CallOp):
+        return _CALL_WORK
+    if op.dialect_name() == math.Math.name:
+        return _MATH_WORK
+    nested = sum(block_work(block.ops) for region in op.regions for block in region.blocks)
+    return 1 + nested
+
+
+def body_work(op: ParallelForOp) -> int:
+    """Estimated operations of one iteration of the loop `op` runs (its
+    outlined function's loop body); at least 1."""
+    module = op
+    while module is not None and not isinstance(module, ModuleOp):
+        module = module.parent_op()
+    name = op.callee.root_reference.data
+    callee = None if module is None else next(
+        (f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
+    if callee is None or not callee.body.blocks:
+        return 1
+    loop = next((o for o in callee.body.block.ops if isinstance(o, scf.ForOp)), None)
+    return max(1, block_work(loop.body.block.ops) if loop is not None else 1)
 
 
 def _field(b: ir.IRBuilder, record_type: ir.Type, record: ir.Value, k: int) -> ir.Value:
@@ -70,21 +136,22 @@ def _counted(b: ir.IRBuilder, fn: ir.Function, start: ir.Value, stop: ir.Value, 
 
 def _worker(mt: ModuleTranslator, callee: ir.Function, record_type: ir.LiteralStructType,
             n_captured: int, accumulators: list[ir.Type]) -> ir.Function:
-    """`ptr worker(ptr record)`: run the record's chunk; keep its sums and
-    its stop in the record."""
-    fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [PTR]), f"{callee.name}.worker")
+    """`ptr worker(ptr record, i64 pooled)`: run the record's chunk; keep
+    its sums and its stop in the record. `pooled`: on a pool thread (else
+    on the thread that runs the loop)."""
+    fn = ir.Function(mt.llvm, ir.FunctionType(PTR, [PTR, I64]), f"{callee.name}.worker")
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    record = fn.args[0]
+    record, pooled = fn.args
 
     def load(k: int) -> ir.Value:
         return b.load(_field(b, record_type, record, k), typ=record_type.elements[k])
 
     args = [load(k) for k in (_LO, _HI, _STEP)]
     args += [load(_FIRST_VALUE + j) for j in range(n_captured + len(accumulators))]
-    # A new thread makes its error slot (freed when the thread ends); the
+    # A pool thread has its error slot (made on its first chunk); the
     # calling thread keeps the slot it has (or the process-wide one).
-    is_worker = b.icmp_unsigned("!=", load(_WORKER), const_i64(0))
+    is_worker = b.icmp_unsigned("!=", pooled, const_i64(0))
     with b.if_else(is_worker) as (then, otherwise):
         with then:
             made = b.call(entry_slot(mt), [])
@@ -126,7 +193,14 @@ def _parallel_for(ft: FunctionTranslator, op: ParallelForOp) -> None:
     n = b.select(b.icmp_signed(">", ub, lb), b.add(b.udiv(b.sub(b.sub(ub, lb), one), divisor), one), zero)
     wanted = b.load(mt.global_ref(NUM_THREADS, I64), typ=I64)
     wanted = b.select(b.icmp_signed("<", wanted, one), one, wanted)
-    threads = b.select(b.icmp_unsigned("<", n, wanted), n, wanted)
+    # At least min_work estimated operations per chunk: ceil(min_work / work)
+    # iterations (work: one iteration's, fixed at compile time).
+    work = const_i64(body_work(op))
+    min_work = b.load(mt.global_ref(MIN_WORK, I64), typ=I64)
+    min_work = b.select(b.icmp_signed("<", min_work, one), one, min_work)
+    least = b.udiv(b.add(min_work, b.sub(work, one)), work)
+    chunks = b.udiv(n, least)
+    threads = b.select(b.icmp_unsigned("<", chunks, wanted), chunks, wanted)
     # One chunk when the step is not positive (the outlined loop stops on it).
     threads = b.select(b.and_(positive, b.icmp_unsigned(">", threads, zero)), threads, one)
     saved = b.call(mt.declare("llvm.stacksave.p0", PTR, []), [])
@@ -141,8 +215,7 @@ def _parallel_for(ft: FunctionTranslator, op: ParallelForOp) -> None:
         lo = b.add(lb, b.mul(k0, step))
         hi = b.select(b.icmp_unsigned("==", t, last), ub, b.add(lb, b.mul(k1, step)))
         first = b.icmp_unsigned("==", t, zero)
-        for k, v in ((_LO, lo), (_HI, hi), (_STEP, step), (_WORKER, b.zext(b.not_(first), I64)),
-                     (_STOPPED, zero)):
+        for k, v in ((_LO, lo), (_HI, hi), (_STEP, step), (_STOPPED, zero)):
             b.store(v, _field(b, record_type, record, k))
         for j, part in enumerate(captured):
             b.store(part, _field(b, record_type, record, _FIRST_VALUE + j))

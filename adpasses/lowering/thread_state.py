@@ -37,9 +37,11 @@ generated code calls by symbol: a module carries only the inline checks.
 
 from __future__ import annotations
 
+import signal
+
 from llvmlite import ir
 
-from adpasses.lowering.core import I1, I32, I64, PTR, ModuleTranslator, const_i64
+from adpasses.lowering.core import I1, I32, I64, PTR, ModuleTranslator, const_i64, opaque
 
 ERROR_SLOT = "adpasses_error_slot"
 ERROR_PENDING = "adpasses_error_pending"
@@ -264,67 +266,251 @@ def take_stop(mt: ModuleTranslator, b: ir.IRBuilder, slot: ir.Value, into: ir.Va
 
 NUM_THREADS = "adpasses_num_threads"
 """i64: the threads a parallel loop runs on (adpasses.set_num_threads)."""
+MIN_WORK = "adpasses_parallel_min_work"
+"""i64: the least estimated work (operations) per chunk of a parallel loop
+(adpasses.lowering.parallel: fewer iterations run in fewer chunks, one
+chunk on the calling thread alone)."""
+POOL = "adpasses_parallel_pool"
+"""The worker pool's state, [POOL_WORDS x i64] owned by
+adpasses.native.runtime (a forked child zeroes it): the fields below,
+then a pthread mutex and two condition variables (SYNC_WORDS each)."""
+POOL_WORDS = 64
+SYNC_WORDS = 16  # 128 bytes: more than glibc's (40, 48) and musl's mutex and cond
+(POOL_BUSY, POOL_PID, POOL_STARTED, POOL_WORKER, POOL_RECORDS, POOL_SIZE, POOL_COUNT, POOL_NEXT,
+ POOL_FINISHED, POOL_JOBS, POOL_SERIAL) = range(11)
+"""Fields: busy (a parallel loop owns the pool: compare-and-swap), the pid
+of the process whose workers these are (another pid: a forked child, whose
+pool has no threads), workers started, the job (worker function, records,
+record bytes, record count), the next record to claim, records finished,
+and two counters: loops run on the pool, loops run serially because
+another loop held it."""
+POOL_MUTEX, POOL_WORK, POOL_DONE = 16, 32, 48  # word offsets of the pthread objects
+MAX_WORKERS = 1023  # adpasses.core.parallel.MAX_THREADS - 1 (the caller runs chunks too)
+_POOL_TYPE = ir.ArrayType(I64, POOL_WORDS)
+_SIGSET_WORDS = 16  # sigset_t: 128 bytes (glibc, musl)
+
+
+def _worker_type() -> ir.FunctionType:
+    """`ptr worker(ptr record, i64 pooled)` (adpasses.lowering.parallel):
+    pooled is 1 on a pool thread, 0 on the calling thread."""
+    return ir.FunctionType(PTR, [PTR, I64])
+
+
+class _Pool:
+    """Builds code on the pool's state (the `adpasses_parallel_pool` words)."""
+
+    def __init__(self, rm: _RuntimeModule, b: ir.IRBuilder):
+        self.rm, self.b = rm, b
+        self.state = rm.global_ref(POOL, _POOL_TYPE)
+
+    def field(self, k: int) -> ir.Value:
+        return opaque(self.b.gep(self.state, [const_i64(0), const_i64(k)], inbounds=True,
+                                 source_etype=_POOL_TYPE))
+
+    def load(self, k: int) -> ir.Value:
+        return self.b.load(self.field(k), typ=I64)
+
+    def store(self, k: int, value: ir.Value) -> None:
+        self.b.store(value, self.field(k))
+
+    def lock(self) -> None:
+        self.b.call(self.rm.declare("pthread_mutex_lock", I32, [PTR]), [self.field(POOL_MUTEX)])
+
+    def unlock(self) -> None:
+        self.b.call(self.rm.declare("pthread_mutex_unlock", I32, [PTR]), [self.field(POOL_MUTEX)])
+
+    def wait(self, cond: int) -> None:
+        self.b.call(self.rm.declare("pthread_cond_wait", I32, [PTR, PTR]),
+                    [self.field(cond), self.field(POOL_MUTEX)])
+
+    def signal(self, cond: int) -> None:
+        self.b.call(self.rm.declare("pthread_cond_signal", I32, [PTR]), [self.field(cond)])
+
+    def run_claimed(self, fn: ir.Function, pooled: int) -> None:
+        """With the lock held: while a record of the job is unclaimed, claim
+        it, run it unlocked, count it finished (signalling the caller when
+        it is the last). Ends with the lock held and no record left."""
+        b = self.b
+        head = fn.append_basic_block(f"claim{pooled}.head")
+        claim = fn.append_basic_block(f"claim{pooled}.run")
+        done = fn.append_basic_block(f"claim{pooled}.done")
+        b.branch(head)
+        b.position_at_end(head)
+        t = self.load(POOL_NEXT)
+        count = self.load(POOL_COUNT)
+        b.cbranch(b.icmp_signed("<", t, count), claim, done)
+        b.position_at_end(claim)
+        self.store(POOL_NEXT, b.add(t, const_i64(1)))
+        worker = b.inttoptr(self.load(POOL_WORKER), _worker_type().as_pointer())
+        records = b.inttoptr(self.load(POOL_RECORDS), PTR)
+        record = b.gep(records, [b.mul(t, self.load(POOL_SIZE))], inbounds=True, source_etype=ir.IntType(8))
+        self.unlock()
+        b.call(worker, [record, const_i64(pooled)])
+        self.lock()
+        finished = b.add(self.load(POOL_FINISHED), const_i64(1))
+        self.store(POOL_FINISHED, finished)
+        with b.if_then(b.icmp_signed("==", finished, self.load(POOL_COUNT))):
+            self.signal(POOL_DONE)
+        b.branch(head)
+        b.position_at_end(done)
+
+
+def _define_pool_thread(rm: _RuntimeModule) -> ir.Function:
+    """`ptr adpasses_pool_thread(ptr)`: a worker of the pool, for the life
+    of the process: it blocks every signal (Python's handlers run on the
+    main thread; a signal must not interrupt a chunk), then waits on the
+    work condition and runs the records it claims."""
+    fn = ir.Function(rm.llvm, ir.FunctionType(PTR, [PTR]), "adpasses_pool_thread")
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    mask = opaque(b.alloca(ir.ArrayType(I64, _SIGSET_WORDS)))
+    b.call(rm.declare("sigfillset", I32, [PTR]), [mask])
+    b.call(rm.declare("pthread_sigmask", I32, [I32, PTR, PTR]),
+           [ir.Constant(I32, int(signal.SIG_BLOCK)), mask, ir.Constant(PTR, None)])
+    pool = _Pool(rm, b)
+    pool.lock()
+    forever = fn.append_basic_block("forever")
+    b.branch(forever)
+    b.position_at_end(forever)
+    pool.run_claimed(fn, 1)
+    pool.wait(POOL_WORK)
+    b.branch(forever)
+    return fn
 
 
 def _define_parallel_run(rm: _RuntimeModule) -> None:
     """`adpasses_parallel_run(worker, records, record_bytes, count)`: run
-    `worker(records + t * record_bytes)` for t = 0 .. count-1, t = 0 on the
-    calling thread and the others on new threads (pthread_create), and
-    return once all have finished. A thread that cannot be created runs its
-    record on the calling thread after the others started, so a failure
-    only costs parallelism. The threads are made per call: a loop's start
-    costs about one thread creation (tens of microseconds), paid back by
-    loops of more than about 10^5 element operations (docs/parallel.md)."""
+    `worker(records + t * record_bytes, pooled)` for t = 0 .. count-1 and
+    return once all have finished.
+
+    The records go to a pool of worker threads made on the first parallel
+    loop that needs them (pthread_create; more as the thread count grows),
+    which then wait on a condition variable between loops. The calling
+    thread claims records too, so a loop whose workers are slow to wake
+    runs on the caller alone. One loop uses the pool at a time: a loop that
+    finds it taken (another Python thread's, or a parallel loop called
+    inside a chunk) runs its records on its own thread, in order, so no
+    thread ever waits for a pool it holds. Which thread runs a record never
+    changes what it computes (the chunks are fixed by the caller). The
+    pool belongs to the process that made it: in a forked child (another
+    pid) it is made again. A thread that cannot be created only costs
+    parallelism."""
     fn = _define(rm, "adpasses_parallel_run")
     worker, records, size, count = fn.args
-    entry = fn.append_basic_block("entry")
-    b = ir.IRBuilder(entry)
-    # llvmlite calls through a typed function pointer.
-    run = b.inttoptr(b.ptrtoint(worker, I64), ir.FunctionType(PTR, [PTR]).as_pointer())
-    save = b.call(rm.declare("llvm.stacksave.p0", PTR, []), [])
-    tids = b.bitcast(b.alloca(I64, size=count), PTR)
-    created = b.bitcast(b.alloca(ir.IntType(8), size=count), PTR)
-    create = rm.declare("pthread_create", I32, [PTR, PTR, PTR, PTR])
-    join = rm.declare("pthread_join", I32, [I64, PTR])
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    pool = _Pool(rm, b)
+    tid = opaque(b.alloca(I64))  # pthread_t
+    run = b.inttoptr(b.ptrtoint(worker, I64), _worker_type().as_pointer())
+    serial = fn.append_basic_block("serial")
+    try_pool = fn.append_basic_block("try_pool")
+    b.cbranch(b.icmp_signed(">", count, const_i64(1)), try_pool, serial)
+    b.position_at_end(try_pool)
+    taken = b.cmpxchg(pool.field(POOL_BUSY), const_i64(0), const_i64(1), "acquire", "monotonic")
+    owned = fn.append_basic_block("owned")
+    busy = fn.append_basic_block("busy")
+    b.cbranch(b.extract_value(taken, 1), owned, busy)
 
-    def record(t: ir.Value) -> ir.Value:
-        return b.gep(records, [b.mul(t, size)], inbounds=True, source_etype=ir.IntType(8))
+    b.position_at_end(busy)
+    b.atomic_rmw("add", pool.field(POOL_SERIAL), const_i64(1), "monotonic")
+    b.branch(serial)
 
-    def loop(name: str, start: int, body) -> None:  # type: ignore[no-untyped-def]
-        head = fn.append_basic_block(f"{name}.head")
-        step = fn.append_basic_block(f"{name}.body")
-        done = fn.append_basic_block(f"{name}.done")
-        pre = b.block
-        b.branch(head)
-        b.position_at_end(head)
-        t = b.phi(I64)
-        t.add_incoming(const_i64(start), pre)
-        b.cbranch(b.icmp_signed("<", t, count), step, done)
-        b.position_at_end(step)
-        body(t)
-        t.add_incoming(b.add(t, const_i64(1)), b.block)
-        b.branch(head)
-        b.position_at_end(done)
+    b.position_at_end(serial)
+    head = fn.append_basic_block("serial.head")
+    step = fn.append_basic_block("serial.body")
+    out = fn.append_basic_block("serial.done")
+    pre = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    t = b.phi(I64)
+    t.add_incoming(const_i64(0), pre)
+    b.cbranch(b.icmp_signed("<", t, count), step, out)
+    b.position_at_end(step)
+    b.call(run, [b.gep(records, [b.mul(t, size)], inbounds=True, source_etype=ir.IntType(8)), const_i64(0)])
+    t.add_incoming(b.add(t, const_i64(1)), b.block)
+    b.branch(head)
+    b.position_at_end(out)
+    b.ret_void()
 
-    def start_thread(t: ir.Value) -> None:
-        status = b.call(create, [b.gep(tids, [t], inbounds=True, source_etype=I64), ir.Constant(PTR, None),
-                                 worker, record(t)])
-        ok = b.icmp_signed("==", status, ir.Constant(I32, 0))
-        b.store(b.zext(ok, ir.IntType(8)), b.gep(created, [t], inbounds=True, source_etype=ir.IntType(8)))
+    b.position_at_end(owned)
+    # A pool made by another process (we are a forked child): its threads
+    # and the state of its mutex did not come with the fork. Make it again.
+    pid = b.sext(b.call(rm.declare("getpid", I32, []), []), I64)
+    with b.if_then(b.icmp_signed("!=", pool.load(POOL_PID), pid), likely=False):
+        sync = pool.field(POOL_MUTEX)
+        b.call(rm.declare("llvm.memset.p0.i64", ir.VoidType(), [PTR, ir.IntType(8), I64, I1]),
+               [sync, ir.Constant(ir.IntType(8), 0), const_i64(8 * 3 * SYNC_WORDS), ir.Constant(I1, 0)])
+        null = ir.Constant(PTR, None)
+        b.call(rm.declare("pthread_mutex_init", I32, [PTR, PTR]), [sync, null])
+        for cond in (POOL_WORK, POOL_DONE):
+            b.call(rm.declare("pthread_cond_init", I32, [PTR, PTR]), [pool.field(cond), null])
+        for k in (POOL_STARTED, POOL_COUNT, POOL_NEXT, POOL_FINISHED):
+            pool.store(k, const_i64(0))
+        pool.store(POOL_PID, pid)
+    # Workers wanted: one per record but the caller's (the pool grows when
+    # the thread count does; it never shrinks: idle workers only wait).
+    wanted = b.sub(count, const_i64(1))
+    wanted = b.select(b.icmp_signed(">", wanted, const_i64(MAX_WORKERS)), const_i64(MAX_WORKERS), wanted)
+    grow_head = fn.append_basic_block("grow.head")
+    grow = fn.append_basic_block("grow.body")
+    made = fn.append_basic_block("grow.made")
+    post = fn.append_basic_block("post")
+    b.branch(grow_head)
+    b.position_at_end(grow_head)
+    started = pool.load(POOL_STARTED)
+    b.cbranch(b.icmp_signed("<", started, wanted), grow, post)
+    b.position_at_end(grow)
+    thread_main = rm.llvm.globals.get("adpasses_pool_thread") or _define_pool_thread(rm)
+    status = b.call(rm.declare("pthread_create", I32, [PTR, PTR, PTR, PTR]),
+                    [tid, ir.Constant(PTR, None), thread_main, ir.Constant(PTR, None)])
+    b.cbranch(b.icmp_signed("==", status, ir.Constant(I32, 0)), made, post)
+    b.position_at_end(made)
+    b.call(rm.declare("pthread_detach", I32, [I64]), [b.load(tid, typ=I64)])
+    pool.store(POOL_STARTED, b.add(started, const_i64(1)))
+    b.branch(grow_head)
 
-    def finish_thread(t: ir.Value) -> None:
-        ok = b.load(b.gep(created, [t], inbounds=True, source_etype=ir.IntType(8)), typ=ir.IntType(8))
-        with b.if_else(b.icmp_unsigned("!=", ok, ir.Constant(ir.IntType(8), 0))) as (joined, inline):
-            with joined:
-                tid = b.load(b.gep(tids, [t], inbounds=True, source_etype=I64), typ=I64)
-                b.call(join, [tid, ir.Constant(PTR, None)])
-            with inline:
-                b.call(run, [record(t)])
-
-    loop("start", 1, start_thread)
-    b.call(run, [records])
-    loop("join", 1, finish_thread)
-    b.call(rm.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [save])
+    b.position_at_end(post)
+    pool.lock()
+    pool.store(POOL_WORKER, b.ptrtoint(worker, I64))
+    pool.store(POOL_RECORDS, b.ptrtoint(records, I64))
+    pool.store(POOL_SIZE, size)
+    pool.store(POOL_NEXT, const_i64(0))
+    pool.store(POOL_FINISHED, const_i64(0))
+    pool.store(POOL_COUNT, count)
+    pool.store(POOL_JOBS, b.add(pool.load(POOL_JOBS), const_i64(1)))
+    # Wake as many workers as there are records besides the caller's.
+    workers = pool.load(POOL_STARTED)
+    wake = b.select(b.icmp_signed("<", workers, wanted), workers, wanted)
+    wake_head = fn.append_basic_block("wake.head")
+    wake_body = fn.append_basic_block("wake.body")
+    woken = fn.append_basic_block("wake.done")
+    pre = b.block
+    b.branch(wake_head)
+    b.position_at_end(wake_head)
+    w = b.phi(I64)
+    w.add_incoming(const_i64(0), pre)
+    b.cbranch(b.icmp_signed("<", w, wake), wake_body, woken)
+    b.position_at_end(wake_body)
+    pool.signal(POOL_WORK)
+    w.add_incoming(b.add(w, const_i64(1)), b.block)
+    b.branch(wake_head)
+    b.position_at_end(woken)
+    pool.run_claimed(fn, 0)
+    wait_head = fn.append_basic_block("wait.head")
+    wait_body = fn.append_basic_block("wait.body")
+    finished = fn.append_basic_block("wait.done")
+    b.branch(wait_head)
+    b.position_at_end(wait_head)
+    b.cbranch(b.icmp_signed("<", pool.load(POOL_FINISHED), count), wait_body, finished)
+    b.position_at_end(wait_body)
+    pool.wait(POOL_DONE)
+    b.branch(wait_head)
+    b.position_at_end(finished)
+    # No job: a worker woken late finds nothing to claim (the records are
+    # on this thread's stack, gone once it returns).
+    pool.store(POOL_COUNT, const_i64(0))
+    pool.store(POOL_NEXT, const_i64(0))
+    pool.unlock()
+    b.atomic_rmw("xchg", pool.field(POOL_BUSY), const_i64(0), "release")
     b.ret_void()
 
 

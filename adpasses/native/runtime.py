@@ -28,12 +28,13 @@ functions a Python process does not have; adpasses.lowering.half).
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 
 from adpasses.core import print_codes
 from adpasses.core.compile_locks import LLVM_LOCK
-from adpasses.core.parallel import check_num_threads, startup_num_threads
+from adpasses.core.parallel import check_min_work, check_num_threads, startup_min_work, startup_num_threads
 from adpasses.native import python_print
 from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 
@@ -47,6 +48,24 @@ ERROR_PENDING = (ctypes.c_int64 * 1)()
 ERROR_KEY = (ctypes.c_int64 * 1)()
 NUM_THREADS = (ctypes.c_int64 * 1)()
 """The threads of parallel loops (`adpasses_num_threads`; docs/parallel.md)."""
+MIN_WORK = (ctypes.c_int64 * 1)()
+"""The least estimated work (operations) per chunk of a parallel loop
+(`adpasses_parallel_min_work`; adpasses.lowering.parallel)."""
+POOL_WORDS = 64  # adpasses.lowering.thread_state.POOL_WORDS (no xDSL import here)
+POOL = (ctypes.c_int64 * POOL_WORDS)()
+"""The worker pool of parallel loops (`adpasses_parallel_pool`: its fields
+are adpasses.lowering.thread_state's POOL_*)."""
+
+
+def _fresh_pool_in_child() -> None:
+    # The child has none of the pool's threads, and a loop that held the
+    # pool at the fork (on another thread) never gives it back there: the
+    # child starts with no pool (made again by its first parallel loop).
+    ctypes.memset(POOL, 0, ctypes.sizeof(POOL))
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_pool_in_child)
 _registered = False
 _objects_registered = False
 
@@ -91,6 +110,10 @@ def register_python_objects() -> None:
         if NUM_THREADS[0] == 0:
             NUM_THREADS[0] = startup_num_threads()
         llvm.add_symbol("adpasses_num_threads", ctypes.addressof(NUM_THREADS))
+        if MIN_WORK[0] == 0:
+            MIN_WORK[0] = startup_min_work()
+        llvm.add_symbol("adpasses_parallel_min_work", ctypes.addressof(MIN_WORK))
+        llvm.add_symbol("adpasses_parallel_pool", ctypes.addressof(POOL))
         llvm.add_symbol("adpasses_numpy_api", numpy_api_table())
         for name, obj in PYTHON_OBJECTS.items():
             llvm.add_symbol(name, id(obj))
@@ -205,6 +228,35 @@ def get_num_threads() -> int:
     if NUM_THREADS[0] == 0:
         NUM_THREADS[0] = startup_num_threads()
     return int(NUM_THREADS[0])
+
+
+def set_parallel_min_work(work: int) -> int:
+    """The least estimated work (operations, >= 1) a chunk of a parallel
+    loop gets from now on (default: ADPASSES_PARALLEL_MIN_WORK, else
+    adpasses.core.parallel.DEFAULT_MIN_WORK): a loop of n iterations of w
+    operations each runs in at most n * w / work chunks. Returns the
+    previous setting. (1: one chunk per thread whenever there are
+    iterations enough; tests use it.)"""
+    value = check_min_work(work)
+    before = get_parallel_min_work()
+    MIN_WORK[0] = value
+    return before
+
+
+def get_parallel_min_work() -> int:
+    """The least estimated work per chunk of a parallel loop."""
+    if MIN_WORK[0] == 0:
+        MIN_WORK[0] = startup_min_work()
+    return int(MIN_WORK[0])
+
+
+def pool_stats() -> dict[str, int]:
+    """The worker pool of parallel loops in this process: `workers` started,
+    `pooled_loops` run on it, `busy_serial_loops` run on their own thread
+    because another loop held the pool (docs/parallel.md)."""
+    from adpasses.core.parallel import POOL_FIELDS
+
+    return {name: int(POOL[k]) for name, k in POOL_FIELDS.items()}
 
 
 def stats() -> dict[str, int]:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
 from adpasses.core.types import is_float_type
@@ -226,13 +226,20 @@ class Sink(Protocol):
     def const(self, x: float, type_: Attribute) -> SSAValue: ...
 
 
-def emit_contraction(sink: Sink, pairs: Sequence[tuple[SSAValue, SSAValue]]) -> SSAValue | None:
+def emit_contraction(sink: Sink, pairs: Sequence[tuple[SSAValue, SSAValue]],
+                     strong_zero: bool = False) -> SSAValue | None:
     """sum(a * b) over `pairs` (None for none): a cotangent contracted with
     the tangents of a forward rule, which is how reverse mode uses a rule
-    that only has a forward derivative (a custom jvp rule)."""
+    that only has a forward derivative (a custom jvp rule). With
+    `strong_zero` each term is `a == 0 ? 0 : a * b` (a zero cotangent gives
+    nothing, even through an inf or nan tangent)."""
     total: SSAValue | None = None
     for a, b in pairs:
         term = sink.insert(arith.MulfOp(a, b)).results[0]
+        if strong_zero:
+            zero = sink.insert(arith.ConstantOp(FloatAttr(0.0, a.type))).results[0]
+            is_zero = sink.insert(arith.CmpfOp(a, zero, "oeq")).results[0]
+            term = sink.insert(arith.SelectOp(is_zero, zero, term)).results[0]
         total = term if total is None else sink.insert(arith.AddfOp(total, term)).results[0]
     return total
 

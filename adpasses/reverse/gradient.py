@@ -53,6 +53,7 @@ from adpasses.dialects.ad import (
     TWIN_OF_ATTR,
     UNCHECKED_ATTR,
     ShadowCheckOp,
+    SplitPointOp,
     TapeCreateOp,
     TapeFreeOp,
     TapePopOp,
@@ -82,13 +83,18 @@ class GradientBuilder:
         activity: ActivityAnalysis,
         plan: CachePlan,
         name: str,
-        with_primal: bool,
+        with_primal: bool | Sequence[int],
         rules: RuleTables,
         callee_gradient: Callable[[str, Sequence[str], Sequence[str]], str] | None = None,
         width: int = 1,
         strong_zero: bool = False,
+        split: bool = False,
     ):
         self.primal = primal
+        self.split = split
+        """Split mode: an `ad.split_point` between the sweeps, the shadow
+        checks after it (the reverse half reads the shadows, the forward
+        half never does); `ad-split-sweeps` cuts the function there."""
         self.strong_zero = strong_zero
         """Enzyme's `strong_zero`: each scalar op's adjoint is zero where its
         seed is (`g == 0 ? 0 : g * partial`), so an inf or nan partial on a
@@ -111,7 +117,12 @@ class GradientBuilder:
         self.activity = activity
         self.plan = plan
         self.name = name
-        self.with_primal = with_primal
+        n_out = len(primal.function_type.outputs.data)
+        self.primal_results = (list(range(n_out)) if with_primal is True else [] if with_primal is False
+                               else list(with_primal))
+        """The results whose primal the gradient returns (`with_primal`:
+        all, none, or those listed, Enzyme's per-result choice)."""
+        self.with_primal = bool(self.primal_results)
         self.top_block = primal.body.block
         self.tapes: dict[SSAValue, SSAValue] = {}
         self.top_values: dict[SSAValue, SSAValue] = {}
@@ -137,7 +148,7 @@ class GradientBuilder:
                 inputs += [ty] * self.width
         inputs += [ty for ty, act in zip(ptype.outputs.data, rets) if act in ("active", "dup")
                    for _ in lanes]
-        outputs = list(ptype.outputs.data) if self.with_primal else []
+        outputs = [ptype.outputs.data[k] for k in self.primal_results]
         outputs += [ty for ty, act in zip(ptype.inputs.data, acts) if act == "active" for _ in lanes]
         gradient = func.FuncOp(self.name, (inputs, outputs), arg_attrs=self._argument_attributes())
         gradient.location = self.primal.location
@@ -166,12 +177,17 @@ class GradientBuilder:
         returned, deferred = self._forward_sweep(block, vmap)
         self._insert_pushes(block, vmap)
         self._insert_snapshots(vmap)
+        split_point = None
+        if self.split:
+            split_point = SplitPointOp()
+            split_point.location = self.primal.location
+            block.add_op(split_point)
 
         mirrors = self._allocate_mirrors(block)
         top = ReverseContext(self, self.top_block, InsertPoint.at_end(block))
         top.materialize_block_values()
         top.reverse_ops(self.top_block)
-        self._check_shadow_shapes(block, vmap)
+        self._check_shadow_shapes(block, vmap, split_point)
         for dealloc in deferred:
             block.add_op(dealloc.clone(value_mapper=vmap))
         for mirror in mirrors:
@@ -179,13 +195,15 @@ class GradientBuilder:
             free.attributes[WORKSPACE_ATTR] = UnitAttr()
             free.location = self.primal.location
             block.add_op(free)
-        if not self.with_primal:
-            for buffer in _returned_allocations(returned):
-                # The primal hands these to its caller; the gradient returns no primal: free them.
+        kept = _returned_allocations([returned[k] for k in self.primal_results])
+        dropped = [v for k, v in enumerate(returned) if k not in self.primal_results]
+        for buffer in _returned_allocations(dropped):
+            if buffer not in kept:
+                # The primal hands these to its caller; the gradient does not return them: free them.
                 free = memref.DeallocOp.get(vmap[buffer])
                 free.location = self.primal.location
                 block.add_op(free)
-        results = [vmap.get(v, v) for v in returned] if self.with_primal else []
+        results = [vmap.get(returned[k], returned[k]) for k in self.primal_results]
         results += [
             top.adjoint_or_zero(arg, lane=k)
             for arg, act in zip(self.top_block.args, acts) if act == "active" for k in lanes
@@ -195,7 +213,8 @@ class GradientBuilder:
         block.add_op(ret)
         return gradient
 
-    def _check_shadow_shapes(self, block: Block, vmap: dict[SSAValue, SSAValue]) -> None:
+    def _check_shadow_shapes(self, block: Block, vmap: dict[SSAValue, SSAValue],
+                             split_point: Operation | None = None) -> None:
         """`ad.shadow_check` of every memref shadow argument against its
         primal, first thing in the function: with equal sizes, a shadow
         access at indices the forward sweep checked on the primal is in
@@ -212,7 +231,9 @@ class GradientBuilder:
                     check = ShadowCheckOp(vmap[arg], shadow)
                     check.location = self.primal.location
                     checks.append(check)
-        if checks:
+        if checks and split_point is not None:  # first thing in the reverse half
+            block.insert_ops_after(checks, split_point)
+        elif checks:
             assert block.first_op is not None
             block.insert_ops_before(checks, block.first_op)
 

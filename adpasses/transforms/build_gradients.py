@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.traits import SymbolTable
 
 from adpasses.analysis.activity import ActivityAnalysis
 from adpasses.core.diagnostics import CompileError, error_at
@@ -138,11 +139,14 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
     analysis.check_understood()  # an op it cannot see through touches active data
     check_const_memory(work, analysis)
     needed = collect_needs(work, analysis)
+    # A split gradient's reverse sweep must follow its whole forward sweep
+    # (they become two functions): no loop reversed inside its forward loop.
     plan = plan_cache(work, needed, analysis, cache_policy,
-                      memory_needs=collect_memory_needs(work, analysis), loop_local=loop_local)
+                      memory_needs=collect_memory_needs(work, analysis),
+                      loop_local=loop_local and not request.split)
     name = work.sym_name.data
-    sweep = GradientBuilder(work, analysis, plan, name, request.with_primal, RULES, callee_gradient,
-                            width=request.width, strong_zero=request.strong_zero)
+    sweep = GradientBuilder(work, analysis, plan, name, request.primal_choice, RULES, callee_gradient,
+                            width=request.width, strong_zero=request.strong_zero, split=request.split)
     gradient = sweep.build()
     gradient.attributes[GRADIENT_OF_ATTR] = work.attributes[GRADIENT_OF_ATTR]
     block = work.parent_block()
@@ -180,6 +184,13 @@ class BuildGradientsPass(ModulePass):
         for function in marked_functions(op):
             request = GradientRequest.of_function(function)
             assert request is not None
+            primal = SymbolTable.lookup_symbol(op, request.primal)
+            if isinstance(primal, func.FuncOp) and primal.function_type != function.function_type:
+                raise error_at(function, f"is marked ad.gradient_of @{request.primal} but has type "
+                                         f"{function.function_type}, not the primal's "
+                                         f"{primal.function_type}: ad-build-gradients differentiates "
+                                         "the marked copies ad-clone-primals makes (run the steps "
+                                         "after ad-build-gradients on a built gradient)")
             if request in work:
                 raise error_at(function, f"is marked as a second copy of '@{request.primal}' for the "
                                          f"same request as '@{work[request].sym_name.data}'; "
@@ -210,6 +221,8 @@ class BuildGradientsPass(ModulePass):
             if g is None:
                 raise error_at(autodiff, "has no copy of its primal to build a gradient from: "
                                          "run ad-clone-primals before ad-build-gradients (or ad-reverse)")
+            if autodiff.split is not None:
+                continue  # its halves are calls once ad-split-sweeps has cut the gradient
             call = func.CallOp(g.name, list(autodiff.args), list(autodiff.result_types))
             call.location = autodiff.location
             Rewriter.replace_op(autodiff, call)

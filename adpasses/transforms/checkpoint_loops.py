@@ -58,16 +58,16 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
-from adpasses.core.index_arith import saturating_mul, trip_count
+from adpasses.core.index_arith import saturating_add, saturating_mul, trip_count
 from adpasses.core.ir_facts import home_block
 from adpasses.core.ir_facts import is_constant
 from adpasses.core.types import byte_size, is_float_type, is_int_like, is_memref_type
-from adpasses.dialects.ad import CHECKPOINT_ATTR, NOALIAS_ATTR
+from adpasses.dialects.ad import CHECKPOINT_ATTR, CHECKPOINT_BUDGET_ATTR, NOALIAS_ATTR
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
 SEGMENT_SUFFIX = "_segment"
@@ -325,6 +325,34 @@ def _fresh_segment_name(module: ModuleOp, function: func.FuncOp) -> str:
     return name
 
 
+def _segment_loop(loop: scf.ForOp, name: str, leading: list[SSAValue], used: list[SSAValue],
+                  stride: SSAValue, segments: SSAValue, zero: SSAValue, one: SSAValue) -> scf.ForOp:
+    """`scf.for %segment = 0 to segments` of checkpointed calls of `name`
+    on the iterations [lb + segment*stride, min(ub, that + stride)) of
+    `loop` (stride: k iterations' worth of its step), carrying the loop's
+    values; not inserted."""
+    body = Block(arg_types=[IndexType(), *(v.type for v in loop.iter_args)])
+    ob = Builder(InsertPoint.at_end(body))
+
+    def inner(op: Operation) -> SSAValue:
+        op.location = loop.location
+        return ob.insert(op).results[0]
+
+    s = body.args[0]
+    s.name_hint = "segment"
+    lo = inner(arith.AddiOp(loop.lb, inner(arith.MuliOp(s, stride))))
+    hi = inner(arith.MinSIOp(loop.ub, inner(arith.AddiOp(lo, stride))))
+    call = func.CallOp(name, [*leading, lo, hi, loop.step, *used, *body.args[1:]],
+                       [v.type for v in loop.iter_args])
+    call.attributes[CHECKPOINT_ATTR] = UnitAttr()
+    call.location = loop.location
+    ob.insert(call)
+    ob.insert(scf.YieldOp(*call.results))
+    new = scf.ForOp(zero, segments, one, list(loop.iter_args), Region(body))
+    new.location = loop.location
+    return new
+
+
 def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int,
                     taped: list[SSAValue] = ()) -> func.FuncOp:  # type: ignore[assignment]
     """Replace `loop` by segments, each a checkpointed call of a new function."""
@@ -346,31 +374,14 @@ def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, li
     one = emit(arith.ConstantOp(IntegerAttr(1, IndexType())))
     zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
     count = emit(arith.DivUIOp(emit(arith.SubiOp(emit(arith.AddiOp(n, seg_len)), one)), seg_len))
-    stride = emit(arith.MuliOp(seg_len, loop.step))
-    outer = Block(arg_types=[IndexType(), *(v.type for v in loop.iter_args)])
-    ob = Builder(InsertPoint.at_end(outer))
-
-    def inner(op: Operation) -> SSAValue:
-        op.location = loop.location
-        return ob.insert(op).results[0]
-
-    s = outer.args[0]
-    s.name_hint = "segment"
-    lo = inner(arith.AddiOp(loop.lb, inner(arith.MuliOp(s, stride))))
-    hi = inner(arith.MinSIOp(loop.ub, inner(arith.AddiOp(lo, stride))))
-    call = func.CallOp(name, [lo, hi, loop.step, *used, *outer.args[1:]], [v.type for v in loop.iter_args])
-    call.attributes[CHECKPOINT_ATTR] = UnitAttr()
-    call.location = loop.location
-    ob.insert(call)
-    ob.insert(scf.YieldOp(*call.results))
     # One segment (the tape fits the limit): no checkpointed call at all;
     # the original loop, kept after the segments, runs every iteration and
     # is taped as usual. Several: it runs none.
     several = emit(arith.CmpiOp(count, one, "ugt"))
     segments = emit(arith.SelectOp(several, count, zero))
     segments.name_hint = "segments"
-    new = scf.ForOp(zero, segments, one, list(loop.iter_args), outer)
-    new.location = loop.location
+    stride = emit(arith.MuliOp(seg_len, loop.step))
+    new = _segment_loop(loop, name, [], used, stride, segments, zero, one)
     Rewriter.insert_op(new, InsertPoint.before(loop))
     b = Builder(InsertPoint.before(loop))
     rest = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(segments, stride))))
@@ -379,12 +390,73 @@ def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, li
     return segment
 
 
+def _revolve_attribute(module: ModuleOp, segment: func.FuncOp, used: list[SSAValue], carried: int,
+                       limit: int | None = None) -> DictionaryAttr:
+    """`ad.revolve` of a call of `segment`: the used arrays its steps
+    overwrite (`state`, snapshotted), those each step writes before reading
+    (`scratch`), the number of carried values, and the byte budget the
+    snapshot count comes from (`limit`, when it does)."""
+    from adpasses.analysis.memory_writes import WriteEffects, written_arguments, written_before_read
+    from xdsl.dialects.builtin import DenseArrayBase, i64
+
+    written = written_arguments(WriteEffects(module), segment)
+    state_args: list[int] = []
+    scratch_args: list[int] = []
+    for k, v in enumerate(used):
+        if is_memref_type(v.type) and (written is None or REVOLVE_FIRST_USED + k in written):
+            (scratch_args if written_before_read(segment, REVOLVE_FIRST_USED + k) else state_args).append(
+                REVOLVE_FIRST_USED + k)
+    entries: dict[str, Attribute] = {
+        "state": DenseArrayBase.from_list(i64, state_args),
+        "scratch": DenseArrayBase.from_list(i64, scratch_args),
+        "carried": IntegerAttr(carried, i64),
+    }
+    if limit is not None:
+        entries["limit"] = IntegerAttr(limit, i64)
+    return DictionaryAttr(entries)
+
+
+REVOLVE_FIRST_USED = 4  # a revolve call's operands: snapshots, lo, hi, step, used..., carried...
+
+def _revolve_budget(b: Builder, emit, index, limit: int, state: SSAValue,  # type: ignore[no-untyped-def]
+                    step_bytes: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(snapshots, least): as many snapshots of S bytes as fit in the
+    limit beside two steps' tapes (the last step's, taped by the forward
+    sweep, and the one a step's gradient holds): (limit - 2T) / S, 0 when
+    none fits; and the least budget revolve needs, S + 2T."""
+    two_steps = saturating_add(b, step_bytes, step_bytes)
+    least = saturating_add(b, state, two_steps)
+    least.name_hint = "least_budget"
+    spare = emit(arith.SubiOp(index(limit), emit(arith.MinUIOp(two_steps, index(limit)))))
+    count = emit(arith.DivUIOp(spare, emit(arith.MaxUIOp(state, index(1)))))
+    count.name_hint = "snapshots"
+    return count, least
+
+
+def _raise_if_over_budget(b: Builder, loop: scf.ForOp, cond: SSAValue, limit: int,
+                          values: Sequence[SSAValue], sqrt: bool) -> None:
+    """Stop the gradient with a MemoryError when `cond`: the budget is
+    below the least revolve needs (value 0)."""
+    from adpasses.dialects.ad import RaiseIfOp
+
+    message = (f"a memory limit (memory_limit, tape_limit, --tape-limit) of {limit} bytes is too small "
+               "for this time loop: checkpointing it needs at least {0} bytes (one snapshot of the "
+               "loop's state and two steps' tapes, by the binomial schedule"
+               + ("; sqrt segments would hold {1} bytes" if sqrt else "")
+               + "); give a limit of at least {0} bytes")
+    check = RaiseIfOp(cond, "MemoryError", message, list(values))
+    check.attributes[CHECKPOINT_BUDGET_ATTR] = IntegerAttr(limit, IntegerType(64))
+    check.location = loop.location
+    b.insert(check)
+
+
 def revolve_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int, snapshots: int,
                  taped: list[SSAValue] = ()) -> func.FuncOp:  # type: ignore[assignment]
     """Replace `loop` by a revolve call over its first N - 1 iterations
     (`ad.checkpoint` + `ad.revolve`) and the loop over the last one:
 
-        %c = snapshots (or max(1, (limit - T) / S) from the limit)
+        %c = snapshots (or (limit - 2T) / S from the limit; a MemoryError
+             when that is 0 and the whole tape does not fit)
         %mid = lb + (fits ? 0 : max(N - 1, 0)) * step
         %r = func.call @f_segment_0(%c, lb, %mid, step, <used>, inits) {ad.checkpoint, ad.revolve = ...}
         scf.for %t = %mid to ub iter_args(%r) { the original body }
@@ -393,9 +465,7 @@ def revolve_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit
     first reversed step, whose state the forward sweep has in hand. Where
     the whole loop's tape fits the limit (N*T <= limit; never with an
     explicit snapshot count), the call runs no step."""
-    from adpasses.analysis.memory_writes import WriteEffects, written_arguments, written_before_read
     from adpasses.dialects.ad import REVOLVE_ATTR
-    from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, i64
 
     name = _fresh_segment_name(module, function)
     segment, used = outline_segment(loop, module, name, leading=1)
@@ -409,60 +479,132 @@ def revolve_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit
     def index(k: int) -> SSAValue:
         return emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
 
-    first = 4
-    written = written_arguments(WriteEffects(module), segment)
-    state_args: list[int] = []
-    scratch_args: list[int] = []
-    for k, v in enumerate(used):
-        if is_memref_type(v.type) and (written is None or first + k in written):
-            (scratch_args if written_before_read(segment, first + k) else state_args).append(first + k)
     n = trip_count(b, loop.lb, loop.ub, loop.step)
     n.name_hint = n.name_hint or "trips"
     zero, one = index(0), index(1)
     if snapshots > 0:
         count = index(snapshots)
+        count.name_hint = "snapshots"
     else:
-        # As many snapshots of S bytes as fit in the limit beside one step's tape T.
-        state = _state_bytes(b, loop, used, module, segment, first)
+        state = _state_bytes(b, loop, used, module, segment, REVOLVE_FIRST_USED)
         step_bytes = (_step_tape_bytes(b, loop, taped) if taped else None) or state
-        spare = emit(arith.SubiOp(index(limit), emit(arith.MinUIOp(step_bytes, index(limit)))))
-        count = emit(arith.MaxUIOp(emit(arith.DivUIOp(spare, emit(arith.MaxUIOp(state, one)))), one))
-    count.name_hint = "snapshots"
+        count, least = _revolve_budget(b, emit, index, limit, state, step_bytes)
     before_last = emit(arith.SelectOp(emit(arith.CmpiOp(n, zero, "ugt")), emit(arith.SubiOp(n, one)), zero))
     if snapshots <= 0:
         fits = emit(arith.CmpiOp(saturating_mul(b, n, step_bytes), index(limit), "ule"))
         before_last = emit(arith.SelectOp(fits, zero, before_last))
+        too_small = emit(arith.AndIOp(emit(arith.CmpiOp(before_last, zero, "ugt")),
+                                      emit(arith.CmpiOp(least, index(limit), "ugt"))))
+        _raise_if_over_budget(b, loop, too_small, limit, [least], sqrt=False)
     mid = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(before_last, loop.step))))
     mid.name_hint = "revolve_end"
     inits = list(loop.iter_args)
     call = func.CallOp(name, [count, loop.lb, mid, loop.step, *used, *inits], [v.type for v in inits])
     call.attributes[CHECKPOINT_ATTR] = UnitAttr()
-    call.attributes[REVOLVE_ATTR] = DictionaryAttr({
-        "state": DenseArrayBase.from_list(i64, state_args),
-        "scratch": DenseArrayBase.from_list(i64, scratch_args),
-        "carried": IntegerAttr(len(inits), i64),
-    })
+    call.attributes[REVOLVE_ATTR] = _revolve_attribute(module, segment, used, len(inits),
+                                                       None if snapshots > 0 else limit)
     call.location = loop.location
     Rewriter.insert_op(call, InsertPoint.before(loop))
     loop.operands = [mid, loop.ub, loop.step, *call.results]  # type: ignore[assignment]
     return segment
 
 
-SCHEDULES = ("sqrt", "revolve")
+def auto_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int,
+              taped: list[SSAValue] = ()) -> func.FuncOp:  # type: ignore[assignment]
+    """The schedule that fits the limit, chosen when the gradient runs:
+    no checkpointing when the whole tape fits (N*T <= limit); else sqrt
+    segments when they fit (ceildiv(N, k)*S + k*T <= limit, k the segment
+    length); else the binomial schedule with (limit - 2T) / S snapshots;
+    else (limit < S + 2T) a MemoryError naming the least. Both schedules
+    call one outlined function (revolve's layout: a leading snapshot count,
+    which the segments pass and the body ignores), and at most one of them
+    runs any step:
+
+        %k = segment length; %count = ceildiv(N, k)
+        %sqrt_peak = count*S + k*T
+        %use_revolve = N*T > limit and sqrt_peak > limit
+        ad.raise_if (use_revolve and S + 2T > limit) {ad.checkpoint_budget}
+        %segments = use_revolve or count <= 1 ? 0 : count
+        %c = scf.for %segment = 0 to %segments (checkpointed calls of k steps)
+        %mid = lb + (use_revolve ? N - 1 : segments*k)*step
+        %r = func.call @f_segment_0(%snapshots, lb + segments*k*step, %mid, ...) {ad.checkpoint, ad.revolve}
+        scf.for %t = %mid to ub iter_args(%r) { the original body }"""
+    from adpasses.dialects.ad import REVOLVE_ATTR
+
+    name = _fresh_segment_name(module, function)
+    segment, used = outline_segment(loop, module, name, leading=1)
+    Rewriter.insert_op(segment, InsertPoint.before(function))
+    b = Builder(InsertPoint.before(loop))
+
+    def emit(op: Operation) -> SSAValue:
+        op.location = loop.location
+        return b.insert(op).results[0]
+
+    def index(k: int) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
+
+    n = trip_count(b, loop.lb, loop.ub, loop.step)
+    n.name_hint = n.name_hint or "trips"
+    zero, one = index(0), index(1)
+    state = _state_bytes(b, loop, used, module, segment, REVOLVE_FIRST_USED)
+    step_bytes = (_step_tape_bytes(b, loop, taped) if taped else None) or state
+    seg_len = _segment_length(b, n, state, step_bytes, limit)
+    seg_len.name_hint = "segment_length"
+    count = emit(arith.DivUIOp(emit(arith.SubiOp(emit(arith.AddiOp(n, seg_len)), one)), seg_len))
+    sqrt_peak = saturating_add(b, saturating_mul(b, count, state), saturating_mul(b, seg_len, step_bytes))
+    sqrt_peak.name_hint = "sqrt_peak"
+    limit_v = index(limit)
+    whole_over = emit(arith.CmpiOp(saturating_mul(b, n, step_bytes), limit_v, "ugt"))
+    sqrt_over = emit(arith.CmpiOp(sqrt_peak, limit_v, "ugt"))
+    use_revolve = emit(arith.AndIOp(whole_over, sqrt_over))
+    use_revolve.name_hint = "use_revolve"
+    snaps, least = _revolve_budget(b, emit, index, limit, state, step_bytes)
+    too_small = emit(arith.AndIOp(use_revolve, emit(arith.CmpiOp(least, limit_v, "ugt"))))
+    _raise_if_over_budget(b, loop, too_small, limit, [least, sqrt_peak], sqrt=True)
+    several = emit(arith.CmpiOp(count, one, "ugt"))
+    segments = emit(arith.SelectOp(use_revolve, zero, emit(arith.SelectOp(several, count, zero))))
+    segments.name_hint = "segments"
+    stride = emit(arith.MuliOp(seg_len, loop.step))
+    asked = emit(arith.MaxUIOp(snaps, one))
+    asked.name_hint = "snapshots"
+    seg_loop = _segment_loop(loop, name, [asked], used, stride, segments, zero, one)
+    Rewriter.insert_op(seg_loop, InsertPoint.before(loop))
+    b = Builder(InsertPoint.before(loop))
+    rest = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(segments, stride))))
+    rest.name_hint = "after_segments"
+    before_last = emit(arith.SelectOp(emit(arith.CmpiOp(n, zero, "ugt")), emit(arith.SubiOp(n, one)), zero))
+    before_last = emit(arith.SelectOp(use_revolve, before_last, zero))
+    mid = emit(arith.AddiOp(rest, emit(arith.MuliOp(before_last, loop.step))))
+    mid.name_hint = "revolve_end"
+    inits = list(seg_loop.results)
+    call = func.CallOp(name, [asked, rest, mid, loop.step, *used, *inits], [v.type for v in inits])
+    call.attributes[CHECKPOINT_ATTR] = UnitAttr()
+    call.attributes[REVOLVE_ATTR] = _revolve_attribute(module, segment, used, len(inits), limit)
+    call.location = loop.location
+    Rewriter.insert_op(call, InsertPoint.before(loop))
+    loop.operands = [mid, loop.ub, loop.step, *call.results]  # type: ignore[assignment]
+    return segment
+
+
+SCHEDULES = ("auto", "sqrt", "revolve")
 
 
 @dataclass(frozen=True)
 class CheckpointLoopsPass(ModulePass):
     """Checkpoint the time loops of the copies being differentiated when
     `tape-limit` >= 0 (bytes; -1: off) or `snapshots` > 0. `schedule`:
+    `auto` (default: no checkpointing when the tape fits, else sqrt
+    segments when they fit the limit, else the binomial schedule with as
+    many snapshots as fit, else a MemoryError naming the least limit),
     `sqrt` (segments of about sqrt(steps) iterations, each a checkpointed
-    call) or `revolve` (the binomial schedule with `snapshots` states, or
-    as many as fit in `tape-limit` when `snapshots` is 0)."""
+    call, whatever they hold) or `revolve` (the binomial schedule with
+    `snapshots` states, or as many as fit in `tape-limit` when `snapshots`
+    is 0)."""
 
     name = "ad-checkpoint-loops"
 
     tape_limit: int = -1
-    schedule: str = "sqrt"
+    schedule: str = "auto"
     snapshots: int = 0
 
     def __post_init__(self) -> None:
@@ -476,8 +618,8 @@ class CheckpointLoopsPass(ModulePass):
             raise ValueError("ad-checkpoint-loops: schedule=revolve needs a budget: snapshots=S (states "
                              "held, S >= 1) or tape-limit=BYTES")
         if self.snapshots and self.schedule != "revolve":
-            raise ValueError("ad-checkpoint-loops: snapshots needs schedule=revolve (the sqrt scheme "
-                             "chooses its segments from tape-limit)")
+            raise ValueError("ad-checkpoint-loops: snapshots needs schedule=revolve (the sqrt and auto "
+                             "schedules choose from tape-limit)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.tape_limit < 0 and self.snapshots == 0:
@@ -488,5 +630,7 @@ class CheckpointLoopsPass(ModulePass):
             for loop, taped in loops_to_checkpoint(function, request):
                 if self.schedule == "revolve":
                     revolve_loop(loop, op, function, self.tape_limit, self.snapshots, taped)
-                else:
+                elif self.schedule == "sqrt":
                     checkpoint_loop(loop, op, function, self.tape_limit, taped)
+                else:
+                    auto_loop(loop, op, function, self.tape_limit, taped)

@@ -41,8 +41,9 @@ def check_structured(function: func.FuncOp) -> None:
             raise error_at(
                 op,
                 "unstructured control flow cannot be differentiated: express it with "
-                "scf.for / scf.while / scf.if (cf branches that form an if/else or a chain are "
-                "lifted to scf; these form a loop or join other paths)",
+                "scf.for / scf.while / scf.if (cf branches that form an if/else, a chain or a loop "
+                "with one entry, one back edge and one exit are lifted to scf; these form a loop with "
+                "a second exit or back edge, or join other paths)",
             )
         if isinstance(op, AutodiffOp):
             raise error_at(op, "nested ad.autodiff (higher-order derivatives) is not supported")

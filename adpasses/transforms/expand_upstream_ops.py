@@ -12,7 +12,8 @@ reverse pass and the LLVM lowering know.
   adpasses/transforms/lower_matmul.py; BLAS only on the LLVM path), except,
   in the functions being differentiated (`marked-only`), the products the
   reverse sweep can differentiate as products (their operands are arrays
-  it can name: `reverse/rules/linalg.py`); forward mode keeps them all
+  it can name: `reverse/rules/linalg.py`) unless the gradient is asked
+  with `strong_zero` (its scalar rules guard each term); forward mode keeps them all
   (`forward/rules/linalg.py`); they are lowered after differentiation;
 - `func.call_indirect` of a `func.constant` -> `func.call` of that function
   (`resolve_indirect_calls`, also run by `ad-inline-calls` before
@@ -234,7 +235,15 @@ class ExpandUpstreamOpsPass(ModulePass):
         if self.marked_only:
             from adpasses.reverse.rules.linalg import matmul_has_structured_reverse
 
+            from adpasses.transforms.gradient_marks import GradientRequest
+
             for f in marked_functions(op):
+                request = GradientRequest.of_function(f)
+                if request is not None and request.strong_zero:
+                    # Strong zero guards each product term's adjoint (0 * inf
+                    # is 0): the loop nest's scalar rules do, BLAS would not.
+                    expand_upstream_ops(f, keep_matmul=lambda m: False)
+                    continue
                 separate = separate_outputs(f)
                 expand_upstream_ops(f, keep_matmul=lambda m, s=separate: matmul_has_structured_reverse(m, m in s))
         else:

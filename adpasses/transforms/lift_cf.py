@@ -15,11 +15,21 @@ fixed point, innermost first):
 - one target: `cf.cond_br %c, ^m(a..), ^m(b..)` to a block with no other
   predecessor: `arith.select %c, a, b` for each of its arguments;
 - two returns: ^t and ^f (no other predecessor) both end in `func.return`:
-  `scf.if` yielding the returned values, then one return.
+  `scf.if` yielding the returned values, then one return;
+- a loop (what `mlir-opt --convert-scf-to-cf` makes of scf.for and
+  scf.while, or a hand-written one): a header ^h entered by one `cf.br`
+  and ending in `cf.cond_br %c` to the loop's continuation and to an exit
+  ^x that has no other predecessor, the continuation being ^h itself (a
+  do-while) or a body block ^b (no other predecessor) that ends in
+  `cf.br ^h(..)`: `scf.while` whose before region is ^h (it ends in
+  `scf.condition(%c)`, negated when the loop continues on false) and whose
+  after region is ^b; the values ^h defines that ^b or the code after the
+  loop reads pass through the condition, then `cf.br ^x` with what the
+  exit edge passed.
 
-What is left (a loop: a block that branches back to itself or to an
-earlier block, a block with several predecessors outside these shapes) is
-reported by the caller at the branch: see `clone_primals.check_structured`.
+What is left (a loop with a second exit (a break) or a second back edge,
+a block with several predecessors outside these shapes) is reported by the
+caller at the branch: see `clone_primals.check_structured`.
 """
 
 from __future__ import annotations
@@ -56,7 +66,7 @@ def _lift_at(block: Block) -> bool:
         _splice(block, term, target, list(term.arguments))
         return True
     if isinstance(term, cf.ConditionalBranchOp):
-        return _lift_branch(block, term)
+        return _lift_branch(block, term) or _lift_loop(block, term)
     return False
 
 
@@ -181,3 +191,115 @@ def _merge_after(block: Block, if_op: scf.IfOp, merge: Block) -> None:
         block.add_op(op)
     merge.parent_region().detach_block(merge)  # type: ignore[union-attr]
     merge.erase()
+
+
+def _lift_loop(header: Block, term: cf.ConditionalBranchOp) -> bool:
+    """A loop headed by `header` (the shape in the module docstring) as
+    scf.while; False if it has another shape."""
+    region = header.parent_region()
+    assert region is not None
+    if header is region.blocks.first:
+        return False
+    then_b, else_b = term.then_block, term.else_block
+
+    def back_edge(target: Block) -> bool:  # the edge `target` continues the loop
+        if target is header:
+            return True
+        return (target is not header and _single_predecessor(target, header)
+                and isinstance(target.last_op, cf.BranchOp) and target.last_op.successor is header)
+
+    if back_edge(then_b) and not back_edge(else_b):
+        body, exit_b, on_true = then_b, else_b, True
+    elif back_edge(else_b) and not back_edge(then_b):
+        body, exit_b, on_true = else_b, then_b, False
+    else:
+        return False
+    if exit_b is header or not _single_predecessor(exit_b, header):
+        return False
+    latch = header if body is header else body
+    entries = [p for p in header.predecessors() if p is not latch]
+    if len(set(entries)) != 1 or set(header.predecessors()) != {entries[0], latch}:
+        return False
+    entry = entries[0]
+    entry_term = entry.last_op
+    if not isinstance(entry_term, cf.BranchOp) or entry_term.successor is not header:
+        return False
+    cont_args = list(term.then_arguments if on_true else term.else_arguments)
+    exit_args = list(term.else_arguments if on_true else term.then_arguments)
+
+    # Values of the header read by the body or after the loop pass through
+    # the condition (the header becomes a region of its own).
+    def outside_header(op: Operation) -> bool:
+        while op.parent_region() is not region:
+            parent = op.parent_op()
+            if parent is None:
+                return True
+            op = parent
+        return op.parent_block() is not header
+
+    defined = list(header.args) + [r for op in header.ops if op is not term for r in op.results]
+    escaping = [v for v in defined if any(outside_header(u.operation) for u in v.uses)]
+    passed = cont_args + exit_args + escaping
+    types = [v.type for v in passed]
+
+    condition = term.cond
+    if not on_true:
+        true = arith.ConstantOp.from_int_and_width(1, 1)
+        negated = arith.XOrIOp(condition, true.result)
+        for op in (true, negated):
+            op.location = term.location
+            header.insert_op_before(op, term)
+        condition = negated.result
+    cond_op = scf.ConditionOp(condition, *passed)
+    cond_op.location = term.location
+    header.insert_op_before(cond_op, term)
+    term.detach()
+    term.erase()
+
+    after = Block(arg_types=types)
+    n_cont, n_exit = len(cont_args), len(exit_args)
+    if body is header:  # a do-while: the after region passes the values back
+        after.add_op(scf.YieldOp(*after.args[:n_cont]))
+    else:
+        for arg, value in zip(body.args, after.args[:n_cont]):
+            arg.replace_all_uses_with(value)
+        back = body.last_op
+        assert isinstance(back, cf.BranchOp)
+        latch_args = list(back.arguments)
+        for op in list(body.ops):
+            if op is not back:
+                op.detach()
+                after.add_op(op)
+        region.detach_block(body)
+        back.detach()
+        yield_op = scf.YieldOp(*latch_args)
+        yield_op.location = back.location
+        after.add_op(yield_op)
+        back.erase()
+        body.erase()
+    region.detach_block(header)
+    loop = scf.WhileOp(list(entry_term.arguments), types, Region(header), Region(after))
+    loop.location = term.location
+    entry.insert_op_before(loop, entry_term)
+    for k, value in enumerate(escaping):
+        inner = after.args[n_cont + n_exit + k]
+        value.replace_uses_with_if(inner, lambda use: after.parent_op() is not None
+                                   and loop.is_ancestor(use.operation) and not _in_block(use.operation, header))
+        value.replace_uses_with_if(loop.results[n_cont + n_exit + k],
+                                   lambda use: not loop.is_ancestor(use.operation))
+    exit_br = cf.BranchOp(exit_b, *loop.results[n_cont:n_cont + n_exit])
+    exit_br.location = entry_term.location
+    entry.insert_op_before(exit_br, entry_term)
+    entry_term.detach()
+    entry_term.erase()
+    return True
+
+
+def _in_block(op: Operation, block: Block) -> bool:
+    """`op` is in `block` or nested in one of its ops."""
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        if parent is None:
+            return False
+        op = parent
+    return True

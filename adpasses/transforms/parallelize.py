@@ -120,12 +120,11 @@ def parallel_problem(loop: scf.ForOp, alias: AliasAnalysis) -> str | None:
     body = loop.body.block
     for k, (arg, kind) in enumerate(zip(body.args[1:], carried_kinds(loop))):
         if kind is None:
-            name = arg.name_hint or f"#{k}"
-            return (f"the loop-carried value %{name} is not a sum reduction (s = s + e, s = s - e, "
+            return (f"the loop-carried value {alias.name(arg)} is not a sum reduction (s = s + e, s = s - e, "
                     "if c: s += e, or s += e in an inner loop; the partial sums read by nothing else): "
                     "each iteration needs the one before")
         if not (is_float_type(arg.type) or isinstance(arg.type, (IntegerType, IndexType))):
-            return f"the loop-carried value %{arg.name_hint or k} is not a number"
+            return f"the loop-carried value {alias.name(arg)} is not a number"
     for op in nested_ops(loop)[1:]:
         shared_tape = next((v for v in op.operands if isinstance(v.type, TapeType) and not _inside(v, loop)), None)
         if shared_tape is not None:
@@ -239,20 +238,22 @@ def parallelize_function(function: func.FuncOp, *, strict: bool = False) -> list
     return decisions
 
 
-def _decide(function: func.FuncOp, strict: bool) -> list[tuple[scf.ForOp, str | None]]:
+def _decide(function: func.FuncOp, strict: bool,
+            source_names: bool = False) -> list[tuple[scf.ForOp, str | None]]:
     """(loop, problem) per outermost marked loop, after carrying
-    accumulations into one element as sums (changes `function`)."""
+    accumulations into one element as sums (changes `function`).
+    `source_names`: problems name values as the Python source does."""
     loops = marked_loops(function)
     if not loops:
         return []
-    alias = AliasAnalysis(function)
+    alias = AliasAnalysis(function, source_names=source_names)
     if not strict and any(alias.iteration_conflict(loop, per_thread=True) is not None for loop in loops):
         # Accumulations into one element (a shared weight's shadow, an
         # adjoint slot) carried as sums instead (transforms/accumulators.py).
         loops = [promote_accumulators(loop, function)
                  if alias.iteration_conflict(loop, per_thread=True) is not None
                  else loop for loop in loops]
-        alias = AliasAnalysis(function)
+        alias = AliasAnalysis(function, source_names=source_names)
     decisions = []
     for loop in loops:
         problem = parallel_problem(loop, alias)
@@ -263,7 +264,7 @@ def _decide(function: func.FuncOp, strict: bool) -> list[tuple[scf.ForOp, str | 
             chunked = privatize(loop, function, parallel_problem)
             if chunked is not None:
                 decisions.append((chunked, None))
-                alias = AliasAnalysis(function)
+                alias = AliasAnalysis(function, source_names=source_names)
                 continue
         decisions.append((loop, problem))
     if strict:
@@ -281,17 +282,32 @@ def _is_prange(loop: scf.ForOp) -> bool:
 
 def prange_problems(function: func.FuncOp) -> list[tuple[scf.ForOp, str]]:
     """Each prange loop of `function` that could not run in parallel, with
-    why (the IR is not changed)."""
+    why (the IR is not changed). A loop stopped only by the layout of this
+    call's strided arrays (`strided_only`) is not one: the code is fine, it
+    runs serially for them."""
     found = []
     if function.body.blocks:
         loops = [loop for loop in marked_loops(function) if _is_prange(loop)]
         if loops:
-            alias = AliasAnalysis(function)
+            alias = AliasAnalysis(function, source_names=True)  # the user's names: x[i - 1]
             for loop in loops:
                 problem = parallel_problem(loop, alias)
-                if problem is not None:
+                if problem is not None and not strided_only(loop, function):
                     found.append((loop, problem))
     return found
+
+
+def strided_only(loop: scf.ForOp, function: func.FuncOp) -> bool:
+    """Whether `loop` would be proven parallel if its strided array
+    arguments had no two indices addressing one element. Their strides are
+    not known when compiling: a stride of 0 (np.broadcast_to) or
+    overlapping strides make different iterations write one element."""
+    return parallel_problem(loop, AliasAnalysis(function, distinct_arguments=True)) is None
+
+
+STRIDED_ONLY = ("; only because of the layout of the strided arrays it writes (compiled for any "
+                "strides, and a stride of 0, as np.broadcast_to makes, would make iterations write one "
+                "element): it runs serially for them, and in parallel for contiguous arrays")
 
 
 def parallel_report(function: func.FuncOp) -> list[tuple[str, str | None]]:
@@ -300,8 +316,17 @@ def parallel_report(function: func.FuncOp) -> list[tuple[str, str | None]]:
 
     if not marked_loops(function):
         return []
-    trial = function.clone()  # decided as parallelize_function would, on a copy
-    return [(op_location(loop) or loop.name, problem) for loop, problem in _decide(trial, strict=False)]
+    # Decided as parallelize_function would, on a copy (of the module: the
+    # analysis reads the callees' effects).
+    module = function.parent_op()
+    if isinstance(module, ModuleOp):
+        index = list(module.ops).index(function)
+        trial = list(module.clone().ops)[index]
+    else:
+        trial = function.clone()
+    return [(op_location(loop) or loop.name,
+             problem if problem is None or not strided_only(loop, trial) else problem + STRIDED_ONLY)
+            for loop, problem in _decide(trial, strict=False, source_names=True)]
 
 
 def check_prange_loops(function: func.FuncOp) -> None:

@@ -137,6 +137,12 @@ def _simplify() -> type[ModulePass]:
     return SimplifyPass
 
 
+def _split_sweeps() -> type[ModulePass]:
+    from adpasses.transforms.split_sweeps import SplitSweepsPass
+
+    return SplitSweepsPass
+
+
 def _drop_gradient_marks() -> type[ModulePass]:
     from adpasses.transforms.gradient_marks import DropGradientMarksPass
 
@@ -169,6 +175,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-lower-tapes": _lower_tapes,
     "ad-dead-forward": _dead_forward,
     "ad-simplify": _simplify,
+    "ad-split-sweeps": _split_sweeps,
     "ad-drop-gradient-marks": _drop_gradient_marks,
     "ad-elide-shadow-checks": _elide_shadow_checks,
     "ad-forward": _forward,

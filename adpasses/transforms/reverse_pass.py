@@ -9,7 +9,8 @@ minimisation, default; `tape-all`: tape every needed in-loop value),
 (`text` or `json`: print the cache report of every generated function on
 stderr), `lower-tapes`, `simplify`, `tape-limit` (bytes; >= 0: time loops
 whose tape may exceed it are checkpointed, `ad-checkpoint-loops`),
-`checkpoint-schedule` (`sqrt`, default, or `revolve`) and `snapshots`
+`checkpoint-schedule` (`auto`, default: whichever of no checkpointing,
+sqrt segments and revolve fits tape-limit; `sqrt`; `revolve`) and `snapshots`
 (revolve's states; 0: as many as fit in tape-limit).
 
 The pass leaves every access of the gradient bounds-checked (except tape
@@ -47,7 +48,7 @@ def differentiate(
     activity: Sequence[str],
     ret_activity: Sequence[str],
     *,
-    with_primal: bool = False,
+    with_primal: bool | Sequence[int] = False,
     width: int = 1,
     strong_zero: bool = False,
     options: ReverseOptions | None = None,
@@ -55,7 +56,8 @@ def differentiate(
     timings: dict[str, float] | None = None,
 ) -> GeneratedGradient:
     """Add to `module` the reverse-mode derivative of `@func_name` for these
-    activities and `width` (cotangents per sweep; see `ad.autodiff`; `strong_zero`: Enzyme's flag,
+    activities and `width` (cotangents per sweep; see `ad.autodiff`; `with_primal`: True, or the
+    indices of the results whose primal it returns; `strong_zero`: Enzyme's flag,
     a zero seed gives zero adjoints even through inf/nan partials); return its name and reports. The steps
     are the reverse pipeline's; the first, for this one request, is
     `clone_primal` (`ad-clone-primals` clones what `ad.autodiff`s ask for
@@ -63,8 +65,12 @@ def differentiate(
     if given, gets the seconds of each step, by pass name."""
     options = options or ReverseOptions()
     check_cache_policy(options.cache_policy)
-    request = GradientRequest(func_name, tuple(activity), tuple(ret_activity), with_primal, width,
-                              bool(strong_zero))
+    chosen = None if isinstance(with_primal, bool) else tuple(with_primal)
+    if chosen is not None and len(chosen) == len(ret_activity):
+        chosen = None  # every result: the bare flag
+    request = GradientRequest(func_name, tuple(activity), tuple(ret_activity),
+                              bool(with_primal) if chosen is None else bool(chosen), width,
+                              bool(strong_zero), chosen or None)
     # The steps use no context (ad-simplify folds with the whole registry,
     # core.context.shared_context, and the Python API skips it): the small
     # one, so that a first gradient imports no parser registry (cold start).
@@ -96,7 +102,7 @@ class ReversePass(ModulePass):
     tape_limit: int = -1
     loop_local: bool = True
     scalar_replace: bool = True
-    checkpoint_schedule: str = "sqrt"
+    checkpoint_schedule: str = "auto"
     snapshots: int = 0
 
     def steps(self) -> tuple[ModulePass, ...]:

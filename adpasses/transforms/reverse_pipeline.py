@@ -19,6 +19,7 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-lower-tapes{marked-only=true}  tapes of known capacity as memrefs   (lower-tapes)
     ad-dead-forward                   dead code, checks kept
     ad-simplify, ad-dead-forward      canonicalize + cse, checks pinned    (simplify)
+    ad-split-sweeps                   split requests: augmented primal + reverse function
     ad-drop-gradient-marks            the gradients are plain functions
     ad-elide-shadow-checks            checks the final IR proves redundant (elide-checks)
 
@@ -58,9 +59,10 @@ class ReverseOptions:
     scalar_replace: bool = True
     """Small local arrays (`d = np.zeros(3)`) as SSA values before the
     sweep is planned (`ad-scalar-replace`): nothing of them is taped."""
-    checkpoint_schedule: str = "sqrt"
-    """`sqrt` (segments of about sqrt(steps) iterations) or `revolve` (the
-    binomial schedule, adpasses/cache/revolve.py)."""
+    checkpoint_schedule: str = "auto"
+    """`auto` (the schedule that fits `tape_limit`: none, sqrt segments,
+    or revolve), `sqrt` (segments of about sqrt(steps) iterations) or
+    `revolve` (the binomial schedule, adpasses/cache/revolve.py)."""
     snapshots: int = 0
     """Revolve's snapshot count (the loop's initial state included); 0: as
     many as fit in `tape_limit`."""
@@ -87,6 +89,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     from adpasses.transforms.lower_tapes import LowerTapesPass
     from adpasses.transforms.scalar_replace import ScalarReplacePass
     from adpasses.transforms.simplify import SimplifyPass
+    from adpasses.transforms.split_sweeps import SplitSweepsPass
 
     steps: list[ModulePass] = [
         ClonePrimalsPass(),
@@ -102,7 +105,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     ]
     if options.loop_local:
         steps.append(FuseLoopsPass(marked_only=True))
-    if options.tape_limit >= 0 or options.snapshots != 0 or options.checkpoint_schedule != "sqrt":
+    if options.tape_limit >= 0 or options.snapshots != 0 or options.checkpoint_schedule != "auto":
         steps.append(CheckpointLoopsPass(options.tape_limit, options.checkpoint_schedule, options.snapshots))
     steps += [
         BuildGradientsPass(options.cache_policy, options.activity, options.report, options.loop_local),
@@ -112,7 +115,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     steps.append(DeadForwardPass())
     if options.simplify:
         steps += [SimplifyPass(), DeadForwardPass()]
-    steps.append(DropGradientMarksPass())
+    steps += [SplitSweepsPass(), DropGradientMarksPass()]
     if options.elide_checks:
         # Last: which shadow accesses need no check is read off the final IR.
         steps.append(ElideShadowChecksPass())

@@ -14,7 +14,10 @@ Options: `fn` (required), `mode` (`reverse` | `forward`), `activities` and
 `rets` (comma-separated; default: memrefs `dup`, floats `active`, the rest
 `const`, as `ad-print-activity` assumes; in forward mode floats are `dup`),
 `name` (default `<fn>_reverse` / `<fn>_forward`), `with-primal` (reverse:
-return the primal results too), `width` (forward: tangents per sweep).
+return the primal results too), `width` (forward: tangents per sweep),
+`split` (reverse: two functions, `<name>_aug` and `<name>_rev` (default
+`<fn>_aug`, `<fn>_rev`), the halves of a split `ad.autodiff`; their tape is
+an `!ad.split_tape` until `ad-split-sweeps` spells out its values).
 
 If the module declares `@name` (`func.func private @df(...)`, so that other
 functions can call it), the declaration becomes the definition; its type
@@ -44,6 +47,7 @@ from adpasses.dialects.ad import (
     autodiff_result_types,
     check_activity_signature,
     check_fwd_activity_signature,
+    split_types,
     fwddiff_operand_types,
     fwddiff_result_types,
 )
@@ -76,6 +80,11 @@ class WrapPass(ModulePass):
     with_primal: bool = False
     width: int = 1
     strong_zero: bool = False
+    split: bool = False
+    """Reverse mode in two functions: `<name>_aug` (the primal arguments ->
+    the primal results and an `!ad.split_tape`) and `<name>_rev` (shadows,
+    seeds and the tape -> derivatives); `ad-split-sweeps` gives them the
+    tape's values in their signatures."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         what = f"ad-wrap{{fn={self.fn}}}"
@@ -96,6 +105,9 @@ class WrapPass(ModulePass):
         if self.with_primal and self.mode == "forward":
             raise CompileError(f"{what}: with-primal is a reverse-mode option (forward mode returns "
                                "the primal results of 'dup' and 'const' results already)")
+        if self.split and (self.mode == "forward" or self.with_primal):
+            raise CompileError(f"{what}: split is a reverse-mode option without with-primal (the "
+                               "forward half returns the primal results)")
         if self.strong_zero and self.mode == "forward":
             raise CompileError(f"{what}: strong-zero is a reverse-mode option (it decides what a "
                                "zero seed gives through an inf or nan partial)")
@@ -110,7 +122,51 @@ class WrapPass(ModulePass):
                 outs = fwddiff_result_types(ftype, rets, self.width)
         except VerifyException as err:
             raise CompileError(f"{what}: {err}", op=callee) from None
+        if self.split:
+            self._wrap_split(op, callee, acts, rets, what)
+            return
         name = (self.wrapper or f"{fn}_{self.mode}").lstrip("@")
+        names = self._arg_names(callee, acts, rets)
+        if self.mode == "reverse":
+            def build(args):  # type: ignore[no-untyped-def]
+                return AutodiffOp(fn, args, acts, rets, outs, with_primal=self.with_primal,
+                                  strong_zero=self.strong_zero)
+        else:
+            def build(args):  # type: ignore[no-untyped-def]
+                return FwddiffOp(fn, args, acts, rets, outs, width=self.width)
+        self._define(op, callee, name, ins, outs, names, build, what)
+
+    def _wrap_split(self, op: ModuleOp, callee: func.FuncOp, acts: list[str], rets: list[str],
+                    what: str) -> None:
+        fn = callee.sym_name.data
+        ftype = callee.function_type
+        base = (self.wrapper or fn).lstrip("@")
+        names = self._arg_names(callee, acts, rets)
+        primal_names = [names[k] for k in self._primal_positions(acts)]
+        other_names = [n for k, n in enumerate(names) if k not in set(self._primal_positions(acts))]
+        # Inserted after the callee each: the reverse half first, so the forward half comes first.
+        for mode, name, arg_names in (("reverse", f"{base}_rev", other_names + ["tape"]),
+                                      ("forward", f"{base}_aug", primal_names)):
+            ins, outs = split_types(ftype, acts, rets, mode)
+
+            def build(args, mode=mode, outs=outs):  # type: ignore[no-untyped-def]
+                return AutodiffOp(fn, args, acts, rets, outs, strong_zero=self.strong_zero, split=mode)
+
+            self._define(op, callee, name, ins, outs, arg_names, build, what)
+
+    @staticmethod
+    def _primal_positions(acts: list[str]) -> list[int]:
+        """Where the primal arguments are among the operands of ad.autodiff."""
+        positions, k = [], 0
+        for act in acts:
+            positions.append(k)
+            k += 2 if act in ("dup", "dupnoneed") else 1
+        return positions
+
+    def _define(self, op: ModuleOp, callee: func.FuncOp, name: str, ins: list, outs: list,  # type: ignore[type-arg]
+                names: list, build, what: str) -> None:  # type: ignore[no-untyped-def, type-arg]
+        """Add `@name(ins) -> outs` whose body is `build(arguments)` and its
+        return, in place of a declaration of that name if there is one."""
         ftype_out = FunctionType.from_lists(ins, outs)
         existing = next((f for f in op.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
         if existing is not None and not existing.is_declaration:
@@ -121,13 +177,9 @@ class WrapPass(ModulePass):
                                f"derivative it names has type {ftype_out}; declare it with that type",
                                op=existing)
         block = Block(arg_types=ins)
-        for arg, hint in zip(block.args, self._arg_names(callee, acts, rets)):
+        for arg, hint in zip(block.args, names):
             arg.name_hint = hint
-        if self.mode == "reverse":
-            call = AutodiffOp(fn, block.args, acts, rets, outs, with_primal=self.with_primal,
-                              strong_zero=self.strong_zero)
-        else:
-            call = FwddiffOp(fn, block.args, acts, rets, outs, width=self.width)
+        call = build(block.args)
         block.add_ops([call, func.ReturnOp(*call.results)])
         wrapper = func.FuncOp(name, ftype_out, Region(block))
         if existing is not None:
@@ -156,13 +208,13 @@ def parse_wrap_spec(spec: str, mode: str) -> WrapPass:
     """`fn=f activities=dup,active rets=active wrapper=df with-primal strong-zero width=2`
     (the value of `ad-opt --reverse-wrap=` / `--forward-wrap=`)."""
     fields: dict[str, object] = {"mode": mode}
-    known = {"fn", "activities", "rets", "name", "with-primal", "strong-zero", "width"}
+    known = {"fn", "activities", "rets", "name", "with-primal", "strong-zero", "width", "split"}
     for item in spec.split():
         key, _, value = item.partition("=")
         if key not in known:
             raise CompileError(f"--{mode}-wrap: unknown field '{key}' in '{spec}'; "
                                f"expected {', '.join(sorted(known))}")
-        if key in ("with-primal", "strong-zero"):
+        if key in ("with-primal", "strong-zero", "split"):
             fields[key.replace("-", "_")] = value in ("", "true", "1")
         elif key == "width":
             if not value.isdigit():

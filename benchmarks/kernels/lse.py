@@ -6,7 +6,8 @@
 Written three ways for adpasses, as a user writes them: through column
 views (`col = X[:, j]`, `np.max(col)`, `np.sum(np.exp(col - mx))`), as
 scalar loops over `X[i, j]`, and as one array expression with `axis=0`
-reductions. Peers: JAX (`jit(grad)` of the array expression and of
+reductions, and as `scipy.special.logsumexp(X, axis=0)` (when scipy is
+installed). Peers: JAX (`jit(grad)` of the array expression and of
 `jax.scipy.special.logsumexp(X, axis=0)`), numba (a hand-written
 gradient, row-major: the max, the sums and the softmax in passes over
 contiguous rows).
@@ -21,6 +22,11 @@ import numpy as np
 from benchmarks import ours, peers
 from benchmarks.common import jax_contender, keep
 from benchmarks.harness import Contender, log, measure
+
+try:
+    import scipy.special as scipy_special
+except ImportError:  # the scipy row is skipped
+    scipy_special = None
 
 KEY = "lse"
 TITLE = "16. column-wise log-sum-exp sum_j log sum_i exp(X_ij) (max-shifted)"
@@ -52,6 +58,11 @@ def lse_loops(X):
 def lse_array(X):
     mx = np.max(X, axis=0)
     return np.sum(mx + np.log(np.sum(np.exp(X - mx), axis=0)))
+
+
+def lse_scipy(X):
+    """scipy.special.logsumexp compiled (frontend/special_calls.py)."""
+    return np.sum(scipy_special.logsumexp(X, axis=0))
 
 
 def numba_versions():  # type: ignore[no-untyped-def]
@@ -118,6 +129,8 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(16)
     X = rng.normal(size=(m, n))
     versions = {"columns X[:, j]": lse_columns, "scalar loops": lse_loops, "array, axis=0": lse_array}
+    if scipy_special is not None:
+        versions["scipy.special.logsumexp"] = lse_scipy
     compiled = {label: ours.compile_ours(f, [X]) for label, f in versions.items()}
     ref = ours.reference(compiled["scalar loops"], [X])[0]
     cs = []

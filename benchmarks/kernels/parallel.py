@@ -12,7 +12,12 @@ with `prange` (`numba.set_num_threads`):
 - kernel 3's batch of small gradients (N = 10^6 rows of a 3-vector and a
   2-vector; the batch loop a prange loop calling the jitted f): primal and
   gradient (`autodiff`, one loop-local parallel loop); numba: a prange loop
-  over the hand gradient.
+  over the hand gradient;
+- the cost of starting a parallel loop: a small prange sum
+  (`s += w[i] x[i]^2`) at n = 50 and n = 1000 per call, and under `vmap`
+  (B = 1000 elements, a 50-iteration prange each) per element: loops this
+  small run as one chunk on the caller (the minimum work per chunk), so the
+  2-thread time is the 1-thread time; numba's prange beside it.
 
 Timed by wall clock (`time.perf_counter`: process CPU time would add the
 threads' times), the median of R rounds, each a few calls; `extra` holds the
@@ -110,6 +115,70 @@ def numba_versions():  # type: ignore[no-untyped-def]
     return numba, strided, strided_grad, batch, batch_grad
 
 
+def small_dot(x, w):
+    s = 0.0
+    for i in prange(len(x)):
+        s += w[i] * x[i] * x[i]
+    return s
+
+
+def numba_small():  # type: ignore[no-untyped-def]
+    numba = peers.get("numba")
+    if numba is None:
+        return None
+    nprange = numba.prange
+
+    @numba.njit(parallel=True)
+    def dot(x, w):  # type: ignore[no-untyped-def]
+        s = 0.0
+        for i in nprange(len(x)):
+            s += w[i] * x[i] * x[i]
+        return s
+
+    @numba.njit(parallel=True)
+    def dot_grad(x, w, g):  # type: ignore[no-untyped-def]
+        for i in nprange(len(x)):
+            g[i] += 2.0 * w[i] * x[i]
+        return g
+
+    return numba, dot, dot_grad
+
+
+def small_loop_rows(rng) -> list[Row]:  # type: ignore[no-untyped-def]
+    """Per-call cost of small prange loops (the pool's start cost)."""
+    rows: list[Row] = []
+    f = adpasses.jit(ours.fresh_copy(small_dot))
+    nbs = numba_small()
+    for n in (50, 1000):
+        x, w = rng.uniform(-1.0, 1.0, n), rng.uniform(-1.0, 1.0, n)
+        dx = np.zeros_like(x)
+
+        def ours_grad() -> object:
+            dx[:] = 0.0
+            adpasses.autodiff(f, adpasses.Duplicated(x, dx), adpasses.Const(w))
+            return dx
+        want = 2.0 * w * x
+        rows += timed_rows("small prange loop", f"n={n}", n, 1, "adpasses prange", adpasses.set_num_threads,
+                           lambda: f(x, w), ours_grad, want, calls=2000)
+        if nbs is not None:
+            numba, dot, dot_grad = nbs
+            g = np.zeros_like(x)
+
+            def nb_grad() -> object:
+                g[:] = 0.0
+                return dot_grad(x, w, g)
+            rows += timed_rows("small prange loop", f"n={n}", n, 1, "numba parallel=True prange",
+                               numba.set_num_threads, lambda: dot(x, w), nb_grad, want, calls=2000)
+    B = 1000
+    X, w = rng.uniform(-1.0, 1.0, (B, 50)), rng.uniform(-1.0, 1.0, 50)
+    mapped = adpasses.vmap(f, in_axes=(0, None))
+    per_example = adpasses.vmap(adpasses.grad(f), in_axes=(0, None))
+    rows += timed_rows("small prange loop under vmap", f"B={B}, n=50", B, B, "adpasses vmap of a prange function",
+                       adpasses.set_num_threads, lambda: mapped(X, w), lambda: per_example(X, w),
+                       2.0 * w * X, calls=20)
+    return rows
+
+
 def wall(fn, calls: int) -> float:  # type: ignore[no-untyped-def]
     start = time.perf_counter()
     for _ in range(calls):
@@ -118,9 +187,10 @@ def wall(fn, calls: int) -> float:  # type: ignore[no-untyped-def]
 
 
 def timed_rows(case: str, size: str, n: int, per: int, tool: str, set_threads, primal, grad,  # type: ignore[no-untyped-def]
-               want: object) -> list[Row]:
+               want: object, calls: int = 0) -> list[Row]:
+    """`calls`: calls per round (default 2, or 5 without --quick)."""
     rounds = 3 if OPTIONS.quick else 7
-    calls = 2 if OPTIONS.quick else 5
+    calls = calls or (2 if OPTIONS.quick else 5)
     rows = {}
     for threads in THREAD_COUNTS:
         set_threads(threads)
@@ -138,7 +208,7 @@ def timed_rows(case: str, size: str, n: int, per: int, tool: str, set_threads, p
                           "load_average": round(statistics.median(loads), 2)})
         rows[threads] = row
         log(f"  {KEY} {case} {tool} {threads} threads: primal {fmt_time(row.primal_s)}, gradient "
-            f"{fmt_time(row.grad_s)} per {'call' if per == 1 else 'row'}, load {row.extra['load_average']}")
+            f"{fmt_time(row.grad_s)} per {'call' if per == 1 else 'element'}, load {row.extra['load_average']}")
     one, two = rows[1], rows[2]
     two.extra["primal_speedup_vs_1_thread"] = round(one.primal_s / two.primal_s, 2)  # type: ignore[operator]
     two.extra["grad_speedup_vs_1_thread"] = round(one.grad_s / two.grad_s, 2)  # type: ignore[operator]
@@ -153,6 +223,7 @@ def run(ctx) -> list[Row]:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(17)
     nb = numba_versions()
     try:
+        rows += small_loop_rows(rng)
         # kernel 1 at n = 10^7
         n = 10**7
         x = rng.uniform(-1.0, 1.0, n)

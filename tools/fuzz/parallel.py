@@ -80,7 +80,7 @@ def close(a: Record, b: Record) -> bool:
 
 
 def check_parallel(p: Program) -> Outcome:
-    from adpasses.native.runtime import get_num_threads, set_num_threads
+    from adpasses.native.runtime import get_num_threads, set_num_threads, set_parallel_min_work
 
     found = choose_point(p, Oracle(p))
     if isinstance(found, str):
@@ -93,6 +93,10 @@ def check_parallel(p: Program) -> Outcome:
     parallel = compile_variant(p, parallel=True)
     before = get_num_threads()
     set_num_threads(THREADS)
+    # One chunk per thread however small the loop (the programs' loops are
+    # far below the minimum work per chunk, which would run them on the
+    # calling thread alone).
+    work = set_parallel_min_work(1)
     try:
         for what, call, k in (("primal", call_primal, 0), ("gradient", call_gradient, 1)):
             want = call(p, serial[k], point)
@@ -102,6 +106,7 @@ def check_parallel(p: Program) -> Outcome:
                 return Outcome(kind, f"{what}: parallel {describe(got)}; serial {describe(want)}")
     finally:
         set_num_threads(before)
+        set_parallel_min_work(work)
     return Outcome("ok", f"parallel loops: primal {parallel[2]}, gradient {parallel[3]}")
 
 

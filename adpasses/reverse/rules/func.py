@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Block, SSAValue
 
 from adpasses.core.custom_rules import (
     CustomRule,
@@ -149,15 +149,38 @@ class CallRule:
             cotangents = [rc.adjoint_or_zero(r) for r in results]
             shadows, scratch = self._shadows(rc, op)
             assert rule.reverse is not None
-            back = rc.insert(func.CallOp(rule.reverse, residuals + cotangents + shadows,
-                                         [o.type for o in floats]))
+            call = func.CallOp(rule.reverse, residuals + cotangents + shadows, [o.type for o in floats])
+            if rc.sweep.strong_zero and not shadows and cotangents:
+                back = self._unless_all_zero(rc, call, cotangents)
+            else:
+                back = rc.insert(call).results
             for buffer in scratch:
                 rc.insert(memref.DeallocOp.get(buffer))
-            for operand, ct in zip(floats, back.results):
+            for operand, ct in zip(floats, back):
                 rc.add_adjoint(operand, ct)
             return
         assert rule.forward is not None
         self._reverse_by_forward_rule(rc, op, rule, floats, results)
+
+    @staticmethod
+    def _unless_all_zero(rc, call: func.CallOp, cotangents: list[SSAValue]) -> list[SSAValue]:  # type: ignore[no-untyped-def]
+        """Strong zero for a custom reverse rule: the rule runs only if some
+        cotangent is not zero (or is nan); else its cotangents are zero,
+        whatever inf or nan the rule would multiply a zero by. (A rule with
+        array arguments reads their shadows too: it is called as it is.)"""
+        nonzero: SSAValue | None = None
+        for ct in cotangents:
+            test = rc.insert(arith.CmpfOp(ct, rc.zero(ct.type), "une")).results[0]
+            nonzero = test if nonzero is None else rc.insert(arith.OrIOp(nonzero, test)).results[0]
+        assert nonzero is not None
+        types = list(call.result_types)
+        zeros = [rc.zero(t) for t in types]
+        then_block, else_block = Block(), Block()
+        then_block.add_ops([call, scf.YieldOp(*call.results)])
+        else_block.add_op(scf.YieldOp(*zeros))
+        guarded = rc.insert(scf.IfOp(nonzero, types, [then_block], [else_block]))
+        call.location = guarded.location
+        return list(guarded.results)
 
     def _shadows(self, rc, op: func.CallOp) -> tuple[list[SSAValue], list[SSAValue]]:  # type: ignore[no-untyped-def]
         """The shadow of each float memref argument, into which the reverse
@@ -205,7 +228,8 @@ class CallRule:
 
         def contraction(sink, tangents: dict[int, SSAValue]) -> SSAValue | None:  # type: ignore[no-untyped-def]
             call = sink.insert(func.CallOp(rule.forward, primals + list(tangents.values()), types))
-            return emit_contraction(sink, [(g, t) for g, t in zip(gs, call.results[m:]) if g is not None])
+            return emit_contraction(sink, [(g, t) for g, t in zip(gs, call.results[m:]) if g is not None],
+                                    strong_zero=rc.sweep.strong_zero)
 
         for k, operand in enumerate(op.operands):
             if k not in tangent_of or is_memref_type(operand.type) or not rc.activity.is_active(operand):

@@ -237,7 +237,10 @@ class RevolveCallRule:
 
         n = trip_count(e.b, lo, hi, step)
         whole = e.add(n, e.index(1))  # revolve's range: these steps and the loop's last, taped one
-        c = e(arith.MaxUIOp(e(arith.MinUIOp(asked, whole)), e.index(1)))
+        # No step (the whole tape fits a budget, or the sqrt segments were
+        # chosen): no slot, nothing copied, empty buffers.
+        live = e.cmp(n, e.index(0), "ugt")
+        c = e.select(live, e(arith.MaxUIOp(e(arith.MinUIOp(asked, whole)), e.index(1))), e.index(0))
         c.name_hint = "slots"
         positions = e.buffer(memref.AllocOp.get(IndexType(), shape=[DYNAMIC_INDEX], dynamic_sizes=[c]))
         positions.name_hint = "revolve_positions"
@@ -260,8 +263,13 @@ class RevolveCallRule:
         st = ForwardState(c, positions, arrays, carried, e.index(0), n,
                           buffers=[positions, *arrays.values(), *carried])
         zero = e.index(0)
-        e.store(zero, positions, [zero])
-        save(e, call, st, zero, {k: operands[k] for k in call.state}, operands[call.carried_first:])
+
+        def first_slot(te: _Emit) -> list[SSAValue]:
+            te.store(zero, positions, [zero])
+            save(te, call, st, zero, {k: operands[k] for k in call.state}, operands[call.carried_first:])
+            return []
+
+        e.if_(live, [], first_slot, lambda te: [])
         # The descent: for slot in [1, c): if N - top > 1, advance and snapshot.
         idx = IndexType()
         body = Block(arg_types=[idx, idx, idx, *carried_types])
@@ -311,11 +319,12 @@ class RevolveCallRule:
         # Operands of the steps: working buffers for the arrays they write.
         working: dict[int, SSAValue] = {}
         own_buffers: list[SSAValue] = []
+        live = e.cmp(st.steps, e.index(0), "ugt")  # no step: empty working buffers
         for k in [*call.state, *call.scratch]:
             mem = rc.primal(op.operands[k])
             mtype = mem.type
             assert isinstance(mtype, MemRefType)
-            dims = sizes_of(e, mem)
+            dims = [e.select(live, d, e.index(0)) if x < 0 else d for d, x in zip(sizes_of(e, mem), mtype.get_shape())]
             buf = e.buffer(memref.AllocOp.get(mtype.element_type, shape=mtype.get_shape(),
                                        dynamic_sizes=[s for s, x in zip(dims, mtype.get_shape()) if x < 0]))
             buf.name_hint = f"{op.operands[k].name_hint}_working" if op.operands[k].name_hint else "working"

@@ -1,7 +1,7 @@
-// RUN: ad-opt %s -p 'ad-clone-primals,ad-checkpoint-loops{tape-limit=1000}' | filecheck %s
-// RUN: ad-opt %s -p 'ad-reverse{tape-limit=0 lower-tapes=false}' | filecheck %s --check-prefix=GRAD
+// RUN: ad-opt %s -p 'ad-clone-primals,ad-checkpoint-loops{tape-limit=1000 schedule=sqrt}' | filecheck %s
+// RUN: ad-opt %s -p 'ad-reverse{tape-limit=0 checkpoint-schedule=sqrt lower-tapes=false}' | filecheck %s --check-prefix=GRAD
 // RUN: ad-opt %s --reverse --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=PLAIN
-// RUN: ad-opt %s --reverse --tape-limit=0 --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
+// RUN: ad-opt %s --reverse --tape-limit=0 --checkpoint-schedule=sqrt --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 // The time loop of @f tapes %a and sin per inner iteration: one state per
 // step. With a tape limit, ad-checkpoint-loops outlines the loop's body
 // into @f_segment_0 (iterations [lo, hi), same step, the carried %s as a

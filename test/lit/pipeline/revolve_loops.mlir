@@ -23,29 +23,34 @@
 // CHECK:         %[[R:.*]] = func.call @f_segment_0(%snapshots, %c0, %revolve_end, %c1, %n, %u, %dt, %z) {ad.checkpoint, ad.revolve = {state = array<i64: 5>, scratch = array<i64>, carried = 1 : i64}}
 // CHECK:         %acc = scf.for %t = %revolve_end to %steps step %c1 iter_args(%s = %[[R]]) -> (f64)
 
-// With a byte budget: as many snapshots as fit beside one step's tape,
-// max(1, (limit - T) / S), and no checkpointing when N * T fits.
+// With a byte budget: as many snapshots as fit beside two steps' tapes,
+// (limit - 2T) / S, least = S + 2T (a MemoryError when the steps run and
+// least > limit), and no checkpointing when N * T fits.
 // BUDGET-LABEL: func.func @f_grad_dac_a(
-// BUDGET:         %[[T:.*]] = arith.minui %{{.*}}, %{{.*}} : index
-// BUDGET-NEXT:    %[[SPARE:.*]] = arith.subi %{{.*}}, %[[T]] : index
-// BUDGET-NEXT:    %[[S:.*]] = arith.maxui %{{.*}}, %{{.*}} : index
-// BUDGET-NEXT:    %[[PER:.*]] = arith.divui %[[SPARE]], %[[S]] : index
-// BUDGET-NEXT:    %snapshots = arith.maxui %[[PER]], %{{.*}} : index
+// BUDGET:         %least_budget = arith.select
+// BUDGET:         %[[T2:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// BUDGET-NEXT:    %[[SPARE:.*]] = arith.subi %{{.*}}, %[[T2]] : index
+// BUDGET-NEXT:    %[[S:.*]] = arith.constant 1 : index
+// BUDGET-NEXT:    %[[PER:.*]] = arith.maxui %{{.*}}, %[[S]] : index
+// BUDGET-NEXT:    %snapshots = arith.divui %[[SPARE]], %[[PER]] : index
 // BUDGET:         %[[LIMIT:.*]] = arith.constant 5000 : index
 // BUDGET-NEXT:    %[[FITS:.*]] = arith.cmpi ule, %{{.*}}, %[[LIMIT]] : index
-// BUDGET:         arith.select %[[FITS]]
-// BUDGET:         func.call @f_segment_0(%snapshots, {{.*}}) {ad.checkpoint, ad.revolve =
+// BUDGET-NEXT:    %[[STEPS:.*]] = arith.select %[[FITS]]
+// BUDGET:         ad.raise_if %{{.*}}, %least_budget {exception = "MemoryError", message = "a memory limit {{.*}} of 5000 bytes is too small for this time loop: checkpointing it needs at least {0} bytes {{.*}}", ad.checkpoint_budget = 5000 : i64}
+// BUDGET:         func.call @f_segment_0(%snapshots, {{.*}}) {ad.checkpoint, ad.revolve = {state = array<i64: 5>, scratch = array<i64>, carried = 1 : i64, limit = 5000 : i64}}
 
-// The gradient. Forward sweep: slots = min(snapshots, N); the buffers;
+// The gradient. Forward sweep: slots = min(snapshots, N) (0 when the call
+// runs no step: empty buffers, nothing copied); the buffers;
 // slot 0 := the initial state; revolve's first descent (advance by the
 // optimal split, snapshot); the call runs from the last snapshot; the last
 // iteration is taped.
 // GRAD-LABEL: func.func @f_grad_dac_a(
-// GRAD:         %slots = arith.maxui
+// GRAD:         %slots = arith.select %[[LIVE:.*]], %{{.*}}, %c0 : index
 // GRAD:         %revolve_positions = memref.alloc(%slots) {ad.workspace} : memref<?xindex>
 // GRAD:         %revolve_u = memref.alloc(%slots, %n) {ad.workspace} : memref<?x?xf64>
 // GRAD:         %revolve_carried = memref.alloc(%slots) {ad.workspace} : memref<?xf64>
-// GRAD:         memref.store %{{.*}}, %revolve_u[%c0, %{{.*}}]
+// GRAD:         scf.if %[[LIVE]] {
+// GRAD:           memref.store %{{.*}}, %revolve_u[%c0, %{{.*}}]
 // GRAD:         scf.for %slot = %c1 to %slots step %c1 iter_args(%top = %c0,
 // GRAD:           scf.while
 // GRAD:           %advance = arith.maxui
@@ -57,7 +62,8 @@
 // GRAD:           ad.tape.push
 // Reverse sweep: the last step from its tape, then the schedule.
 // GRAD:         ad.tape.pop
-// GRAD:         %u_working = memref.alloc(%n) {ad.workspace} : memref<?xf64>
+// GRAD:         %[[N:.*]] = arith.select %{{.*}}, %n, %c0 : index
+// GRAD:         %u_working = memref.alloc(%[[N]]) {ad.workspace} : memref<?xf64>
 // GRAD:         scf.while
 // GRAD:         ^bb0(%steps_left: index, %slot_1: index, %working_at: index,
 // GRAD:           %top_1 = memref.load %revolve_positions[%slot_1]
@@ -82,7 +88,7 @@
 // CLI: func.call @f_segment_0_grad_
 // CLI: scf.while
 
-// BAD: schedule must be one of sqrt, revolve, got 'binomial'
+// BAD: schedule must be one of auto, sqrt, revolve, got 'binomial'
 // NEG: error: ad-checkpoint-loops: snapshots must be >= 1 (the loop's initial state is one), or 0 to fit them in tape-limit; got -2
 // NOBUDGET: error: ad-checkpoint-loops: schedule=revolve needs a budget: snapshots=S (states held, S >= 1) or tape-limit=BYTES
 

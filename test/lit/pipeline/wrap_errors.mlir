@@ -13,7 +13,7 @@
 // COUNT: wrap_sum.mlir:1:1: error: ad-wrap{fn=f}: expected 2 argument activities, got 1
 // KIND: wrap_sum.mlir:1:1: error: ad-wrap{fn=f}: argument 0 is 'active' but has type memref<?xf64>; only float scalars can be active
 // CLASH: wrap_sum.mlir:1:1: error: ad-wrap{fn=f}: the module already defines a function @f; choose another name with name=NAME
-// FIELD: error: --reverse-wrap: unknown field 'bogus' in 'fn=f bogus=1'; expected activities, fn, name, rets, strong-zero, width, with-primal
+// FIELD: error: --reverse-wrap: unknown field 'bogus' in 'fn=f bogus=1'; expected activities, fn, name, rets, split, strong-zero, width, with-primal
 // NONAME: error: --reverse-wrap: 'activities=dup,active' names no function; write fn=NAME
 // PRIMAL: error: ad-wrap{fn=f}: with-primal is a reverse-mode option
 // DECL: wrap_run.mlir:25:1: error: ad-wrap{fn=f}: @tf is declared as (memref<?xf64>, memref<?xf64>, f64, f64) -> (f64, f64), but the derivative it names has type (memref<?xf64>, memref<?xf64>, f64, f64) -> f64; declare it with that type

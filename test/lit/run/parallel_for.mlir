@@ -1,6 +1,7 @@
-// RUN: env ADPASSES_NUM_THREADS=3 ad-run %s | filecheck %s
+// RUN: env ADPASSES_NUM_THREADS=3 ADPASSES_PARALLEL_MIN_WORK=1 ad-run %s | filecheck %s
 // RUN: ad-opt %s --reverse --emit=llvm-ir | filecheck --check-prefix=LLVM %s
-// A loop marked ad.parallel runs on 3 threads (chunks 0..333, 334..666,
+// A loop marked ad.parallel runs on 3 threads (ADPASSES_PARALLEL_MIN_WORK=1:
+// one chunk per thread however small the loop; chunks 0..333, 334..666,
 // 667..999 of 1000 iterations): y = 2 x everywhere, the sum of x = 1..1000
 // is 500500 (exact in f64), and the gradient of sum(x[i]^2) (its forward
 // loop and its reverse both parallel) is 2 x.

@@ -4,7 +4,10 @@ func.func @f(%x: f64) -> f64 {
 ^bb1(%y: f64):
   %z = arith.mulf %y, %c : f64
   %big = arith.cmpf ogt, %z, %c : f64
-  cf.cond_br %big, ^bb2(%z : f64), ^bb1(%z : f64)
+  cf.cond_br %big, ^bb2(%z : f64), ^bb3
+^bb3:
+  %huge = arith.cmpf ogt, %z, %x : f64
+  cf.cond_br %huge, ^bb2(%x : f64), ^bb1(%z : f64)
 ^bb2(%r: f64):
   func.return %r : f64
 }

@@ -1,0 +1,47 @@
+"""The cache report's section on parallel loops (docs/parallel.md): each
+loop marked `prange` or by `jit(parallel=True)`, in the primal and in the
+gradient, whether it runs in parallel and why (`ad-parallelize`'s analysis,
+with the Python names), and for a parallel one how its iterations are cut
+into chunks at run time (the minimum work per chunk)."""
+
+from __future__ import annotations
+
+from adpasses.cache.report import ParallelLoop
+
+
+def parallel_loops(sweep: str, function) -> list[ParallelLoop]:  # type: ignore[no-untyped-def]
+    """ParallelLoop per marked loop of `function` (an xDSL func.func in its
+    module; not changed)."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from adpasses.dialects.ad import PARALLEL_ATTR
+    from adpasses.lowering.parallel import block_work
+    from adpasses.native.runtime import get_num_threads, get_parallel_min_work
+    from adpasses.transforms.parallelize import marked_loops, parallel_report
+
+    loops = marked_loops(function)
+    if not loops:
+        return []
+    found = []
+    seen: set[str] = set()
+    for loop, (where, problem) in zip(loops, parallel_report(function)):
+        # The gradient's reverse loop has its forward loop's location (a
+        # loop-local reverse is inside the forward loop: one loop).
+        label = "gradient, reverse loop" if sweep == "gradient" and where in seen else sweep
+        seen.add(where)
+        attr = loop.attributes.get(PARALLEL_ATTR)
+        mark = "prange" if isinstance(attr, StringAttr) and attr.data == "prange" else "jit(parallel=True)"
+        if problem is None:
+            found.append(ParallelLoop(label, where, mark, True, _chunking(block_work(loop.body.block.ops),
+                                                                           get_parallel_min_work(),
+                                                                           get_num_threads())))
+        else:
+            found.append(ParallelLoop(label, where, mark, False, problem))
+    return found
+
+
+def _chunking(work: int, min_work: int, threads: int) -> str:
+    least = -(-min_work // max(1, work))
+    return (f"iterations proven independent; up to {threads} threads, in chunks of at least {least} "
+            f"iterations (about {max(1, work)} operations each, {min_work} per chunk at least: "
+            f"ADPASSES_PARALLEL_MIN_WORK), so fewer than {2 * least} iterations run on the calling thread")
