@@ -10,8 +10,8 @@
 // The report names every size it prints: an unnamed function argument is
 // argK, an unnamed op result its op (both were `?`), and x + 0, x * 1 are x.
 // KB-NOT:   ?)
-// KB:       tape      %v {{.*}} f64 x (steps - (segments * max(<{{.*}}>, 1))) * dim(u, 0)
-// KB:       checkpoint @f_segment_0 at {{.*}}, which tapes 8*(ceildiv((hi - lo), arg2))*n bytes per call
+// KB:       tape      %v {{.*}} f64 x (steps - {{.*}}<arith.{{[a-z]+}}>{{.*}}) * dim(u, 0)
+// KB:       checkpoint @f_segment_0 at {{.*}}, which tapes 8*(ceildiv((hi - lo), arg{{[0-9]+}}))*n bytes per call
 // KB:       recompute factor: 2
 // NEG:      ad-opt: error: argument --tape-limit: ad-opt: --tape-limit must be at least 0 bytes, got -5
 // BAD:      ad-opt: error: argument --tape-limit: ad-opt: --tape-limit='lots' is not a size; write bytes as an int or a string like '32MB'
