@@ -450,6 +450,28 @@ def _raise_if_over_budget(b: Builder, loop: scf.ForOp, cond: SSAValue, limit: in
     b.insert(check)
 
 
+def _outline_for_revolve(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp):  # type: ignore[no-untyped-def]
+    """What revolve_loop and auto_loop start from: the loop body outlined
+    in revolve's layout (a leading snapshot count) before `function`, a
+    builder before the loop with `emit` (an op at the loop's location, its
+    result) and `index` (an index constant), and the loop's trip count."""
+    name = _fresh_segment_name(module, function)
+    segment, used = outline_segment(loop, module, name, leading=1)
+    Rewriter.insert_op(segment, InsertPoint.before(function))
+    b = Builder(InsertPoint.before(loop))
+
+    def emit(op: Operation) -> SSAValue:
+        op.location = loop.location
+        return b.insert(op).results[0]
+
+    def index(k: int) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
+
+    n = trip_count(b, loop.lb, loop.ub, loop.step)
+    n.name_hint = n.name_hint or "trips"
+    return name, segment, used, b, emit, index, n
+
+
 def revolve_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: int, snapshots: int,
                  taped: list[SSAValue] = ()) -> func.FuncOp:  # type: ignore[assignment]
     """Replace `loop` by a revolve call over its first N - 1 iterations
@@ -467,20 +489,7 @@ def revolve_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit
     explicit snapshot count), the call runs no step."""
     from adpasses.dialects.ad import REVOLVE_ATTR
 
-    name = _fresh_segment_name(module, function)
-    segment, used = outline_segment(loop, module, name, leading=1)
-    Rewriter.insert_op(segment, InsertPoint.before(function))
-    b = Builder(InsertPoint.before(loop))
-
-    def emit(op: Operation) -> SSAValue:
-        op.location = loop.location
-        return b.insert(op).results[0]
-
-    def index(k: int) -> SSAValue:
-        return emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
-
-    n = trip_count(b, loop.lb, loop.ub, loop.step)
-    n.name_hint = n.name_hint or "trips"
+    name, segment, used, b, emit, index, n = _outline_for_revolve(loop, module, function)
     zero, one = index(0), index(1)
     if snapshots > 0:
         count = index(snapshots)
@@ -531,20 +540,7 @@ def auto_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: i
         scf.for %t = %mid to ub iter_args(%r) { the original body }"""
     from adpasses.dialects.ad import REVOLVE_ATTR
 
-    name = _fresh_segment_name(module, function)
-    segment, used = outline_segment(loop, module, name, leading=1)
-    Rewriter.insert_op(segment, InsertPoint.before(function))
-    b = Builder(InsertPoint.before(loop))
-
-    def emit(op: Operation) -> SSAValue:
-        op.location = loop.location
-        return b.insert(op).results[0]
-
-    def index(k: int) -> SSAValue:
-        return emit(arith.ConstantOp(IntegerAttr(k, IndexType())))
-
-    n = trip_count(b, loop.lb, loop.ub, loop.step)
-    n.name_hint = n.name_hint or "trips"
+    name, segment, used, b, emit, index, n = _outline_for_revolve(loop, module, function)
     zero, one = index(0), index(1)
     state = _state_bytes(b, loop, used, module, segment, REVOLVE_FIRST_USED)
     step_bytes = (_step_tape_bytes(b, loop, taped) if taped else None) or state
