@@ -93,7 +93,7 @@ def is_allocation(value: SSAValue) -> bool:
 
 
 def layout_over(view: Operation, new_source: SSAValue, insert: Callable[[Operation], Operation],
-                outer: Callable[[SSAValue], SSAValue]) -> dict[SSAValue, SSAValue]:
+                outer: Callable[[SSAValue], SSAValue | None]) -> dict[SSAValue, SSAValue]:
     """For the same view as `view` of `new_source` (a shadow or tangent of
     `view`'s source, of its sizes but maybe not its layout): the operands
     of `view` (a reinterpret_cast's offset, sizes and strides) made from
@@ -102,8 +102,12 @@ def layout_over(view: Operation, new_source: SSAValue, insert: Callable[[Operati
     reinterpret_cast count elements of the source's buffer, so the
     primal's would address other elements of a differently laid out
     shadow (a contiguous shadow of a strided primal). `insert` adds an op
-    where the new view is built; `outer(v)` is value `v` there. Other
-    operands are not in the result (use `outer`)."""
+    where the new view is built; `outer(v)` is value `v` there, or None
+    where it is not at hand (a reverse sweep has the values its cache
+    planner decided on: the view's operands, not always the index
+    arithmetic between them), and then pure index arithmetic is computed
+    again from values that are. Other operands are not in the result (use
+    `outer`); an operand that cannot be made again keeps the primal's."""
     from adpasses.dialects.ad import BroadcastOp
 
     source = view_source(view)
@@ -111,6 +115,24 @@ def layout_over(view: Operation, new_source: SSAValue, insert: Callable[[Operati
         return {}
     memo: dict[SSAValue, SSAValue | None] = {}
     metadata: list[Operation] = []
+    recomputed: dict[SSAValue, SSAValue | None] = {}
+
+    def at_hand(value: SSAValue) -> SSAValue | None:
+        """`value` where the view is built: outer's, else computed again."""
+        if value in recomputed:
+            return recomputed[value]
+        found = outer(value)
+        owner = value.owner
+        if found is None and isinstance(owner, Operation) and not owner.regions and (
+                (len(owner.results) == 1 and (owner.dialect_name() == "arith"
+                                              or isinstance(owner, (memref.DimOp, BroadcastOp))))
+                or isinstance(owner, memref.ExtractStridedMetaDataOp)):
+            operands = [at_hand(o) for o in owner.operands]
+            if all(o is not None for o in operands):
+                new = insert(owner.clone(value_mapper=dict(zip(owner.operands, operands))))
+                found = new.results[list(owner.results).index(value)]
+        recomputed[value] = found
+        return found
 
     def again(value: SSAValue) -> SSAValue | None:
         if value in memo:
@@ -122,14 +144,20 @@ def layout_over(view: Operation, new_source: SSAValue, insert: Callable[[Operati
                 metadata.append(insert(memref.ExtractStridedMetaDataOp(new_source)))
             result = metadata[0].results[list(owner.results).index(value)]
         elif isinstance(owner, memref.DimOp) and owner.source is source:
-            result = insert(memref.DimOp(new_source, outer(owner.index))).results[0]
+            # (the same sizes, but read from `new_source`: what the view
+            # is built from stays at hand, and the loops' parallel proof
+            # relates the view to the shadow's own sizes)
+            index = at_hand(owner.index)
+            if index is not None:
+                result = insert(memref.DimOp(new_source, index)).results[0]
         elif (isinstance(owner, Operation) and not owner.regions and len(owner.results) == 1
               and (owner.dialect_name() == "arith" or isinstance(owner, BroadcastOp))):
             operands = [again(o) for o in owner.operands]
             if any(o is not None for o in operands):
-                new = owner.clone(value_mapper={o: (n if n is not None else outer(o))
-                                                for o, n in zip(owner.operands, operands)})
-                result = insert(new).results[0]
+                operands = [n if n is not None else at_hand(o) for o, n in zip(owner.operands, operands)]
+                if all(o is not None for o in operands):
+                    new = owner.clone(value_mapper=dict(zip(owner.operands, operands)))
+                    result = insert(new).results[0]
         memo[value] = result
         return result
 

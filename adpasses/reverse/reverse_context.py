@@ -168,6 +168,20 @@ class ReverseContext:
     # -- primal values -------------------------------------------------------
 
     def primal(self, value: SSAValue) -> SSAValue:
+        found = self.primal_if_available(value)
+        if found is not None:
+            return found
+        owner = value.owner if isinstance(value, OpResult) else None
+        raise CompileError(
+            f"internal error: value {value.name_hint or ''} of "
+            f"'{owner.name if isinstance(owner, Operation) else 'block argument'}' "
+            "is needed by the reverse sweep but has no cache decision",
+            op=owner if isinstance(owner, Operation) else None,
+        )
+
+    def primal_if_available(self, value: SSAValue) -> SSAValue | None:
+        """The primal `value` in the reverse sweep: cached, recomputed or a
+        constant; None where the cache planner made no decision for it."""
         rc: ReverseContext | None = self
         while rc is not None:
             found = rc.values.get(value)
@@ -180,16 +194,7 @@ class ReverseContext:
             self.insert(new)
             self.values[value] = new.results[0]
             return new.results[0]
-        top = self.sweep.top_values.get(value)
-        if top is not None:
-            return top
-        owner = value.owner if isinstance(value, OpResult) else None
-        raise CompileError(
-            f"internal error: value {value.name_hint or ''} of "
-            f"'{owner.name if isinstance(owner, Operation) else 'block argument'}' "
-            "is needed by the reverse sweep but has no cache decision",
-            op=owner if isinstance(owner, Operation) else None,
-        )
+        return self.sweep.top_values.get(value)
 
     # -- shadows -------------------------------------------------------------
 
@@ -217,7 +222,7 @@ class ReverseContext:
             source = view_source(view)
             assert source is not None
             shadow_source = self.shadow(source)
-            layout = layout_over(view, shadow_source, self.insert, self.primal)
+            layout = layout_over(view, shadow_source, self.insert, self.primal_if_available)
             mapping = {o: (shadow_source if o is source else layout.get(o) or self.primal(o))
                        for o in view.operands}
             new = view.clone(value_mapper=mapping)
