@@ -118,7 +118,10 @@ def test_planted_forward_bug_is_a_wrong_hvp(monkeypatch):
     Hessian differentiates that cos forward: d cos = cos x dx (sin's rule)
     instead of -sin x dx."""
     _wrong_forward_rule(monkeypatch, math.CosOp, math.SinOp)
-    kinds = Counter(o.kind for o in _outcomes_with_sin(check_hessian, 6))
+    # Only a sin of an active value has its cos differentiated forward: 3 of
+    # the first 10 small programs with sin (the scipy.special ops changed
+    # what the generator draws; 1 of the first 6 now).
+    kinds = Counter(o.kind for o in _outcomes_with_sin(check_hessian, 10))
     assert kinds["wrong hvp"] >= 2, kinds
 
 
