@@ -40,7 +40,8 @@ def _inside(value: SSAValue, loop: Operation) -> bool:
     return False
 
 
-def _noalias_argument(value: SSAValue, function: func.FuncOp) -> bool:
+def noalias_argument(value: SSAValue, function: func.FuncOp) -> bool:
+    """Whether `value` is an argument of `function` marked noalias."""
     args = list(function.body.block.args)
     if value not in args:
         return False
@@ -73,7 +74,7 @@ def _candidates(loop: scf.ForOp, function: func.FuncOp) -> list[tuple[memref.Loa
             continue
         obj = object_of(m)
         if not (obj.kind is ObjectKind.ALLOCATION
-                or (obj.kind is ObjectKind.ARGUMENT and _noalias_argument(obj.value, function))):
+                or (obj.kind is ObjectKind.ARGUMENT and noalias_argument(obj.value, function))):
             continue
         if not _alone(loop, obj.value, (load, store)):
             continue

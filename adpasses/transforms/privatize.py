@@ -42,7 +42,8 @@ from adpasses.analysis.memref_access import ObjectKind, object_of
 from adpasses.core.ir_walk import nested_ops
 from adpasses.core.region_flow import counted_loop
 from adpasses.core.types import byte_size, is_float_type
-from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, UNCHECKED_ATTR
+from adpasses.dialects.ad import PARALLEL_ATTR, UNCHECKED_ATTR
+from adpasses.transforms.accumulators import noalias_argument
 
 PRIVATE_CHUNKS = 16
 """Private copies per loop: at most this many threads share its work."""
@@ -65,15 +66,6 @@ def _inside(value: SSAValue, loop: Operation) -> bool:
     return False
 
 
-def _noalias_argument(value: SSAValue, function: func.FuncOp) -> bool:
-    args = list(function.body.block.args)
-    if value not in args:
-        return False
-    attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
-    k = args.index(value)
-    return k < len(attrs) and any(n in attrs[k].data for n in NOALIAS_ATTRS)
-
-
 def accumulations(loop: scf.ForOp, function: func.FuncOp) -> dict[SSAValue, list[Accumulation]]:
     """Memref -> its accumulations in `loop`, for each memref every access
     of the loop to whose object is one (the module doc's conditions)."""
@@ -94,7 +86,7 @@ def accumulations(loop: scf.ForOp, function: func.FuncOp) -> dict[SSAValue, list
         if obj.value is not m or _inside(m, loop) or not isinstance(m.type, MemRefType):
             continue
         if not (obj.kind is ObjectKind.ALLOCATION
-                or (obj.kind is ObjectKind.ARGUMENT and _noalias_argument(m, function))):
+                or (obj.kind is ObjectKind.ARGUMENT and noalias_argument(m, function))):
             continue
         found.setdefault(m, []).append((load, add, store))
     own = {op for pairs in found.values() for load, _, store in pairs for op in (load, store)}
