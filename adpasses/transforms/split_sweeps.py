@@ -452,3 +452,23 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
             f.function_type = FunctionType.from_lists(inputs, [v.type for v in ret.arguments])
     for op in reversed(replaced):
         op.erase(safe_erase=False)
+
+
+# -- tapes the caller owns (the Python API) ---------------------------------------
+
+
+def hand_tape_to_caller(module: ModuleOp, rev_name: str) -> None:
+    """`@<rev_name>` frees nothing it takes: the caller owns the tape's
+    memory. The Python API (`adpasses.split`) receives the forward half's
+    tape buffers as numpy arrays that own them (docs/calling_convention.md,
+    array results) and frees them by dropping those arrays, once, after the
+    reverse half ran or when the tape is garbage-collected unused; the
+    reverse half's own `memref.dealloc` of a tape argument would free them
+    a second time."""
+    rev = SymbolTable.lookup_symbol(module, rev_name)
+    assert isinstance(rev, func.FuncOp), rev_name
+    args = set(rev.body.block.args)
+    for op in list(rev.walk()):
+        if isinstance(op, memref.DeallocOp) and op.memref in args:
+            op.detach()
+            op.erase()
