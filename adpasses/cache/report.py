@@ -210,8 +210,14 @@ def _unsigned_div(a: Any, b: Any) -> Any:
     return None if np.any(b == 0) else a // b
 
 
+def _ceil_div(a: Any, b: Any) -> Any:
+    return None if np.any(b == 0) else -(-a // b)
+
+
 _MORE_BINARY = {
     arith.DivUIOp: _unsigned_div,
+    arith.CeilDivSIOp: _ceil_div,  # a slice's length (X[:, j])
+    arith.CeilDivUIOp: _ceil_div,
     arith.MaxUIOp: np.maximum,
     arith.MinUIOp: np.minimum,
     arith.MulfOp: lambda a, b: a * b,
