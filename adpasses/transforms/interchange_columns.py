@@ -85,6 +85,8 @@ from adpasses.dialects.ad import UNCHECKED_ATTR
 from adpasses.transforms.gradient_marks import marked_functions
 
 _VIEWS = (memref.SubviewOp,)
+_DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.CeilDivSIOp, arith.CeilDivUIOp, arith.FloorDivSIOp,
+              arith.RemSIOp, arith.RemUIOp)
 
 
 def interchange_columns_in(function: func.FuncOp) -> int:
@@ -92,8 +94,8 @@ def interchange_columns_in(function: func.FuncOp) -> int:
     how many were rewritten."""
     done = 0
     for loop in [op for op in function.walk() if isinstance(op, scf.ForOp)]:
-        if loop.parent is None:
-            continue  # inside a nest rewritten before
+        if not function.is_ancestor(loop):
+            continue  # a stage of a nest rewritten (and erased) before
         plan = _plan(loop)
         if plan is not None:
             _rewrite(loop, plan)
@@ -231,6 +233,8 @@ def _hoistable(loop: scf.ForOp, ops: list[Operation]) -> Iterable[Operation]:
     for op in ops:
         if op.regions or not (is_pure(op) or isinstance(op, memref.DimOp)):
             continue
+        if isinstance(op, _DIVISIONS) and not _constant_index(op.operands[1]):
+            continue  # a division by zero must not run where J runs no iteration
         if all(not _defined_in(v, loop.body.block) or (isinstance(v, OpResult) and v.op in moved)
                for v in op.operands):
             moved.add(op)

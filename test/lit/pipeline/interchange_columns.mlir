@@ -224,3 +224,29 @@ func.func @rows(%X: memref<?x?xf64>) -> f64 {
   }
   func.return %t : f64
 }
+
+// A division in the nest by a value the function is given: not moved
+// before the loop (with no column it must not run: d may be 0), so the
+// inner loop's bound depends on the loop's body: stays.
+// CHECK-LABEL: func.func @division_in_the_nest(
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.for %j = %c0 to %n step %c1 iter_args
+// CHECK-NEXT:      %rows = arith.divsi %m, %d : index
+func.func @division_in_the_nest(%X: memref<?x?xf64>, %d: index) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %X, %c0 : memref<?x?xf64>
+  %n = memref.dim %X, %c1 : memref<?x?xf64>
+  %t = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f64) {
+    %rows = arith.divsi %m, %d : index
+    %s = scf.for %i = %c0 to %rows step %c1 iter_args(%s_1 = %zero) -> (f64) {
+      %x = memref.load %X[%i, %j] : memref<?x?xf64>
+      %s_2 = arith.addf %s_1, %x : f64
+      scf.yield %s_2 : f64
+    }
+    %acc_1 = arith.addf %acc, %s : f64
+    scf.yield %acc_1 : f64
+  }
+  func.return %t : f64
+}
