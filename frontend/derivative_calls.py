@@ -159,7 +159,7 @@ class GradientCallMixin:
         arguments: list[_Argument] = []
         types_, static = [], {}
         operands: list[SSAValue] = []
-        arrays_only = kind in ("hessian", "hvp")
+        arrays_only = kind in ("hessian", "hvp", "jacfwd")
         for k, v in enumerate(values):
             v = self.materialize(v, node)
             wanted = k in listed
@@ -350,49 +350,33 @@ class GradientCallMixin:
             if a.shadowed:
                 tangents[k] = self._zeros_like(a.array, fill=False)  # type: ignore[arg-type]
 
-        def operands(scalar_seed: int | None) -> tuple[list[SSAValue], list[str]]:
-            flat, activity = [], []
-            for k, a in enumerate(arguments):
-                if a.value is None:
-                    continue
-                flat.append(values[k])
-                if k in tangents:
-                    flat.append(tangents[k])
-                    activity.append("dup")
-                elif a.differentiated:  # a float: its tangent 1 in its own sweep, else 0
-                    flat.append(self.const_float(1.0 if k == scalar_seed else 0.0, f64))
-                    activity.append("dup")
-                else:
-                    activity.append("const")
-            return flat, activity
+        flat, activity = [], []
+        for k, a in enumerate(arguments):
+            if a.value is not None:
+                flat += [values[k], tangents[k]] if k in tangents else [values[k]]
+                activity.append("dup" if k in tangents else "const")
 
-        def sweep(scalar_seed: int | None, before: Callable[[], None]) -> SSAValue:
-            for q, a in enumerate(arguments):
-                if a.written:
-                    self.emit(memref.CopyOp(pristine[q], values[q]))
-            for q in tangents:
-                self._fill(tangents[q], q, arguments, self.const_float(0.0, arguments[q].array.element))  # type: ignore[union-attr]
-            before()
-            flat, activity = operands(scalar_seed)
-            return self.emit(FwddiffOp(callee.sym_name.data, flat, activity, ["dup"], [out_type] * 2)).results[1]
-
-        results: dict[int, object] = {}
+        results = []
         for b in listed:
-            a = arguments[b]
-            if a.array is None:
-                results[b] = Scalar(sweep(b, lambda: None))
-                continue
-            sizes = [self.dim(a.array, d) for d in range(a.array.ndim)]
-            out = Array(self.new_array(sizes, a.array.element))
-            results[b] = out
+            x = arguments[b].array
+            assert x is not None
+            sizes = [self.dim(x, d) for d in range(x.ndim)]
+            out = Array(self.new_array(sizes, x.element))
+            results.append(out)
 
             def column(j: SSAValue, b: int = b, sizes: list = sizes, out: Array = out) -> None:
+                for q, a in enumerate(arguments):
+                    if a.written:  # each sweep starts from the argument as passed
+                        self.emit(memref.CopyOp(pristine[q], values[q]))
+                for q in tangents:
+                    self._fill(tangents[q], q, arguments, self.const_float(0.0, arguments[q].array.element))  # type: ignore[union-attr]
                 at = self._unravel(j, sizes)
-                one = self.const_float(1.0, out.element)
-                d = sweep(None, lambda: self.emit(memref.StoreOp.get(one, tangents[b], at)))
-                self.emit(memref.StoreOp.get(self.convert_to(Scalar(d), out.element, None), out.value, at))
+                self.emit(memref.StoreOp.get(self.const_float(1.0, out.element), tangents[b], at))
+                sweep = self.emit(FwddiffOp(callee.sym_name.data, flat, activity, ["dup"], [out_type] * 2))
+                self.emit(memref.StoreOp.get(self.convert_to(Scalar(sweep.results[1]), out.element, None),
+                                             out.value, at))
             self._loop(self._count(sizes), column)
-        return results[listed[0]] if single else TupleValue([results[k] for k in listed])
+        return results[0] if single else TupleValue(results)
 
     # -- IR helpers -----------------------------------------------------------------------------
 
