@@ -160,7 +160,7 @@ def test_generator_covers_the_plan():
     seen = _features(range(400))
     wanted = [f"op:{name}" for name in OPS] + [
         "PowI", "Select", "IndexToFloat", "F32", "Load", "select on FCmp", "select on ICmp",
-        "policy:minimal", "policy:tape-all", "activity:True", "activity:False", "primal:True",
+        "policy:minimal", "policy:min-memory", "policy:tape-all", "activity:True", "activity:False", "primal:True",
         "O0", "O3", "boundscheck:False", "arg:const", "arg:active", "arg:dup", "arg:dupnoneed",
         "rank1", "rank2", "strided", "static shape", "noalias", "index arg", "aliased arguments",
         "ret:active", "ret:const", "0 results", "2 results", "Let", "Assign", "Store", "For",

@@ -45,7 +45,7 @@ def _polygamma(x, n, r):  # type: ignore[no-untyped-def]
 def _xlogy(x, y, r):  # type: ignore[no-untyped-def]
     # x log y: d/dx = log y; d/dy = x / y, and 0 where x == 0 (xlogy(0, y)
     # is 0 for every y, so it does not move with y there, even at y = 0).
-    return [call(math.LogOp, y), x * select(cmpf("oeq", x, 0), 0, 1 / y)]
+    return [call(math.LogOp, y), select(cmpf("oeq", x, 0), 0, x / y)]
 
 
 ENTRIES = [
