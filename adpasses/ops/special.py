@@ -50,9 +50,9 @@ def _xlogy(x, y, r):  # type: ignore[no-untyped-def]
 
 ENTRIES = [
     ScalarOp(LgammaOp, python=(pymath.lgamma,), partials=lambda x, r: [call(DigammaOp, x)],
-             llvm=Custom(), cost=TRANSCENDENTAL, domains=("pos",), oracle="_m.lgamma({0})"),
+             llvm=Custom(), cost=TRANSCENDENTAL, domains=("pos",), oracle="_lgamma({0})"),
     ScalarOp(GammaOp, python=(pymath.gamma,), partials=lambda x, r: [r * call(DigammaOp, x)],
-             llvm=Libm("tgamma"), cost=TRANSCENDENTAL, domains=("pos",), oracle="_m.gamma({0})"),
+             llvm=Libm("tgamma"), cost=TRANSCENDENTAL, domains=("pos",), oracle="_tgamma({0})"),
     ScalarOp(DigammaOp, python=(), partials=lambda x, r: [call(PolygammaOp, x, typed(1, i32))],
              llvm=Custom(), cost=TRANSCENDENTAL, domains=("pos",), oracle="_digamma({0})"),
     ScalarOp(PolygammaOp, python=(), partials=_polygamma,
