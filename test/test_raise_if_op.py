@@ -51,3 +51,31 @@ def test_assert_with_the_retired_raises_attribute_names_raise_if() -> None:
     with pytest.raises(CompileError, match=r"assert.mlir:4:3: .*cf.assert with ad.raises: raise a Python "
                                            r"exception with `ad.raise_if"):
         compile_module(parse_module(text, "assert.mlir"))
+
+
+def strided_sum(x, k):
+    s = 0.0
+    for i in range(0, len(x), k):
+        s += x[i]
+    return s
+
+
+@pytest.mark.parametrize("mode", ["jit", "grad"])
+def test_a_range_step_of_zero_known_at_run_time_is_pythons_value_error(mode: str) -> None:
+    import inspect
+
+    import numpy as np
+
+    import adpasses
+
+    x = np.ones(5)
+    f = adpasses.jit(strided_sum) if mode == "jit" else adpasses.grad(strided_sum)
+    with pytest.raises(ValueError) as python:
+        strided_sum(x, 0)
+    with pytest.raises(ValueError) as compiled:
+        f(x, 0)
+    lines, first = inspect.getsourcelines(strided_sum)
+    line = first + 2
+    col = lines[2].index("range(") + 1
+    assert str(compiled.value) == f"{python.value} (at {inspect.getsourcefile(strided_sum)}:{line}:{col})"
+    assert adpasses.jit(strided_sum)(x, 2) == 3.0
