@@ -8,7 +8,11 @@
 - memref.alloca_scope: all of the allocas it frees when it ends;
 - func.call: judged from the callee's body when the module has it
   (`CalleeEffect`; the memref arguments it may write, `written_arguments`),
-  else like an op with unknown effects;
+  else like an op with unknown effects. A callee that only addresses its
+  arguments' memory through their views (`stays_in_views`: no
+  reinterpret_cast or raw pointer, nor a call of a function that has one)
+  writes every element of those views at most (a row `X[i, :]` passed to
+  it is that row), else all of each written argument's object;
 - an op with write/free effects: all of each memref operand's object; with
   unknown effects (no effect trait), also any memory reachable from
   outside the function;
@@ -39,6 +43,13 @@ from adpasses.core.region_flow import REGION_FLOWS
 READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp, SizeMatchOp)
 """Memref ops that only read (or only look at the descriptor: ad.size_match
 compares sizes)."""
+
+
+REVIEWING_OPS = (memref.ReinterpretCastOp, memref.ExtractAlignedPointerAsIndexOp, memref.ViewOp,
+                 memref.GetGlobalOp)
+"""Ops that make an address of their own from a memref (or a global):
+a function containing one may reach memory outside the views it is
+given."""
 
 
 class Extent(Enum):
@@ -104,7 +115,8 @@ class WriteEffects:
                 written = self.written_arguments(name)
                 if written is None:
                     return operands
-                return [WriteTarget(Extent.OBJECT, v) for k, v in enumerate(op.operands)
+                extent = Extent.VIEW if self.stays_in_views(name) else Extent.OBJECT
+                return [WriteTarget(extent, v) for k, v in enumerate(op.operands)
                         if k in written and isinstance(v.type, MemRefType)]
             return operands + [WriteTarget(Extent.OUTSIDE)]
         effects = effects_of(op)
@@ -129,6 +141,24 @@ class WriteEffects:
             callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
             cache[name] = (written_arguments(self, callee) if isinstance(callee, func.FuncOp)
                            else None)
+        return cache[name]
+
+    def stays_in_views(self, name: str) -> bool:
+        """Whether the callee `name` (a function of the module) reads and
+        writes its memref arguments only within the views it is given:
+        every access goes through loads, stores, subviews, casts, copies,
+        linalg ops and calls of such functions, never an op that rebuilds
+        an address (`REVIEWING_OPS`: a reinterpret_cast may address any
+        element of the argument's buffer). In-bounds indices assumed, as
+        everywhere in the analysis (the bounds checks stay)."""
+        cache = self.__dict__.setdefault("_in_views", {})
+        if name not in cache:
+            cache[name] = False  # while summarising: recursion
+            callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
+            cache[name] = isinstance(callee, func.FuncOp) and bool(callee.body.blocks) and all(
+                not isinstance(op, REVIEWING_OPS)
+                and (not isinstance(op, func.CallOp) or self.stays_in_views(op.callee.root_reference.data))
+                for op in callee.body.walk())
         return cache[name]
 
     def callee_effect(self, name: str) -> CalleeEffect:
