@@ -28,8 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import MemRefType
+from math import prod
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, NoneAttr
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, SymbolTable
@@ -50,6 +52,47 @@ REVIEWING_OPS = (memref.ReinterpretCastOp, memref.ExtractAlignedPointerAsIndexOp
 """Ops that make an address of their own from a memref (or a global):
 a function containing one may reach memory outside the views it is
 given."""
+
+
+def flattens_own_elements(op: Operation) -> bool:
+    """Whether `op` is the 1-D view of every element of an identity-layout
+    memref, in order: `memref.reinterpret_cast %m to offset 0, sizes
+    [dim(%m, 0) * ... * dim(%m, r-1)], strides [1]` (`seed_loops._flat_view`),
+    which addresses exactly %m's elements."""
+    if not isinstance(op, memref.ReinterpretCastOp) or not isinstance(op.source.type, MemRefType):
+        return False
+    source_type = op.source.type
+    if not isinstance(source_type.layout, NoneAttr) or op.offsets or op.strides:
+        return False
+    if tuple(op.static_offsets.get_values()) != (0,) or tuple(op.static_strides.get_values()) != (1,):
+        return False
+    shape = source_type.get_shape()
+    if len(op.sizes) == 0:  # static: the product of the static shape
+        return (DYNAMIC_INDEX not in shape and len(op.static_sizes.get_values()) == 1
+                and op.static_sizes.get_values()[0] == prod(shape))
+    if len(op.sizes) != 1:
+        return False
+    dims: list[int] = []
+    constant = 1
+    pending = [op.sizes[0]]
+    while pending:
+        v = pending.pop()
+        owner = v.owner
+        if isinstance(owner, arith.MuliOp):
+            pending += [owner.lhs, owner.rhs]
+        elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            constant *= owner.value.value.data
+        elif isinstance(owner, memref.DimOp) and owner.source == op.source \
+                and isinstance(owner.index.owner, arith.ConstantOp) \
+                and isinstance(owner.index.owner.value, IntegerAttr):
+            dims.append(owner.index.owner.value.value.data)
+        else:
+            return False
+    # each dimension once, by its memref.dim or (a static one) folded into the constants
+    missing = set(range(len(shape))) - set(dims)
+    return (len(set(dims)) == len(dims) and set(dims) <= set(range(len(shape)))
+            and all(shape[k] != DYNAMIC_INDEX for k in missing)
+            and constant == prod(shape[k] for k in missing))
 
 
 class Extent(Enum):
@@ -156,7 +199,7 @@ class WriteEffects:
             cache[name] = False  # while summarising: recursion
             callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
             cache[name] = isinstance(callee, func.FuncOp) and bool(callee.body.blocks) and all(
-                not isinstance(op, REVIEWING_OPS)
+                (not isinstance(op, REVIEWING_OPS) or flattens_own_elements(op))
                 and (not isinstance(op, func.CallOp) or self.stays_in_views(op.callee.root_reference.data))
                 for op in callee.body.walk())
         return cache[name]
