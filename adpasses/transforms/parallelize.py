@@ -55,6 +55,7 @@ from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from adpasses.analysis.alias import AliasAnalysis
+from adpasses.analysis.memref_access import ObjectKind, object_of
 from adpasses.core.diagnostics import error_at, op_location
 from adpasses.core.effects import OUTPUT, effects_of
 from adpasses.core.ir_walk import nested_ops
@@ -152,6 +153,34 @@ def _clone_constants(captured: list[SSAValue]) -> tuple[list[SSAValue], list[Ope
     return kept, constants
 
 
+def distinct_memrefs(function: func.FuncOp, captured: list[SSAValue]) -> set[SSAValue]:
+    """The captured memrefs the outlined body may mark noalias: each is
+    (a view of) its own memory object, which no other captured memref
+    reaches, and that object is a noalias argument of `function` or an
+    allocation of it (a private copy, a workspace). Inside the outlined
+    function each such object is then reached through that one parameter
+    only, which is what LLVM's noalias asks, and it lets LLVM vectorise
+    the chunk's loop (stores to one array, loads from another)."""
+    arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    entry_args = list(function.body.block.args)
+
+    def own_memory(obj: SSAValue, kind: ObjectKind) -> bool:
+        if kind is ObjectKind.ALLOCATION:
+            return True
+        if kind is ObjectKind.ARGUMENT and obj in entry_args:
+            k = entry_args.index(obj)
+            return k < len(arg_attrs) and any(n in arg_attrs[k].data for n in NOALIAS_ATTRS)
+        return False
+
+    memrefs = [v for v in captured if isinstance(v.type, MemRefType)]
+    objects = [object_of(v) for v in memrefs]
+    sharing: dict[SSAValue, int] = {}
+    for obj in objects:
+        sharing[obj.value] = sharing.get(obj.value, 0) + 1
+    return {v for v, obj in zip(memrefs, objects)
+            if sharing[obj.value] == 1 and own_memory(obj.value, obj.kind)}
+
+
 def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
     """Replace `loop` by an `ad.parallel_for` of a new private function
     `name` (inserted after `function`) that runs the loop over `lo .. hi`."""
@@ -178,22 +207,10 @@ def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
     outlined = func.FuncOp(name, FunctionType.from_lists(types, [v.type for v in inits]),
                            Region(block), visibility="private")
     outlined.location = loop.location
-    # noalias where the caller promised it for every array the loop uses
-    # (a view of a noalias argument beside it would break the promise).
-    arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
-    entry_args = list(function.body.block.args)
-
-    def promised(v: SSAValue) -> bool:
-        if not (isinstance(v, BlockArgument) and v in entry_args):
-            return False
-        k = entry_args.index(v)
-        return k < len(arg_attrs) and any(n in arg_attrs[k].data for n in NOALIAS_ATTRS)
-
-    memrefs = [v for v in params if isinstance(v.type, MemRefType)]
-    if memrefs and all(promised(v) for v in memrefs):
+    distinct = distinct_memrefs(function, params)
+    if distinct:
         outlined.arg_attrs = ArrayAttr([
-            DictionaryAttr({NOALIAS_ATTRS[0]: UnitAttr()}) if isinstance(v.type, MemRefType)
-            else DictionaryAttr({})
+            DictionaryAttr({NOALIAS_ATTRS[0]: UnitAttr()}) if v in distinct else DictionaryAttr({})
             for v in [lo, hi, step, *params, *inits]])
     module = function.parent_op()
     assert module is not None
