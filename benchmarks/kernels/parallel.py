@@ -230,6 +230,11 @@ def vmap_rows(rng) -> list[Row]:  # type: ignore[no-untyped-def]
     rows += timed_rows("per-example gradients (vmap)", f"B={B}, d={D}", B, B,
                        "adpasses vmap(grad, parallel=True)", adpasses.set_num_threads,
                        lambda: vp(X, w, Y), lambda: vg(X, w, Y), want, calls=50)
+    vg1 = adpasses.vmap(adpasses.grad(jf, 1), in_axes=(0, None, 0))
+    vp1 = adpasses.vmap(jf, in_axes=(0, None, 0))
+    rows += timed_rows("per-example gradients (vmap)", f"B={B}, d={D}", B, B,
+                       "adpasses vmap(grad), serial (parallel=False: the thread count changes nothing)",
+                       adpasses.set_num_threads, lambda: vp1(X, w, Y), lambda: vg1(X, w, Y), want, calls=50)
     nb = numba_per_example()
     if nb is not None:
         numba, losses, grads = nb
