@@ -90,6 +90,10 @@ def dotted(x, y):
     return np.dot(x, y) + x.dot(y)
 
 
+def dotted_alone(x, y):
+    return np.dot(x, y)
+
+
 def updated(x, y):
     x += y
     return np.sum(x)
@@ -99,9 +103,10 @@ def updated(x, y):
     (added, ((3, 4), (5,)), "operands could not be broadcast together: a dimension of size 4 meets one "
                             "of size 5 (sizes must be equal, or one of them 1)"),
     (dotted, ((6,), (1,)), "shapes (6,) and (1,) not aligned: 6 (dim 0) != 1 (dim 0)"),
+    (dotted_alone, ((6,), (2,)), "shapes (6,) and (2,) not aligned: 6 (dim 0) != 2 (dim 0)"),
     (updated, ((3, 1), (4,)), "non-broadcastable operand: size 4 cannot be broadcast into the array "
                               "updated in place, of size 1 in that dimension"),
-], ids=["broadcast", "equal", "into"])
+], ids=["broadcast", "equal", "equal-alone", "into"])
 def test_ad_broadcast_stops_as_a_raise_if_with_its_message(fn, shapes, message) -> None:
     import inspect
 
