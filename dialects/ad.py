@@ -949,7 +949,17 @@ class BroadcastOp(IRDLOperation):
     differ and neither is 1. With `into`, `rhs` is the size of an array
     updated in place (`x += y`): `lhs` must be `rhs` or 1, and the result
     is `rhs`. With `equal` (`np.dot` of vectors), the sizes must be equal.
-    Written by the frontend's array expressions; it moves no data."""
+    Written by the frontend's array expressions; it moves no data. Its
+    stop is an `ad.raise_if`'s (ValueError, `ERRORS[mode]` with `{0}` =
+    lhs and `{1}` = rhs), raised by the lowering."""
+
+    ERRORS: ClassVar[dict[str, str]] = {
+        "broadcast": ("operands could not be broadcast together: a dimension of size {0} meets one of "
+                      "size {1} (sizes must be equal, or one of them 1)"),
+        "into": ("non-broadcastable operand: size {0} cannot be broadcast into the array updated in "
+                 "place, of size {1} in that dimension"),
+        "equal": "shapes ({0},) and ({1},) not aligned: {0} (dim 0) != {1} (dim 0)",
+    }
 
     name = "ad.broadcast"
 

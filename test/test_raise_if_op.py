@@ -6,6 +6,7 @@ located error naming the op to write."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from adpasses.core.context import parse_module
@@ -79,3 +80,41 @@ def test_a_range_step_of_zero_known_at_run_time_is_pythons_value_error(mode: str
     col = lines[2].index("range(") + 1
     assert str(compiled.value) == f"{python.value} (at {inspect.getsourcefile(strided_sum)}:{line}:{col})"
     assert adpasses.jit(strided_sum)(x, 2) == 3.0
+
+
+def added(x, y):
+    return np.sum(x + y)
+
+
+def dotted(x, y):
+    return np.dot(x, y) + x.dot(y)
+
+
+def dotted_alone(x, y):
+    return np.dot(x, y)
+
+
+def updated(x, y):
+    x += y
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("fn, shapes, message", [
+    (added, ((3, 4), (5,)), "operands could not be broadcast together: a dimension of size 4 meets one "
+                            "of size 5 (sizes must be equal, or one of them 1)"),
+    (dotted, ((6,), (1,)), "shapes (6,) and (1,) not aligned: 6 (dim 0) != 1 (dim 0)"),
+    (dotted_alone, ((6,), (2,)), "shapes (6,) and (2,) not aligned: 6 (dim 0) != 2 (dim 0)"),
+    (updated, ((3, 1), (4,)), "non-broadcastable operand: size 4 cannot be broadcast into the array "
+                              "updated in place, of size 1 in that dimension"),
+], ids=["broadcast", "equal", "equal-alone", "into"])
+def test_ad_broadcast_stops_as_a_raise_if_with_its_message(fn, shapes, message) -> None:
+    import inspect
+
+    import adpasses
+
+    with pytest.raises(ValueError) as err:
+        adpasses.jit(fn)(*(np.ones(s) for s in shapes))
+    lines, first = inspect.getsourcelines(fn)
+    text = str(err.value)
+    assert text.startswith(message + f" (at {inspect.getsourcefile(fn)}:"), text
+    assert int(text.rsplit(":", 2)[1]) in range(first, first + len(lines))

@@ -17,10 +17,7 @@ their messages need:
 | STACK_LIMIT | MemoryError | bytes asked | the limit |
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
 | LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
-| BROADCAST | ValueError | one size of a dimension | the other (`ad.broadcast`) |
-| BROADCAST_INTO | ValueError | the operand's size | the size of the array updated in place |
-| NOT_ALIGNED | ValueError | one vector's length | the other's (`np.dot`) |
-| RAISED | the site's exception (`ad.raise_if`, and `cf.assert`: AssertionError) | value 0 of its message | value 1 |
+| RAISED | the site's exception (`ad.raise_if`; `cf.assert`: AssertionError; `ad.broadcast`: ValueError) | value 0 of its message | value 1 |
 
 A RAISED site's text is `raise_site_text(class name, message, location)`.
 """
@@ -37,11 +34,8 @@ STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
 RAISED = _BASE - 8
-BROADCAST = _BASE - 9
-BROADCAST_INTO = _BASE - 10
-NOT_ALIGNED = _BASE - 11
 CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP,
-         RAISED, BROADCAST, BROADCAST_INTO, NOT_ALIGNED)
+         RAISED)
 
 
 def raisable(name: str) -> type[BaseException] | None:
@@ -153,12 +147,4 @@ def _describe(code: int, index: int, size: int) -> tuple[type[Exception], str]:
     if code == LOOP_STEP:
         return ValueError, (f"scf.for step must be positive, got {index} (a loop with this step "
                             f"would never end)")
-    if code == BROADCAST:
-        return ValueError, (f"operands could not be broadcast together: a dimension of size {index} "
-                            f"meets one of size {size} (sizes must be equal, or one of them 1)")
-    if code == BROADCAST_INTO:
-        return ValueError, (f"non-broadcastable operand: size {index} cannot be broadcast into the array "
-                            f"updated in place, of size {size} in that dimension")
-    if code == NOT_ALIGNED:
-        return ValueError, f"shapes ({index},) and ({size},) not aligned: {index} (dim 0) != {size} (dim 0)"
     raise ValueError(f"unknown stop code {code}")
