@@ -30,6 +30,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from adpasses.core.compile_thread import run_with_stack, too_deep_error
 from adpasses.core.context import decode_mlir, make_context, parse_error_message, parse_module
 from adpasses.core.diagnostics import CompileError
+from adpasses.transforms.build_gradients import CACHE_POLICIES
 from adpasses.transforms.registry import AD_PASSES
 
 
@@ -113,9 +114,11 @@ class ADOptMain(xDSLOptMain):
         )
         arg_parser.add_argument(
             "--cache-policy",
-            choices=("minimal", "tape-all"),
+            choices=CACHE_POLICIES,
             default="minimal",
-            help="with --reverse: min-cut cache minimisation, or tape every needed in-loop value",
+            help="with --reverse: min-cut cache minimisation (minimal), the same cut with free "
+            "recomputation (min-memory: fewest taped bytes, Enzyme's placement), or tape every "
+            "needed in-loop value (tape-all)",
         )
         arg_parser.add_argument(
             "--tape-limit",
@@ -151,6 +154,12 @@ class ADOptMain(xDSLOptMain):
             action="store_true",
             help="with --reverse: keep small local arrays in memory (no ad-scalar-replace; "
                  "docs/reverse_mode.md)",
+        )
+        arg_parser.add_argument(
+            "--no-interchange-columns",
+            action="store_true",
+            help="with --reverse: loops down the columns of an array stay as written (no "
+                 "ad-interchange-columns; docs/reverse_mode.md)",
         )
         arg_parser.add_argument(
             "--no-activity",
@@ -240,6 +249,8 @@ class ADOptMain(xDSLOptMain):
                 options.append("loop-local=false")
             if a.no_scalar_replace:
                 options.append("scalar-replace=false")
+            if a.no_interchange_columns:
+                options.append("interchange-columns=false")
             forward = ["simplify=false"] if a.no_simplify else []
             if a.forward:
                 # Before ad-reverse, the requests that hold no ad.autodiff: a

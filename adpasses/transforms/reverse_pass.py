@@ -4,7 +4,8 @@ up to, not including, check elision; and `differentiate`, the same
 pipeline for one request from Python.
 
 Options of `ad-reverse`: `cache-policy` (`minimal`: min-cut cache
-minimisation, default; `tape-all`: tape every needed in-loop value),
+minimisation, default; `min-memory`: the same cut with free recomputation,
+Enzyme's choice; `tape-all`: tape every needed in-loop value),
 `activity` (false: treat every float as active, for comparison), `report`
 (`text` or `json`: print the cache report of every generated function on
 stderr), `lower-tapes`, `simplify`, `tape-limit` (bytes; >= 0: time loops
@@ -108,6 +109,7 @@ class ReversePass(ModulePass):
     tape_limit: int = -1
     loop_local: bool = True
     scalar_replace: bool = True
+    interchange_columns: bool = True
     checkpoint_schedule: str = "auto"
     snapshots: int = 0
 
@@ -121,6 +123,7 @@ class ReversePass(ModulePass):
                                             self.simplify, elide_checks=False, report=self.report,
                                             tape_limit=self.tape_limit, loop_local=self.loop_local,
                                             scalar_replace=self.scalar_replace,
+                                            interchange_columns=self.interchange_columns,
                                             checkpoint_schedule=self.checkpoint_schedule,
                                             snapshots=self.snapshots))
 
