@@ -203,6 +203,32 @@ def test_jacfwd_of_two_arrays() -> None:
 
 
 @adpasses.jit
+def hessian_in_lanes(x, s):
+    return hessian(wave, width=3)(x, s)
+
+
+@adpasses.jit
+def hessian_blocks_in_lanes(a, w, b):
+    H = hessian(pair, (1, 0), width=4)(a, w, b)
+    return H[0][0], H[0][1], H[1][0], H[1][1]
+
+
+def test_hessian_in_vector_mode_lanes_past_the_end() -> None:
+    """width=3 over 5 and 7 inputs: the last sweep has lanes past the end,
+    which seed nothing and are not stored; blocks of a 2-D array (6
+    elements) in lanes of 4."""
+    rng = np.random.default_rng(43)
+    for n in (5, 7):
+        x, s = rng.uniform(-1, 1, n), 0.8
+        np.testing.assert_allclose(hessian_in_lanes(x, s), adpasses.hessian(wave)(x, s), rtol=1e-12, atol=1e-14)
+    a, w, b = rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, 3), 0.6
+    got = hessian_blocks_in_lanes(a, w, b)
+    want = adpasses.hessian(pair, (1, 0))(a, w, b)
+    for i, block in enumerate((want[0][0], want[0][1], want[1][0], want[1][1])):
+        np.testing.assert_allclose(got[i], block, rtol=1e-12, atol=1e-14)
+
+
+@adpasses.jit
 def hessian_in_place(x):
     return hessian(smooth_in_place)(x, 1)
 
@@ -352,6 +378,8 @@ def errors_of(tmp_path, source: str, *args: object) -> str:
      "def h(x, s):\n    return grad(g, 1)(x, None)\n", "known at compile time"),
     ("def h(x, s):\n    return hessian(wave, 1)(x, s)\n", "pass a float as a 1-element array"),
     ("def h(x, s):\n    return jacfwd(wave, 1)(x, s)\n", "jacfwd differentiates float arrays"),
+    ("def h(x, s):\n    return hessian(wave, width=0)(x, s)\n", "width must be a positive int"),
+    ("def h(x, s):\n    return jacfwd(wave, width=2)(x, s)\n", "width= is not supported in compiled code"),
     ("def h(x, s):\n    return hvp(wave)(x, s, s)\n", "v must be an array of"),
     ("def h(x, s):\n    return hvp(wave, (0, 1))(x, s, x)\n", "argnums must be one int"),
     ("def g(x):\n    x[0] = 1.0\n"
