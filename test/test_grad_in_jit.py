@@ -322,6 +322,36 @@ def test_hessian_and_jvp_of_a_function_calling_grad() -> None:
     assert tangent == pytest.approx(adpasses.grad(mixed)(x, s) @ u, rel=1e-10)
 
 
+@adpasses.jit
+def trace_of_hessian(x, s):
+    H = hessian(wave)(x, s)
+    t = 0.0
+    for i in range(len(x)):
+        t += H[i, i]
+    return t
+
+
+@adpasses.jit
+def squared_hvp(x, v):
+    w = hvp(wave)(x, 1.1, v)
+    return np.sum(w * w)
+
+
+@adpasses.jit
+def sum_of_jacfwd(x):
+    return np.sum(jacfwd(wave)(x, 0.7))
+
+
+@pytest.mark.parametrize("f, extra", [(trace_of_hessian, (0.9,)), (squared_hvp, None), (sum_of_jacfwd, ())])
+def test_grad_of_functions_calling_hessian_hvp_jacfwd(f, extra) -> None:
+    """Reverse over forward over reverse (third derivatives), against
+    differences of the compiled function."""
+    rng = np.random.default_rng(52)
+    x = rng.uniform(-1, 1, 4)
+    args = (x, rng.normal(size=4)) if extra is None else (x, *extra)
+    assert_matches(adpasses.grad(f)(*args), gradient_fd(f, args, 0), what=f"grad of {f.__name__}")
+
+
 # -- the frontend's IR and errors -------------------------------------------------------------
 
 
