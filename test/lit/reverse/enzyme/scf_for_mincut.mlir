@@ -9,7 +9,9 @@
 //   cost model prices recomputing a sin or cos (16) above taping an f64 (8
 //   bytes), so it tapes the if's result as well and recomputes nothing
 //   transcendental but the derivative's own cos/sin; the condition is read
-//   again from c (not taped: c is never written).
+//   again from c (not taped: c is never written). Under the `min-memory`
+//   cache policy (free recomputation) the if's result is still taped:
+//   adpasses recomputes single ops, not an scf.if (not done yet).
 // Hand derivations (each step's factor f'(x_k), multiplied over k):
 // - mainf: d x_{k+1} / d x_k = -sin(x_k^2) 2 x_k: at x0 = 0.9: 0.460222;
 // - recompute_if: (f(x_k) + x_k f'(x_k)) with f = sin where c[k], else cos;
