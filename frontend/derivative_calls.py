@@ -53,6 +53,11 @@ GRAD_INTRINSICS = ("grad", "value_and_grad", "hessian", "hvp", "jacfwd")
 """The values of `__adpasses_intrinsic__` on the API functions whose result
 is called in compiled code (`grad(g)(x)`)."""
 
+DERIVATIVE_OBJECT = "derivative object"
+"""The value of `__adpasses_intrinsic__` on the callables those functions
+return (GradCallable, HvpCallable, SweepCallable): `dg = grad(g)` made in
+Python and called in compiled code."""
+
 _OPTIONS = {"grad": ("argnums",), "value_and_grad": ("argnums",), "hessian": ("argnums", "width"),
             "hvp": ("argnums",), "jacfwd": ("argnums",)}
 
@@ -82,8 +87,8 @@ class GradientCallMixin:
     function, called in compiled code (module docstring)."""
 
     def gradient_call(self, node: ast.Call, kind: str) -> object:
+        """`kind(g, argnums, ...)(*args)` written in the call."""
         from adpasses.frontend.compiler import jitted_python_function
-        from adpasses.native.pyentry import written_parameters
 
         request = node.func
         assert isinstance(request, ast.Call)
@@ -101,22 +106,47 @@ class GradientCallMixin:
         if target is None or not self.is_compiled_function(g.obj):
             self.error(request.args[0], f"the function {kind} differentiates must be an adpasses.jit function "
                                         "or a plain Python function defined with def")
-        name = target.__name__
         params = target.__code__.co_varnames[:target.__code__.co_argcount]
         argnums_node = request.args[1] if len(request.args) == 2 else options.get("argnums")
-        width = self._width(options.get("width"), kind, name)
-        nums = self._argnums(argnums_node, kind, name, params, target)
+        width = self._width(options.get("width"), kind, target.__name__)
+        nums = self._argnums(argnums_node, kind, target.__name__, params, target)
+        return self._request(node, kind, target, nums, width, argnums_node or request)
+
+    def derivative_object_call(self, node: ast.Call, obj: object) -> object:
+        """`dg(x)` with `dg = adpasses.grad(g, argnums)` (or value_and_grad,
+        hessian, hvp, jacfwd) made in Python: the same request."""
+        kind = obj.derivative_kind  # type: ignore[attr-defined]
+        jf = obj.jf  # type: ignore[attr-defined]
+        if jf.tape_limit is not None or jf.strong_zero:
+            self.error(node.func, f"{obj.__name__} was made with memory_limit= or strong_zero=, which compiled "  # type: ignore[attr-defined]
+                                  "code does not take; set tape_limit= on the @adpasses.jit of the caller")
+        width = getattr(obj, "width", None)
+        if kind == "jacfwd" and width is not None:
+            self.error(node.func, f"{obj.__name__} was made with width=, which jacfwd in compiled code does not "  # type: ignore[attr-defined]
+                                  "take; make it without")
+        return self._request(node, kind, jf.py_func, obj.argnums, width or DEFAULT_WIDTH, node.func)  # type: ignore[attr-defined]
+
+    def _request(self, node: ast.Call, kind: str, target, nums: int | tuple, width: int,  # type: ignore[no-untyped-def]
+                 where: ast.AST) -> object:
+        """The request `kind(target, nums)(*node.args)`, checked like the
+        API's call; errors about argnums point at `where`."""
+        from adpasses.native.pyentry import written_parameters
+
+        name = target.__name__
+        params = target.__code__.co_varnames[:target.__code__.co_argcount]
         single = isinstance(nums, int)
         listed = [k % len(params) for k in ((nums,) if single else nums)]  # type: ignore[union-attr]
         args = list(node.args)
         if kind == "hvp":
             if len(listed) != 1:
-                self.error(argnums_node or request, f"hvp({name}, argnums=...): argnums must be one int (the "
+                self.error(where, f"hvp({name}, argnums=...): argnums must be one int (the "
                                                     "array the Hessian is taken with respect to)")
             if not args or isinstance(args[-1], ast.Starred):
                 self.error(node, f"call hvp({name})(*args, v): the arguments of {name}(), then the vector")
             v_node, args = args[-1], args[:-1]
-        values = self.call_arguments(target, ast.Call(func=request.args[0], args=args, keywords=node.keywords))
+        call = ast.copy_location(ast.Call(func=node.func, args=args, keywords=node.keywords), node)
+        call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
+        values = self.call_arguments(target, call)
         arguments, operands, types_, static = self._gradient_arguments(node, kind, name, params, values, listed)
         callee = self.mb.function(target, types_, public=False, node=node, caller=self, static=static)
         outputs = list(callee.function_type.outputs.data)

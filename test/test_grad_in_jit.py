@@ -352,6 +352,34 @@ def test_grad_of_functions_calling_hessian_hvp_jacfwd(f, extra) -> None:
     assert_matches(adpasses.grad(f)(*args), gradient_fd(f, args, 0), what=f"grad of {f.__name__}")
 
 
+# -- callables made in Python, called in compiled code ------------------------------------
+
+grad_of_wave_made = adpasses.grad(wave)
+value_and_grad_made = adpasses.value_and_grad(pair, (0, 2))
+hessian_made = adpasses.hessian(wave)
+hvp_made = adpasses.hvp(wave)
+jacfwd_made = adpasses.jacfwd(pair, 1)
+
+
+@adpasses.jit
+def uses_made_callables(x, s, v, a, w):
+    value, (da, db) = value_and_grad_made(a, w, s)
+    return (grad_of_wave_made(x, s), hessian_made(x, s), hvp_made(x, s, v), jacfwd_made(a, w, s),
+            value + db + da[0, 0])
+
+
+def test_callables_made_in_python_are_the_same_requests() -> None:
+    rng = np.random.default_rng(60)
+    x, v, a, w, s = rng.uniform(-1, 1, 4), rng.normal(size=4), rng.uniform(-1, 1, (2, 3)), \
+        rng.uniform(-1, 1, 3), 0.8
+    got = uses_made_callables(x, s, v, a, w)
+    value, (da, db) = value_and_grad_made(a, w, s)
+    want = (grad_of_wave_made(x, s), hessian_made(x, s), hvp_made(x, s, v), jacfwd_made(a, w, s),
+            value + db + da[0, 0])
+    for g, t in zip(got, want):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+
+
 # -- the frontend's IR and errors -------------------------------------------------------------
 
 
@@ -415,6 +443,10 @@ def errors_of(tmp_path, source: str, *args: object) -> str:
     ("def g(x):\n    x[0] = 1.0\n"
      "def h(x, s):\n    return grad(g)(x)\n", "returning one float; g() returns nothing"),
     ("def h(x, s):\n    return jacfwd(len)(x)\n", "must be an adpasses.jit function"),
+    ("import adpasses\ndg = adpasses.grad(wave, memory_limit='1MB')\n"
+     "def h(x, s):\n    return dg(x, s)\n", "was made with memory_limit= or strong_zero="),
+    ("import adpasses\ndg = adpasses.grad(wave)\n"
+     "def h(x, s):\n    return dg(x, s, s, s)\n", "but 4 were given"),
 ])
 def test_errors_name_the_construct_and_the_remedy(tmp_path, source: str, message: str) -> None:
     text = errors_of(tmp_path, source, np.ones(3), 0.5)
