@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adpasses.api import shadows
+from adpasses.api.aliasing import check_written_distinct
 from adpasses.api.gradcall import grad_activity, normalize_argnums
 from adpasses.api.autodiff_call import MISS
 from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed, Output
@@ -67,7 +68,10 @@ def _width(width: object, api: str) -> int | None:
     return int(width)
 
 
-def _check_distinct(name: str, api: str, arrays: Sequence[object]) -> None:
+def _check_all_distinct(name: str, api: str, arrays: Sequence[object]) -> None:
+    """fwddiff keeps Enzyme's semantics (as `autodiff` does: api/aliasing.py):
+    its caller's tangents must share memory exactly as their arrays do, so
+    arrays that share memory are refused."""
     arrays = [a for a in arrays if isinstance(a, np.ndarray)]
     if len(arrays) > 1 and shadows.arrays_overlap(*arrays):
         raise ValueError(f"{api}: arrays passed to {name}() share memory; {api.split('(')[0]} needs "
@@ -256,7 +260,7 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
     tangents = tuple(float(t) if isinstance(values[k], float) and t is not None else t
                      for k, t in enumerate(tangents))
     activity, written = _tangent_activity(jf, values, tangents, api)
-    _check_distinct(jf.__name__, api, list(values) + [t for t in tangents if isinstance(t, np.ndarray)])
+    check_written_distinct(jf, api, values, list(enumerate(tangents)))
     key = ("jvp", _key(values), tuple(activity))
     c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), ("dup",), 1, "jvp"))
     plan = _JvpPlan(c.call, tuple(activity), tuple(sorted(written)))
@@ -505,7 +509,7 @@ class HvpCallable:
                              f"{x.shape} and dtype {x.dtype} (or W such vectors, shape (W,) + {x.shape})")
         width = 1 if vector else len(v)  # type: ignore[arg-type]
         layout = _GradientLayout.of(jf, values, (k,))
-        _check_distinct(jf.__name__, api, list(values) + [v])
+        check_written_distinct(jf, api, values, [(None, v)])
         key = ("hvp", _key(values), layout.grad_activity, width)
         c = _cached(jf, key, lambda: _compile_tangent(jf, values, layout.fwd_activity, (), width, "hvp",
                                                       over_gradient=(layout.grad_activity, layout.ret)))
@@ -761,7 +765,7 @@ class SweepCallable:
                 raise ValueError(f"{api}: {jf.__name__}() never writes argument {out} "
                                  f"({jf._params[out]}), marked Output: mark the array it writes its "
                                  "result into")
-        _check_distinct(jf.__name__, api, values)
+        check_written_distinct(jf, api, values)
         n_max = max(values[k].size for k in nums)  # type: ignore[union-attr]
         width = self.width or max(1, min(n_max, MAX_WIDTH))
         plan = self._plan(values, nums, out, width)
@@ -1133,7 +1137,7 @@ def _fwddiff(jf, args: tuple, width: int, return_primal: bool) -> object:  # typ
                             "and float arrays have derivatives")
     arrays = [v for v in values if isinstance(v, np.ndarray)] + [
         t for ts in lanes.values() for t in ts if isinstance(t, np.ndarray)]
-    _check_distinct(jf.__name__, api, arrays)
+    _check_all_distinct(jf.__name__, api, arrays)
     ret_f = jf.return_activity(values)
     ret = tuple(("dup" if return_primal else "dupnoneed") if a == "active" else "const" for a in ret_f)
     key = ("fwddiff", _key(values), tuple(activity), ret, width)
