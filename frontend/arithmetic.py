@@ -124,6 +124,12 @@ class ArithmeticMixin:
     # -- operations ---------------------------------------------------------------------
 
     def binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        """a op b; a numpy scalar if either operand is one, as in Python."""
+        result = self.binary_value(op, a, b, node)
+        result.numpy = a.numpy or b.numpy
+        return result
+
+    def binary_value(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         if isinstance(op, ast.Pow):
             return self.power(a, b, node)
         both_int = (a.is_int or a.is_bool) and (b.is_int or b.is_bool)
@@ -221,7 +227,7 @@ class ArithmeticMixin:
 
     def negate(self, a: Scalar, node: ast.AST) -> Scalar:
         if a.is_float:
-            return Scalar(self.emit(FLOAT_UNARY_OPERATORS[ast.USub](a.value)).results[0], a.weak)
+            return Scalar(self.emit(FLOAT_UNARY_OPERATORS[ast.USub](a.value)).results[0], a.weak, a.numpy)
         x = self.to_index(a, node)
         return Scalar(self.emit(arith.SubiOp(self.const_index(0), x)).results[0])
 

@@ -332,7 +332,7 @@ class ExpressionMixin:
             self.expect_args(node, 1)
             a = self.scalar(node.args[0])
             if a.is_float:
-                return Scalar(self.emit(math.AbsFOp(a.value)).results[0], a.weak)
+                return Scalar(self.emit(math.AbsFOp(a.value)).results[0], a.weak, a.numpy)
             return self.int_abs(a)
         if fn in (builtins.min, builtins.max):
             return self.min_max(fn is builtins.min, node)

@@ -156,6 +156,12 @@ class ADOptMain(xDSLOptMain):
                  "docs/reverse_mode.md)",
         )
         arg_parser.add_argument(
+            "--no-interchange-columns",
+            action="store_true",
+            help="with --reverse: loops down the columns of an array stay as written (no "
+                 "ad-interchange-columns; docs/reverse_mode.md)",
+        )
+        arg_parser.add_argument(
             "--no-activity",
             action="store_true",
             help="with --reverse: treat every float value and memref as active (for comparison)",
@@ -238,6 +244,8 @@ class ADOptMain(xDSLOptMain):
                 options.append("loop-local=false")
             if a.no_scalar_replace:
                 options.append("scalar-replace=false")
+            if a.no_interchange_columns:
+                options.append("interchange-columns=false")
             forward = ["simplify=false"] if a.no_simplify else []
             if a.forward:
                 # Before ad-reverse, the requests that hold no ad.autodiff: a

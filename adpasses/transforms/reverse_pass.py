@@ -103,6 +103,7 @@ class ReversePass(ModulePass):
     tape_limit: int = -1
     loop_local: bool = True
     scalar_replace: bool = True
+    interchange_columns: bool = True
     checkpoint_schedule: str = "auto"
     snapshots: int = 0
 
@@ -116,6 +117,7 @@ class ReversePass(ModulePass):
                                             self.simplify, elide_checks=False, report=self.report,
                                             tape_limit=self.tape_limit, loop_local=self.loop_local,
                                             scalar_replace=self.scalar_replace,
+                                            interchange_columns=self.interchange_columns,
                                             checkpoint_schedule=self.checkpoint_schedule,
                                             snapshots=self.snapshots))
 
