@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     FlatSymbolRefAttrConstr,
     FunctionType,
@@ -893,6 +894,48 @@ class TapeFreeOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TapeExportOp(IRDLOperation):
+    """Split mode: a growable tape's values as a buffer the forward half
+    returns (`ad-split-sweeps`). `buffer` (the tape's memory, its size the
+    tape's capacity, at least one element) holds `count` values and owns
+    the memory from here on; the tape is not used after this op."""
+
+    name = "ad.tape.export"
+
+    tape = operand_def(TapeType)
+    buffer = result_def(MemRefType)
+    count = result_def(IndexType)
+
+    traits = traits_def(ReadsWritesTape(), MayStop())
+
+    assembly_format = "$tape attr-dict `:` type($tape) `->` type($buffer)"
+
+    def __init__(self, tape: SSAValue):
+        assert isinstance(tape.type, TapeType)
+        super().__init__(operands=[tape],
+                         result_types=[MemRefType(tape.type.element_type, [DYNAMIC_INDEX]), IndexType()])
+
+
+@irdl_op_definition
+class TapeImportOp(IRDLOperation):
+    """Split mode: the tape an `ad.tape.export` handed over, rebuilt in
+    the reverse half from its buffer and count (pops read it from the top).
+    The buffer stays its owner: the tape is not freed with `ad.tape.free`."""
+
+    name = "ad.tape.import"
+
+    buffer = operand_def(MemRefType)
+    count = operand_def(IndexType)
+    tape = result_def(TapeType)
+
+    assembly_format = "$buffer `,` $count attr-dict `:` type($buffer) `->` type($tape)"
+
+    def __init__(self, buffer: SSAValue, count: SSAValue):
+        assert isinstance(buffer.type, MemRefType)
+        super().__init__(operands=[buffer, count], result_types=[TapeType(buffer.type.element_type)])
+
+
+@irdl_op_definition
 class ShadowCheckOp(IRDLOperation):
     """Stops the call (an error surfaced in Python as ValueError) unless
     `shadow` has exactly the sizes of `primal`, dimension by dimension.
@@ -1130,7 +1173,8 @@ class ParallelForOp(IRDLOperation):
 
 AD = Dialect(
     "ad",
-    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapeReserveOp, TapePopOp, TapeFreeOp, ShadowCheckOp, KeepOp,
+    [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapeReserveOp, TapePopOp, TapeFreeOp, TapeExportOp,
+     TapeImportOp, ShadowCheckOp, KeepOp,
      SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp, SplitPointOp],
     [TapeType, SplitTapeType],
 )

@@ -73,7 +73,16 @@ def two_results(x, a, n):
     return s, t
 
 
-KERNELS = {"chain": chain, "local_then_overwrite": local_then_overwrite, "branches": branches,
+@adpasses.jit
+def until_large(x, a):
+    """A while loop: its values are a growable tape the forward hands over."""
+    w = x[0]
+    while w < 10.0:
+        w = w + math.sin(w * a) ** 2 + a + 0.01 * x[1]
+    return w * x[1]
+
+
+KERNELS = {"chain": chain, "until_large": until_large, "local_then_overwrite": local_then_overwrite, "branches": branches,
            "writes_x": writes_x}
 
 

@@ -276,7 +276,11 @@ def test_a_misused_tape_is_an_error_at_the_op(case: str) -> None:
         _compile(text)
 
 
-def test_a_while_loop_tape_is_rejected_in_split_mode() -> None:
+def test_a_while_loop_tape_is_handed_over_in_split_mode() -> None:
+    """The values of an scf.while loop (a growable tape) leave the forward
+    half as a buffer and a count (`ad.tape.export`), and the reverse half
+    rebuilds the tape from them (`ad.tape.import`): split = combined =
+    central differences, for trip counts from 0 up (it was an error)."""
     body = """
   %c0 = arith.constant 0 : index
   %v = memref.load %x[%c0] : memref<?xf64>
@@ -287,81 +291,33 @@ def test_a_while_loop_tape_is_rejected_in_split_mode() -> None:
   } do {
   ^bb0(%w2: f64):
     %m = arith.mulf %w2, %a : f64
-    %e = math.exp %m : f64
-    %n = arith.addf %e, %w2 : f64
-    scf.yield %n : f64
+    %e = math.sin %m : f64
+    %e2 = arith.mulf %e, %e : f64
+    %n = arith.addf %e2, %w2 : f64
+    %n2 = arith.addf %n, %a : f64
+    scf.yield %n2 : f64
   }
   func.return %r : f64"""
-    with pytest.raises(CompileError, match="growable tape"):
-        _compile(_module(body))
-
-
-def test_split_forward_with_primal_returns_the_chosen_results() -> None:
-    """`split = forward, with_primal = [1]` returns result 1's primal and the
-    tape, `with_primal = []` the tape alone; both halves share one gradient,
-    whose reverse equals the combined gradient and central differences."""
-    text = """
-func.func @two(%x: memref<?xf64>, %a: f64) -> (f64, f64) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %x, %c0 : memref<?xf64>
-  %one = arith.constant 1.0 : f64
-  %p, %q = scf.for %i = %c0 to %n step %c1 iter_args(%u = %one, %w = %a) -> (f64, f64) {
-    %v = memref.load %x[%i] : memref<?xf64>
-    %e = math.sin %v : f64
-    %u2 = arith.mulf %u, %e : f64
-    %w2 = arith.mulf %w, %v : f64
-    scf.yield %u2, %w2 : f64, f64
-  }
-  func.return %p, %q : f64, f64
-}
-func.func @second(%x: memref<?xf64>, %dx: memref<?xf64>, %a: f64, %s0: f64, %s1: f64) -> (f64, f64) {
-  %q, %t = ad.autodiff @two(%x, %a) {activity = [dup, active], ret_activity = [active, active], split = forward, with_primal = [1]}
-    : (memref<?xf64>, f64) -> (f64, !ad.split_tape)
-  %da = ad.autodiff @two(%dx, %s0, %s1, %t) {activity = [dup, active], ret_activity = [active, active], split = reverse}
-    : (memref<?xf64>, f64, f64, !ad.split_tape) -> f64
-  func.return %q, %da : f64, f64
-}
-func.func @none(%x: memref<?xf64>, %dx: memref<?xf64>, %a: f64, %s0: f64, %s1: f64) -> f64 {
-  %t = ad.autodiff @two(%x, %a) {activity = [dup, active], ret_activity = [active, active], split = forward, with_primal = []}
-    : (memref<?xf64>, f64) -> !ad.split_tape
-  %da = ad.autodiff @two(%dx, %s0, %s1, %t) {activity = [dup, active], ret_activity = [active, active], split = reverse}
-    : (memref<?xf64>, f64, f64, !ad.split_tape) -> f64
-  func.return %da : f64
-}
-func.func @combined(%x: memref<?xf64>, %dx: memref<?xf64>, %a: f64, %s0: f64, %s1: f64) -> f64 {
-  %da = ad.autodiff @two(%x, %dx, %a, %s0, %s1) {activity = [dup, active], ret_activity = [active, active]}
-    : (memref<?xf64>, memref<?xf64>, f64, f64, f64) -> f64
-  func.return %da : f64
-}
-"""
-    module, compiled = _compile(text)
-    assert sum(op.sym_name.data.endswith("_aug") for op in module.ops) == 1  # one gradient for both ops
-    two = compiled["two"]
-    rng = np.random.default_rng(21)
-    for _ in range(3):
-        n = int(rng.integers(2, 7))
-        x, a = rng.uniform(0.1, 1.2, n), float(rng.uniform(0.3, 0.9))
-        s0, s1 = rng.standard_normal(2)
-        dx_s, dx_n, dx_c = np.zeros(n), np.zeros(n), np.zeros(n)
-        q, da = compiled["second"](x, dx_s, a, s0, s1)
-        assert q == two(x, a)[1]
-        da_n = compiled["none"](x, dx_n, a, s0, s1)
-        da_c = compiled["combined"](x, dx_c, a, s0, s1)
-        assert da == pytest.approx(da_c, rel=1e-13) and da_n == pytest.approx(da_c, rel=1e-13)
-        np.testing.assert_allclose(dx_s, dx_c, rtol=1e-13)
-        np.testing.assert_allclose(dx_n, dx_c, rtol=1e-13)
-        h = 1e-6
-
-        def loss(x, a):  # type: ignore[no-untyped-def]
-            p, q = two(x, a)
-            return s0 * p + s1 * q
-
-        assert da == pytest.approx((loss(x, a + h) - loss(x, a - h)) / (2 * h), rel=1e-6, abs=1e-8)
-        for i in range(n):
-            e = np.zeros(n)
-            e[i] = h
-            assert dx_s[i] == pytest.approx((loss(x + e, a) - loss(x - e, a)) / (2 * h), rel=1e-6, abs=1e-8)
+    module, compiled = _compile(_module(body))
+    text = str(module)
+    assert "ad.tape.export" in text and "ad.tape.import" in text
+    f, split, combined = compiled["f"], compiled["split"], compiled["combined"]
+    rng = np.random.default_rng(22)
+    h = 1e-7
+    for start in [11.0, 9.9, *rng.uniform(0.1, 9.0, 4)]:  # 0 and 1 iterations, then many
+        x, a = np.array([start, 0.3]), float(rng.uniform(0.4, 0.9))
+        seed = float(rng.uniform(0.5, 2.0))
+        dxs, dxc = np.zeros(2), np.zeros(2)
+        y_s, da_s = split(x.copy(), dxs, a, seed)
+        y_c, da_c = combined(x.copy(), dxc, a, seed)
+        assert y_s == y_c == f(x.copy(), a)
+        assert da_s == pytest.approx(da_c, rel=1e-13, abs=1e-15)
+        np.testing.assert_allclose(dxs, dxc, rtol=1e-13, atol=1e-15)
+        # The trip count is constant near these points: f is smooth there.
+        fd_a = (f(x.copy(), a + h) - f(x.copy(), a - h)) / (2 * h)
+        fd_x = (f(x + [h, 0.0], a) - f(x - [h, 0.0], a)) / (2 * h)
+        assert da_s == pytest.approx(seed * fd_a, rel=1e-5, abs=1e-6)
+        assert dxs[0] == pytest.approx(seed * fd_x, rel=1e-5, abs=1e-6)
 
 
 @pytest.mark.parametrize("text, message", [

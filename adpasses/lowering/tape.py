@@ -17,10 +17,12 @@ MemoryError at the tape's location.
 from __future__ import annotations
 
 from llvmlite import ir
+from xdsl.dialects.builtin import MemRefType
 
 from adpasses.core import stop_codes
-from adpasses.dialects.ad import RESERVED_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp, TapeReserveOp
-from adpasses.lowering.core import I64, PTR, FunctionTranslator, const_i64, scalar_type
+from adpasses.dialects.ad import (RESERVED_ATTR, TapeCreateOp, TapeExportOp, TapeFreeOp, TapeImportOp, TapePopOp,
+                                  TapePushOp, TapeReserveOp)
+from adpasses.lowering.core import I64, PTR, FunctionTranslator, MemRefValue, const_i64, scalar_type
 from adpasses.lowering.memref import _element_bytes
 from adpasses.lowering.sizes import MAX_BYTES, byte_count, heap_allocate, heap_grow, saturating_double
 from adpasses.lowering.thread_state import HELD_TYPE, workspace_give_back, workspace_pool, workspace_take
@@ -171,5 +173,36 @@ def _free(ft: FunctionTranslator, op: TapeFreeOp) -> None:
     ft.free(ft.b.load(tape.field(ft, 0), typ=PTR))
 
 
-LOWERINGS = {TapeCreateOp: _create, TapePushOp: _push, TapeReserveOp: _reserve, TapePopOp: _pop,
+def _export(ft: FunctionTranslator, op: TapeExportOp) -> None:
+    """The tape's buffer as a memref of its capacity (at least one element:
+    a tape that nothing was pushed on gets a one-element buffer, so that the
+    memref always owns an allocation), and its count."""
+    tape: Tape = ft.get(op.tape)
+    b = ft.b
+    element_bytes = _element_bytes(ft, tape.element)
+    capacity = b.load(tape.field(ft, 2), typ=I64)
+    with b.if_then(b.icmp_unsigned("==", capacity, const_i64(0)), likely=False):
+        b.store(heap_allocate(ft, tape.site, const_i64(element_bytes), stop_codes.TAPE, element_bytes),
+                tape.field(ft, 0))
+        b.store(const_i64(1), tape.field(ft, 2))
+    data = b.load(tape.field(ft, 0), typ=PTR)
+    size = b.load(tape.field(ft, 2), typ=I64)
+    assert isinstance(op.buffer.type, MemRefType)
+    ft.set(op.buffer, MemRefValue(op.buffer.type, data, const_i64(0), [size], [const_i64(1)]))
+    ft.set(op.count, b.load(tape.field(ft, 1), typ=I64))
+
+
+def _import(ft: FunctionTranslator, op: TapeImportOp) -> None:
+    buffer: MemRefValue = ft.get(op.buffer)
+    b = ft.b
+    element = buffer.element
+    record = ft.entry_alloca(TAPE)
+    tape = Tape(record, element, True, ft.mt.check_site(op))
+    b.store(b.gep(buffer.ptr, [buffer.offset], inbounds=True, source_etype=element), tape.field(ft, 0))
+    b.store(ft.get(op.count), tape.field(ft, 1))
+    b.store(buffer.sizes[0], tape.field(ft, 2))
+    ft.set(op.tape, tape)
+
+
+LOWERINGS = {TapeCreateOp: _create, TapeExportOp: _export, TapeImportOp: _import, TapePushOp: _push, TapeReserveOp: _reserve, TapePopOp: _pop,
              TapeFreeOp: _free}

@@ -29,8 +29,10 @@ writes such functions): their signatures and calls carry the values.
 Anything else that uses a tape is an error at the op.
 
 A tape that grows (the values of an `scf.while` loop, or of loops whose
-trip counts are not known before them) lives in the forward function's
-stack frame: split mode rejects it at the loop.
+trip counts are not known before them) is a record in the forward
+function's stack frame: its buffer and count leave the forward half
+(`ad.tape.export`) and the reverse half rebuilds the tape from them
+(`ad.tape.import`); the buffer is freed with the other tape memrefs.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ from adpasses.dialects.ad import (
     SplitPointOp,
     SplitTapeType,
     TapeCreateOp,
+    TapeExportOp,
+    TapeFreeOp,
+    TapeImportOp,
     TapeType,
 )
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
@@ -122,6 +127,12 @@ def split_gradient(module: ModuleOp, function: func.FuncOp, request: GradientReq
             raise error_at(value.op, "a primal result of a split gradient is computed in its reverse "
                                      "sweep; differentiate without split")
 
+    if _hand_over_growable_tapes(block, points[0], forward, top):
+        ops = list(block.ops)
+        cut = ops.index(points[0])
+        forward_ops, reverse_ops = ops[:cut], ops[cut + 1:-1]
+        forward = set(forward_ops)
+
     # The values the reverse sweep reads from the forward sweep (or the
     # primal arguments), in the order it first reads them.
     crossing: dict[SSAValue, None] = {}
@@ -150,10 +161,8 @@ def split_gradient(module: ModuleOp, function: func.FuncOp, request: GradientReq
                                      "(ad-lower-tapes; the reverse pipeline's lower-tapes option)")
         if isinstance(value.type, TapeType):
             raise error_at(value.op if isinstance(value, OpResult) else function,
-                           "split mode cannot hand this growable tape (the values of an scf.while loop, "
-                           "or of loops whose trip counts are not known before them) from the forward "
-                           "function to the reverse one; differentiate without split, or write the loop "
-                           "as an scf.for with a trip count known before it")
+                           "split mode cannot hand this tape (not made by ad.tape.create in the gradient's "
+                           "body) from the forward function to the reverse one; differentiate without split")
         if isinstance(value.type, memref.MemRefType):
             base = memory_object(value)
             if isinstance(base, OpResult) and base.op in forward:
@@ -239,6 +248,35 @@ def split_gradient(module: ModuleOp, function: func.FuncOp, request: GradientReq
     function.detach()
     function.erase(safe_erase=False)
     return SplitHalves(aug.sym_name.data, rev.sym_name.data, tuple(v.type for v in tape), n_results)
+
+
+def _hand_over_growable_tapes(block: Block, point: SplitPointOp, forward: set[Operation], top) -> bool:  # type: ignore[no-untyped-def]
+    """Each growable tape (an scf.while loop's values, or loops whose trip
+    counts are not known before them) that the reverse sweep reads: its
+    buffer and count leave the forward half (`ad.tape.export` before the
+    split point) and the reverse half rebuilds it (`ad.tape.import` after
+    it), so the tape outlives the forward function's frame. The buffer is
+    then an ordinary tape memref: the reverse half frees it at its end (or,
+    for the Python API, its caller: `hand_tape_to_caller`), not `ad.tape.free`."""
+    tapes = [op.tape for op in forward if isinstance(op, TapeCreateOp) and op.capacity is None
+             and any(top(u.operation) not in forward and u.operation is not point for u in op.tape.uses)]
+    for tape in tapes:
+        export = TapeExportOp(tape)
+        export.location = tape.op.location  # type: ignore[union-attr]
+        block.insert_op_before(export, point)
+        export.buffer.name_hint = f"{tape.name_hint or 'tape'}_buffer"
+        export.count.name_hint = f"{tape.name_hint or 'tape'}_count"
+        rebuilt = TapeImportOp(export.buffer, export.count)
+        rebuilt.location = export.location
+        block.insert_op_after(rebuilt, point)
+        rebuilt.tape.name_hint = tape.name_hint
+        in_reverse = lambda use: top(use.operation) not in forward and use.operation is not export  # noqa: E731
+        for use in list(tape.uses):
+            if isinstance(use.operation, TapeFreeOp) and in_reverse(use):
+                use.operation.detach()
+                use.operation.erase()
+        tape.replace_uses_with_if(rebuilt.tape, in_reverse)
+    return bool(tapes)
 
 
 def _classify_arguments(block: Block, request: GradientRequest) -> tuple[list[BlockArgument], list[BlockArgument]]:
