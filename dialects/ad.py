@@ -928,6 +928,9 @@ class TapeImportOp(IRDLOperation):
     count = operand_def(IndexType)
     tape = result_def(TapeType)
 
+    # A new tape record (like ad.tape.create), over memory it reads later.
+    traits = traits_def(MemoryAllocEffect())
+
     assembly_format = "$buffer `,` $count attr-dict `:` type($buffer) `->` type($tape)"
 
     def __init__(self, buffer: SSAValue, count: SSAValue):
