@@ -10,7 +10,8 @@ compiles g for the argument types (like a call of g) and emits
 Semantics are the API's (`adpasses.api.forward.jvp`): `(g(*primals), the
 directional derivative along the tangents)`; a tangent per primal, None
 holding it constant (the only choice for ints, bools, int arrays and
-compile-time arguments), a float's tangent a number, an array's an array
+compile-time arguments; a float array g writes then gets a zero tangent,
+since derivatives flow through its memory), a float's tangent a number, an array's an array
 of its dtype and rank (the tangent function checks its shape when it runs:
 a `ValueError` otherwise). Arguments are left unchanged: g runs on copies
 of the arrays it writes, and their tangents (local arrays, freed at the
@@ -133,6 +134,11 @@ class DerivativeMixin:
             for k, (group, act) in enumerate(zip(operands, activity)):
                 if k in written:  # g runs on copies: the caller's arrays stay unchanged
                     group = [self._copy(m) for m in group]
+                    if act == "const" and is_float_type(group[0].type.element_type):
+                        # Derivatives flow through the memory g writes, so the array needs a
+                        # tangent even when none is given: a zero one (the API's jvp does the same).
+                        group.append(self._zeros_like(group[0]))
+                        activity[k] = "dup"
                 flat += group
             call = self.emit(FwddiffOp(callee.sym_name.data, flat, activity, ["dup"], [outputs[0]] * 2))
         return TupleValue([Scalar(call.results[0]), Scalar(call.results[1])])
@@ -141,6 +147,15 @@ class DerivativeMixin:
         if isinstance(node, ast.Constant) and node.value is None:
             return None
         return self.expr(node)
+
+    def _zeros_like(self, m):  # type: ignore[no-untyped-def]
+        """A local zero-filled array of m's shape, as a value of m's type."""
+        t = m.type
+        sizes = [self.dim(Array(m), d) for d in range(len(t.get_shape()))]
+        buffer = self.new_array(sizes, t.element_type)
+        self.fill(buffer, sizes, self.const_float(0.0, t.element_type))
+        own = MemRefType(t.element_type, [DYNAMIC_INDEX] * len(sizes))
+        return buffer if own == t else self.emit(memref.CastOp.get(buffer, t)).results[0]
 
     def _copy(self, m):  # type: ignore[no-untyped-def]
         """A local C-contiguous copy of memref `m`, as a value of m's type."""
