@@ -26,7 +26,7 @@ compiled call).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 import threading
 from dataclasses import dataclass, field
 
@@ -67,7 +67,25 @@ def _width(width: object, api: str) -> int | None:
     return int(width)
 
 
-def _check_distinct(name: str, api: str, arrays: Sequence[object]) -> None:
+def _like_primal(primal: object, tangent: object) -> object:
+    """A tangent laid out as the tangent function takes it: its parameter
+    has the primal's layout, so the tangent of a C-contiguous array must be
+    C-contiguous too (a column `V[:, j]`, a reversed view): a contiguous
+    copy then; the tangent itself otherwise."""
+    if (isinstance(tangent, np.ndarray) and isinstance(primal, np.ndarray)
+            and primal.flags.c_contiguous and not tangent.flags.c_contiguous):
+        return np.ascontiguousarray(tangent)
+    return tangent
+
+
+def _check_distinct(name: str, api: str, arrays: Sequence[object], written: Collection[int] = (0,)) -> None:
+    """Arrays that share memory are an error where f writes an array
+    (`written`: the positions of the arguments it writes; the copies it runs
+    on would no longer share memory as the arguments do). A function that
+    writes no array cannot be affected by aliasing, as for `grad`
+    (docs/api.md, "Aliasing"): `hvp(f)(x, x)`, `jvp(f, (x,), (x,))`."""
+    if not written:
+        return
     arrays = [a for a in arrays if isinstance(a, np.ndarray)]
     if len(arrays) > 1 and shadows.arrays_overlap(*arrays):
         raise ValueError(f"{api}: arrays passed to {name}() share memory; {api.split('(')[0]} needs "
@@ -256,12 +274,15 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
     tangents = tuple(float(t) if isinstance(values[k], float) and t is not None else t
                      for k, t in enumerate(tangents))
     activity, written = _tangent_activity(jf, values, tangents, api)
-    _check_distinct(jf.__name__, api, list(values) + [t for t in tangents if isinstance(t, np.ndarray)])
+    _check_distinct(jf.__name__, api, list(values) + [t for t in tangents if isinstance(t, np.ndarray)], written)
+    laid_out = tuple(_like_primal(v, t) for v, t in zip(values, tangents))
+    copied = any(a is not t for a, t in zip(laid_out, tangents))
+    tangents = laid_out
     key = ("jvp", _key(values), tuple(activity))
     c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), ("dup",), 1, "jvp"))
     plan = _JvpPlan(c.call, tuple(activity), tuple(sorted(written)))
     # (the fast path unpacks one primal per parameter: not for calls leaving defaults out)
-    if len(primals) == len(values) and shadows.signature_code(*values, *[t for t in tangents if t is not None]):
+    if not copied and len(primals) == len(values) and shadows.signature_code(*values, *[t for t in tangents if t is not None]):
         fkey = ("jvp fast", tuple(map(type, primals)), tuple(map(type, tangents)))
         jf._jacobian_functions.setdefault(fkey, _jvp_fast_path(jf, plan, values, tangents))
     return plan.run(values, tangents)
@@ -501,11 +522,15 @@ class HvpCallable:
                              f"{x.shape} and dtype {x.dtype} (or W such vectors, shape (W,) + {x.shape})")
         width = 1 if vector else len(v)  # type: ignore[arg-type]
         layout = _GradientLayout.of(jf, values, (k,))
-        _check_distinct(jf.__name__, api, list(values) + [v])
+        _check_distinct(jf.__name__, api, list(values) + [v], layout.written)
         key = ("hvp", _key(values), layout.grad_activity, width)
         c = _cached(jf, key, lambda: _compile_tangent(jf, values, layout.fwd_activity, (), width, "hvp",
                                                       over_gradient=(layout.grad_activity, layout.ret)))
         run = _hvp_runner(c.call, layout, values, k, width)
+        laid_out = _like_primal(x, v) if vector else v
+        if laid_out is not v or (several and not v.flags.c_contiguous and x.flags.c_contiguous):  # type: ignore[union-attr]
+            # (no fast path for this layout of v: it would need the copy on every call)
+            return run(values, laid_out if vector else np.ascontiguousarray(v))
         code = shadows.signature_code(*args)
         if code and len(args) == len(jf._params) + 1:
             arrays = [a for a in args if isinstance(a, np.ndarray)]
@@ -741,7 +766,7 @@ class SweepCallable:
                 raise ValueError(f"{api}: {jf.__name__}() never writes argument {out} "
                                  f"({jf._params[out]}), marked Output: mark the array it writes its "
                                  "result into")
-        _check_distinct(jf.__name__, api, values)
+        _check_distinct(jf.__name__, api, values, jf.written_arrays(values))
         n_max = max(values[k].size for k in nums)  # type: ignore[union-attr]
         width = self.width or max(1, min(n_max, MAX_WIDTH))
         plan = self._plan(values, nums, out, width)
@@ -1102,6 +1127,11 @@ def _fwddiff(jf, args: tuple, width: int, return_primal: bool) -> object:  # typ
             if not dx.flags.writeable:
                 raise ValueError(f"{api}: the tangent of argument {k} is read-only")
             lanes[k] = [dx] if width == 1 else [dx[j] for j in range(width)]
+            if x.flags.c_contiguous and not all(t.flags.c_contiguous for t in lanes[k]):
+                # (a tangent buffer f's writes may update in place: not copied behind the caller's back)
+                raise ValueError(f"{api}: the tangent of argument {k} is not C-contiguous (each lane), but "
+                                 "its array is: the tangent function takes it with the array's layout; "
+                                 "pass np.ascontiguousarray(dx)")
         elif isinstance(x, float):
             ts = [dx] if width == 1 else (list(dx) if isinstance(dx, (tuple, list, np.ndarray)) else None)
             if ts is None or len(ts) != width or any(isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) for t in ts):
