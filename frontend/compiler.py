@@ -46,6 +46,7 @@ from adpasses.dialects.ad import CHECKPOINT_ATTR
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.calls import CallMixin, lambda_def
+from adpasses.frontend.derivative_calls import GradientCallMixin
 from adpasses.frontend.derivatives import DerivativeMixin
 from adpasses.frontend.effects import RAISED, EffectMixin
 from adpasses.frontend.numbers import NumberMixin
@@ -82,6 +83,7 @@ class ModuleBuilder:
         self.stack: list[types.FunctionType] = []
         self.reserved: set[str] = set()  # function names in use
         self.results: dict[str, FunctionResults] = {}  # function name -> its results' kinds
+        self.helpers: dict[tuple, func.FuncOp] = {}  # functions the frontend generates (derivative_calls)
 
     def function(self, pyfunc: types.FunctionType, arg_types: list[Attribute], *,
                  public: bool, node: ast.AST | None = None, caller: FunctionCompiler | None = None,
@@ -205,7 +207,7 @@ def _static_key(value: object) -> object:
 
 class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
                        CallMixin, NumberMixin, EffectMixin, ArrayExprMixin, DerivativeMixin,
-                       SpecialCallMixin):
+                       GradientCallMixin, SpecialCallMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None):
         self.mb = mb

@@ -15,6 +15,7 @@ from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import special_calls, unsupported
 from adpasses.frontend.calls import LocalLambda
 from adpasses.frontend.control import maybe_unbound
+from adpasses.frontend.derivative_calls import GRAD_INTRINSICS
 from adpasses.frontend.derivatives import JVP_INTRINSIC, intrinsic_of
 from adpasses.frontend.numbers import number_function
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
@@ -280,6 +281,11 @@ class ExpressionMixin:
                 with self.at(node):
                     return self.array_method(base, node.func.attr, node)
             self.pre_evaluated[id(node.func.value)] = base
+        if isinstance(node.func, ast.Call) and isinstance(node.func.func, (ast.Name, ast.Attribute)):
+            maker = self.expr(node.func.func)  # a name: evaluating it again emits nothing
+            kind = intrinsic_of(maker.obj) if isinstance(maker, PyObject) else None
+            if kind in GRAD_INTRINSICS:  # grad(g)(x), hessian(g)(x), ... (frontend/derivative_calls.py)
+                return self.gradient_call(node, kind)  # type: ignore[arg-type]
         callee = self.expr(node.func)
         if not isinstance(callee, PyObject):
             self.error(node, f"{_describe(node.func)} is not callable")

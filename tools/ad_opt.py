@@ -30,6 +30,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from adpasses.core.compile_thread import run_with_stack, too_deep_error
 from adpasses.core.context import decode_mlir, make_context, parse_error_message, parse_module
 from adpasses.core.diagnostics import CompileError
+from adpasses.transforms.build_gradients import CACHE_POLICIES
 from adpasses.transforms.registry import AD_PASSES
 
 
@@ -113,9 +114,11 @@ class ADOptMain(xDSLOptMain):
         )
         arg_parser.add_argument(
             "--cache-policy",
-            choices=("minimal", "tape-all"),
+            choices=CACHE_POLICIES,
             default="minimal",
-            help="with --reverse: min-cut cache minimisation, or tape every needed in-loop value",
+            help="with --reverse: min-cut cache minimisation (minimal), the same cut with free "
+            "recomputation (min-memory: fewest taped bytes, Enzyme's placement), or tape every "
+            "needed in-loop value (tape-all)",
         )
         arg_parser.add_argument(
             "--tape-limit",

@@ -22,12 +22,14 @@ from adpasses.core.diagnostics import CompileError
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    from adpasses.transforms.build_gradients import CACHE_POLICIES
+
     p = argparse.ArgumentParser(prog="ad-run", description=__doc__.split("\n")[0])
     p.add_argument("input_file", nargs="?", help="MLIR file (default: stdin)")
     p.add_argument("--entry", default="main", help="function to run (no arguments)")
     p.add_argument("--no-boundscheck", action="store_true", help="omit bounds checks")
     p.add_argument("--opt-level", type=int, default=3, choices=range(4))
-    p.add_argument("--cache-policy", choices=("minimal", "tape-all"), default="minimal")
+    p.add_argument("--cache-policy", choices=CACHE_POLICIES, default="minimal")
     p.add_argument("--no-simplify", action="store_true",
                    help="no canonicalize + cse on gradients (what the Python API does)")
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")

@@ -628,6 +628,11 @@ def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int, 
     return env["run"]  # type: ignore[return-value]
 
 
+# Called in a jitted function (`hessian(f)(x)`), these compile to ad.autodiff / ad.fwddiff
+# requests (frontend/derivative_calls.py knows them by this mark: GRAD_INTRINSICS).
+hvp.__adpasses_intrinsic__ = "hvp"  # type: ignore[attr-defined]
+
+
 def rebuild_forward(kind: str, jf, argnums, *rest):  # type: ignore[no-untyped-def]
     """The callable a pickle refers to (hvp, jacfwd, hessian)."""
     if kind == "hvp":
@@ -671,6 +676,10 @@ def jacfwd(f: object, argnums: int | Sequence[int] = 0, *, width: int | None = N
     if got is None:
         got = jf._jacobian_functions.setdefault(key, SweepCallable("jacfwd", jf, nums, width))
     return got
+
+
+hessian.__adpasses_intrinsic__ = "hessian"  # type: ignore[attr-defined]
+jacfwd.__adpasses_intrinsic__ = "jacfwd"  # type: ignore[attr-defined]
 
 
 @dataclass

@@ -192,7 +192,7 @@ class JitFunction:
         else:
             start = time.perf_counter()
             module, name = build_module(self.py_func, types_)
-            _resolve_forward_requests(module)
+            _resolve_derivative_requests(module, self.reverse_options())
             self._frontend_s[key] = time.perf_counter() - start
         f = function_named(module, name)
         if self.parallel:
@@ -428,19 +428,32 @@ def _overlap_guard(call: Callable, args: tuple, slow: Callable) -> Callable:
     return env["guarded"]  # type: ignore[return-value]
 
 
-def _resolve_forward_requests(module) -> None:  # type: ignore[no-untyped-def]
-    """`adpasses.jvp` called in compiled code left `ad.fwddiff` ops
-    (frontend/derivatives.py): replace them by calls of their tangent
-    functions now (`ad-forward`), so that every later stage (the primal,
-    a gradient by reverse over forward, tangents of tangents) sees plain
-    functions."""
-    from adpasses.dialects.ad import FwddiffOp
+def _resolve_derivative_requests(module, options) -> None:  # type: ignore[no-untyped-def]
+    """`adpasses.jvp`, `grad`, `hessian`, ... called in compiled code left
+    `ad.fwddiff` and `ad.autodiff` ops (frontend/derivatives.py,
+    frontend/derivative_calls.py): replace them by calls of their tangent
+    and gradient functions now, so that every later stage (the primal, a
+    gradient of the caller, tangents of tangents) sees plain functions.
+    As `ad-opt --forward`: tangents the gradients call first (reverse over
+    forward), then the gradients (`ad-reverse` with the function's
+    checkpointing options, `options`), then tangents of gradients (forward
+    over reverse: hessian, hvp)."""
+    from adpasses.dialects.ad import AutodiffOp, FwddiffOp
 
-    if any(isinstance(op, FwddiffOp) for op in module.walk()):
-        from adpasses.core.context import compiler_context
-        from adpasses.transforms.forward_pass import ForwardPass
+    kinds = {type(op) for op in module.walk() if isinstance(op, (AutodiffOp, FwddiffOp))}
+    if not kinds:
+        return
+    from adpasses.core.context import compiler_context
+    from adpasses.transforms.forward_pass import ForwardPass
 
-        ForwardPass().apply(compiler_context(), module)
+    ctx = compiler_context()
+    if AutodiffOp in kinds:
+        from adpasses.transforms.reverse_pass import ReversePass
+
+        ForwardPass(inner=True).apply(ctx, module)
+        ReversePass(tape_limit=options.tape_limit, checkpoint_schedule=options.checkpoint_schedule,
+                    snapshots=options.snapshots).apply(ctx, module)
+    ForwardPass().apply(ctx, module)
 
 
 def _private():  # type: ignore[no-untyped-def]
@@ -707,6 +720,12 @@ def value_and_grad(f: object, argnums: int | Sequence[int] = 0, *,
     jf = _strong(_limited(as_jit(f), memory_limit, "value_and_grad()", schedule, snapshots), strong_zero,
                  "value_and_grad()")
     return _grad_function(jf, argnums, with_value=True)
+
+
+# Called in a jitted function (`grad(f)(x)`), they compile to an ad.autodiff
+# (frontend/derivative_calls.py knows them by this mark: GRAD_INTRINSICS).
+grad.__adpasses_intrinsic__ = "grad"  # type: ignore[attr-defined]
+value_and_grad.__adpasses_intrinsic__ = "value_and_grad"  # type: ignore[attr-defined]
 
 
 def _grad_function(jf: JitFunction, argnums: int | Sequence[int], with_value: bool) -> GradCallable:

@@ -27,7 +27,8 @@ write may change it afterwards (`AliasAnalysis.overwrites_from`).
 Policies: `tape-all` tapes every needed value defined inside a loop or
 branch (the simple baseline); `minimal` chooses, per block, the set of taped
 values of smallest cost as a minimum cut (`adpasses.cache.mincut`), with the cost
-model of `adpasses.cache.cost_model`.
+model of `adpasses.cache.cost_model`; `min-memory` is that cut with free
+recomputation (fewest taped bytes, Enzyme-MLIR's placement).
 """
 
 from __future__ import annotations

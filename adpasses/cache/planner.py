@@ -72,8 +72,13 @@ def plan_cache(
     are snapshot where some write may change them (`plan.plan_memory`);
     `loop_local`: reverse the top-level loops whose iterations are
     independent one iteration at a time (`cache.loop_local`; the `minimal`
-    policy only: `tape-all` is the baseline that tapes everything)."""
+    policy only: `tape-all` is the baseline that tapes everything).
+    `min-memory` is `minimal` with every recompute and reload free: the cut
+    of fewest taped bytes, recomputing whatever is legal (Enzyme-MLIR's
+    placement), whatever the recomputation costs."""
     memory_needs = list(memory_needs)
+    if policy == "min-memory" and model is None:
+        model = CostModel(recompute_scale=0.0)
     if policy == "tape-all":
         plan = plan_tape_all(function, needed)
         if memory_needs:

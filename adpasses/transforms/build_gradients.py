@@ -14,6 +14,7 @@ with their twins; the later steps lower tapes, remove dead code and decide
 which checks the final IR proves redundant.
 
 Options: `cache-policy` (`minimal`: min-cut cache minimisation, default;
+`min-memory`: the min-cut with free recomputation, Enzyme's choice;
 `tape-all`: tape every needed in-loop value), `activity` (false: treat every
 float as active, for comparison), `report` (`text` or `json`: print the
 cache report of every generated function on stderr).
@@ -39,7 +40,7 @@ from adpasses.dialects.ad import GRADIENT_OF_ATTR, AutodiffOp
 from adpasses.reverse.rules import RULES, rule_for
 from adpasses.transforms.gradient_marks import GradientRequest, marked_functions
 
-CACHE_POLICIES = ("minimal", "tape-all")
+CACHE_POLICIES = ("minimal", "min-memory", "tape-all")
 
 
 @dataclass
@@ -64,7 +65,7 @@ class GeneratedGradient:
 
 def check_cache_policy(policy: str) -> None:
     if policy not in CACHE_POLICIES:
-        raise CompileError(f"unknown cache-policy '{policy}' (minimal or tape-all)")
+        raise CompileError(f"unknown cache-policy '{policy}' ({', '.join(CACHE_POLICIES)})")
 
 
 def check_const_memory(function: func.FuncOp, activity: ActivityAnalysis) -> None:

@@ -4,7 +4,8 @@ up to, not including, check elision; and `differentiate`, the same
 pipeline for one request from Python.
 
 Options of `ad-reverse`: `cache-policy` (`minimal`: min-cut cache
-minimisation, default; `tape-all`: tape every needed in-loop value),
+minimisation, default; `min-memory`: the same cut with free recomputation,
+Enzyme's choice; `tape-all`: tape every needed in-loop value),
 `activity` (false: treat every float as active, for comparison), `report`
 (`text` or `json`: print the cache report of every generated function on
 stderr), `lower-tapes`, `simplify`, `tape-limit` (bytes; >= 0: time loops

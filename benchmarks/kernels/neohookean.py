@@ -17,7 +17,8 @@ d cof_ij / dF_kl = eps_ikn eps_jlq F_nq:
 hand gradient and of W). Rows, (i) one Hessian per Python call: ours
 (adpasses.hessian), jax.jit(jax.hessian(W)), the numba hand Hessian;
 (ii) a batch of N = 10^6 Hessians in one call: ours (adpasses.vmap(
-adpasses.hessian(W)), and the hvp of the batch energy), jax.jit(jax.vmap(
+adpasses.hessian(W)), a jitted loop calling adpasses.hessian(W) inside
+compiled code, and the hvp of the batch energy), jax.jit(jax.vmap(
 jax.hessian(W))), a numba loop over the hand Hessian.
 """
 
@@ -127,6 +128,16 @@ def hessian_by_hand(x, H):  # type: ignore[no-untyped-def]
                     H[3 * i + j, 3 * k + m] = h
 
 
+def hessians_in_a_loop(X, HS):
+    """HS[k] = the Hessian of W at X[k]: adpasses.hessian called inside a
+    jitted loop (frontend/derivative_calls.py), no Python per Hessian."""
+    for k in range(X.shape[0]):
+        H = adpasses.hessian(strain_energy)(X[k])
+        for i in range(9):
+            for j in range(9):
+                HS[k, i, j] = H[i, j]
+
+
 def deformation_gradients(rng: np.random.Generator, n: int) -> np.ndarray:
     """n deformation gradients near the identity (det F > 0), rows of 9."""
     return (np.eye(3).reshape(1, 9) + 0.2 * rng.uniform(-1.0, 1.0, (n, 9)))
@@ -223,6 +234,17 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
                     extract=ends, memory=False,
                     extra={"idiom": "adpasses.vmap(adpasses.hessian(W))(X): one compiled loop over "
                                     "the batch around the Hessian (width 9)"})]
+    jl = adpasses.jit(ours.fresh_copy(hessians_in_a_loop))
+    HL = np.empty((BATCH, 9, 9))
+    t_first_l, _ = first_call(lambda: jl(X[:1], HL[:1]))
+
+    def in_a_loop() -> object:
+        jl(X, HL)
+        return HL
+    cs.append(Contender("adpasses (hessian in a jitted loop)", in_a_loop, lambda: pv_ours(X), per=BATCH,
+                        extract=ends, memory=False,
+                        extra={"idiom": "@adpasses.jit loop over k: adpasses.hessian(W)(X[k]) inside "
+                                        "compiled code (9 width-1 sweeps per Hessian)"}))
     # The batch's Hessian is block diagonal: 9 Hessian-vector products of
     # the batch energy along V_j (row k = e_j for every k) give every
     # block's column j at once (hvp with 9 vectors: one sweep of width 9).
@@ -262,6 +284,8 @@ def run(ctx) -> list:  # type: ignore[no-untyped-def]
     for row in group:
         if row.tool == "adpasses (vmap(hessian))":
             row.compile_s = max(0.0, t_first_v - row.grad_s * BATCH)
+        if row.tool == "adpasses (hessian in a jitted loop)":
+            row.compile_s = t_first_l
         if row.tool.startswith("adpasses (hvp"):
             row.compile_s = max(0.0, t_first_b - row.grad_s * BATCH)
             row.taped_bytes = ours.taped_bytes(jb, [X])

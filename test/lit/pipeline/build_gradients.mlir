@@ -30,7 +30,7 @@
 
 // NOCOPY: missing_primal.mlir:5:3: error: 'ad.autodiff': has no copy of its primal to build a gradient from: run ad-clone-primals before ad-build-gradients (or ad-reverse)
 
-// POLICY: error: unknown cache-policy 'all' (minimal or tape-all)
+// POLICY: error: unknown cache-policy 'all' (minimal, min-memory, tape-all)
 func.func @prod(%x: memref<?xf64>, %n: index) -> f64 {
   %one = arith.constant 1.0 : f64
   %c0 = arith.constant 0 : index
