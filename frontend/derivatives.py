@@ -137,7 +137,7 @@ class DerivativeMixin:
                     if act == "const" and is_float_type(group[0].type.element_type):
                         # Derivatives flow through the memory g writes, so the array needs a
                         # tangent even when none is given: a zero one (the API's jvp does the same).
-                        group.append(self._zeros_like(group[0]))
+                        group.append(self._zeros_like(Array(group[0])))  # (derivative_calls.py)
                         activity[k] = "dup"
                 flat += group
             call = self.emit(FwddiffOp(callee.sym_name.data, flat, activity, ["dup"], [outputs[0]] * 2))
@@ -147,15 +147,6 @@ class DerivativeMixin:
         if isinstance(node, ast.Constant) and node.value is None:
             return None
         return self.expr(node)
-
-    def _zeros_like(self, m):  # type: ignore[no-untyped-def]
-        """A local zero-filled array of m's shape, as a value of m's type."""
-        t = m.type
-        sizes = [self.dim(Array(m), d) for d in range(len(t.get_shape()))]
-        buffer = self.new_array(sizes, t.element_type)
-        self.fill(buffer, sizes, self.const_float(0.0, t.element_type))
-        own = MemRefType(t.element_type, [DYNAMIC_INDEX] * len(sizes))
-        return buffer if own == t else self.emit(memref.CastOp.get(buffer, t)).results[0]
 
     def _copy(self, m):  # type: ignore[no-untyped-def]
         """A local C-contiguous copy of memref `m`, as a value of m's type."""
