@@ -949,7 +949,17 @@ class BroadcastOp(IRDLOperation):
     differ and neither is 1. With `into`, `rhs` is the size of an array
     updated in place (`x += y`): `lhs` must be `rhs` or 1, and the result
     is `rhs`. With `equal` (`np.dot` of vectors), the sizes must be equal.
-    Written by the frontend's array expressions; it moves no data."""
+    Written by the frontend's array expressions; it moves no data. Its
+    stop is an `ad.raise_if`'s (ValueError, `ERRORS[mode]` with `{0}` =
+    lhs and `{1}` = rhs), raised by the lowering."""
+
+    ERRORS: ClassVar[dict[str, str]] = {
+        "broadcast": ("operands could not be broadcast together: a dimension of size {0} meets one of "
+                      "size {1} (sizes must be equal, or one of them 1)"),
+        "into": ("non-broadcastable operand: size {0} cannot be broadcast into the array updated in "
+                 "place, of size {1} in that dimension"),
+        "equal": "shapes ({0},) and ({1},) not aligned: {0} (dim 0) != {1} (dim 0)",
+    }
 
     name = "ad.broadcast"
 
@@ -1026,16 +1036,25 @@ class GemmOp(IRDLOperation):
         super().__init__(operands=[a, b, c], result_types=[IntegerType(1)])
 
 
+def literal_message(text: str) -> str:
+    """`text` as an `ad.raise_if` message that says exactly `text` (its
+    braces doubled, so none reads as a placeholder)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 @irdl_op_definition
 class RaiseIfOp(IRDLOperation):
     """Stops the call with a Python exception when `cond` is true: the
     builtin exception class named `exception`, with `message`, in which
     `{0}` and `{1}` stand for the values of the `values` operands (at most
     two) and `{0:shapeN}` for N sizes packed into value 0 (64 // N bits
-    each, the first in the high bits), written as numpy writes a shape.
-    The frontend's run-time errors of Python semantics (a variable read
-    while unbound, a slice assignment whose shapes do not broadcast); the
-    stop is kept with `boundscheck=False`."""
+    each, the first in the high bits), written as numpy writes a shape;
+    `{{` and `}}` are literal braces (`literal_message`). The one op of
+    every error compiled code raises: Python's `raise` and `assert`, the
+    frontend's run-time errors of Python semantics (a variable read while
+    unbound, a slice assignment whose shapes do not broadcast), a custom
+    rule's checks, the checkpoint budget; the stop is kept with
+    `boundscheck=False`."""
 
     name = "ad.raise_if"
 
@@ -1232,12 +1251,6 @@ i64): it stops the gradient with a MemoryError when no schedule fits;
 its values are the least bytes revolve needs and, for the automatic
 choice, what sqrt segments would hold. The cache report reads the
 schedule chosen from it (adpasses/cache/report.py, ScheduleChoice)."""
-
-RAISES_ATTR = "ad.raises"
-"""A string, on `cf.assert`: the Python exception class (a builtin, by
-name: "ValueError") a failed assertion raises; without it, AssertionError.
-The frontend's `raise` and `assert` (frontend/effects.py); the lowering
-stops the call through the error slot (`stop_codes.USER_RAISE`)."""
 
 PYTHON_PRINT_ATTR = "ad.python_print"
 """Unit, on `printf.print_format`: a Python `print` (the frontend's): the

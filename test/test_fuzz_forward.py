@@ -140,3 +140,74 @@ def test_command_line(capsys):
     assert "ad.fwddiff @fuzz_grad(" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         fuzz_main(["--mode", "forward", "--aliased"])
+
+
+# -- the dot-product test's absolute floor (seed 70057 of the forward volume)
+
+
+def _one_result_program(result, seed: int = 1):  # type: ignore[no-untyped-def]
+    """f(s0 active) -> result, a program of the fuzzer's tree written by hand."""
+    from adpasses.tools.fuzz.program import FloatArg, Program
+
+    return Program(seed=seed, args=(FloatArg("s0", "active"),), buffers=(), body=(),
+                   results=(result,), ret_activity=("active",))
+
+
+def _rounding_residue_programs():  # type: ignore[no-untyped-def]
+    """Derivatives that are rounding residue, of order 1e-8 (f32) and 1e-16
+    (f64) while u and v are of order 1: `f32(s) - s` (its tangent is
+    `f32(u) - u`, its adjoint `f32(v) - v`: noise on both sides, no
+    derivative), and in f64 the cancellations `tanh(s) cosh(s) - sinh(s)`
+    and `exp(s) - exp(s/2)**2`."""
+    from adpasses.tools.fuzz.program import F32, Const, Op, Var
+
+    s = Var("s0")
+    half = Op("exp", (Op("mulf", (s, Const(0.5))),))
+    residues = [Op("subf", (F32(s), s)),
+                Op("subf", (Op("mulf", (Op("tanh", (s,)), Op("cosh", (s,)))), Op("sinh", (s,)))),
+                Op("subf", (Op("exp", (s,)), Op("mulf", (half, half))))]
+    return [_one_result_program(r, seed=seed) for r in residues for seed in (1, 2, 3)]
+
+
+def test_dot_product_test_of_rounding_residue_is_not_a_mismatch(monkeypatch):
+    """Seed 70057 of the forward volume: an f32 program whose derivatives are
+    all rounding residue (1e-8) failed the dot-product test (7.6e-8 vs
+    3.1e-8, terms 1.2e-7) though finite differences accepted every one. The
+    test's absolute floor is what the finite-difference checks of its two
+    sides leave open (`known_to`); without it, most of these programs fail
+    (the f64 ones by 1e-17..1e-16, terms as small)."""
+    programs = _rounding_residue_programs()
+    assert [check_forward(p).kind for p in programs] == ["ok"] * len(programs)
+    forget_compiled()
+    monkeypatch.setattr(fuzz_forward, "known_to", lambda *args, **kwargs: 0.0)
+    kinds = Counter(check_forward(p).kind for p in programs)
+    forget_compiled()
+    assert kinds["dot-product mismatch"] >= 5, kinds
+
+
+def test_symmetry_test_of_rounding_residue_is_not_an_asymmetric_hessian(monkeypatch):
+    """The Hessian's symmetry test is a dot-product test too: Hessians that
+    are rounding residue (the f64 cancellations above: 1e-17 on both sides)
+    got the same floor."""
+    import adpasses.tools.fuzz.hessian as fuzz_hessian
+
+    programs = _rounding_residue_programs()
+    assert [check_hessian(p).kind for p in programs] == ["ok"] * len(programs)
+    forget_compiled()
+    monkeypatch.setattr(fuzz_hessian, "known_to", lambda *args, **kwargs: 0.0)
+    kinds = Counter(check_hessian(p).kind for p in programs)
+    forget_compiled()
+    assert kinds["asymmetric hessian"] >= 3, kinds
+
+
+def test_dot_product_floor_is_the_finite_difference_tolerance():
+    import numpy as np
+
+    weights, values = np.array([2.0, -0.5]), np.array([3.0, 1e-9])
+    assert fuzz_forward.known_to(1e-6, weights, values) == pytest.approx(1e-6 * (2 * 3 + 0.5 * 1))
+    assert fuzz_forward.known_to(1e-8, weights, values, scale=4.0) == pytest.approx(1e-8 * 2.5 * 4)
+    # A real error of a rule (order of the derivative) stays far above it.
+    with pytest.raises(fuzz_forward._Failure) as failure:
+        fuzz_forward.dot_product_test(np.array([1.0]), np.array([0.9]), 1e-9, "x",
+                                      fuzz_forward.known_to(1e-6, weights, values))
+    assert failure.value.kind == "dot-product mismatch"

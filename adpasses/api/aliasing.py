@@ -137,6 +137,37 @@ def _check_group_layout(fname: str, params: Sequence[str], members: dict[int, np
                          "(np.array(x))")
 
 
+# -- forward mode and Jacobians ------------------------------------------------------------
+
+
+def check_written_distinct(jf, api: str, values: Sequence[object],  # type: ignore[no-untyped-def]
+                           tangents: Sequence[tuple[int | None, object]] = ()) -> None:
+    """jvp, jacfwd, hessian, hvp and jacrev: arrays that share memory are
+    fine where none of them is written (each read-only array gets its own
+    tangent or shadow, as `grad` gives each its own shadow); an overlap
+    with an array f writes, or with the tangent of one (the sweep writes
+    it), is a ValueError: the compiled code takes such arrays as distinct
+    (`ad.noalias`), and jvp's copies of written arrays would not share
+    memory as the originals do. `tangents`: (the argument a tangent
+    belongs to, or None for one of no argument, such as hvp's v; the
+    array)."""
+    from adpasses.api import shadows
+
+    members = [(k, a) for k, a in enumerate(values) if isinstance(a, np.ndarray)]
+    members += [(k, t) for k, t in tangents if isinstance(t, np.ndarray)]
+    if len(members) < 2 or not shadows.arrays_overlap(*(a for _, a in members)):
+        return
+    written = jf.written_arrays(values)
+    for group in sharing_groups({i: a for i, (_, a) in enumerate(members)}):
+        hit = sorted({members[i][0] for i in group if members[i][0] in written})
+        if len(group) > 1 and hit:
+            k = hit[0]
+            raise ValueError(f"{api}: arrays passed to {jf.__name__}() share memory with argument {k} "
+                             f"('{jf._params[k]}'), which {jf.__name__}() writes; "
+                             f"{api.split('(')[0]} needs an array it writes to share memory with no "
+                             "other (pass copies: np.array(x)); arrays that are only read may share memory")
+
+
 # -- grad ---------------------------------------------------------------------------------
 
 

@@ -26,13 +26,14 @@ compiled call).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from adpasses.api import shadows
+from adpasses.api.aliasing import check_written_distinct
 from adpasses.api.gradcall import grad_activity, normalize_argnums
 from adpasses.api.autodiff_call import MISS
 from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed, Output
@@ -78,14 +79,10 @@ def _like_primal(primal: object, tangent: object) -> object:
     return tangent
 
 
-def _check_distinct(name: str, api: str, arrays: Sequence[object], written: Collection[int] = (0,)) -> None:
-    """Arrays that share memory are an error where f writes an array
-    (`written`: the positions of the arguments it writes; the copies it runs
-    on would no longer share memory as the arguments do). A function that
-    writes no array cannot be affected by aliasing, as for `grad`
-    (docs/api.md, "Aliasing"): `hvp(f)(x, x)`, `jvp(f, (x,), (x,))`."""
-    if not written:
-        return
+def _check_all_distinct(name: str, api: str, arrays: Sequence[object]) -> None:
+    """fwddiff keeps Enzyme's semantics (as `autodiff` does: api/aliasing.py):
+    its caller's tangents must share memory exactly as their arrays do, so
+    arrays that share memory are refused."""
     arrays = [a for a in arrays if isinstance(a, np.ndarray)]
     if len(arrays) > 1 and shadows.arrays_overlap(*arrays):
         raise ValueError(f"{api}: arrays passed to {name}() share memory; {api.split('(')[0]} needs "
@@ -274,7 +271,7 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
     tangents = tuple(float(t) if isinstance(values[k], float) and t is not None else t
                      for k, t in enumerate(tangents))
     activity, written = _tangent_activity(jf, values, tangents, api)
-    _check_distinct(jf.__name__, api, list(values) + [t for t in tangents if isinstance(t, np.ndarray)], written)
+    check_written_distinct(jf, api, values, list(enumerate(tangents)))
     laid_out = tuple(_like_primal(v, t) for v, t in zip(values, tangents))
     copied = any(a is not t for a, t in zip(laid_out, tangents))
     tangents = laid_out
@@ -522,7 +519,7 @@ class HvpCallable:
                              f"{x.shape} and dtype {x.dtype} (or W such vectors, shape (W,) + {x.shape})")
         width = 1 if vector else len(v)  # type: ignore[arg-type]
         layout = _GradientLayout.of(jf, values, (k,))
-        _check_distinct(jf.__name__, api, list(values) + [v], layout.written)
+        check_written_distinct(jf, api, values, [(None, v)])
         key = ("hvp", _key(values), layout.grad_activity, width)
         c = _cached(jf, key, lambda: _compile_tangent(jf, values, layout.fwd_activity, (), width, "hvp",
                                                       over_gradient=(layout.grad_activity, layout.ret)))
@@ -775,7 +772,7 @@ class SweepCallable:
                 raise ValueError(f"{api}: {jf.__name__}() never writes argument {out} "
                                  f"({jf._params[out]}), marked Output: mark the array it writes its "
                                  "result into")
-        _check_distinct(jf.__name__, api, values, jf.written_arrays(values))
+        check_written_distinct(jf, api, values)
         n_max = max(values[k].size for k in nums)  # type: ignore[union-attr]
         width = self.width or max(1, min(n_max, MAX_WIDTH))
         plan = self._plan(values, nums, out, width)
@@ -1152,7 +1149,7 @@ def _fwddiff(jf, args: tuple, width: int, return_primal: bool) -> object:  # typ
                             "and float arrays have derivatives")
     arrays = [v for v in values if isinstance(v, np.ndarray)] + [
         t for ts in lanes.values() for t in ts if isinstance(t, np.ndarray)]
-    _check_distinct(jf.__name__, api, arrays)
+    _check_all_distinct(jf.__name__, api, arrays)
     ret_f = jf.return_activity(values)
     ret = tuple(("dup" if return_primal else "dupnoneed") if a == "active" else "const" for a in ret_f)
     key = ("fwddiff", _key(values), tuple(activity), ret, width)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from adpasses.api import shadows
+from adpasses.api.aliasing import check_written_distinct
 from adpasses.api.gradcall import grad_activity, normalize_argnums
 from adpasses.api.markers import Output
 from adpasses.core.diagnostics import CompileError, for_user
@@ -160,10 +161,7 @@ class JacrevCallable:
             raise ValueError(f"{self.__name__}: {name}() never writes argument {out} "
                              f"({jf._params[out]}), marked Output: mark the array it writes its "
                              "result into")
-        arrays = [v for v in values if isinstance(v, np.ndarray)]
-        if len(arrays) > 1 and shadows.arrays_overlap(*arrays):
-            raise ValueError(f"{self.__name__}: arguments of {name}() share memory; jacrev needs "
-                             "distinct arrays (pass copies)")
+        check_written_distinct(jf, self.__name__, values)
         width = self.width or max(1, min(target.size, MAX_WIDTH))
         key = (shadows.signature_code(*values) or _slow_key(jf, values), activity, out, nums, width)
         got = jf._jacobian_plans.get(key)

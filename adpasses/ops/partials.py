@@ -28,8 +28,11 @@ From the partials, generically:
 `g * select(c, p, q) = select(c, g * p, g * q)`, `g * (1 / d) = g / d`,
 `g * (p / d) = (g * p) / d`, `g * ((1 / d) * p) = (g / d) * p`.
 Each distinct expression is emitted once, in the order the partials
-created it (an adjoint right after the partial it scales); a constant is
-created where it is written, so `c(1.0) + r * r` places the constant first.
+created it (an adjoint right after the partial it scales), and always after
+its arguments (a product with an operand folded into a partial, `g * x` in
+`select(cmpf("oeq", x, 0), 0, x / y)`, is made at the operand's turn, later
+than the node that uses it); a constant is created where it is written, so
+`c(1.0) + r * r` places the constant first.
 """
 
 from __future__ import annotations
@@ -354,9 +357,21 @@ class _Emitter:
         for _, item in sorted(order, key=lambda t: t[0]):
             if isinstance(item, tuple):
                 self.sink.const(item[0], item[1])
-            elif item not in self.values:
-                self.values[item] = self._emit(item)
+            else:
+                self._emit_after_args(item)
         return self.values
+
+    def _emit_after_args(self, e: Expr) -> None:
+        """Emit `e`, its arguments first. Creation order is only a
+        preference: a product folded into a partial (`g * x` inside
+        `select(c, 0, x / y)`, `-(x)`, `x / y`) is placed at its operand's
+        turn, which may come after the node that uses it."""
+        if e in self.values:
+            return
+        for a in e.args:
+            if a.kind != "const":
+                self._emit_after_args(a)
+        self.values[e] = self._emit(e)
 
     def _type(self, e: Expr) -> Attribute | None:
         k = e.kind

@@ -45,14 +45,14 @@ def _polygamma(x, n, r):  # type: ignore[no-untyped-def]
 def _xlogy(x, y, r):  # type: ignore[no-untyped-def]
     # x log y: d/dx = log y; d/dy = x / y, and 0 where x == 0 (xlogy(0, y)
     # is 0 for every y, so it does not move with y there, even at y = 0).
-    return [call(math.LogOp, y), x * select(cmpf("oeq", x, 0), 0, 1 / y)]
+    return [call(math.LogOp, y), select(cmpf("oeq", x, 0), 0, x / y)]
 
 
 ENTRIES = [
     ScalarOp(LgammaOp, python=(pymath.lgamma,), partials=lambda x, r: [call(DigammaOp, x)],
-             llvm=Custom(), cost=TRANSCENDENTAL, domains=("pos",), oracle="_m.lgamma({0})"),
+             llvm=Custom(), cost=TRANSCENDENTAL, domains=("pos",), oracle="_lgamma({0})"),
     ScalarOp(GammaOp, python=(pymath.gamma,), partials=lambda x, r: [r * call(DigammaOp, x)],
-             llvm=Libm("tgamma"), cost=TRANSCENDENTAL, domains=("pos",), oracle="_m.gamma({0})"),
+             llvm=Libm("tgamma"), cost=TRANSCENDENTAL, domains=("pos",), oracle="_tgamma({0})"),
     ScalarOp(DigammaOp, python=(), partials=lambda x, r: [call(PolygammaOp, x, typed(1, i32))],
              llvm=Custom(), cost=TRANSCENDENTAL, domains=("pos",), oracle="_digamma({0})"),
     ScalarOp(PolygammaOp, python=(), partials=_polygamma,

@@ -271,7 +271,7 @@ Arg = Union[MemArg, FloatArg, IndexArg]
 class Options:
     """How the case is compiled."""
 
-    policy: str = "minimal"  # minimal | tape-all
+    policy: str = "minimal"  # minimal | min-memory | tape-all
     activity: bool = True
     with_primal: bool = False
     opt_level: int = 3

@@ -4,6 +4,11 @@ The function takes the same arguments as the MLIR function (numpy arrays
 for memrefs, floats, ints) and returns the tuple of its results. It is
 executed by CPython with `math` (the same C library functions the JIT
 calls) and numpy views, so it shares nothing with the compiler under test.
+CPython's `math.gamma` and `math.lgamma` are CPython's own code, not the C
+library's, and differ from it by a few ulps at most points: the oracle
+calls the C library's `tgamma` and `lgamma_r` (`_tgamma`, `_lgamma`), the
+functions the compiled code calls (seed 70052 of the forward volume: an
+ulp of gamma(12.43) = 1.1e8, through a sin, moved a stored lgamma by 2e-7).
 
 Ops with a kink or a jump (comparisons, max/min, abs, copysign, remf, floor,
 round, ...) go through helpers that record the branch they took in
@@ -14,9 +19,13 @@ exactly with fractions (one rounding, like the fused op).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
 import operator
 import struct
+import sys
+import types
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -50,6 +59,37 @@ from adpasses.tools.fuzz.program import (
     While,
 )
 
+class _CLibrary:
+    """The C library's gamma functions (those the lowering calls), raising as
+    `math`'s do where they do not give a finite number."""
+
+    def __init__(self) -> None:
+        libm = ctypes.CDLL(ctypes.util.find_library("m"))
+        self._tgamma = libm.tgamma
+        self._tgamma.restype, self._tgamma.argtypes = ctypes.c_double, [ctypes.c_double]
+        self._lgamma_r = libm.lgamma_r
+        self._lgamma_r.restype = ctypes.c_double
+        self._lgamma_r.argtypes = [ctypes.c_double, ctypes.POINTER(ctypes.c_int)]
+        self._sign = ctypes.c_int()
+
+    @staticmethod
+    def _finite(r: float, x: float, name: str) -> float:
+        if math.isfinite(r) or not math.isfinite(x):
+            return r
+        if math.isinf(r):
+            raise OverflowError(f"{name}({x!r}) is not finite")
+        raise ValueError(f"{name}({x!r}) is not defined")
+
+    def tgamma(self, x: float) -> float:
+        return self._finite(self._tgamma(x), x, "gamma")
+
+    def lgamma(self, x: float) -> float:
+        return self._finite(self._lgamma_r(x, ctypes.byref(self._sign)), x, "lgamma")
+
+
+_C = _CLibrary()
+
+
 class Ambiguous(ValueError):
     """The program's result is not determined by its semantics here (the
     checker then rejects the input point)."""
@@ -57,6 +97,13 @@ class Ambiguous(ValueError):
 
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
             "==": operator.eq, "!=": operator.ne}
+
+
+LIBRARY_HELPERS = ("_tgamma", "_lgamma", "_digamma")
+"""Helpers of the oracle that stand for a library function (besides `_m`)."""
+CORRECTLY_ROUNDED = frozenset({"sqrt", "fabs", "fmod", "copysign", "floor", "ceil", "trunc"})
+"""`math` functions that IEEE 754 defines to the last bit (an instruction
+or an exact operation in the compiled code): never moved by `library_ulps`."""
 
 
 class RoundingMismatch(ValueError):
@@ -74,7 +121,13 @@ class Oracle:
     function that equals the program exactly at that run's inputs and whose
     derivative is the one the reverse rule of `extf(truncf(x))` computes
     (1). Finite differences use it (docs/fuzzing.md): the real f32 staircase
-    has no useful finite differences (`x - f32(x)` is pure rounding noise)."""
+    has no useful finite differences (`x - f32(x)` is pure rounding noise).
+
+    With `library_ulps` set to k, every library function's result (`math`,
+    the gamma functions, digamma) is multiplied by `1 + k eps`: how far
+    rounding inside the library moves the program (the checker's
+    ill-conditioning test; vectorised loops call libmvec, up to 4 ulps from
+    the scalar functions the oracle calls)."""
 
     def __init__(self, program: Program):
         self.source = python_source(program)
@@ -83,10 +136,36 @@ class Oracle:
         """The largest magnitude of a float assigned or stored in the last run."""
         self.roundings: list[float] = []
         self.frozen: list[float] | None = None
-        env = self._helpers()
-        watched = python_source(program, watch=True)
-        exec(compile(watched, f"<fuzz oracle {program.seed}>", "exec"), env)
-        self.function: Callable = env[program.name]
+        self.library_ulps = 0
+        self._watched = python_source(program, watch=True)
+        self._name, self._file = program.name, f"<fuzz oracle {program.seed}>"
+        self.function: Callable = self._compile(self._helpers())
+        self._moved: dict[int, Callable] = {}
+
+    def _compile(self, env: dict) -> Callable:
+        exec(compile(self._watched, self._file, "exec"), env)
+        return env[self._name]
+
+    def _moving_library(self, ulps: int) -> Callable:
+        """The function with every library result moved by `ulps` (compiled
+        once per value, so plain runs pay nothing for it)."""
+        if ulps not in self._moved:
+            factor = 1.0 + ulps * sys.float_info.epsilon
+
+            def move(fn: Callable) -> Callable:
+                def moved(*args):  # type: ignore[no-untyped-def]
+                    r = fn(*args)
+                    return r * factor if isinstance(r, float) else r
+                return moved
+
+            env = self._helpers()
+            env["_m"] = types.SimpleNamespace(**{
+                name: getattr(math, name) if name in CORRECTLY_ROUNDED else move(getattr(math, name))
+                for name in dir(math) if not name.startswith("_") and callable(getattr(math, name))})
+            for name in LIBRARY_HELPERS:
+                env[name] = move(env[name])
+            self._moved[ulps] = self._compile(env)
+        return self._moved[ulps]
 
     def __call__(self, *args):  # type: ignore[no-untyped-def]
         """Run the program (it mutates the arrays it is given); returns the
@@ -94,7 +173,8 @@ class Oracle:
         self.trace.clear()
         self.roundings.clear()
         self.peak = 0.0
-        results = self.function(*args)
+        function = self._moving_library(self.library_ulps) if self.library_ulps else self.function
+        results = function(*args)
         return results, list(self.trace)
 
     def _helpers(self) -> dict:
@@ -223,6 +303,7 @@ class Oracle:
             "_round": to_integer(half_away), "_roundeven": to_integer(round), "_fma": fma,
             "_f32": f32, "_powi": powi, "_seen": seen,
             "_sel": select, "_and": both, "_digamma": digamma,
+            "_tgamma": _C.tgamma, "_lgamma": _C.lgamma,
         }
         for pred, sym in FCMP_PREDICATES.items():
             env[f"_cmp_{pred}"] = cmp(_COMPARE[sym])
