@@ -220,7 +220,10 @@ class ArithmeticMixin:
                 return Scalar(self.emit(arith.MulfOp(x, x)).results[0], a.weak)
             # An i64 exponent: Python ints are 64-bit here, and an i32 cast
             # would silently truncate 2**32 + 1 to 1.
-            n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(64))).results[0]
+            # Located at the exponent, so that reports name it by its own
+            # source text (`3`), not by the whole power (`rho ** 3`).
+            with self.at(exponent if exponent is not None else node):
+                n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(64))).results[0]
             return Scalar(self.emit(math.FPowIOp(x, n)).results[0], a.weak)
         ftype = self.float_type_of(a, b)
         return Scalar(self.emit(math.PowFOp(self.to_float(a, ftype), self.to_float(b, ftype))).results[0])

@@ -84,6 +84,10 @@ def _text(value: SSAValue) -> str:
             return f"({_text(op.lhs)} / {_text(op.rhs)})"
         if isinstance(op, (arith.CeilDivSIOp, arith.CeilDivUIOp)):
             return f"ceildiv({_text(op.lhs)}, {_text(op.rhs)})"
+        if isinstance(op, (arith.MaxSIOp, arith.MinSIOp, arith.SelectOp)) and value.name_hint:
+            # a size the compiler named (segment_length, trips): the name
+            # says what it is, its max/select formula does not
+            return value.name_hint
         if isinstance(op, (arith.MaxSIOp, arith.MinSIOp)):  # a trip count: max(n, 0)
             which = "max" if isinstance(op, arith.MaxSIOp) else "min"
             return f"{which}({_text(op.lhs)}, {_text(op.rhs)})"
