@@ -416,11 +416,20 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         mode = self.split_mode
         if mode not in SPLIT_MODES:
             raise VerifyException(f"unknown split '{mode}'; expected forward or reverse")
-        if self.with_primal is not None:
-            raise VerifyException("with_primal does not apply to a split ad.autodiff: its forward half "
-                                  "returns the primal results, its reverse half the derivatives")
+        choice = self.primal_choice
+        if choice is not False and mode == "reverse":
+            raise VerifyException("with_primal does not apply to the reverse half of a split ad.autodiff "
+                                  "(it returns the derivatives); choose the primal results on its forward "
+                                  "half: split = forward, with_primal = [...]")
+        chosen = None if isinstance(choice, bool) else choice
+        if chosen is not None:
+            n_out = len(ftype.outputs.data)
+            if any(k < 0 or k >= n_out for k in chosen) or list(chosen) != sorted(set(chosen)):
+                raise VerifyException(
+                    f"with_primal = [{', '.join(map(str, chosen))}] must list distinct result "
+                    f"indices in increasing order, each below {n_out} (the callee's result count)")
         acts, rets, n = self.arg_activities, self.ret_activities, self.lanes
-        expected, want_res = split_types(ftype, acts, rets, mode, n)
+        expected, want_res = split_types(ftype, acts, rets, mode, n, chosen)
         got = [a.type for a in self.args]
         what = ("the primal arguments" if mode == "forward"
                 else "the shadows, the seeds, then the !ad.split_tape of the forward half")
@@ -429,22 +438,25 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
                 f"split = {mode} takes {what}: expected ({', '.join(map(str, expected))}), "
                 f"got ({', '.join(map(str, got))})")
         if list(self.result_types) != want_res:
-            what = ("the primal results, then an !ad.split_tape" if mode == "forward"
-                    else "one derivative per active argument")
+            what = ("one derivative per active argument" if mode == "reverse" else
+                    "the primal results, then an !ad.split_tape" if chosen is None else
+                    f"the primal results {list(chosen)}, then an !ad.split_tape")
             raise VerifyException(
                 f"split = {mode} returns {what}: expected ({', '.join(map(str, want_res))}), "
                 f"got ({', '.join(map(str, self.result_types))})")
 
 
 def split_types(ftype: FunctionType, acts: Sequence[str], rets: Sequence[str], mode: str,
-                width: int = 1) -> tuple[list[Attribute], list[Attribute]]:
+                width: int = 1, chosen: Sequence[int] | None = None) -> tuple[list[Attribute], list[Attribute]]:
     """Operand and result types of a split `ad.autodiff` (`mode` forward or
-    reverse). Forward: the primal arguments -> the primal results and an
-    `!ad.split_tape`. Reverse: `width` shadows per dup argument and seeds
-    per active or dup result, then the tape -> `width` derivatives per
-    active argument."""
+    reverse). Forward: the primal arguments -> the primal results (those
+    `chosen` by `with_primal = [...]`, else all) and an `!ad.split_tape`.
+    Reverse: `width` shadows per dup argument and seeds per active or dup
+    result, then the tape -> `width` derivatives per active argument."""
     if mode == "forward":
-        return list(ftype.inputs.data), [*ftype.outputs.data, SplitTapeType()]
+        outputs = list(ftype.outputs.data)
+        primal = outputs if chosen is None else [outputs[k] for k in chosen]
+        return list(ftype.inputs.data), [*primal, SplitTapeType()]
     shadows = [ty for act, ty in zip(acts, ftype.inputs.data) if act in ("dup", "dupnoneed")
                for _ in range(width)]
     seeds = [ty for act, ty in zip(rets, ftype.outputs.data) if act in ("active", "dup")

@@ -100,11 +100,14 @@ class ArrayMixin:
         return self.view(a, items, node)
 
     def loaded(self, value: SSAValue) -> Scalar:
-        """A loaded element as a Python value: ints become `index`."""
+        """A loaded element as a Python value (a numpy scalar): ints become
+        `index`."""
         t = value.type
         if isinstance(t, IntegerType) and t.width.data != 1:
-            return Scalar(self.emit(arith.IndexCastOp(value, IndexType())).results[0])
-        return Scalar(value)
+            # an element of an int32 array is np.int32: printed as a Python int (not followed)
+            return Scalar(self.emit(arith.IndexCastOp(value, IndexType())).results[0],
+                          numpy=t.width.data == 64)
+        return Scalar(value, numpy=True)
 
     def store(self, a: Array, node: ast.Subscript, value: Scalar) -> None:
         items = self.subscript_items(node)

@@ -69,7 +69,9 @@ class DerivativeMixin:
             self.error(node, f"jvp got {len(primals)} primals and {len(tangents)} tangents; give one "
                              "tangent per primal (None holds it constant)")
         name = target.__name__
-        values = self.call_arguments(target, ast.Call(func=node.args[0], args=primals, keywords=[]))
+        call = ast.copy_location(ast.Call(func=node.args[0], args=primals, keywords=[]), node)
+        call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset  # errors at the user's line
+        values = self.call_arguments(target, call)
         given = [self._tangent(t) for t in tangents] + [None] * (len(values) - len(tangents))
         params = target.__code__.co_varnames
         operands: list = []

@@ -32,7 +32,7 @@ from xdsl.ir import Block, SSAValue
 
 from xdsl.dialects import printf
 
-from adpasses.core.print_codes import SPEC_SEP
+from adpasses.core.print_codes import NUMPY_REPR, SPEC_SEP
 from adpasses.core.stop_codes import raisable
 from adpasses.dialects.ad import PRINT_SPECS_ATTR, PYTHON_PRINT_ATTR, RaiseIfOp, literal_message
 from adpasses.frontend.values import Array, PyObject, Scalar
@@ -137,8 +137,11 @@ class EffectMixin:
                         continue
                     assert isinstance(part, ast.FormattedValue)
                     fmt.append("{}")
-                    values.append(self.printable(part.value))
+                    value, numpy_scalar = self.printable(part.value)
+                    values.append(value)
                     conversion = {-1: "", 115: "!s", 114: "!r", 97: "!r"}[part.conversion]
+                    if conversion == "!r" and numpy_scalar:
+                        conversion = NUMPY_REPR  # np.float64(0.1), as Python's repr of an element
                     spec = self.constant_text(part.format_spec, "a format spec") if part.format_spec else ""
                     # An f-string field is format(value, spec), even with no spec:
                     # ":" keeps it apart from print(x)'s "" (str(value)); they differ
@@ -146,7 +149,7 @@ class EffectMixin:
                     specs.append(conversion + (":" + spec if spec else "") if conversion else ":" + spec)
             else:
                 fmt.append("{}")
-                values.append(self.printable(arg))
+                values.append(self.printable(arg)[0])
                 specs.append("")
         fmt.append(end)
         op = printf.PrintFormatOp("".join(fmt), *values)
@@ -157,11 +160,12 @@ class EffectMixin:
         return PyObject(None)
 
     def printable(self, node: ast.expr):  # type: ignore[no-untyped-def]
+        """(the value printed, whether Python holds it as a numpy scalar)."""
         value = self.expr(node)
         if isinstance(value, Array):
-            return value.value
+            return value.value, False
         if isinstance(value, Scalar):
-            return value.value
+            return value.value, value.numpy
         if isinstance(value, PyObject) and value.obj is None:
             self.error(node, "printing None is not supported in compiled code; print a string")
         self.error(node, "print() in compiled code prints numbers, arrays and strings")

@@ -245,6 +245,7 @@ def errors_of(tmp_path, source: str, *args: object) -> str:
     ("def g(x):\n    x[0] = 1.0\n"
      "def h(x, s):\n    return jvp(g, (x,), (x,))\n", "returning one float"),
     ("def h(x, s):\n    return jvp(len, (x,), (x,))\n", "must be an adpasses.jit function"),
+    ("def h(x, s):\n    return jvp(wave, (x, s, s), (x, 1.0, 1.0))[1]\n", "but 3 were given"),
 ])
 def test_errors_name_the_construct_and_the_remedy(tmp_path, source: str, message: str) -> None:
     text = errors_of(tmp_path, source, np.ones(3), 0.5)

@@ -472,6 +472,10 @@ def hvp(f: object, argnums: int = 0) -> Callable:
 class HvpCallable:
     """The callable `hvp(f, argnums)` returns: `(*args, v) -> H v`."""
 
+    # Called in compiled code: the request `hvp(f, argnums)(...)` (frontend/derivative_calls.py).
+    __adpasses_intrinsic__ = "derivative object"
+    derivative_kind = "hvp"
+
     def __init__(self, jf, argnum: int):  # type: ignore[no-untyped-def]
         self.jf, self.argnums = jf, argnum
         self.__name__ = f"hvp({jf.__name__})"
@@ -711,6 +715,13 @@ def _static_shapes(values: tuple, sweeps, arg_of: dict[int, int]) -> tuple | Non
 
 class SweepCallable:
     """The callable `hessian(f, argnums)` / `jacfwd(f, argnums)` returns."""
+
+    # Called in compiled code: the request `hessian(f, argnums)(...)` (frontend/derivative_calls.py).
+    __adpasses_intrinsic__ = "derivative object"
+
+    @property
+    def derivative_kind(self) -> str:
+        return self.kind
 
     def __init__(self, kind: str, jf, argnums: int | tuple[int, ...], width: int | None):  # type: ignore[no-untyped-def]
         self.kind, self.jf, self.argnums, self.width = kind, jf, argnums, width
