@@ -34,6 +34,7 @@ _LAZY = {
     "Output": "adpasses.api.markers",
     "jacrev": "adpasses.api.jacobians",
     "vjp": "adpasses.api.vjp",
+    "split": "adpasses.api.split",
     "jvp": "adpasses.api.forward",
     "jacfwd": "adpasses.api.forward",
     "hessian": "adpasses.api.forward",

@@ -416,11 +416,20 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
         mode = self.split_mode
         if mode not in SPLIT_MODES:
             raise VerifyException(f"unknown split '{mode}'; expected forward or reverse")
-        if self.with_primal is not None:
-            raise VerifyException("with_primal does not apply to a split ad.autodiff: its forward half "
-                                  "returns the primal results, its reverse half the derivatives")
+        choice = self.primal_choice
+        if choice is not False and mode == "reverse":
+            raise VerifyException("with_primal does not apply to the reverse half of a split ad.autodiff "
+                                  "(it returns the derivatives); choose the primal results on its forward "
+                                  "half: split = forward, with_primal = [...]")
+        chosen = None if isinstance(choice, bool) else choice
+        if chosen is not None:
+            n_out = len(ftype.outputs.data)
+            if any(k < 0 or k >= n_out for k in chosen) or list(chosen) != sorted(set(chosen)):
+                raise VerifyException(
+                    f"with_primal = [{', '.join(map(str, chosen))}] must list distinct result "
+                    f"indices in increasing order, each below {n_out} (the callee's result count)")
         acts, rets, n = self.arg_activities, self.ret_activities, self.lanes
-        expected, want_res = split_types(ftype, acts, rets, mode, n)
+        expected, want_res = split_types(ftype, acts, rets, mode, n, chosen)
         got = [a.type for a in self.args]
         what = ("the primal arguments" if mode == "forward"
                 else "the shadows, the seeds, then the !ad.split_tape of the forward half")
@@ -429,22 +438,25 @@ class AutodiffOp(DiffCallSyntax, IRDLOperation):
                 f"split = {mode} takes {what}: expected ({', '.join(map(str, expected))}), "
                 f"got ({', '.join(map(str, got))})")
         if list(self.result_types) != want_res:
-            what = ("the primal results, then an !ad.split_tape" if mode == "forward"
-                    else "one derivative per active argument")
+            what = ("one derivative per active argument" if mode == "reverse" else
+                    "the primal results, then an !ad.split_tape" if chosen is None else
+                    f"the primal results {list(chosen)}, then an !ad.split_tape")
             raise VerifyException(
                 f"split = {mode} returns {what}: expected ({', '.join(map(str, want_res))}), "
                 f"got ({', '.join(map(str, self.result_types))})")
 
 
 def split_types(ftype: FunctionType, acts: Sequence[str], rets: Sequence[str], mode: str,
-                width: int = 1) -> tuple[list[Attribute], list[Attribute]]:
+                width: int = 1, chosen: Sequence[int] | None = None) -> tuple[list[Attribute], list[Attribute]]:
     """Operand and result types of a split `ad.autodiff` (`mode` forward or
-    reverse). Forward: the primal arguments -> the primal results and an
-    `!ad.split_tape`. Reverse: `width` shadows per dup argument and seeds
-    per active or dup result, then the tape -> `width` derivatives per
-    active argument."""
+    reverse). Forward: the primal arguments -> the primal results (those
+    `chosen` by `with_primal = [...]`, else all) and an `!ad.split_tape`.
+    Reverse: `width` shadows per dup argument and seeds per active or dup
+    result, then the tape -> `width` derivatives per active argument."""
     if mode == "forward":
-        return list(ftype.inputs.data), [*ftype.outputs.data, SplitTapeType()]
+        outputs = list(ftype.outputs.data)
+        primal = outputs if chosen is None else [outputs[k] for k in chosen]
+        return list(ftype.inputs.data), [*primal, SplitTapeType()]
     shadows = [ty for act, ty in zip(acts, ftype.inputs.data) if act in ("dup", "dupnoneed")
                for _ in range(width)]
     seeds = [ty for act, ty in zip(rets, ftype.outputs.data) if act in ("active", "dup")
@@ -949,7 +961,17 @@ class BroadcastOp(IRDLOperation):
     differ and neither is 1. With `into`, `rhs` is the size of an array
     updated in place (`x += y`): `lhs` must be `rhs` or 1, and the result
     is `rhs`. With `equal` (`np.dot` of vectors), the sizes must be equal.
-    Written by the frontend's array expressions; it moves no data."""
+    Written by the frontend's array expressions; it moves no data. Its
+    stop is an `ad.raise_if`'s (ValueError, `ERRORS[mode]` with `{0}` =
+    lhs and `{1}` = rhs), raised by the lowering."""
+
+    ERRORS: ClassVar[dict[str, str]] = {
+        "broadcast": ("operands could not be broadcast together: a dimension of size {0} meets one of "
+                      "size {1} (sizes must be equal, or one of them 1)"),
+        "into": ("non-broadcastable operand: size {0} cannot be broadcast into the array updated in "
+                 "place, of size {1} in that dimension"),
+        "equal": "shapes ({0},) and ({1},) not aligned: {0} (dim 0) != {1} (dim 0)",
+    }
 
     name = "ad.broadcast"
 
@@ -1026,16 +1048,25 @@ class GemmOp(IRDLOperation):
         super().__init__(operands=[a, b, c], result_types=[IntegerType(1)])
 
 
+def literal_message(text: str) -> str:
+    """`text` as an `ad.raise_if` message that says exactly `text` (its
+    braces doubled, so none reads as a placeholder)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 @irdl_op_definition
 class RaiseIfOp(IRDLOperation):
     """Stops the call with a Python exception when `cond` is true: the
     builtin exception class named `exception`, with `message`, in which
     `{0}` and `{1}` stand for the values of the `values` operands (at most
     two) and `{0:shapeN}` for N sizes packed into value 0 (64 // N bits
-    each, the first in the high bits), written as numpy writes a shape.
-    The frontend's run-time errors of Python semantics (a variable read
-    while unbound, a slice assignment whose shapes do not broadcast); the
-    stop is kept with `boundscheck=False`."""
+    each, the first in the high bits), written as numpy writes a shape;
+    `{{` and `}}` are literal braces (`literal_message`). The one op of
+    every error compiled code raises: Python's `raise` and `assert`, the
+    frontend's run-time errors of Python semantics (a variable read while
+    unbound, a slice assignment whose shapes do not broadcast), a custom
+    rule's checks, the checkpoint budget; the stop is kept with
+    `boundscheck=False`."""
 
     name = "ad.raise_if"
 
@@ -1232,12 +1263,6 @@ i64): it stops the gradient with a MemoryError when no schedule fits;
 its values are the least bytes revolve needs and, for the automatic
 choice, what sqrt segments would hold. The cache report reads the
 schedule chosen from it (adpasses/cache/report.py, ScheduleChoice)."""
-
-RAISES_ATTR = "ad.raises"
-"""A string, on `cf.assert`: the Python exception class (a builtin, by
-name: "ValueError") a failed assertion raises; without it, AssertionError.
-The frontend's `raise` and `assert` (frontend/effects.py); the lowering
-stops the call through the error slot (`stop_codes.USER_RAISE`)."""
 
 PYTHON_PRINT_ATTR = "ad.python_print"
 """Unit, on `printf.print_format`: a Python `print` (the frontend's): the

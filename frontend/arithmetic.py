@@ -124,6 +124,12 @@ class ArithmeticMixin:
     # -- operations ---------------------------------------------------------------------
 
     def binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        """a op b; a numpy scalar if either operand is one, as in Python."""
+        result = self.binary_value(op, a, b, node)
+        result.numpy = a.numpy or b.numpy
+        return result
+
+    def binary_value(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         if isinstance(op, ast.Pow):
             return self.power(a, b, node)
         both_int = (a.is_int or a.is_bool) and (b.is_int or b.is_bool)
@@ -214,14 +220,17 @@ class ArithmeticMixin:
                 return Scalar(self.emit(arith.MulfOp(x, x)).results[0], a.weak)
             # An i64 exponent: Python ints are 64-bit here, and an i32 cast
             # would silently truncate 2**32 + 1 to 1.
-            n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(64))).results[0]
+            # Located at the exponent, so that reports name it by its own
+            # source text (`3`), not by the whole power (`rho ** 3`).
+            with self.at(exponent if exponent is not None else node):
+                n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(64))).results[0]
             return Scalar(self.emit(math.FPowIOp(x, n)).results[0], a.weak)
         ftype = self.float_type_of(a, b)
         return Scalar(self.emit(math.PowFOp(self.to_float(a, ftype), self.to_float(b, ftype))).results[0])
 
     def negate(self, a: Scalar, node: ast.AST) -> Scalar:
         if a.is_float:
-            return Scalar(self.emit(FLOAT_UNARY_OPERATORS[ast.USub](a.value)).results[0], a.weak)
+            return Scalar(self.emit(FLOAT_UNARY_OPERATORS[ast.USub](a.value)).results[0], a.weak, a.numpy)
         x = self.to_index(a, node)
         return Scalar(self.emit(arith.SubiOp(self.const_index(0), x)).results[0])
 

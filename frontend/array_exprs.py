@@ -487,9 +487,12 @@ class ArrayExprMixin:
         return self.vector_dot(ea, eb, node)
 
     def vector_dot(self, ea: ArrayExpr, eb: ArrayExpr, node: ast.AST) -> object:
-        """sum(a * b) of two vectors of one length: one reduction."""
+        """sum(a * b) of two vectors of one length: one reduction. The
+        lengths are checked equal first: numpy's "not aligned" error, not
+        the elementwise product's broadcast error (which then never fires)."""
+        shape = self.broadcast_shapes(ea.shape, eb.shape, node, mode="equal")
         product = self.elementwise([ea, eb], lambda s: self.binary(ast.Mult(), s[0], s[1], node), node)
-        product.shape = self.broadcast_shapes(ea.shape, eb.shape, node, mode="equal")
+        product.shape = shape
         return self.reduce(product, "sum", None, node)
 
     def matmul(self, a: object, b: object, node: ast.AST, what: str = "matmul") -> object:

@@ -9,8 +9,10 @@ specs like `{x:.3f}` applied) and writes to sys.stdout, in order with the
 Python side's output. It runs where the statement is: once per call in a
 gradient's forward sweep, never in the reverse sweep.
 
-`raise ValueError("msg")` and `assert cond, "msg"` are `cf.assert %ok,
-"msg"` with `ad.raises = "ValueError"` (AssertionError for assert): the
+`raise ValueError("msg")` and `assert cond, "msg"` are `ad.raise_if %bad
+{exception = "ValueError", message = "msg"}` (AssertionError for assert;
+`%bad` is true for a raise, the negated condition for an assert; braces
+in the message are doubled, `{{`, as placeholders are written `{0}`): the
 lowering stops the call through the error slot, as a failed bounds check
 does, and Python raises that exception with the message and the Python
 location (`ValueError: msg (at file.py:12:9)`). The exception class must
@@ -25,15 +27,14 @@ from __future__ import annotations
 
 import ast
 
-from xdsl.dialects import cf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr
-from xdsl.ir import Block
+from xdsl.ir import Block, SSAValue
 
 from xdsl.dialects import printf
 
-from adpasses.core.print_codes import SPEC_SEP
+from adpasses.core.print_codes import NUMPY_REPR, SPEC_SEP
 from adpasses.core.stop_codes import raisable
-from adpasses.dialects.ad import PRINT_SPECS_ATTR, PYTHON_PRINT_ATTR, RAISES_ATTR
+from adpasses.dialects.ad import PRINT_SPECS_ATTR, PYTHON_PRINT_ATTR, RaiseIfOp, literal_message
 from adpasses.frontend.values import Array, PyObject, Scalar
 
 
@@ -75,18 +76,18 @@ class EffectMixin:
             exc, args = exc.func, exc.args
         name = self.exception_class(exc)
         message = self.constant_message(args[0]) if args else ""
-        self.emit_assert(Scalar(self.const_bool(False)), name, message)
+        self.emit_raise_if(self.const_bool(True), name, message)
 
     def stmt_Assert(self, stmt: ast.Assert) -> None:
         message = (self.constant_message(stmt.msg) if stmt.msg is not None
                    else f"assert {ast.unparse(stmt.test)}")
         ok = self.to_bool(self.scalar(stmt.test))
-        self.emit_assert(Scalar(ok), "AssertionError", message)
+        self.emit_raise_if(self.negation(ok), "AssertionError", message)
 
-    def emit_assert(self, ok: Scalar, exception_class: str, message: str) -> None:
-        op = cf.AssertOp(ok.value, StringAttr(message))
-        op.attributes[RAISES_ATTR] = StringAttr(exception_class)
-        self.emit(op)
+    def emit_raise_if(self, bad: SSAValue, exception_class: str, message: str) -> None:
+        """Raise `exception_class(message)` where `bad` holds: one
+        `ad.raise_if`, the op of every error compiled code raises."""
+        self.emit(RaiseIfOp(bad, exception_class, literal_message(message)))
 
     def exception_class(self, node: ast.expr) -> str:
         """The name of the builtin exception class `node` names."""
@@ -136,8 +137,11 @@ class EffectMixin:
                         continue
                     assert isinstance(part, ast.FormattedValue)
                     fmt.append("{}")
-                    values.append(self.printable(part.value))
+                    value, numpy_scalar = self.printable(part.value)
+                    values.append(value)
                     conversion = {-1: "", 115: "!s", 114: "!r", 97: "!r"}[part.conversion]
+                    if conversion == "!r" and numpy_scalar:
+                        conversion = NUMPY_REPR  # np.float64(0.1), as Python's repr of an element
                     spec = self.constant_text(part.format_spec, "a format spec") if part.format_spec else ""
                     # An f-string field is format(value, spec), even with no spec:
                     # ":" keeps it apart from print(x)'s "" (str(value)); they differ
@@ -145,7 +149,7 @@ class EffectMixin:
                     specs.append(conversion + (":" + spec if spec else "") if conversion else ":" + spec)
             else:
                 fmt.append("{}")
-                values.append(self.printable(arg))
+                values.append(self.printable(arg)[0])
                 specs.append("")
         fmt.append(end)
         op = printf.PrintFormatOp("".join(fmt), *values)
@@ -156,11 +160,12 @@ class EffectMixin:
         return PyObject(None)
 
     def printable(self, node: ast.expr):  # type: ignore[no-untyped-def]
+        """(the value printed, whether Python holds it as a numpy scalar)."""
         value = self.expr(node)
         if isinstance(value, Array):
-            return value.value
+            return value.value, False
         if isinstance(value, Scalar):
-            return value.value
+            return value.value, value.numpy
         if isinstance(value, PyObject) and value.obj is None:
             self.error(node, "printing None is not supported in compiled code; print a string")
         self.error(node, "print() in compiled code prints numbers, arrays and strings")

@@ -15,7 +15,7 @@ from adpasses.core.diagnostics import CompileError
 from adpasses.frontend import special_calls, unsupported
 from adpasses.frontend.calls import LocalLambda
 from adpasses.frontend.control import maybe_unbound
-from adpasses.frontend.derivative_calls import GRAD_INTRINSICS
+from adpasses.frontend.derivative_calls import DERIVATIVE_OBJECT, GRAD_INTRINSICS
 from adpasses.frontend.derivatives import JVP_INTRINSIC, intrinsic_of
 from adpasses.frontend.numbers import number_function
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
@@ -294,6 +294,8 @@ class ExpressionMixin:
             return self.call_lambda(fn, node)
         if intrinsic_of(fn) == JVP_INTRINSIC:  # adpasses.jvp (frontend/derivatives.py)
             return self.jvp_call(node)
+        if intrinsic_of(fn) == DERIVATIVE_OBJECT:  # dg = adpasses.grad(g) made in Python
+            return self.derivative_object_call(node, fn)
         result = self.special_call(fn, node)  # scipy.special (special_calls.py)
         if result is not NotImplemented:
             return result
@@ -330,7 +332,7 @@ class ExpressionMixin:
             self.expect_args(node, 1)
             a = self.scalar(node.args[0])
             if a.is_float:
-                return Scalar(self.emit(math.AbsFOp(a.value)).results[0], a.weak)
+                return Scalar(self.emit(math.AbsFOp(a.value)).results[0], a.weak, a.numpy)
             return self.int_abs(a)
         if fn in (builtins.min, builtins.max):
             return self.min_max(fn is builtins.min, node)

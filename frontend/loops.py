@@ -194,8 +194,8 @@ class LoopMixin:
             self.error(call, "range() step must not be zero")
         if step_const is None:  # Python's ValueError (was a ZeroDivisionError of the trip count)
             with self.at(call):
-                nonzero = self.emit(arith.CmpiOp(step, self.const_index(0), "ne")).results[0]
-                self.emit_assert(Scalar(nonzero), "ValueError", "range() arg 3 must not be zero")
+                zero = self.emit(arith.CmpiOp(step, self.const_index(0), "eq")).results[0]
+                self.emit_raise_if(zero, "ValueError", "range() arg 3 must not be zero")
         ascending = step_const is not None and step_const > 0
         if ascending:
             lower, upper, stride = start, stop, step

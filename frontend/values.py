@@ -14,10 +14,15 @@ from xdsl.ir import Attribute, SSAValue
 @dataclass
 class Scalar:
     """A scalar IR value. `weak` marks a Python literal, which adopts the
-    float precision of the other operand (NumPy 2 / NEP 50)."""
+    float precision of the other operand (NumPy 2 / NEP 50). `numpy`: in
+    Python the value is a numpy scalar (an array element, arithmetic with
+    one), so `f"{v!r}"` prints `np.float64(0.1)`; False for Python numbers
+    and where the frontend does not follow it (values carried through a
+    loop or out of an if, arguments, results of calls)."""
 
     value: SSAValue
     weak: bool = False
+    numpy: bool = False
 
     @property
     def type(self) -> Attribute:

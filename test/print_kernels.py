@@ -50,3 +50,16 @@ def formats_fields(x32, x, k):
     print(f"a={x32[0]} b={x32[0]:.3f} c={x32[0]!r} d={x32[1] * 2.0} e={x32[1]!s}")
     print(f"{x[0]} {k} {k > 1} {x32} {x} {k!r}")
     return x[0] * y
+
+
+def numpy_reprs(x, k, b, a):
+    """{v!r} of numpy scalars (array elements, arithmetic with them) is the
+    numpy scalar's repr, np.float64(0.1); of Python numbers, 0.1."""
+    y = x[0]
+    print(f"{y!r} {0.1!r} {a!r} {y * 2.0!r} {-y!r} {abs(y)!r} {k[0]!r} {k[0] + 1!r} {k[0] / 2!r}")
+    print(f"{b[0]!r} {y + k[1]!r} {len(x)!r} {1.5 * a!r} {y!r:>20} {k[1]!r:>12}|")
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i]
+        print(f"{s!r}")
+    return y

@@ -31,6 +31,15 @@ def sign_or_raise(x):
     raise ValueError("zero has no sign")  # RAISE: zero
 
 
+def braces_message(x):
+    """Braces and a newline in messages: the text as written, never a
+    placeholder of ad.raise_if."""
+    assert x < 10.0, "x < {10} }{ {{0}}"  # RAISE: braces_assert
+    if x > 0.0:
+        raise ValueError("bad {0} {1:shape2} {x}\nsecond line")  # RAISE: braces
+    return x * x
+
+
 def bare_assert(x):
     assert x == x  # RAISE: bare
     return x

@@ -29,3 +29,17 @@ def test_spellings_agree_with_the_closed_form(f, shape) -> None:  # type: ignore
     value, softmax = closed_form(X)
     assert adpasses.jit(f)(X) == pytest.approx(value, rel=1e-13)
     np.testing.assert_allclose(adpasses.grad(f)(X), softmax, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("f", SPELLINGS, ids=lambda f: f.__name__)
+def test_taped_bytes_are_numbers(f) -> None:  # type: ignore[no-untyped-def]
+    """Every spelling's tape is counted for the arguments (array expressions'
+    counts are sizes of views and broadcasts): at least the exponentials (8
+    bytes per element) and the max's choices (1 byte per compared element)."""
+    m, n = 12, 7
+    X = np.random.default_rng(2).normal(size=(m, n))
+    report = adpasses.cache_report(adpasses.jit(f), X)
+    assert isinstance(report.taped_bytes, int), report.taped_bytes_formula
+    assert report.taped_bytes >= 8 * m * n + (m - 1) * n, str(report)
+    if f is lse.lse_loops:
+        assert report.taped_bytes == 8 * m * n + (m - 1) * n

@@ -129,6 +129,19 @@ def test_energy_tapes_the_exponentials_by_the_cost_model(rng, n):
     check_gradient(energy, [x], (0,))
 
 
+def test_an_integer_exponent_is_named_by_its_own_source_text(rng):
+    """`rho ** 3`'s exponent (an i64 the gradient reuses) is the `3` at
+    its own column; it was labelled `rho ** 3`, the whole power, with the
+    type i64."""
+    report = adpasses.cache_report(adpasses.jit(energy), rng.uniform(-0.5, 0.5, 4))
+    ints = {e.value: e.location for e in report.entries if e.dtype == "i64"}
+    line = line_of(energy, "rho ** 3")
+    source = pyinspect.getsourcelines(energy)[0][line - line_of(energy, "def energy")]
+    assert ints == {"3": f"{THIS_FILE}:{line}:{source.index('3') + 1}",
+                    "4": f"{THIS_FILE}:{line}:{source.index('4') + 1}"}
+    assert not [e for e in report.entries if e.value.startswith("rho **")]
+
+
 @pytest.mark.parametrize("n", [3, 64])
 def test_in_place_square_fused_and_reversed_loop_locally_tapes_nothing(rng, n):
     """The two loops fuse (ad-fuse-loops) and each iteration is reversed

@@ -133,3 +133,16 @@ def test_written_arrays_that_share_memory_stay_errors() -> None:
     hess(x.copy(), y)
     with pytest.raises(ValueError, match=message):
         hess(x, x)
+
+
+def test_jvp_fast_path_then_arrays_that_share_memory() -> None:
+    rng = np.random.default_rng(19)
+    x, y, u, v = (rng.uniform(-1, 1, 4) for _ in range(4))
+    for _ in range(2):  # the second call installs and takes the fast path
+        adpasses.jvp(coupled, (x, y, 0.5), (u, v, 0.0))
+        adpasses.jvp(writes_first, (x.copy(), y), (u, v))
+    fd_a, fd_b = finite_differences(coupled, [x.copy(), x.copy(), 0.5], (0, 1))
+    _, tangent = adpasses.jvp(coupled, (x, x, 0.5), (u, u, 0.0))
+    assert tangent == pytest.approx(np.dot(fd_a + fd_b, u), rel=1e-6, abs=1e-8)
+    with pytest.raises(ValueError, match=r"argument 0 \('a'\), which writes_first\(\) writes"):
+        adpasses.jvp(writes_first, (x, x), (u, v))

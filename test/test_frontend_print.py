@@ -108,3 +108,12 @@ def test_fstring_fields_format_as_python_does(capfd):
     got = adpasses.jit(pk.formats_fields)(*args)
     assert capfd.readouterr().out == text
     assert got == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["jit", "grad"])
+def test_repr_of_numpy_scalars_and_python_numbers_as_python_prints_them(capfd, mode):
+    args = (np.array([0.1, 0.2]), np.array([3, -4]), np.array([True, False]), 0.5)
+    _, text = python_text(capfd, pk.numpy_reprs, *args)
+    assert "np.float64(0.1) 0.1 0.5 np.float64(0.2)" in text  # what is compared: Python's own
+    (adpasses.jit if mode == "jit" else adpasses.grad)(pk.numpy_reprs)(*args)
+    assert capfd.readouterr().out == text

@@ -1,5 +1,5 @@
-"""raise and assert in compiled code (frontend/effects.py, cf.assert with
-ad.raises, lowered through the error slot): the Python exception class,
+"""raise and assert in compiled code (frontend/effects.py, ad.raise_if,
+lowered through the error slot): the Python exception class,
 message and location, under jit, grad and jvp (the forward sweep raises);
 the rest of the code after a raise is not run; local arrays are freed."""
 
@@ -38,6 +38,8 @@ CASES = [
     ("checked_norm", (np.array([1e4]), 1.0), ArithmeticError, "", "overflow"),
     ("sign_or_raise", (0.0,), ValueError, "zero has no sign", "zero"),
     ("bare_assert", (math.nan,), AssertionError, "assert x == x", "bare"),
+    ("braces_message", (1.0,), ValueError, "bad {0} {1:shape2} {x}\nsecond line", "braces"),
+    ("braces_message", (12.0,), AssertionError, "x < {10} }{ {{0}}", "braces_assert"),
 ]
 
 

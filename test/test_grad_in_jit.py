@@ -203,6 +203,32 @@ def test_jacfwd_of_two_arrays() -> None:
 
 
 @adpasses.jit
+def hessian_in_lanes(x, s):
+    return hessian(wave, width=3)(x, s)
+
+
+@adpasses.jit
+def hessian_blocks_in_lanes(a, w, b):
+    H = hessian(pair, (1, 0), width=4)(a, w, b)
+    return H[0][0], H[0][1], H[1][0], H[1][1]
+
+
+def test_hessian_in_vector_mode_lanes_past_the_end() -> None:
+    """width=3 over 5 and 7 inputs: the last sweep has lanes past the end,
+    which seed nothing and are not stored; blocks of a 2-D array (6
+    elements) in lanes of 4."""
+    rng = np.random.default_rng(43)
+    for n in (5, 7):
+        x, s = rng.uniform(-1, 1, n), 0.8
+        np.testing.assert_allclose(hessian_in_lanes(x, s), adpasses.hessian(wave)(x, s), rtol=1e-12, atol=1e-14)
+    a, w, b = rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, 3), 0.6
+    got = hessian_blocks_in_lanes(a, w, b)
+    want = adpasses.hessian(pair, (1, 0))(a, w, b)
+    for i, block in enumerate((want[0][0], want[0][1], want[1][0], want[1][1])):
+        np.testing.assert_allclose(got[i], block, rtol=1e-12, atol=1e-14)
+
+
+@adpasses.jit
 def hessian_in_place(x):
     return hessian(smooth_in_place)(x, 1)
 
@@ -296,6 +322,64 @@ def test_hessian_and_jvp_of_a_function_calling_grad() -> None:
     assert tangent == pytest.approx(adpasses.grad(mixed)(x, s) @ u, rel=1e-10)
 
 
+@adpasses.jit
+def trace_of_hessian(x, s):
+    H = hessian(wave)(x, s)
+    t = 0.0
+    for i in range(len(x)):
+        t += H[i, i]
+    return t
+
+
+@adpasses.jit
+def squared_hvp(x, v):
+    w = hvp(wave)(x, 1.1, v)
+    return np.sum(w * w)
+
+
+@adpasses.jit
+def sum_of_jacfwd(x):
+    return np.sum(jacfwd(wave)(x, 0.7))
+
+
+@pytest.mark.parametrize("f, extra", [(trace_of_hessian, (0.9,)), (squared_hvp, None), (sum_of_jacfwd, ())])
+def test_grad_of_functions_calling_hessian_hvp_jacfwd(f, extra) -> None:
+    """Reverse over forward over reverse (third derivatives), against
+    differences of the compiled function."""
+    rng = np.random.default_rng(52)
+    x = rng.uniform(-1, 1, 4)
+    args = (x, rng.normal(size=4)) if extra is None else (x, *extra)
+    assert_matches(adpasses.grad(f)(*args), gradient_fd(f, args, 0), what=f"grad of {f.__name__}")
+
+
+# -- callables made in Python, called in compiled code ------------------------------------
+
+grad_of_wave_made = adpasses.grad(wave)
+value_and_grad_made = adpasses.value_and_grad(pair, (0, 2))
+hessian_made = adpasses.hessian(wave)
+hvp_made = adpasses.hvp(wave)
+jacfwd_made = adpasses.jacfwd(pair, 1)
+
+
+@adpasses.jit
+def uses_made_callables(x, s, v, a, w):
+    value, (da, db) = value_and_grad_made(a, w, s)
+    return (grad_of_wave_made(x, s), hessian_made(x, s), hvp_made(x, s, v), jacfwd_made(a, w, s),
+            value + db + da[0, 0])
+
+
+def test_callables_made_in_python_are_the_same_requests() -> None:
+    rng = np.random.default_rng(60)
+    x, v, a, w, s = rng.uniform(-1, 1, 4), rng.normal(size=4), rng.uniform(-1, 1, (2, 3)), \
+        rng.uniform(-1, 1, 3), 0.8
+    got = uses_made_callables(x, s, v, a, w)
+    value, (da, db) = value_and_grad_made(a, w, s)
+    want = (grad_of_wave_made(x, s), hessian_made(x, s), hvp_made(x, s, v), jacfwd_made(a, w, s),
+            value + db + da[0, 0])
+    for g, t in zip(got, want):
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-14)
+
+
 # -- the frontend's IR and errors -------------------------------------------------------------
 
 
@@ -352,11 +436,17 @@ def errors_of(tmp_path, source: str, *args: object) -> str:
      "def h(x, s):\n    return grad(g, 1)(x, None)\n", "known at compile time"),
     ("def h(x, s):\n    return hessian(wave, 1)(x, s)\n", "pass a float as a 1-element array"),
     ("def h(x, s):\n    return jacfwd(wave, 1)(x, s)\n", "jacfwd differentiates float arrays"),
+    ("def h(x, s):\n    return hessian(wave, width=0)(x, s)\n", "width must be a positive int"),
+    ("def h(x, s):\n    return jacfwd(wave, width=2)(x, s)\n", "width= is not supported in compiled code"),
     ("def h(x, s):\n    return hvp(wave)(x, s, s)\n", "v must be an array of"),
     ("def h(x, s):\n    return hvp(wave, (0, 1))(x, s, x)\n", "argnums must be one int"),
     ("def g(x):\n    x[0] = 1.0\n"
      "def h(x, s):\n    return grad(g)(x)\n", "returning one float; g() returns nothing"),
     ("def h(x, s):\n    return jacfwd(len)(x)\n", "must be an adpasses.jit function"),
+    ("import adpasses\ndg = adpasses.grad(wave, memory_limit='1MB')\n"
+     "def h(x, s):\n    return dg(x, s)\n", "was made with memory_limit= or strong_zero="),
+    ("import adpasses\ndg = adpasses.grad(wave)\n"
+     "def h(x, s):\n    return dg(x, s, s, s)\n", "but 4 were given"),
 ])
 def test_errors_name_the_construct_and_the_remedy(tmp_path, source: str, message: str) -> None:
     text = errors_of(tmp_path, source, np.ones(3), 0.5)

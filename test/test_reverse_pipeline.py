@@ -46,6 +46,7 @@ OPTIONS = {
     "no-activity": (ReverseOptions(activity=False), ["--no-activity"]),
     "no-loop-local": (ReverseOptions(loop_local=False), ["--no-loop-local"]),
     "no-scalar-replace": (ReverseOptions(scalar_replace=False), ["--no-scalar-replace"]),
+    "no-interchange-columns": (ReverseOptions(interchange_columns=False), ["--no-interchange-columns"]),
 }
 
 
@@ -71,7 +72,8 @@ def test_every_step_is_a_registered_pass_and_the_spec_parses_back(name):
     assert PassPipeline.parse_spec(PASSES, reverse_spec(options)).passes == steps
     # ad-reverse is the same steps, up to (not including) the elision
     pass_ = ReversePass(options.cache_policy, options.activity, "", options.lower_tapes, options.simplify,
-                        loop_local=options.loop_local, scalar_replace=options.scalar_replace)
+                        loop_local=options.loop_local, scalar_replace=options.scalar_replace,
+                        interchange_columns=options.interchange_columns)
     assert pass_.steps() == steps[:-1]
     assert steps[-1].name == "ad-elide-shadow-checks"
 
@@ -79,11 +81,12 @@ def test_every_step_is_a_registered_pass_and_the_spec_parses_back(name):
 def test_the_steps_follow_the_options():
     names = [s.name for s in reverse_steps(ReverseOptions())]
     assert names == ["ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
-                     "ad-expand-upstream-ops", "ad-scalar-replace", "ad-count-while", "ad-fuse-loops",
+                     "ad-expand-upstream-ops", "ad-scalar-replace", "ad-interchange-columns", "ad-count-while",
+                     "ad-fuse-loops",
                      "ad-build-gradients", "ad-lower-tapes", "ad-dead-forward", "ad-simplify",
                      "ad-dead-forward", "ad-split-sweeps", "ad-drop-gradient-marks", "ad-elide-shadow-checks"]
     lean = ReverseOptions(simplify=False, lower_tapes=False, elide_checks=False, loop_local=False,
-                          scalar_replace=False)
+                          scalar_replace=False, interchange_columns=False)
     assert [s.name for s in reverse_steps(lean)] == [
         "ad-clone-primals", "ad-inline-calls", "ad-lower-affine", "ad-lower-linalg",
                      "ad-expand-upstream-ops", "ad-count-while",

@@ -296,9 +296,84 @@ def test_a_while_loop_tape_is_rejected_in_split_mode() -> None:
         _compile(_module(body))
 
 
+def test_split_forward_with_primal_returns_the_chosen_results() -> None:
+    """`split = forward, with_primal = [1]` returns result 1's primal and the
+    tape, `with_primal = []` the tape alone; both halves share one gradient,
+    whose reverse equals the combined gradient and central differences."""
+    text = """
+func.func @two(%x: memref<?xf64>, %a: f64) -> (f64, f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %one = arith.constant 1.0 : f64
+  %p, %q = scf.for %i = %c0 to %n step %c1 iter_args(%u = %one, %w = %a) -> (f64, f64) {
+    %v = memref.load %x[%i] : memref<?xf64>
+    %e = math.sin %v : f64
+    %u2 = arith.mulf %u, %e : f64
+    %w2 = arith.mulf %w, %v : f64
+    scf.yield %u2, %w2 : f64, f64
+  }
+  func.return %p, %q : f64, f64
+}
+func.func @second(%x: memref<?xf64>, %dx: memref<?xf64>, %a: f64, %s0: f64, %s1: f64) -> (f64, f64) {
+  %q, %t = ad.autodiff @two(%x, %a) {activity = [dup, active], ret_activity = [active, active], split = forward, with_primal = [1]}
+    : (memref<?xf64>, f64) -> (f64, !ad.split_tape)
+  %da = ad.autodiff @two(%dx, %s0, %s1, %t) {activity = [dup, active], ret_activity = [active, active], split = reverse}
+    : (memref<?xf64>, f64, f64, !ad.split_tape) -> f64
+  func.return %q, %da : f64, f64
+}
+func.func @none(%x: memref<?xf64>, %dx: memref<?xf64>, %a: f64, %s0: f64, %s1: f64) -> f64 {
+  %t = ad.autodiff @two(%x, %a) {activity = [dup, active], ret_activity = [active, active], split = forward, with_primal = []}
+    : (memref<?xf64>, f64) -> !ad.split_tape
+  %da = ad.autodiff @two(%dx, %s0, %s1, %t) {activity = [dup, active], ret_activity = [active, active], split = reverse}
+    : (memref<?xf64>, f64, f64, !ad.split_tape) -> f64
+  func.return %da : f64
+}
+func.func @combined(%x: memref<?xf64>, %dx: memref<?xf64>, %a: f64, %s0: f64, %s1: f64) -> f64 {
+  %da = ad.autodiff @two(%x, %dx, %a, %s0, %s1) {activity = [dup, active], ret_activity = [active, active]}
+    : (memref<?xf64>, memref<?xf64>, f64, f64, f64) -> f64
+  func.return %da : f64
+}
+"""
+    module, compiled = _compile(text)
+    assert sum(op.sym_name.data.endswith("_aug") for op in module.ops) == 1  # one gradient for both ops
+    two = compiled["two"]
+    rng = np.random.default_rng(21)
+    for _ in range(3):
+        n = int(rng.integers(2, 7))
+        x, a = rng.uniform(0.1, 1.2, n), float(rng.uniform(0.3, 0.9))
+        s0, s1 = rng.standard_normal(2)
+        dx_s, dx_n, dx_c = np.zeros(n), np.zeros(n), np.zeros(n)
+        q, da = compiled["second"](x, dx_s, a, s0, s1)
+        assert q == two(x, a)[1]
+        da_n = compiled["none"](x, dx_n, a, s0, s1)
+        da_c = compiled["combined"](x, dx_c, a, s0, s1)
+        assert da == pytest.approx(da_c, rel=1e-13) and da_n == pytest.approx(da_c, rel=1e-13)
+        np.testing.assert_allclose(dx_s, dx_c, rtol=1e-13)
+        np.testing.assert_allclose(dx_n, dx_c, rtol=1e-13)
+        h = 1e-6
+
+        def loss(x, a):  # type: ignore[no-untyped-def]
+            p, q = two(x, a)
+            return s0 * p + s1 * q
+
+        assert da == pytest.approx((loss(x, a + h) - loss(x, a - h)) / (2 * h), rel=1e-6, abs=1e-8)
+        for i in range(n):
+            e = np.zeros(n)
+            e[i] = h
+            assert dx_s[i] == pytest.approx((loss(x + e, a) - loss(x - e, a)) / (2 * h), rel=1e-6, abs=1e-8)
+
+
 @pytest.mark.parametrize("text, message", [
-    ("%y, %t = ad.autodiff @f(%x, %a) {activity = [dup, active], ret_activity = [active], split = forward, "
-     "with_primal} : (memref<?xf64>, f64) -> (f64, !ad.split_tape)", "with_primal does not apply"),
+    ("%y, %t = ad.autodiff @f(%x, %a) {activity = [dup, active], ret_activity = [active], split = forward}"
+     " : (memref<?xf64>, f64) -> (f64, !ad.split_tape)\n  "
+     "%d = ad.autodiff @f(%dx, %a, %t) {activity = [dup, active], ret_activity = [active], split = reverse, "
+     "with_primal} : (memref<?xf64>, f64, !ad.split_tape) -> f64", "with_primal does not apply to the reverse half"),
+    ("%t = ad.autodiff @f(%x, %a) {activity = [dup, active], ret_activity = [active], split = forward, "
+     "with_primal = [0]} : (memref<?xf64>, f64) -> !ad.split_tape",
+     r"returns the primal results \[0\], then an !ad.split_tape"),
+    ("%t = ad.autodiff @f(%x, %a) {activity = [dup, active], ret_activity = [active], split = forward, "
+     "with_primal = [1]} : (memref<?xf64>, f64) -> !ad.split_tape", r"with_primal = \[1\] must list distinct"),
     ("%y, %t = ad.autodiff @f(%x, %dx, %a) {activity = [dup, active], ret_activity = [active], split = forward}"
      " : (memref<?xf64>, memref<?xf64>, f64) -> (f64, !ad.split_tape)", "split = forward takes the primal arguments"),
     ("%y = ad.autodiff @f(%x, %a) {activity = [dup, active], ret_activity = [active], split = forward}"

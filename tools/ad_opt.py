@@ -109,8 +109,8 @@ class ADOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--cache-report-format",
             choices=("text", "json"),
-            default="text",
-            help="format of --print-cache-report (on stderr)",
+            default=None,
+            help="format of the cache report (on stderr; text by default); implies --print-cache-report",
         )
         arg_parser.add_argument(
             "--cache-policy",
@@ -154,6 +154,12 @@ class ADOptMain(xDSLOptMain):
             action="store_true",
             help="with --reverse: keep small local arrays in memory (no ad-scalar-replace; "
                  "docs/reverse_mode.md)",
+        )
+        arg_parser.add_argument(
+            "--no-interchange-columns",
+            action="store_true",
+            help="with --reverse: loops down the columns of an array stay as written (no "
+                 "ad-interchange-columns; docs/reverse_mode.md)",
         )
         arg_parser.add_argument(
             "--no-activity",
@@ -209,6 +215,11 @@ class ADOptMain(xDSLOptMain):
     def setup_pipeline(self) -> None:
         a = self.args
         passes: list[str] = []
+        report_flag = "--print-cache-report" if a.print_cache_report else "--cache-report-format"
+        # Asking for a report's format asks for the report (it was ignored
+        # without --print-cache-report).
+        a.print_cache_report = a.print_cache_report or a.cache_report_format is not None
+        a.cache_report_format = a.cache_report_format or "text"
         if a.print_activity:
             passes.append("ad-print-activity")
         if a.print_alias:
@@ -238,6 +249,8 @@ class ADOptMain(xDSLOptMain):
                 options.append("loop-local=false")
             if a.no_scalar_replace:
                 options.append("scalar-replace=false")
+            if a.no_interchange_columns:
+                options.append("interchange-columns=false")
             forward = ["simplify=false"] if a.no_simplify else []
             if a.forward:
                 # Before ad-reverse, the requests that hold no ad.autodiff: a
@@ -255,7 +268,8 @@ class ADOptMain(xDSLOptMain):
             # Last, so that no pass after it can remove a check it relies on.
             passes.append("ad-elide-shadow-checks")
         elif a.print_cache_report:
-            print("ad-opt: warning: --print-cache-report needs --reverse", file=sys.stderr)
+            print(f"ad-opt: warning: {report_flag} needs --reverse (or --forward): no report is printed",
+                  file=sys.stderr)
         if a.lower_ad_ops:
             passes.append("ad-lower-ad-ops")
         a.passes = ",".join(passes)

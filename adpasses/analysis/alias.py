@@ -232,8 +232,8 @@ class AliasAnalysis:
         self._object_pairs: dict[tuple[SSAValue, SSAValue], AliasResult] = {}
         self._chains: dict[Operation, list[Operation]] = {}
         self._iv_ranges = self._induction_ranges()
-        effects = WriteEffects(function.parent_op())
-        self._targets = {op: t for op in function.body.walk() if (t := effects.targets(op))}
+        self._effects = WriteEffects(function.parent_op())
+        self._targets = {op: t for op in function.body.walk() if (t := self._effects.targets(op))}
 
     # -- objects ---------------------------------------------------------------------
 
@@ -655,6 +655,12 @@ class AliasAnalysis:
                             found.append((op, footprint(self._map(operand), operand.type)))
                     continue
                 if isinstance(op, READ_ONLY_USERS) or (op.results and is_view_result(op.results[0])):
+                    continue
+                if isinstance(op, func.CallOp) and self._effects.stays_in_views(op.callee.root_reference.data):
+                    # the callee reads within the views it is given (a row, not all of X)
+                    for operand in op.operands:
+                        if isinstance(operand.type, MemRefType):
+                            found.append((op, footprint(self._map(operand), operand.type)))
                     continue
                 for operand in op.operands:
                     if isinstance(operand.type, MemRefType):

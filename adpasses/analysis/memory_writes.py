@@ -8,7 +8,11 @@
 - memref.alloca_scope: all of the allocas it frees when it ends;
 - func.call: judged from the callee's body when the module has it
   (`CalleeEffect`; the memref arguments it may write, `written_arguments`),
-  else like an op with unknown effects;
+  else like an op with unknown effects. A callee that only addresses its
+  arguments' memory through their views (`stays_in_views`: no
+  reinterpret_cast or raw pointer, nor a call of a function that has one)
+  writes every element of those views at most (a row `X[i, :]` passed to
+  it is that row), else all of each written argument's object;
 - an op with write/free effects: all of each memref operand's object; with
   unknown effects (no effect trait), also any memory reachable from
   outside the function;
@@ -24,8 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import MemRefType
+from math import prod
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, NoneAttr
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, SymbolTable
@@ -39,6 +45,54 @@ from adpasses.core.region_flow import REGION_FLOWS
 READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp, SizeMatchOp)
 """Memref ops that only read (or only look at the descriptor: ad.size_match
 compares sizes)."""
+
+
+REVIEWING_OPS = (memref.ReinterpretCastOp, memref.ExtractAlignedPointerAsIndexOp, memref.ViewOp,
+                 memref.GetGlobalOp)
+"""Ops that make an address of their own from a memref (or a global):
+a function containing one may reach memory outside the views it is
+given."""
+
+
+def flattens_own_elements(op: Operation) -> bool:
+    """Whether `op` is the 1-D view of every element of an identity-layout
+    memref, in order: `memref.reinterpret_cast %m to offset 0, sizes
+    [dim(%m, 0) * ... * dim(%m, r-1)], strides [1]` (`seed_loops._flat_view`),
+    which addresses exactly %m's elements."""
+    if not isinstance(op, memref.ReinterpretCastOp) or not isinstance(op.source.type, MemRefType):
+        return False
+    source_type = op.source.type
+    if not isinstance(source_type.layout, NoneAttr) or op.offsets or op.strides:
+        return False
+    if tuple(op.static_offsets.get_values()) != (0,) or tuple(op.static_strides.get_values()) != (1,):
+        return False
+    shape = source_type.get_shape()
+    if len(op.sizes) == 0:  # static: the product of the static shape
+        return (DYNAMIC_INDEX not in shape and len(op.static_sizes.get_values()) == 1
+                and op.static_sizes.get_values()[0] == prod(shape))
+    if len(op.sizes) != 1:
+        return False
+    dims: list[int] = []
+    constant = 1
+    pending = [op.sizes[0]]
+    while pending:
+        v = pending.pop()
+        owner = v.owner
+        if isinstance(owner, arith.MuliOp):
+            pending += [owner.lhs, owner.rhs]
+        elif isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            constant *= owner.value.value.data
+        elif isinstance(owner, memref.DimOp) and owner.source == op.source \
+                and isinstance(owner.index.owner, arith.ConstantOp) \
+                and isinstance(owner.index.owner.value, IntegerAttr):
+            dims.append(owner.index.owner.value.value.data)
+        else:
+            return False
+    # each dimension once, by its memref.dim or (a static one) folded into the constants
+    missing = set(range(len(shape))) - set(dims)
+    return (len(set(dims)) == len(dims) and set(dims) <= set(range(len(shape)))
+            and all(shape[k] != DYNAMIC_INDEX for k in missing)
+            and constant == prod(shape[k] for k in missing))
 
 
 class Extent(Enum):
@@ -104,7 +158,8 @@ class WriteEffects:
                 written = self.written_arguments(name)
                 if written is None:
                     return operands
-                return [WriteTarget(Extent.OBJECT, v) for k, v in enumerate(op.operands)
+                extent = Extent.VIEW if self.stays_in_views(name) else Extent.OBJECT
+                return [WriteTarget(extent, v) for k, v in enumerate(op.operands)
                         if k in written and isinstance(v.type, MemRefType)]
             return operands + [WriteTarget(Extent.OUTSIDE)]
         effects = effects_of(op)
@@ -129,6 +184,24 @@ class WriteEffects:
             callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
             cache[name] = (written_arguments(self, callee) if isinstance(callee, func.FuncOp)
                            else None)
+        return cache[name]
+
+    def stays_in_views(self, name: str) -> bool:
+        """Whether the callee `name` (a function of the module) reads and
+        writes its memref arguments only within the views it is given:
+        every access goes through loads, stores, subviews, casts, copies,
+        linalg ops and calls of such functions, never an op that rebuilds
+        an address (`REVIEWING_OPS`: a reinterpret_cast may address any
+        element of the argument's buffer). In-bounds indices assumed, as
+        everywhere in the analysis (the bounds checks stay)."""
+        cache = self.__dict__.setdefault("_in_views", {})
+        if name not in cache:
+            cache[name] = False  # while summarising: recursion
+            callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
+            cache[name] = isinstance(callee, func.FuncOp) and bool(callee.body.blocks) and all(
+                (not isinstance(op, REVIEWING_OPS) or flattens_own_elements(op))
+                and (not isinstance(op, func.CallOp) or self.stays_in_views(op.callee.root_reference.data))
+                for op in callee.body.walk())
         return cache[name]
 
     def callee_effect(self, name: str) -> CalleeEffect:

@@ -93,6 +93,13 @@ def grad_activity(jf, args: Sequence[object], nums: tuple[int, ...]) -> tuple[tu
 class GradCallable:
     """The callable `grad(f, argnums)` / `value_and_grad(f, argnums)` returns."""
 
+    # Called in compiled code: the request `grad(f, argnums)(...)` (frontend/derivative_calls.py).
+    __adpasses_intrinsic__ = "derivative object"
+
+    @property
+    def derivative_kind(self) -> str:
+        return "value_and_grad" if self.with_value else "grad"
+
     def __init__(self, jf, argnums: int | Sequence[int], with_value: bool):  # type: ignore[no-untyped-def]
         self.jf = jf
         self.argnums = argnums

@@ -106,12 +106,14 @@ def _ret_activity(kind: str, out: object) -> str:
 
 
 def _seeds(name: str, cotangent: object, kinds: tuple[str, ...], rets: tuple[str, ...],
-           shapes: list) -> list[object]:
+           shapes: list, who: str | None = None) -> list[object]:
     """The gradient's seed operands for `cotangent`, checked against the
-    output's structure (a tuple for a tuple output), shapes and dtypes."""
+    output's structure (a tuple for a tuple output), shapes and dtypes.
+    `who` starts the messages (default: `vjp_fn of <name>`)."""
+    who = who or f"vjp_fn of {name}"
     if len(kinds) > 1:
         if not isinstance(cotangent, (tuple, list)) or len(cotangent) != len(kinds):
-            raise TypeError(f"vjp_fn of {name}: the output is a tuple of {len(kinds)} values, so the "
+            raise TypeError(f"{who}: the output is a tuple of {len(kinds)} values, so the "
                             f"cotangent must be a tuple of {len(kinds)} (None for an output that is not "
                             f"differentiated), got {type(cotangent).__name__}")
         cts = list(cotangent)
@@ -122,24 +124,24 @@ def _seeds(name: str, cotangent: object, kinds: tuple[str, ...], rets: tuple[str
         where = f"output {j}" if len(kinds) > 1 else "the output"
         if act == "active":
             if isinstance(ct, bool) or not isinstance(ct, (int, float, np.integer, np.floating)):
-                raise TypeError(f"vjp_fn of {name}: the cotangent of {where} (a float) must be a number, "
+                raise TypeError(f"{who}: the cotangent of {where} (a float) must be a number, "
                                 f"got {type(ct).__name__}")
             seeds.append(float(ct))
         elif act == "dup":
             want_shape, dtype, contiguous = shape
             if not isinstance(ct, np.ndarray):
-                raise TypeError(f"vjp_fn of {name}: the cotangent of {where} (an array of shape "
+                raise TypeError(f"{who}: the cotangent of {where} (an array of shape "
                                 f"{want_shape}) must be a numpy array, got {type(ct).__name__}")
             if ct.shape != want_shape:
-                raise ValueError(f"vjp_fn of {name}: the cotangent of {where} has shape {ct.shape}; it "
+                raise ValueError(f"{who}: the cotangent of {where} has shape {ct.shape}; it "
                                  f"must have the output's shape {want_shape}")
             if ct.dtype.kind != "f":
-                raise TypeError(f"vjp_fn of {name}: the cotangent of {where} has dtype {ct.dtype}; it "
+                raise TypeError(f"{who}: the cotangent of {where} has dtype {ct.dtype}; it "
                                 "must be a float array")
             # The seed has the result's compiled type: its dtype, and C order
             # for a result compiled with the identity layout.
             seeds.append(np.ascontiguousarray(ct, dtype=dtype) if contiguous or ct.dtype != dtype else ct)
         elif ct is not None and not isinstance(ct, (int, float, bool, np.generic, np.ndarray)):
-            raise TypeError(f"vjp_fn of {name}: {where} is not differentiated; its cotangent must be None "
+            raise TypeError(f"{who}: {where} is not differentiated; its cotangent must be None "
                             f"(or a number or array, ignored), got {type(ct).__name__}")
     return seeds

@@ -76,7 +76,7 @@ class _Kernel:
     static_shapes: bool = False          # compiled for the element shapes of its examples (a Hessian)
 
 
-def vmap(f: object, in_axes: object = 0, out_axes: object = 0) -> Callable:
+def vmap(f: object, in_axes: object = 0, out_axes: object = 0, parallel: bool = False) -> Callable:
     """f mapped over a batch axis of its arguments, like jax.vmap: the
     results of `f` on each batch element, stacked along `out_axes`. `f` is
     a jitted (or plain Python) function returning floats, or `grad(f)`,
@@ -84,7 +84,10 @@ def vmap(f: object, in_axes: object = 0, out_axes: object = 0) -> Callable:
     `functools.partial(adpasses.jvp, f)` (called `(primals, tangents)`). `in_axes`:
     an int or None for every argument, or a tuple with one per argument
     (None: the same value for every element). One compiled loop over the
-    batch per call (no Python loop)."""
+    batch per call (no Python loop). `parallel=True`: the loop over the
+    batch runs on the worker pool (adpasses.set_num_threads) when the
+    elements are proven independent, like a loop of jit(parallel=True);
+    else serially (docs/parallel.md)."""
     import functools
 
     from adpasses.api.forward import HvpCallable, SweepCallable, jvp
@@ -102,7 +105,9 @@ def vmap(f: object, in_axes: object = 0, out_axes: object = 0) -> Callable:
         inner = _as_jit(f, as_jit)
     _check_axes_spec(in_axes, "in_axes", allow_none=True, nested=isinstance(inner, JvpOf))
     _check_axes_spec(out_axes, "out_axes", allow_none=False)
-    return VmapCallable(inner, in_axes, out_axes)
+    if not isinstance(parallel, (bool, np.bool_)):
+        raise TypeError(f"vmap: parallel must be True or False; got {parallel!r}")
+    return VmapCallable(inner, in_axes, out_axes, bool(parallel))
 
 
 def _as_jit(f: object, as_jit: Callable) -> object:
@@ -146,8 +151,13 @@ def _tuples(axes: object) -> object:
 class VmapCallable:
     """The callable `vmap(f, in_axes, out_axes)` returns."""
 
-    def __init__(self, inner: object, in_axes: object, out_axes: object):
+    def __init__(self, inner: object, in_axes: object, out_axes: object, parallel: bool = False):
         self.inner = inner
+        self.parallel = parallel
+        self.parallel_loops: list = []
+        """With parallel=True, after a call: the batch loop of the last
+        signature compiled (`cache.report.ParallelLoop`: parallel or
+        serial, and why), as the cache report lists parallel loops."""
         self.in_axes = _tuples(in_axes)
         self.out_axes = tuple(out_axes) if isinstance(out_axes, list) else out_axes
         self.__name__ = f"vmap({inner.__name__})"  # type: ignore[attr-defined]
@@ -276,7 +286,7 @@ class VmapCallable:
         shapes = tuple(_param_shape(p, examples) for p in kernel.params) if kernel.static_shapes else ()
         spec = BatchSpec(tuple(kinds), tuple(r is not None for r in kernel.results),
                          tuple((i, p.value) for i, p in enumerate(kernel.params) if p.kind == CONST),
-                         shapes)
+                         shapes, noalias=True, parallel=self.parallel)
         # Only the driver has a Python entry: every other function is private,
         # so LLVM inlines a function called once into its caller (the
         # per-element function into the loop, a tangent function into a
@@ -287,7 +297,11 @@ class VmapCallable:
             if isinstance(op, func.FuncOp) and op.body.blocks:
                 op.sym_visibility = _private()
         driver_name = f"{kernel.entry}_batched"
-        add_batch_driver(module, entry, spec, driver_name)
+        driver = add_batch_driver(module, entry, spec, driver_name)
+        if self.parallel:
+            from adpasses.api.parallel_loops import parallel_loops
+
+            self.parallel_loops = parallel_loops("vmap", driver)
         result_dtypes = [_numpy_dtype(t) for t in stored_result_types(entry, spec)]
         before = stats["compiled"]
         compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)

@@ -84,6 +84,10 @@ def _text(value: SSAValue) -> str:
             return f"({_text(op.lhs)} / {_text(op.rhs)})"
         if isinstance(op, (arith.CeilDivSIOp, arith.CeilDivUIOp)):
             return f"ceildiv({_text(op.lhs)}, {_text(op.rhs)})"
+        if isinstance(op, (arith.MaxSIOp, arith.MinSIOp, arith.SelectOp)) and value.name_hint:
+            # a size the compiler named (segment_length, trips): the name
+            # says what it is, its max/select formula does not
+            return value.name_hint
         if isinstance(op, (arith.MaxSIOp, arith.MinSIOp)):  # a trip count: max(n, 0)
             which = "max" if isinstance(op, arith.MaxSIOp) else "min"
             return f"{which}({_text(op.lhs)}, {_text(op.rhs)})"
@@ -118,6 +122,8 @@ def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> Any:
         return int(shape[k]) if shape is not None and k is not None else None
     if isinstance(op, arith.IndexCastOp):
         return _evaluate(op.input, env)
+    if op.name == "ad.broadcast":
+        return _broadcast_size(op, env)
     binary = {
         arith.AddiOp: lambda a, b: a + b,
         arith.SubiOp: lambda a, b: a - b,
@@ -154,24 +160,68 @@ def _evaluate(value: SSAValue, env: dict[SSAValue, object]) -> Any:
 
 
 def _allocated_size(value: SSAValue, dim: int, env: dict[SSAValue, object]) -> Any:
-    """Size `dim` of a local allocation (static, or its dynamic size operand)."""
-    if not (isinstance(value, OpResult) and isinstance(value.op, (memref.AllocOp, memref.AllocaOp))):
+    """Size `dim` of a local allocation (static, or its dynamic size operand)
+    or of a view of an array (a reinterpret_cast's or subview's size operand,
+    a cast's source): array expressions index their operands through views,
+    so their tapes' counts are sizes of views."""
+    if not isinstance(value, OpResult) or not isinstance(value.type, MemRefType):
         return None
-    shape = value.type.get_shape()  # type: ignore[attr-defined]
+    op = value.op
+    shape = value.type.get_shape()
     if dim >= len(shape):
         return None
     if shape[dim] >= 0:
         return shape[dim]
-    dynamic = [k for k, n in enumerate(shape) if n < 0]
-    return _evaluate(value.op.dynamic_sizes[dynamic.index(dim)], env)
+    if isinstance(op, (memref.AllocOp, memref.AllocaOp)):
+        dynamic = [k for k, n in enumerate(shape) if n < 0]
+        return _evaluate(op.dynamic_sizes[dynamic.index(dim)], env)
+    if isinstance(op, memref.CastOp):
+        return _size_of(op.source, dim, env)
+    if isinstance(op, (memref.ReinterpretCastOp, memref.SubviewOp)):
+        static = list(op.static_sizes.get_values())
+        dynamic_sizes = iter(op.sizes)
+        sizes = [next(dynamic_sizes) if n < 0 else n for n in static]
+        # a subview drops unit dimensions (rank-reducing); which ones is only
+        # clear when every size left is not a static 1
+        kept = [n for n in sizes if n != 1] if len(sizes) != len(shape) else sizes
+        if len(kept) != len(shape):
+            return None
+        size = kept[dim]
+        return size if isinstance(size, int) else _evaluate(size, env)
+    return None
+
+
+def _size_of(value: SSAValue, dim: int, env: dict[SSAValue, object]) -> Any:
+    shape = getattr(env.get(value), "shape", None)
+    if shape is not None:
+        return int(shape[dim]) if dim < len(shape) else None
+    return _allocated_size(value, dim, env)
+
+
+def _broadcast_size(op: Operation, env: dict[SSAValue, object]) -> Any:
+    """`ad.broadcast`'s size: numpy's broadcast of two sizes of a dimension."""
+    a, b = _evaluate(op.operands[0], env), _evaluate(op.operands[1], env)
+    if a is None or b is None:
+        return None
+    mode = op.mode  # type: ignore[attr-defined]
+    if mode == "into":
+        return b
+    return a if mode == "equal" else np.where(np.equal(a, 1), b, a) if isinstance(
+        a, np.ndarray) or isinstance(b, np.ndarray) else (b if a == 1 else a)
 
 
 def _unsigned_div(a: Any, b: Any) -> Any:
     return None if np.any(b == 0) else a // b
 
 
+def _ceil_div(a: Any, b: Any) -> Any:
+    return None if np.any(b == 0) else -(-a // b)
+
+
 _MORE_BINARY = {
     arith.DivUIOp: _unsigned_div,
+    arith.CeilDivSIOp: _ceil_div,  # a slice's length (X[:, j])
+    arith.CeilDivUIOp: _ceil_div,
     arith.MaxUIOp: np.maximum,
     arith.MinUIOp: np.minimum,
     arith.MulfOp: lambda a, b: a * b,
@@ -390,7 +440,7 @@ class ParallelLoop:
     """"primal" or "gradient"."""
     location: str
     mark: str
-    """"prange" or "jit(parallel=True)"."""
+    """"prange", "jit(parallel=True)" or "vmap(parallel=True) batch"."""
     parallel: bool
     reason: str
     """Why it runs serially; for a parallel loop, how it is cut in chunks."""

@@ -154,6 +154,7 @@ class LocatingParser(Parser):
         self._text = text
         self._op_names: list[str] = []  # names of the ops being parsed, outermost first
         self._deferred_locs: dict[str, Span] = {}  # location aliases used before their definition
+        self._first_uses: dict[str, Span] = {}  # values used before their definition: the first use
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         self._op_names.append(name)
@@ -172,6 +173,35 @@ class LocatingParser(Parser):
             return NameLoc(StringAttr(_DEFERRED + token.text), NoneAttr())
         return super()._parse_location()
 
+    def resolve_operand(self, operand, type):  # type: ignore[no-untyped-def, override]
+        """xDSL's, remembering where a value not yet defined is first used:
+        an undefined value is reported there (xDSL reported it at the end of
+        the file)."""
+        name = operand.operand_name
+        if name not in self.ssa_values and name not in self.forward_ssa_references:
+            self._first_uses[name] = operand.span
+        return super().resolve_operand(operand, type)
+
+    def parse_optional_region(self, arguments=None):  # type: ignore[no-untyped-def, override]
+        """xDSL's; a function body that uses a value it never defines is an
+        error at the use (a later function's value of the same name must not
+        stand in for it: xDSL's forward references outlive the function)."""
+        before = set(self.forward_ssa_references)
+        region = super().parse_optional_region(arguments)
+        if region is not None and self._op_names and self._op_names[-1] == "func.func":
+            left = [n for n in self.forward_ssa_references if n not in before]
+            if left:
+                self._undefined(left)
+        return region
+
+    def _undefined(self, names: list[str]) -> None:
+        first = min(names, key=lambda n: self._first_uses[n].start if n in self._first_uses else 0)
+        others = [n for n in names if n != first]
+        also = f" (also undefined: {', '.join('%' + n for n in others)})" if others else ""
+        self.raise_error(f"%{first} is used here but never defined{also}: define it before its use "
+                         "(in this function or one enclosing region), or pass it as an argument",
+                         self._first_uses.get(first))
+
     def parse_optional_argument(self, expect_type: bool = True):  # type: ignore[no-untyped-def, override]
         """xDSL's, plus the location mlir-opt prints after an induction
         variable (`affine.for %i loc("f.mlir":3:14) = 0 to 8`); it is
@@ -188,7 +218,12 @@ class LocatingParser(Parser):
         return parse_affine_map_of_ssa_ids(self)
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        module = super().parse_module(allow_implicit_module)
+        try:
+            module = super().parse_module(allow_implicit_module)
+        except ParseError as err:
+            if self.forward_ssa_references and "values used but not defined" in err.msg:
+                self._undefined(list(self.forward_ssa_references))  # at the use, not the end of file
+            raise
         if self._deferred_locs:
             _resolve_deferred_locations(self, module)
         return module

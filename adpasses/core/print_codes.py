@@ -16,3 +16,8 @@ F64, F32, INT, BOOL, ARRAY = 0, 1, 2, 3, 16
 ARRAY_DTYPES = ("float64", "float32", "int64", "int32", "bool")
 SYMBOL = "adpasses_python_print"
 SPEC_SEP = "\x1f"  # between the format specs of the values ("", "!r", ":.3f")
+
+NUMPY_REPR = "!n"
+"""The conversion of an f-string field `{v!r}` whose value Python holds as
+a numpy scalar (an array element): repr of the numpy scalar of its kind,
+`np.float64(0.1)`, `np.int64(3)`, `np.True_` (`!r` of a Python float: `0.1`)."""

@@ -17,14 +17,9 @@ their messages need:
 | STACK_LIMIT | MemoryError | bytes asked | the limit |
 | FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
 | LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
-| BROADCAST | ValueError | one size of a dimension | the other (`ad.broadcast`) |
-| BROADCAST_INTO | ValueError | the operand's size | the size of the array updated in place |
-| NOT_ALIGNED | ValueError | one vector's length | the other's (`np.dot`) |
-| USER_RAISE | the class `cf.assert` names (`ad.raises`) | - | - |
-| RAISED | the site's exception (`ad.raise_if`) | value 0 of its message | value 1 |
+| RAISED | the site's exception (`ad.raise_if`; `cf.assert`: AssertionError; `ad.broadcast`: ValueError) | value 0 of its message | value 1 |
 
-A USER_RAISE site's text is `user_raise_site(location, class name,
-message)`: the Python `raise` / `assert` it comes from.
+A RAISED site's text is `raise_site_text(class name, message, location)`.
 """
 
 from __future__ import annotations
@@ -38,20 +33,9 @@ ALLOCATION_FAILED = _BASE - 3
 STACK_LIMIT = _BASE - 4
 FLOAT_TO_INT = _BASE - 5
 LOOP_STEP = _BASE - 6
-USER_RAISE = _BASE - 7
 RAISED = _BASE - 8
-BROADCAST = _BASE - 9
-BROADCAST_INTO = _BASE - 10
-NOT_ALIGNED = _BASE - 11
-CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP, USER_RAISE,
-         RAISED, BROADCAST, BROADCAST_INTO, NOT_ALIGNED)
-
-_SEP = "\x1f"  # between the parts of a USER_RAISE site's text
-
-
-def user_raise_site(location: str, exception_class: str, message: str) -> str:
-    """The site text of a `cf.assert` (a Python raise or assert)."""
-    return _SEP.join((location, exception_class, message))
+CODES = (NEGATIVE_SIZE, SIZE_OVERFLOW, ALLOCATION_FAILED, STACK_LIMIT, FLOAT_TO_INT, LOOP_STEP,
+         RAISED)
 
 
 def raisable(name: str) -> type[BaseException] | None:
@@ -90,20 +74,24 @@ def _human(nbytes: int) -> str:
 
 
 def raise_site_text(exception: str, message: str, where: str | None) -> str:
-    """The site text of an `ad.raise_if`: what `exception()` decodes."""
-    return f"{exception}\n{message}\n{where or '?'}"
+    """The site text of an `ad.raise_if`: what `exception()` decodes (the
+    message last: it may hold newlines)."""
+    return f"{exception}\n{where or '?'}\n{message}"
 
 
 def _raised(site: str, index: int, size: int) -> tuple[type[Exception], str, str]:
     """(class, message, location) of an `ad.raise_if` stop; its `{0}`, `{1}`
-    and `{k:shapeN}` placeholders filled with the stop's values."""
+    and `{k:shapeN}` placeholders filled with the stop's values, `{{` and
+    `}}` read as braces."""
     import re
 
-    name, message, where = (site.split("\n") + ["", "", "?"])[:3]
+    name, where, message = (site.split("\n", 2) + ["", "?", ""])[:3]
     kind = raisable(name) or RuntimeError
     values = (index, size)
 
     def fill(match: re.Match) -> str:
+        if match.group(0) in ("{{", "}}"):
+            return match.group(0)[0]
         value = values[int(match.group(1))]
         if match.group(2) is None:
             return str(value)
@@ -113,7 +101,7 @@ def _raised(site: str, index: int, size: int) -> tuple[type[Exception], str, str
         sizes = [(unsigned >> (bits * (count - 1 - k))) & ((1 << bits) - 1) for k in range(count)]
         return "(" + ",".join(map(str, sizes)) + ("," if count == 1 else "") + ")"
 
-    return kind, re.sub(r"\{([01])(?::shape([1-8]))?\}", fill, message), where
+    return kind, re.sub(r"\{\{|\}\}|\{([01])(?::shape([1-8]))?\}", fill, message), where
 
 
 def exception(code: int, where: str, index: int, size: int) -> Exception:
@@ -122,9 +110,6 @@ def exception(code: int, where: str, index: int, size: int) -> Exception:
     without the location), so `ad-run` can print `where: error: ...`."""
     if code == RAISED:
         kind, detail, where = _raised(where, index, size)
-    elif code == USER_RAISE:
-        where, name, detail = where.split(_SEP, 2)
-        kind = raisable(name) or AssertionError
     else:
         kind, detail = _describe(code, index, size)
     err = kind(f"{detail} (at {where})")
@@ -162,12 +147,4 @@ def _describe(code: int, index: int, size: int) -> tuple[type[Exception], str]:
     if code == LOOP_STEP:
         return ValueError, (f"scf.for step must be positive, got {index} (a loop with this step "
                             f"would never end)")
-    if code == BROADCAST:
-        return ValueError, (f"operands could not be broadcast together: a dimension of size {index} "
-                            f"meets one of size {size} (sizes must be equal, or one of them 1)")
-    if code == BROADCAST_INTO:
-        return ValueError, (f"non-broadcastable operand: size {index} cannot be broadcast into the array "
-                            f"updated in place, of size {size} in that dimension")
-    if code == NOT_ALIGNED:
-        return ValueError, f"shapes ({index},) and ({size},) not aligned: {index} (dim 0) != {size} (dim 0)"
     raise ValueError(f"unknown stop code {code}")

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from xdsl.dialects import cf
-from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, SSAValue
 
 from adpasses.core import stop_codes
 from adpasses.core.diagnostics import error_at, op_location
-from adpasses.dialects.ad import RAISES_ATTR
+from adpasses.dialects.ad import literal_message
 from adpasses.lowering.core import FunctionTranslator, const_i64
 
 
@@ -48,17 +47,18 @@ def _cond_br(ft: FunctionTranslator, op: cf.ConditionalBranchOp) -> None:
 
 
 def _assert(ft: FunctionTranslator, op: cf.AssertOp) -> None:
-    """Unless the condition holds, stop the call through the error slot
-    (like a failed bounds check): Python raises the class `ad.raises`
-    names (AssertionError without it) with the message and the location.
-    Never removed by boundscheck=False: it is the program's own check."""
-    kind = op.attributes.get(RAISES_ATTR)
-    name = kind.data if isinstance(kind, StringAttr) else "AssertionError"
-    if stop_codes.raisable(name) is None:
-        raise error_at(op, f"{RAISES_ATTR} = \"{name}\" is not a builtin exception class")
-    site = ft.mt.check_site(op, stop_codes.user_raise_site(op_location(op) or op.name, name, op.msg.data))
+    """Upstream's assert (the frontend raises with `ad.raise_if`): unless
+    the condition holds, the stop of an `ad.raise_if` raising
+    AssertionError with the message and the location. Never removed by
+    boundscheck=False: it is the program's own check."""
+    if "ad.raises" in op.attributes:
+        raise error_at(op, "cf.assert with ad.raises: raise a Python exception with "
+                           "`ad.raise_if %bad {exception = \"ValueError\", message = \"...\"}` "
+                           "(%bad: the negated condition)")
+    site = ft.mt.check_site(op, stop_codes.raise_site_text(
+        "AssertionError", literal_message(op.msg.data), op_location(op) or op.name))
     with ft.b.if_then(ft.b.not_(ft.get(op.arg)), likely=False):
-        ft.fail(site, const_i64(0), stop_codes.USER_RAISE, const_i64(0))
+        ft.fail(site, const_i64(0), stop_codes.RAISED, const_i64(0))
 
 
 LOWERINGS = {cf.BranchOp: _br, cf.ConditionalBranchOp: _cond_br, cf.AssertOp: _assert}

@@ -285,15 +285,17 @@ def _broadcast(ft: FunctionTranslator, op: BroadcastOp) -> None:
     a_is_one = b.icmp_signed("==", a, one)
     mode = op.mode
     if mode == "equal":
-        bad, code, size = differ, stop_codes.NOT_ALIGNED, a
+        bad, size = differ, a
     elif mode == "into":
-        bad, code, size = b.and_(differ, b.not_(a_is_one)), stop_codes.BROADCAST_INTO, c
+        bad, size = b.and_(differ, b.not_(a_is_one)), c
     else:
         bad = b.and_(b.and_(differ, b.not_(a_is_one)), b.icmp_signed("!=", c, one))
-        code, size = stop_codes.BROADCAST, b.select(a_is_one, c, a)
-    site = ft.mt.check_site(op)
+        size = b.select(a_is_one, c, a)
+    # the stop of an ad.raise_if: one way compiled code raises
+    site = ft.mt.check_site(op, stop_codes.raise_site_text("ValueError", BroadcastOp.ERRORS[mode],
+                                                           op_location(op) or op.name))
     with b.if_then(bad, likely=False):
-        ft.fail(site, a, code, c)
+        ft.fail(site, a, stop_codes.RAISED, c)
     ft.set(op.size, size)
 
 

@@ -62,39 +62,52 @@ def _constant(value) -> int | None:  # type: ignore[no-untyped-def]
     return None
 
 
-def block_work(ops) -> int:  # type: ignore[no-untyped-def]
-    """Estimated operations of running `ops` once: one per op, a call or a
-    math function more, an inner loop its body times its trip count (a
-    constant, else `_UNKNOWN_TRIPS`)."""
+def block_work(ops, calling: tuple[str, ...] = ()) -> int:  # type: ignore[no-untyped-def]
+    """Estimated operations of running `ops` once: one per op, a math
+    function more, an inner loop its body times its trip count (a
+    constant, else `_UNKNOWN_TRIPS`), a call of a function of the module
+    its body's work plus `_CALL_WORK` (a vmap's loop over the batch calls
+    the per-element function), of any other function `_CALL_WORK`.
+    `calling`: the functions being estimated (a recursive call counts
+    `_CALL_WORK`)."""
     work = 0
     for op in ops:
-        work += _op_work(op)
+        work += _op_work(op, calling)
     return min(work, MAX_WORK)
 
 
-def _op_work(op: Operation) -> int:
+def _op_work(op: Operation, calling: tuple[str, ...]) -> int:
     if isinstance(op, scf.ForOp):
         lb, ub, step = (_constant(v) for v in (op.lb, op.ub, op.step))
         trips = (max(0, -(-(ub - lb) // step)) if None not in (lb, ub, step) and step > 0  # type: ignore[operator]
                  else _UNKNOWN_TRIPS)
-        return 1 + trips * block_work(op.body.block.ops)
+        return min(1 + trips * block_work(op.body.block.ops, calling), MAX_WORK)
     if isinstance(op, func.CallOp):
-        return _CALL_WORK
+        name = op.callee.root_reference.data
+        callee = _function(op, name) if name not in calling else None
+        if callee is None or not callee.body.blocks:
+            return _CALL_WORK
+        return _CALL_WORK + sum(block_work(block.ops, (*calling, name)) for block in callee.body.blocks)
     if op.dialect_name() == math.Math.name:
         return _MATH_WORK
-    nested = sum(block_work(block.ops) for region in op.regions for block in region.blocks)
+    nested = sum(block_work(block.ops, calling) for region in op.regions for block in region.blocks)
     return 1 + nested
+
+
+def _function(op: Operation, name: str) -> func.FuncOp | None:
+    """The function `name` of the module around `op`, if any."""
+    module = op.parent_op()
+    while module is not None and not isinstance(module, ModuleOp):
+        module = module.parent_op()
+    if module is None:
+        return None
+    return next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
 
 
 def body_work(op: ParallelForOp) -> int:
     """Estimated operations of one iteration of the loop `op` runs (its
     outlined function's loop body); at least 1."""
-    module = op
-    while module is not None and not isinstance(module, ModuleOp):
-        module = module.parent_op()
-    name = op.callee.root_reference.data
-    callee = None if module is None else next(
-        (f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
+    callee = _function(op, op.callee.root_reference.data)
     if callee is None or not callee.body.blocks:
         return 1
     loop = next((o for o in callee.body.block.ops if isinstance(o, scf.ForOp)), None)

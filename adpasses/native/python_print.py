@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from adpasses.core.print_codes import ARRAY, ARRAY_DTYPES, BOOL, F32, F64, SPEC_SEP
+from adpasses.core.print_codes import ARRAY, ARRAY_DTYPES, BOOL, F32, F64, NUMPY_REPR, SPEC_SEP
 
 
 def _array(dtype: np.dtype, data, pos: int) -> tuple[np.ndarray, int]:  # type: ignore[no-untyped-def]
@@ -54,6 +54,18 @@ def _value(kind: int, data, pos: int) -> tuple[object, int]:  # type: ignore[no-
     return int(raw), pos + 1
 
 
+def _numpy_scalar(value: object) -> object:
+    """The numpy scalar Python would hold (an element of an array of the
+    value's kind; float32 values are np.float32 already)."""
+    if isinstance(value, np.generic):
+        return value
+    if isinstance(value, bool):
+        return np.bool_(value)
+    if isinstance(value, int):
+        return np.int64(value)
+    return np.float64(value)
+
+
 def _format(value: object, spec: str) -> str:
     """"" (a print argument): str(value); otherwise an f-string field,
     `[!r|!s][:format_spec]`: the conversion, then format(value,
@@ -62,7 +74,9 @@ def _format(value: object, spec: str) -> str:
     if not spec:
         return str(value)
     conversion, _, format_spec = spec.partition(":")
-    if conversion == "!r":
+    if conversion == NUMPY_REPR:
+        value = repr(_numpy_scalar(value))
+    elif conversion == "!r":
         value = repr(value)
     elif conversion == "!s":
         value = str(value)

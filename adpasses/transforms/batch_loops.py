@@ -32,6 +32,13 @@ Per entry parameter (`BatchSpec.params`):
   inlined and its loops over elements unrolled, SROA keeps it in
   registers (no stores, loads or zeroing through memory per element).
 
+With `spec.parallel` the loop is marked `ad.parallel = "vmap"` (like a
+loop of `jit(parallel=True)`, "auto"; at the mapped function's location): `ad-parallelize` runs it on the worker
+pool when it proves the elements independent (each writes its own rows
+and outputs; SHARED memrefs read only; RESTORE and SCRATCH parameters,
+one buffer written by every element, keep it serial), else it stays a
+serial loop.
+
 The batch sizes of the memrefs are read by the subviews and loads, which
 keep their bounds checks: a batch shorter than `%n` stops the call with an
 IndexError rather than read past it (the API checks the sizes first).
@@ -45,6 +52,8 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
     DYNAMIC_INDEX,
     FloatAttr,
     IndexType,
@@ -53,11 +62,18 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     StridedLayoutAttr,
+    StringAttr,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from adpasses.dialects.ad import NOALIAS_ATTR, PARALLEL_ATTR
 from adpasses.transforms.seed_loops import _dims, _index, fill
+
+VMAP_MARK = "vmap"
+"""The `ad.parallel` mark of a parallel batch loop: not `prange` (a loop
+not proven independent runs serially, no error), named in reports."""
 
 BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL = "batched", "shared", "restore", "scratch", "const", "local"
 KINDS = (BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL)
@@ -77,6 +93,13 @@ class BatchSpec:
     shape is passed as a view of those constant sizes (bounds-checked
     against the caller's array), so LLVM sees every size of the entry
     once it is inlined: loops over elements unroll, size checks fold."""
+    noalias: bool = False
+    """The caller passes distinct, non-overlapping memory for every memref
+    parameter of the driver (vmap checks its arguments and allocates the
+    rest): they are marked `ad.noalias`, which the independence proof of
+    a parallel loop needs and LLVM uses."""
+    parallel: bool = False
+    """Mark the loop over the batch `ad.parallel = "auto"` (module doc)."""
 
     def __post_init__(self) -> None:
         bad = [k for k in self.params if k not in KINDS]
@@ -156,6 +179,13 @@ def _element(b: Builder, batch: SSAValue, at: SSAValue, t: Attribute) -> SSAValu
     return v
 
 
+def _local(b: Builder, t: MemRefType, shape: tuple[int, ...]) -> SSAValue:
+    """A stack buffer of the constant `shape`, as a value of type `t`."""
+    own = MemRefType(t.element_type, list(shape))
+    buf = b.insert(memref.AllocaOp.get(t.element_type, shape=list(shape))).memref
+    return buf if own == t else b.insert(memref.CastOp.get(buf, t)).results[0]
+
+
 def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name: str) -> func.FuncOp:
     """Add `@name`, the loop over a batch described in the module
     docstring, calling `entry`."""
@@ -166,6 +196,10 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
                          f"{len(spec.results)} result flags for {len(inputs)} parameters and "
                          f"{len(outputs)} results")
     driver = func.FuncOp(name, (driver_inputs(entry, spec), []))
+    if spec.noalias:
+        driver.arg_attrs = ArrayAttr([
+            DictionaryAttr({NOALIAS_ATTR: UnitAttr()} if isinstance(t, MemRefType) else {})
+            for t in driver.function_type.inputs.data])
     args = iter(driver.body.block.args)
     n = next(args)
     taken: list[tuple[str, SSAValue, SSAValue | None]] = []
@@ -185,15 +219,19 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
     for p, ((kind, value, pristine), t) in enumerate(zip(taken, inputs)):
         if kind == SHARED and shapes[p] is not None and isinstance(t, MemRefType):
             taken[p] = (kind, _sized(b, value, shapes[p]), pristine)  # type: ignore[arg-type]
-        elif kind == LOCAL:
-            own = MemRefType(t.element_type, list(shapes[p]))  # type: ignore[attr-defined, arg-type]
-            buf = b.insert(memref.AllocaOp.get(t.element_type, shape=list(shapes[p]))).memref  # type: ignore[attr-defined, arg-type]
-            taken[p] = (SHARED, buf if own == t else b.insert(memref.CastOp.get(buf, t)).results[0], None)
+        elif kind == LOCAL and not spec.parallel:
+            taken[p] = (SHARED, _local(b, t, shapes[p]), None)  # type: ignore[arg-type]
     zero, one = _index(b, 0), _index(b, 1)
     block = Block(arg_types=[IndexType()])
-    b.insert(scf.ForOp(zero, n, one, [], Region(block)))
+    loop = b.insert(scf.ForOp(zero, n, one, [], Region(block)))
+    if spec.parallel:
+        loop.attributes[PARALLEL_ATTR] = StringAttr(VMAP_MARK)
+        loop.location = entry.location
     at = block.args[0]
     inner = Builder(InsertPoint.at_end(block))
+    for p, ((kind, value, pristine), t) in enumerate(zip(taken, inputs)):
+        if kind == LOCAL:  # parallel: each element's own (the lowering hoists it: one per thread)
+            taken[p] = (SHARED, _local(inner, t, shapes[p]), None)  # type: ignore[arg-type]
     operands: list[SSAValue] = []
     for p, ((kind, value, pristine), t) in enumerate(zip(taken, inputs)):
         if kind == CONST:

@@ -182,6 +182,7 @@ def outline_segment(loop: scf.ForOp, module: ModuleOp, name: str,
         a.name_hint = "snapshots"
     lo, hi, st = body.args[leading], body.args[leading + 1], body.args[leading + 2]
     lo.name_hint, hi.name_hint = "lo", "hi"
+    st.name_hint = "step"  # the loop's step (the cache report's counts divide by it)
     first = leading + 3
     mapping: dict[SSAValue, SSAValue] = {}
     for v, a in zip(used, body.args[first : first + len(used)]):
@@ -340,8 +341,16 @@ def _segment_loop(loop: scf.ForOp, name: str, leading: list[SSAValue], used: lis
 
     s = body.args[0]
     s.name_hint = "segment"
-    lo = inner(arith.AddiOp(loop.lb, inner(arith.MuliOp(s, stride))))
-    hi = inner(arith.MinSIOp(loop.ub, inner(arith.AddiOp(lo, stride))))
+    # The carried values keep the loop's names (the cache report shows them).
+    for v, a in zip(loop.body.block.args[1:], body.args[1:]):
+        a.name_hint = v.name_hint
+    offset = inner(arith.MuliOp(s, stride))
+    lo = inner(arith.AddiOp(loop.lb, offset))
+    end = inner(arith.AddiOp(lo, stride))
+    hi = inner(arith.MinSIOp(loop.ub, end))
+    # Named for the cache report (what the reverse sweep recomputes).
+    offset.name_hint, lo.name_hint, end.name_hint, hi.name_hint = (
+        "segment_offset", "segment_lo", "segment_end", "segment_hi")
     call = func.CallOp(name, [*leading, lo, hi, loop.step, *used, *body.args[1:]],
                        [v.type for v in loop.iter_args])
     call.attributes[CHECKPOINT_ATTR] = UnitAttr()
@@ -350,6 +359,8 @@ def _segment_loop(loop: scf.ForOp, name: str, leading: list[SSAValue], used: lis
     ob.insert(scf.YieldOp(*call.results))
     new = scf.ForOp(zero, segments, one, list(loop.iter_args), Region(body))
     new.location = loop.location
+    for v, r in zip(loop.body.block.args[1:], new.results):
+        r.name_hint = v.name_hint
     return new
 
 
@@ -381,6 +392,7 @@ def checkpoint_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, li
     segments = emit(arith.SelectOp(several, count, zero))
     segments.name_hint = "segments"
     stride = emit(arith.MuliOp(seg_len, loop.step))
+    stride.name_hint = "segment_stride"
     new = _segment_loop(loop, name, [], used, stride, segments, zero, one)
     Rewriter.insert_op(new, InsertPoint.before(loop))
     b = Builder(InsertPoint.before(loop))
@@ -505,6 +517,7 @@ def revolve_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit
         too_small = emit(arith.AndIOp(emit(arith.CmpiOp(before_last, zero, "ugt")),
                                       emit(arith.CmpiOp(least, index(limit), "ugt"))))
         _raise_if_over_budget(b, loop, too_small, limit, [least], sqrt=False)
+    before_last.name_hint = "revolve_steps"  # named in the cache report's counts
     mid = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(before_last, loop.step))))
     mid.name_hint = "revolve_end"
     inits = list(loop.iter_args)
@@ -561,6 +574,7 @@ def auto_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: i
     segments = emit(arith.SelectOp(use_revolve, zero, emit(arith.SelectOp(several, count, zero))))
     segments.name_hint = "segments"
     stride = emit(arith.MuliOp(seg_len, loop.step))
+    stride.name_hint = "segment_stride"
     asked = emit(arith.MaxUIOp(snaps, one))
     asked.name_hint = "snapshots"
     seg_loop = _segment_loop(loop, name, [asked], used, stride, segments, zero, one)
@@ -570,6 +584,7 @@ def auto_loop(loop: scf.ForOp, module: ModuleOp, function: func.FuncOp, limit: i
     rest.name_hint = "after_segments"
     before_last = emit(arith.SelectOp(emit(arith.CmpiOp(n, zero, "ugt")), emit(arith.SubiOp(n, one)), zero))
     before_last = emit(arith.SelectOp(use_revolve, before_last, zero))
+    before_last.name_hint = "revolve_steps"  # named in the cache report's counts
     mid = emit(arith.AddiOp(rest, emit(arith.MuliOp(before_last, loop.step))))
     mid.name_hint = "revolve_end"
     inits = list(seg_loop.results)

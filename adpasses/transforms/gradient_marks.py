@@ -56,7 +56,11 @@ class GradientRequest:
     def of_autodiff(op: AutodiffOp) -> GradientRequest:
         split = op.split is not None
         choice = op.primal_choice
-        if choice == ():
+        if split:
+            # Both halves ask for one gradient, built with every primal result;
+            # a forward half's with_primal = [...] picks from its call's results.
+            choice = True
+        elif choice == ():
             choice = False
         elif not isinstance(choice, bool) and len(choice) == len(op.ret_activities):
             choice = True  # every result: the same request as the bare flag

@@ -7,6 +7,9 @@ upstream MLIR (`mlir-opt`) reads, verifies and lowers our gradients.
   message adpasses raises (a statically different size asserts false);
 - `ad.keep`: removed (it only kept values alive through our own passes);
 - `ad.broadcast %a, %b`: `cf.assert` (equal, or one is 1) and `arith.select`;
+- `ad.raise_if %bad {exception, message}`: `cf.assert` of the negated
+  condition, message `Exception: message` (placeholders of run-time values
+  stay as written: upstream's assert carries text only);
 - tapes with a capacity: memref buffers, as `ad-lower-tapes` makes them;
 - tapes without one (those of `scf.while` loops, which grow): calls to a
   small runtime, declared in the module (`T` is the element type: f64, f32,
@@ -38,7 +41,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
-from adpasses.dialects.ad import (BroadcastOp, KeepOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp,
+from adpasses.dialects.ad import (BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp,
                                   TapeReserveOp, TapeType)
 from adpasses.transforms.lower_tapes import lower_tapes
 
@@ -55,6 +58,8 @@ def lower_ad_ops(module: ModuleOp) -> None:
             Rewriter.erase_op(op)
         elif isinstance(op, BroadcastOp):
             _lower_broadcast(op)
+        elif isinstance(op, RaiseIfOp):
+            _lower_raise_if(op)
         elif isinstance(op, TapeCreateOp):
             runtime.lower_tape(op)
     for op in module.walk():
@@ -88,6 +93,14 @@ def _lower_shadow_check(op: ShadowCheckOp) -> None:
             ok = _emit(arith.CmpiOp(psize, ssize, "eq"), op)
         assert ok is not None
         _emit(cf.AssertOp(ok, StringAttr(message)), op)
+    Rewriter.erase_op(op)
+
+
+def _lower_raise_if(op: RaiseIfOp) -> None:
+    true = _emit(arith.ConstantOp(IntegerAttr(1, 1)), op)
+    ok = _emit(arith.XOrIOp(op.cond, true), op)
+    text = op.message.data.replace("{{", "{").replace("}}", "}")
+    _emit(cf.AssertOp(ok, StringAttr(f"{op.exception.data}: {text}")), op)
     Rewriter.erase_op(op)
 
 

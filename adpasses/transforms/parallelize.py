@@ -39,7 +39,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -53,8 +54,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 
 from adpasses.analysis.alias import AliasAnalysis
+from adpasses.analysis.memref_access import ObjectKind, is_injective, object_of
 from adpasses.core.diagnostics import error_at, op_location
 from adpasses.core.effects import OUTPUT, effects_of
 from adpasses.core.ir_walk import nested_ops
@@ -152,6 +155,34 @@ def _clone_constants(captured: list[SSAValue]) -> tuple[list[SSAValue], list[Ope
     return kept, constants
 
 
+def distinct_memrefs(function: func.FuncOp, captured: list[SSAValue]) -> set[SSAValue]:
+    """The captured memrefs the outlined body may mark noalias: each is
+    (a view of) its own memory object, which no other captured memref
+    reaches, and that object is a noalias argument of `function` or an
+    allocation of it (a private copy, a workspace). Inside the outlined
+    function each such object is then reached through that one parameter
+    only, which is what LLVM's noalias asks, and it lets LLVM vectorise
+    the chunk's loop (stores to one array, loads from another)."""
+    arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    entry_args = list(function.body.block.args)
+
+    def own_memory(obj: SSAValue, kind: ObjectKind) -> bool:
+        if kind is ObjectKind.ALLOCATION:
+            return True
+        if kind is ObjectKind.ARGUMENT and obj in entry_args:
+            k = entry_args.index(obj)
+            return k < len(arg_attrs) and any(n in arg_attrs[k].data for n in NOALIAS_ATTRS)
+        return False
+
+    memrefs = [v for v in captured if isinstance(v.type, MemRefType)]
+    objects = [object_of(v) for v in memrefs]
+    sharing: dict[SSAValue, int] = {}
+    for obj in objects:
+        sharing[obj.value] = sharing.get(obj.value, 0) + 1
+    return {v for v, obj in zip(memrefs, objects)
+            if sharing[obj.value] == 1 and own_memory(obj.value, obj.kind)}
+
+
 def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
     """Replace `loop` by an `ad.parallel_for` of a new private function
     `name` (inserted after `function`) that runs the loop over `lo .. hi`."""
@@ -178,22 +209,10 @@ def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
     outlined = func.FuncOp(name, FunctionType.from_lists(types, [v.type for v in inits]),
                            Region(block), visibility="private")
     outlined.location = loop.location
-    # noalias where the caller promised it for every array the loop uses
-    # (a view of a noalias argument beside it would break the promise).
-    arg_attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
-    entry_args = list(function.body.block.args)
-
-    def promised(v: SSAValue) -> bool:
-        if not (isinstance(v, BlockArgument) and v in entry_args):
-            return False
-        k = entry_args.index(v)
-        return k < len(arg_attrs) and any(n in arg_attrs[k].data for n in NOALIAS_ATTRS)
-
-    memrefs = [v for v in params if isinstance(v.type, MemRefType)]
-    if memrefs and all(promised(v) for v in memrefs):
+    distinct = distinct_memrefs(function, params)
+    if distinct:
         outlined.arg_attrs = ArrayAttr([
-            DictionaryAttr({NOALIAS_ATTRS[0]: UnitAttr()}) if isinstance(v.type, MemRefType)
-            else DictionaryAttr({})
+            DictionaryAttr({NOALIAS_ATTRS[0]: UnitAttr()}) if v in distinct else DictionaryAttr({})
             for v in [lo, hi, step, *params, *inits]])
     module = function.parent_op()
     assert module is not None
@@ -233,9 +252,86 @@ def parallelize_function(function: func.FuncOp, *, strict: bool = False) -> list
             inner.attributes.pop(PARALLEL_ATTR, None)
         if problem is None:
             outline(loop, function, _fresh_name(module, function.sym_name.data))
+        elif strided_only(loop, function):
+            version_on_strides(loop, function, _fresh_name(module, function.sym_name.data))
         else:
             del loop.attributes[PARALLEL_ATTR]
     return decisions
+
+
+def strided_arguments(loop: scf.ForOp, function: func.FuncOp) -> list[SSAValue]:
+    """The arguments of `function` whose memory `loop` uses (through views
+    too) and whose layout does not make distinct indices distinct elements
+    (dynamic strides)."""
+    entry_args = list(function.body.block.args)
+    found: dict[SSAValue, None] = {}
+    for v in captured_values(loop):
+        if isinstance(v.type, MemRefType):
+            obj = object_of(v)
+            if obj.value in entry_args and not is_injective(obj.value.type):
+                found[obj.value] = None
+    return list(found)
+
+
+def _distinct_elements(b: Builder, m: SSAValue) -> SSAValue:
+    """i1: distinct in-bounds indices of `m` address distinct elements, by
+    a sufficient test on its sizes n and strides s (read when the loop
+    starts): in row-major order (each dimension of size > 1 has a stride
+    >= 1 larger than the span sum (n_j - 1) s_j of the dimensions after
+    it) or in column-major order (the same, with the dimensions before
+    it). A stride 0 (np.broadcast_to) or a negative one fails it."""
+    meta = b.insert(memref.ExtractStridedMetaDataOp(m))
+    sizes, strides = list(meta.sizes), list(meta.strides)
+    zero = b.insert(arith.ConstantOp.from_int_and_width(0, IndexType())).result
+    one = b.insert(arith.ConstantOp.from_int_and_width(1, IndexType())).result
+    true = b.insert(arith.ConstantOp.from_int_and_width(1, 1)).result
+
+    def nested(order: list[int]) -> SSAValue:
+        ok, span = true, zero
+        for at, k in enumerate(order):  # innermost first
+            n, s = sizes[k], strides[k]
+            trivial = b.insert(arith.CmpiOp(n, one, "ule")).result
+            positive = b.insert(arith.CmpiOp(s, one, "sge")).result
+            beyond = b.insert(arith.CmpiOp(s, span, "sgt")).result
+            fine = b.insert(arith.AndIOp(positive, beyond)).result
+            ok = b.insert(arith.AndIOp(ok, b.insert(arith.OrIOp(trivial, fine)).result)).result
+            if at == len(order) - 1:
+                break
+            extent = b.insert(arith.SubiOp(b.insert(arith.MaxSIOp(n, one)).result, one)).result
+            span = b.insert(arith.AddiOp(span, b.insert(arith.MuliOp(extent, s)).result)).result
+        return ok
+
+    rank = len(sizes)
+    row_major = nested(list(reversed(range(rank))))
+    if rank < 2:
+        return row_major
+    return b.insert(arith.OrIOp(row_major, nested(list(range(rank))))).result
+
+
+def version_on_strides(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
+    """`loop` is proven independent only if its strided array arguments
+    have distinct elements (`strided_only`): run it in parallel when their
+    sizes and strides show it (`_distinct_elements` of each, checked when
+    the loop starts), else the serial loop, a copy without the mark:
+
+        scf.if %distinct { ad.parallel_for @name } else { scf.for ... }"""
+    b = Builder(InsertPoint.before(loop))
+    checks = [_distinct_elements(b, m) for m in strided_arguments(loop, function)]
+    cond = checks[0] if checks else b.insert(arith.ConstantOp.from_int_and_width(1, 1)).result
+    for c in checks[1:]:
+        cond = b.insert(arith.AndIOp(cond, c)).result
+    serial = loop.clone()
+    del serial.attributes[PARALLEL_ATTR]
+    then_block, else_block = Block(), Block()
+    branch = b.insert(scf.IfOp(cond, [r.type for r in loop.results], Region(then_block), Region(else_block)))
+    for old, new in zip(loop.results, branch.results):
+        old.replace_all_uses_with(new)
+    loop.detach()
+    then_block.add_op(loop)
+    then_block.add_op(scf.YieldOp(*loop.results))
+    else_block.add_op(serial)
+    else_block.add_op(scf.YieldOp(*serial.results))
+    return outline(loop, function, name)
 
 
 def _decide(function: func.FuncOp, strict: bool,
@@ -257,7 +353,9 @@ def _decide(function: func.FuncOp, strict: bool,
     decisions = []
     for loop in loops:
         problem = parallel_problem(loop, alias)
-        if problem is not None and not strict:
+        if problem is not None and not strict and not strided_only(loop, function):
+            # (a loop stopped only by its strided arguments' layout is
+            # versioned on their strides instead: version_on_strides)
             # accumulations at varying indices (a gather's reverse) into
             # private copies (transforms/privatize.py): the loop over the
             # copies' chunks is independent by construction
@@ -307,7 +405,8 @@ def strided_only(loop: scf.ForOp, function: func.FuncOp) -> bool:
 
 STRIDED_ONLY = ("; only because of the layout of the strided arrays it writes (compiled for any "
                 "strides, and a stride of 0, as np.broadcast_to makes, would make iterations write one "
-                "element): it runs serially for them, and in parallel for contiguous arrays")
+                "element): it runs in parallel for contiguous arrays and for strides that are positive "
+                "and address distinct elements (checked when the loop starts), serially for others")
 
 
 def parallel_report(function: func.FuncOp) -> list[tuple[str, str | None]]:

@@ -83,6 +83,12 @@ def _lower_ad_ops() -> type[ModulePass]:
     return LowerAdOpsPass
 
 
+def _interchange_columns() -> type[ModulePass]:
+    from adpasses.transforms.interchange_columns import InterchangeColumnsPass
+
+    return InterchangeColumnsPass
+
+
 def _print_alias() -> type[ModulePass]:
     from adpasses.transforms.print_alias import PrintAliasPass
 
@@ -168,6 +174,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-clone-primals": _clone_primals,
     "ad-inline-calls": _inline,
     "ad-scalar-replace": _scalar_replace,  # with scalar-replace (the default)
+    "ad-interchange-columns": _interchange_columns,  # with interchange-columns (the default)
     "ad-count-while": _count_while,
     "ad-fuse-loops": _fuse_loops,  # with loop-local reverse (the default)
     "ad-checkpoint-loops": _checkpoint_loops,  # with tape-limit only

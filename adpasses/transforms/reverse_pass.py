@@ -52,6 +52,7 @@ def differentiate(
     with_primal: bool | Sequence[int] = False,
     width: int = 1,
     strong_zero: bool = False,
+    split: bool = False,
     options: ReverseOptions | None = None,
     location_op: Operation | None = None,
     timings: dict[str, float] | None = None,
@@ -63,15 +64,20 @@ def differentiate(
     are the reverse pipeline's; the first, for this one request, is
     `clone_primal` (`ad-clone-primals` clones what `ad.autodiff`s ask for
     and verifies the module, which the frontend built valid). `timings`,
-    if given, gets the seconds of each step, by pass name."""
+    if given, gets the seconds of each step, by pass name. `split`: split mode
+    (`ad.autodiff {split = ...}`): the gradient becomes `<name>_aug` (primal
+    arguments -> primal results, then the tape's values) and `<name>_rev`
+    (shadows, seeds, tape values -> derivatives); `with_primal` is implied."""
     options = options or ReverseOptions()
     check_cache_policy(options.cache_policy)
     chosen = None if isinstance(with_primal, bool) else tuple(with_primal)
     if chosen is not None and len(chosen) == len(ret_activity):
         chosen = None  # every result: the bare flag
+    if split:
+        chosen = None  # both halves ask for one gradient, built with every primal result
     request = GradientRequest(func_name, tuple(activity), tuple(ret_activity),
-                              bool(with_primal) if chosen is None else bool(chosen), width,
-                              bool(strong_zero), chosen or None)
+                              (bool(with_primal) if chosen is None else bool(chosen)) or split, width,
+                              bool(strong_zero), chosen or None, split)
     # The steps use no context (ad-simplify folds with the whole registry,
     # core.context.shared_context, and the Python API skips it): the small
     # one, so that a first gradient imports no parser registry (cold start).
@@ -103,6 +109,7 @@ class ReversePass(ModulePass):
     tape_limit: int = -1
     loop_local: bool = True
     scalar_replace: bool = True
+    interchange_columns: bool = True
     checkpoint_schedule: str = "auto"
     snapshots: int = 0
 
@@ -116,6 +123,7 @@ class ReversePass(ModulePass):
                                             self.simplify, elide_checks=False, report=self.report,
                                             tape_limit=self.tape_limit, loop_local=self.loop_local,
                                             scalar_replace=self.scalar_replace,
+                                            interchange_columns=self.interchange_columns,
                                             checkpoint_schedule=self.checkpoint_schedule,
                                             snapshots=self.snapshots))
 

@@ -11,6 +11,8 @@ these steps, each a module pass that `ad-opt -p` can also run alone:
     ad-lower-linalg{marked-only=true} linalg ops (array expressions) as scf loops
     ad-expand-upstream-ops{marked-only=true}  sincos, ipowi, scf.parallel as known ops
     ad-scalar-replace{marked-only=true}  small local arrays as SSA values (scalar-replace)
+    ad-interchange-columns{marked-only=true}  loops down columns as passes over rows
+                                      (interchange-columns)
     ad-count-while                    every scf.while counts its iterations
     ad-fuse-loops{marked-only=true}   adjacent loops over one range as one   (loop-local)
     ad-checkpoint-loops{tape-limit}   time loops as checkpointed segments  (tape-limit >= 0)
@@ -66,6 +68,10 @@ class ReverseOptions:
     snapshots: int = 0
     """Revolve's snapshot count (the loop's initial state included); 0: as
     many as fit in `tape_limit`."""
+    interchange_columns: bool = True
+    """A loop over columns whose inner loops walk down each column runs its
+    inner loops over rows (`ad-interchange-columns`), before the sweep is
+    planned: the gradient's sweeps walk rows too."""
     loop_local: bool = True
     """Reverse loops with independent iterations one iteration at a time
     (`ad-build-gradients{loop-local}`); fuse adjacent loops first
@@ -82,6 +88,7 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     from adpasses.transforms.elide_shadow_checks import ElideShadowChecksPass
     from adpasses.transforms.gradient_marks import DropGradientMarksPass
     from adpasses.transforms.inline_calls import InlineCallsPass
+    from adpasses.transforms.interchange_columns import InterchangeColumnsPass
     from adpasses.transforms.expand_upstream_ops import ExpandUpstreamOpsPass
     from adpasses.transforms.fuse_loops import FuseLoopsPass
     from adpasses.transforms.lower_affine import LowerAffinePass
@@ -100,6 +107,8 @@ def reverse_steps(options: ReverseOptions) -> tuple[ModulePass, ...]:
     ]
     if options.scalar_replace:
         steps.append(ScalarReplacePass(marked_only=True))
+    if options.interchange_columns:
+        steps.append(InterchangeColumnsPass(marked_only=True))
     steps += [
         CountWhilePass(),
     ]

@@ -402,10 +402,15 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
         for op in list(f.walk()):
             if isinstance(op, AutodiffOp) and op.split_mode == "forward":
                 found = halves_of(op)
-                call = func.CallOp(found.aug, list(op.args), [*(r.type for r in op.res[:-1]), *found.tape_types])
+                callee = SymbolTable.lookup_symbol(module, found.aug)
+                assert isinstance(callee, func.FuncOp)
+                call = func.CallOp(found.aug, list(op.args), list(callee.function_type.outputs.data))
                 retire(op, call)
-                for old, new_value in zip(op.res[:-1], call.res):
-                    old.replace_all_uses_with(new_value)
+                # with_primal = [...]: the op returns the chosen primal results
+                choice = op.primal_choice
+                chosen = range(found.n_results) if isinstance(choice, bool) else choice
+                for old, k in zip(op.res[:-1], chosen):
+                    old.replace_all_uses_with(call.res[k])
                 values[op.res[-1]] = list(call.res[found.n_results:])
                 requests_of[op.res[-1]] = GradientRequest.of_autodiff(op)
             elif isinstance(op, AutodiffOp) and op.split_mode == "reverse":
@@ -452,3 +457,23 @@ def rewrite_split_requests(module: ModuleOp, halves: dict[GradientRequest, Split
             f.function_type = FunctionType.from_lists(inputs, [v.type for v in ret.arguments])
     for op in reversed(replaced):
         op.erase(safe_erase=False)
+
+
+# -- tapes the caller owns (the Python API) ---------------------------------------
+
+
+def hand_tape_to_caller(module: ModuleOp, rev_name: str) -> None:
+    """`@<rev_name>` frees nothing it takes: the caller owns the tape's
+    memory. The Python API (`adpasses.split`) receives the forward half's
+    tape buffers as numpy arrays that own them (docs/calling_convention.md,
+    array results) and frees them by dropping those arrays, once, after the
+    reverse half ran or when the tape is garbage-collected unused; the
+    reverse half's own `memref.dealloc` of a tape argument would free them
+    a second time."""
+    rev = SymbolTable.lookup_symbol(module, rev_name)
+    assert isinstance(rev, func.FuncOp), rev_name
+    args = set(rev.body.block.args)
+    for op in list(rev.walk()):
+        if isinstance(op, memref.DeallocOp) and op.memref in args:
+            op.detach()
+            op.erase()

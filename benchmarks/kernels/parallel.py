@@ -13,6 +13,9 @@ with `prange` (`numba.set_num_threads`):
   2-vector; the batch loop a prange loop calling the jitted f): primal and
   gradient (`autodiff`, one loop-local parallel loop); numba: a prange loop
   over the hand gradient;
+- `vmap(..., parallel=True)`: per-example gradients of a logistic loss
+  (B = 1000, d = 100; numba: a prange loop over the hand gradient) and a
+  batch of 10^5 Hessians of the 3x3 neo-Hookean energy, per element;
 - the cost of starting a parallel loop: a small prange sum
   (`s += w[i] x[i]^2`) at n = 50 and n = 1000 per call, and under `vmap`
   (B = 1000 elements, a 50-iteration prange each) per element: loops this
@@ -179,6 +182,77 @@ def small_loop_rows(rng) -> list[Row]:  # type: ignore[no-untyped-def]
     return rows
 
 
+def numba_per_example():  # type: ignore[no-untyped-def]
+    numba = peers.get("numba")
+    if numba is None:
+        return None
+    nprange = numba.prange
+
+    @numba.njit(parallel=True)
+    def losses(X, w, Y, out):  # type: ignore[no-untyped-def]
+        for k in nprange(X.shape[0]):
+            z = 0.0
+            for i in range(X.shape[1]):
+                z += X[k, i] * w[i]
+            out[k] = math.log(1.0 + math.exp(-Y[k] * z))
+        return out
+
+    @numba.njit(parallel=True)
+    def grads(X, w, Y, G):  # type: ignore[no-untyped-def]
+        for k in nprange(X.shape[0]):
+            z = 0.0
+            for i in range(X.shape[1]):
+                z += X[k, i] * w[i]
+            e = math.exp(-Y[k] * z)
+            c = -Y[k] * e / (1.0 + e)
+            for i in range(X.shape[1]):
+                G[k, i] = c * X[k, i]
+        return G
+
+    return numba, losses, grads
+
+
+def vmap_rows(rng) -> list[Row]:  # type: ignore[no-untyped-def]
+    """`vmap(..., parallel=True)`: per-example gradients (the per_example
+    kernel's logistic loss, B = 1000, d = 100) and a batch of 10^5 Hessians
+    of the 3x3 neo-Hookean energy, on 1 and 2 threads."""
+    from benchmarks.kernels import neohookean, per_example
+
+    rows: list[Row] = []
+    B, D = per_example.B, per_example.D
+    X, w = rng.normal(size=(B, D)), 0.1 * rng.normal(size=D)
+    Y = np.where(rng.uniform(size=B) < 0.5, -1.0, 1.0)
+    z = X @ w
+    want = (-Y * np.exp(-Y * z) / (1.0 + np.exp(-Y * z)))[:, None] * X
+    jf = adpasses.jit(ours.fresh_copy(per_example.loss))
+    vg = adpasses.vmap(adpasses.grad(jf, 1), in_axes=(0, None, 0), parallel=True)
+    vp = adpasses.vmap(jf, in_axes=(0, None, 0), parallel=True)
+    rows += timed_rows("per-example gradients (vmap)", f"B={B}, d={D}", B, B,
+                       "adpasses vmap(grad, parallel=True)", adpasses.set_num_threads,
+                       lambda: vp(X, w, Y), lambda: vg(X, w, Y), want, calls=50)
+    vg1 = adpasses.vmap(adpasses.grad(jf, 1), in_axes=(0, None, 0))
+    vp1 = adpasses.vmap(jf, in_axes=(0, None, 0))
+    rows += timed_rows("per-example gradients (vmap)", f"B={B}, d={D}", B, B,
+                       "adpasses vmap(grad), serial (parallel=False: the thread count changes nothing)",
+                       adpasses.set_num_threads, lambda: vp1(X, w, Y), lambda: vg1(X, w, Y), want, calls=50)
+    nb = numba_per_example()
+    if nb is not None:
+        numba, losses, grads = nb
+        G, L = np.empty_like(X), np.empty(B)
+        rows += timed_rows("per-example gradients (vmap)", f"B={B}, d={D}", B, B,
+                           "numba parallel=True prange (hand gradient)", numba.set_num_threads,
+                           lambda: losses(X, w, Y, L), lambda: grads(X, w, Y, G), want, calls=50)
+    N = 10**5
+    F = neohookean.deformation_gradients(rng, N)
+    W = adpasses.jit(ours.fresh_copy(neohookean.strain_energy))
+    vh = adpasses.vmap(adpasses.hessian(W), parallel=True)
+    ve = adpasses.vmap(W, parallel=True)
+    want_h = adpasses.vmap(adpasses.hessian(W))(F)
+    rows += timed_rows("3x3 Hessian batch (vmap)", "N=10^5", N, N, "adpasses vmap(hessian, parallel=True)",
+                       adpasses.set_num_threads, lambda: ve(F), lambda: vh(F), want_h, calls=2)
+    return rows
+
+
 def wall(fn, calls: int) -> float:  # type: ignore[no-untyped-def]
     start = time.perf_counter()
     for _ in range(calls):
@@ -224,6 +298,7 @@ def run(ctx) -> list[Row]:  # type: ignore[no-untyped-def]
     nb = numba_versions()
     try:
         rows += small_loop_rows(rng)
+        rows += vmap_rows(rng)
         # kernel 1 at n = 10^7
         n = 10**7
         x = rng.uniform(-1.0, 1.0, n)

@@ -1,5 +1,10 @@
 // RUN: ad-opt %s --reverse --no-loop-local --print-cache-report --cache-report-format=json 2>&1 >/dev/null | filecheck %s
 // RUN: ad-opt %s --reverse --print-cache-report --cache-report-format=json 2>&1 >/dev/null | filecheck %s --check-prefix=LOCAL
+// --cache-report-format alone asks for the report (it was silently ignored):
+// RUN: ad-opt %s --reverse --cache-report-format=json 2>&1 >/dev/null | filecheck %s --check-prefix=LOCAL
+// and without --reverse there is none to print: a warning names the flag.
+// RUN: ad-opt %s --cache-report-format=json 2>&1 >/dev/null | filecheck %s --check-prefix=NOREV
+// NOREV: ad-opt: warning: --cache-report-format needs --reverse (or --forward): no report is printed
 // The cache report as JSON for tools: one object per generated function.
 // (Without loop-local reverse: the squared element is taped.)
 

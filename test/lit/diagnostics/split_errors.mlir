@@ -1,8 +1,8 @@
 // Split mode's errors, as MLIR projects write negative tests: a tape that
 // grows (an scf.while loop's values) cannot outlive the forward function's
 // frame; a tape passed anywhere but to its reverse half (here through
-// scf.if) or to the reverse half of another request; with_primal on a
-// split op; a wrapper asked for in forward mode.
+// scf.if) or to the reverse half of another request; with_primal on the
+// reverse half of a split op; a wrapper asked for in forward mode.
 // RUN: ad-opt %s --reverse --split-input-file --verify-diagnostics
 // RUN: not ad-opt %s --split-input-file --forward-wrap="fn=f split" 2>&1 | filecheck %s --check-prefix=WRAP
 // WRAP: error: ad-wrap{fn=f}: split is a reverse-mode option without with-primal
@@ -67,7 +67,9 @@ func.func @f(%x: f64) -> f64 {
   func.return %x : f64
 }
 func.func @g(%x: f64) -> f64 {
-  // expected-error @+1 {{with_primal does not apply to a split ad.autodiff}}
+  %one = arith.constant 1.0 : f64
   %y, %t = ad.autodiff @f(%x) {activity = [active], ret_activity = [active], split = forward, with_primal} : (f64) -> (f64, !ad.split_tape)
+  // expected-error @+1 {{with_primal does not apply to the reverse half of a split ad.autodiff}}
+  %dx = ad.autodiff @f(%one, %t) {activity = [active], ret_activity = [active], split = reverse, with_primal} : (f64, !ad.split_tape) -> f64
   func.return %y : f64
 }

@@ -7,11 +7,16 @@
 // RUN: not ad-opt %s --reverse --tape-limit=-5 2>&1 | filecheck %s --check-prefix=NEG
 // RUN: not ad-opt %s --reverse --tape-limit=lots 2>&1 | filecheck %s --check-prefix=BAD
 
-// The report names every size it prints: an unnamed function argument is
-// argK, an unnamed op result its op (both were `?`), and x + 0, x * 1 are x.
+// The report names every size it prints, and the values checkpointing
+// adds by what they are (segment_length, revolve_steps, the segment's step
+// parameter `step`; they were `<arith.select>` and `arg3`), and x + 0, x * 1
+// are x.
 // KB-NOT:   ?)
-// KB:       tape      %v {{.*}} f64 x (steps - {{.*}}<arith.{{[a-z]+}}>{{.*}}) * dim(u, 0)
-// KB:       checkpoint @f_segment_0 at {{.*}}, which tapes 8*(ceildiv((hi - lo), arg{{[0-9]+}}))*n bytes per call
+// KB-NOT:   <arith.
+// KB-NOT:   <scf.
+// KB:       tape      %v {{.*}} f64 x (steps - ((segments * segment_length) + revolve_steps)) * dim(u, 0)
+// KB-NOT:   <arith.
+// KB:       checkpoint @f_segment_0 at {{.*}}, which tapes 8*(ceildiv((hi - lo), step))*n bytes per call
 // KB:       recompute factor: 2
 // NEG:      ad-opt: error: argument --tape-limit: ad-opt: --tape-limit must be at least 0 bytes, got -5
 // BAD:      ad-opt: error: argument --tape-limit: ad-opt: --tape-limit='lots' is not a size; write bytes as an int or a string like '32MB'

@@ -40,7 +40,7 @@
 // CHECK:         arith.select %use_revolve
 // CHECK:         %revolve_end = arith.addi %after_segments,
 // CHECK:         %[[R:.*]] = func.call @f_segment_0(%snapshots_1, %after_segments, %revolve_end, %c1, %n, %u, %dt, %[[SEG]]) {ad.checkpoint, ad.revolve = {state = array<i64: 5>, scratch = array<i64>, carried = 1 : i64, limit = 1000 : i64}}
-// CHECK:         %acc = scf.for %t = %revolve_end to %steps step %c1 iter_args(%s = %[[R]]) -> (f64)
+// CHECK:         %acc = scf.for %t = %revolve_end to %steps step %c1 iter_args(%s{{(_[0-9]+)?}} = %[[R]]) -> (f64)
 
 // REPORT-LABEL: cache report for @f_grad_dac_a
 // REPORT:       schedule of the loop at {{.*}}checkpoint_auto.mlir:{{[0-9]+}}:{{[0-9]+}} under a limit of 1000 bytes: chosen when the gradient runs, from the trip count, the state's and one step's bytes (no checkpointing, sqrt segments or revolve, whichever fits; a MemoryError when none does)

@@ -34,7 +34,7 @@
 // CHECK:           arith.minsi %steps
 // CHECK:           func.call @f_segment_0({{.*}}, %n, %u, %dt, %[[S]]) {ad.checkpoint}
 // CHECK:         %after_segments = arith.addi
-// CHECK:         %acc = scf.for %t = %after_segments to %steps {{.*}} iter_args(%s = %[[SEG]]) -> (f64)
+// CHECK:         %acc = scf.for %t = %after_segments to %steps {{.*}} iter_args(%s{{(_[0-9]+)?}} = %[[SEG]]) -> (f64)
 // CHECK:           math.sin
 
 // GRAD-LABEL: func.func @f_segment_0_grad_ccccdaa_a(

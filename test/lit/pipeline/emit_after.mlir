@@ -29,8 +29,8 @@
 
 // LLVM:        define double @"u.newton_grad_a_a"(double %"a", double %"seed")
 
-// UNKNOWN: error: --emit-after=ad-nothing: no pass of that name runs (the passes: ad-clone-primals, ad-inline-calls, ad-lower-affine, ad-lower-linalg, ad-expand-upstream-ops, ad-scalar-replace, ad-count-while, ad-fuse-loops, ad-build-gradients, ad-lower-tapes, ad-dead-forward, ad-simplify, ad-split-sweeps, ad-drop-gradient-marks, ad-elide-shadow-checks)
-// NOSIMP: error: --emit-after=ad-simplify: no pass of that name runs (the passes: ad-clone-primals, ad-inline-calls, ad-lower-affine, ad-lower-linalg, ad-expand-upstream-ops, ad-scalar-replace, ad-count-while, ad-fuse-loops, ad-build-gradients, ad-lower-tapes, ad-dead-forward, ad-split-sweeps, ad-drop-gradient-marks, ad-elide-shadow-checks)
+// UNKNOWN: error: --emit-after=ad-nothing: no pass of that name runs (the passes: ad-clone-primals, ad-inline-calls, ad-lower-affine, ad-lower-linalg, ad-expand-upstream-ops, ad-scalar-replace, ad-interchange-columns, ad-count-while, ad-fuse-loops, ad-build-gradients, ad-lower-tapes, ad-dead-forward, ad-simplify, ad-split-sweeps, ad-drop-gradient-marks, ad-elide-shadow-checks)
+// NOSIMP: error: --emit-after=ad-simplify: no pass of that name runs (the passes: ad-clone-primals, ad-inline-calls, ad-lower-affine, ad-lower-linalg, ad-expand-upstream-ops, ad-scalar-replace, ad-interchange-columns, ad-count-while, ad-fuse-loops, ad-build-gradients, ad-lower-tapes, ad-dead-forward, ad-split-sweeps, ad-drop-gradient-marks, ad-elide-shadow-checks)
 func.func @newton(%a: f64) -> f64 {
   %half = arith.constant 0.5 : f64
   %tol = arith.constant 1.0e-12 : f64

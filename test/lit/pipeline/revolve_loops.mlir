@@ -57,8 +57,8 @@
 // GRAD:           func.call @f_segment_0(%snapshots, %top, %{{.*}}, %c1, %n, %u, %dt,
 // GRAD:           memref.store %{{.*}}, %revolve_positions[%slot]
 // GRAD:           memref.store %{{.*}}, %revolve_u[%slot, %{{.*}}]
-// GRAD:         func.call @f_segment_0(%snapshots, {{.*}}, %revolve_end, {{.*}}) {ad.checkpoint, ad.revolve
-// GRAD:         scf.for %t = %revolve_end to %steps
+// GRAD:         func.call @f_segment_0(%snapshots, {{.*}}, %revolve_{{end|steps}}, {{.*}}) {ad.checkpoint, ad.revolve
+// GRAD:         scf.for %t = %revolve_{{end|steps}} to %steps
 // GRAD:           ad.tape.push
 // Reverse sweep: the last step from its tape, then the schedule.
 // GRAD:         ad.tape.pop

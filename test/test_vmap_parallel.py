@@ -1,0 +1,191 @@
+"""`vmap(f, parallel=True)` (issue 17; docs/parallel.md, "vmap on several
+threads"): the loop over the batch runs on the worker pool when the
+elements are proven independent, per-example gradients included; the
+results are those of the serial vmap and of finite differences on 1, 2
+and 3 threads; elements that share written memory stay serial and right.
+
+Whether a call ran on the pool is read from `pool_stats()["pooled_loops"]`
+(deterministic: with the minimum work 1 and 3 threads, a loop of 3 or
+more iterations is posted to the pool whenever no other loop holds it;
+these tests run one loop at a time)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from finite_diff import assert_matches, finite_differences
+
+import adpasses
+from adpasses.native import runtime
+
+
+def logistic(x, w, y):
+    z = 0.0
+    for i in range(len(x)):
+        z += x[i] * w[i]
+    return math.log(1.0 + math.exp(-y * z))
+
+
+def strain_energy(f):
+    J = (f[0] * (f[4] * f[8] - f[5] * f[7]) - f[1] * (f[3] * f[8] - f[5] * f[6])
+         + f[2] * (f[3] * f[7] - f[4] * f[6]))
+    i1 = 0.0
+    for k in range(9):
+        i1 += f[k] * f[k]
+    lnj = math.log(J)
+    return 0.5 * (i1 - 3.0) - lnj + 5.0 * lnj * lnj
+
+
+def smooth_into(x, out):
+    for i in range(len(x)):
+        out[i] = math.tanh(x[i]) + x[0]
+
+
+def accumulate_into(x, total):
+    """Every element adds into the same (shared) array: not independent."""
+    for i in range(len(x)):
+        total[i] += x[i] * x[i]
+    return total[0]
+
+
+def out_of_bounds(x, k):
+    return x[k] * 2.0
+
+
+@pytest.fixture(autouse=True)
+def settings():
+    threads, work = adpasses.get_num_threads(), runtime.get_parallel_min_work()
+    runtime.set_parallel_min_work(1)
+    yield
+    adpasses.set_num_threads(threads)
+    runtime.set_parallel_min_work(work)
+
+
+def pooled() -> int:
+    return runtime.pool_stats()["pooled_loops"]
+
+
+def on_threads(call, threads=(1, 2, 3)):
+    """call() on each thread count: the results, and whether each call
+    with more than one thread ran on the pool."""
+    results, used_pool = [], []
+    for t in threads:
+        adpasses.set_num_threads(t)
+        before = pooled()
+        results.append(call())
+        used_pool.append(pooled() - before == 1 if t > 1 else pooled() == before)
+    return results, used_pool
+
+
+def test_per_example_gradients_run_on_the_pool_and_match_finite_differences():
+    rng = np.random.default_rng(170)
+    B, d = 40, 7
+    X, w, Y = rng.normal(size=(B, d)), rng.normal(size=d), np.sign(rng.normal(size=B))
+    serial = adpasses.vmap(adpasses.grad(logistic, 1), in_axes=(0, None, 0))(X, w, Y)
+    per_example = adpasses.vmap(adpasses.grad(logistic, 1), in_axes=(0, None, 0), parallel=True)
+    results, used_pool = on_threads(lambda: per_example(X, w, Y))
+    assert all(used_pool)
+    [loop] = per_example.parallel_loops  # the report's line for the batch loop
+    assert (loop.sweep, loop.mark, loop.parallel) == ("vmap", "vmap(parallel=True) batch", True)
+    assert "iterations proven independent" in loop.reason
+    for G in results:
+        assert G.shape == (B, d)
+        assert np.array_equal(G, results[0])  # each element's code is the same on every thread
+        assert_matches(G, serial)
+    for k in range(0, B, 7):
+        [fd] = finite_differences(logistic, (X[k], w, Y[k]), [1])
+        assert_matches(results[2][k], fd, what=f"element {k}")
+
+
+def test_value_and_per_example_gradients_of_the_batched_and_the_shared_argument():
+    rng = np.random.default_rng(171)
+    B, d = 23, 5
+    X, w, Y = rng.normal(size=(B, d)), rng.normal(size=d), np.sign(rng.normal(size=B))
+    w_before, X_before = w.copy(), X.copy()
+    f = adpasses.value_and_grad(logistic, (0, 1))
+    (v0, (dX0, dw0)) = adpasses.vmap(f, in_axes=(0, None, 0))(X, w, Y)
+    results, used_pool = on_threads(lambda: adpasses.vmap(f, in_axes=(0, None, 0), parallel=True)(X, w, Y))
+    assert all(used_pool)
+    for v, (dX, dw) in results:
+        assert_matches(v, v0)
+        assert_matches(dX, dX0)
+        assert_matches(dw, dw0)
+        assert np.array_equal(dw, results[0][1][1])
+    for k in (0, B // 2, B - 1):
+        fdx, fdw = finite_differences(logistic, (X[k], w, Y[k]), [0, 1])
+        assert_matches(results[2][1][0][k], fdx)
+        assert_matches(results[2][1][1][k], fdw)
+    assert np.array_equal(w, w_before) and np.array_equal(X, X_before)  # the arguments unchanged
+
+
+def test_primal_and_an_output_argument_written_per_element():
+    rng = np.random.default_rng(172)
+    X, w, Y = rng.normal(size=(31, 6)), rng.normal(size=6), np.sign(rng.normal(size=31))
+    expected = np.array([logistic(X[k], w, Y[k]) for k in range(31)])
+    results, used_pool = on_threads(lambda: adpasses.vmap(logistic, in_axes=(0, None, 0), parallel=True)(X, w, Y))
+    assert all(used_pool)
+    for r in results:
+        np.testing.assert_allclose(r, expected, rtol=1e-13)
+    out = np.zeros_like(X)
+    adpasses.set_num_threads(3)
+    before = pooled()
+    adpasses.vmap(smooth_into, parallel=True)(X, out)
+    assert pooled() == before + 1
+    expected_rows = np.zeros_like(X)
+    for k in range(len(X)):
+        smooth_into(X[k], expected_rows[k])
+    np.testing.assert_allclose(out, expected_rows, rtol=1e-13, atol=1e-15)  # vector tanh: an ulp
+
+
+def test_a_batch_of_hessians_gets_a_workspace_per_thread():
+    rng = np.random.default_rng(173)
+    F = np.tile(np.eye(3).reshape(1, 9), (50, 1)) + 0.1 * rng.normal(size=(50, 9))
+    serial = adpasses.vmap(adpasses.hessian(strain_energy))(F)
+    results, used_pool = on_threads(lambda: adpasses.vmap(adpasses.hessian(strain_energy), parallel=True)(F))
+    assert all(used_pool)
+    for H in results:
+        assert H.shape == (50, 9, 9)
+        assert_matches(H, serial)
+        assert np.array_equal(H, results[0])
+    g = adpasses.grad(strain_energy)
+    for k in (3, 41):
+        columns = []
+        for j in range(9):  # column j: central differences of the gradient along e_j
+            h = 1e-6
+            plus, minus = F[k].copy(), F[k].copy()
+            plus[j] += h
+            minus[j] -= h
+            columns.append((g(plus) - g(minus)) / (2 * h))
+        assert_matches(results[2][k], np.stack(columns, axis=1), what=f"Hessian {k}")
+
+
+def test_elements_writing_one_shared_array_stay_serial_and_right():
+    rng = np.random.default_rng(174)
+    X = rng.normal(size=(12, 4))
+    total = np.zeros(4)
+    adpasses.set_num_threads(3)
+    before = pooled()
+    mapped = adpasses.vmap(accumulate_into, in_axes=(0, None), parallel=True)
+    firsts = mapped(X, total)
+    assert pooled() == before  # every element writes `total`: the loop ran serially
+    [loop] = mapped.parallel_loops
+    assert not loop.parallel and "may depend on each other" in loop.reason
+    np.testing.assert_allclose(total, np.sum(X * X, axis=0), rtol=1e-14)
+    np.testing.assert_allclose(firsts, np.cumsum(X[:, 0] ** 2), rtol=1e-14)
+
+
+def test_a_bounds_error_in_a_chunk_reaches_the_caller_with_its_line():
+    X = np.ones((9, 3))
+    adpasses.set_num_threads(3)
+    with pytest.raises(IndexError, match=r"test_vmap_parallel.py:\d+"):
+        adpasses.vmap(out_of_bounds, in_axes=(0, None), parallel=True)(X, 3)
+    with pytest.raises(IndexError, match=r"test_vmap_parallel.py:\d+"):
+        adpasses.vmap(adpasses.grad(out_of_bounds), in_axes=(0, 0), parallel=True)(
+            X, np.array([0, 1, 2, 0, 1, 2, 0, 5, 1]))
+
+
+def test_parallel_must_be_a_bool():
+    with pytest.raises(TypeError, match="parallel must be True or False"):
+        adpasses.vmap(logistic, parallel="yes")
