@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
-from adpasses.dialects.ad import PY_INDEX_ATTR
+from adpasses.dialects.ad import PY_INDEX_ATTR, RaiseIfOp
 
 from adpasses.frontend.values import Array, Scalar, Shape, TupleValue
 
@@ -236,11 +236,34 @@ class ArrayMixin:
             if item.step is not None and not (isinstance(item.step, ast.UnaryOp) and isinstance(item.step.op, ast.USub)):
                 if not (isinstance(item.step, ast.Constant) and isinstance(item.step.value, int)):
                     self.error(item.step, "slice steps must be integer literals (e.g. x[::2] or x[::-1])")
-            start, count = self._negative_slice(item, n, step)
+            literal = self.constant_index_of(item.step) if item.step is not None else 1
+            if literal is not None and literal > 0:
+                # a positive step beside a negative one (`A[::-1, ::2]`, `A[::-1, :]`): Python's
+                # positive-step bounds (the negative-step ones gave negative sizes: wrong sums)
+                start, count = self._positive_slice(item, n, step)
+            elif literal is not None:
+                start, count = self._negative_slice(item, n, step)
+            else:  # `-k`: its sign is known at run time only
+                zero = self.emit(arith.CmpiOp(step, self.const_index(0), "eq")).results[0]
+                self.emit(RaiseIfOp(zero, "ValueError", "slice step cannot be zero", []))
+                up_start, up_count = self._positive_slice(item, n, step)
+                down_start, down_count = self._negative_slice(item, n, step)
+                up = self.emit(arith.CmpiOp(step, self.const_index(0), "sgt")).results[0]
+                start = self.emit(arith.SelectOp(up, up_start, down_start)).results[0]
+                count = self.emit(arith.SelectOp(up, up_count, down_count)).results[0]
             offset = self.emit(arith.AddiOp(offset, self.emit(arith.MuliOp(start, st)).results[0])).results[0]
             new_sizes.append(count)
             new_strides.append(self.emit(arith.MuliOp(st, step)).results[0])
         return self._reinterpret(a, offset, new_sizes, new_strides)
+
+    def _positive_slice(self, s: ast.Slice, n: SSAValue, step: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """start and length of a positive-step slice of an axis of n elements,
+        clamped like Python (`_slice_bounds`, from a size at hand)."""
+        start = self._clamp_bound(s.lower, n, default=self.const_index(0))
+        stop = self._clamp_bound(s.upper, n, default=n)
+        span = self.emit(arith.SubiOp(stop, start)).results[0]
+        span = self.emit(arith.MaxSIOp(span, self.const_index(0))).results[0]
+        return start, self.emit(arith.CeilDivSIOp(span, step)).results[0]
 
     def _negative_slice(self, s: ast.Slice, n: SSAValue, step: SSAValue) -> tuple[SSAValue, SSAValue]:
         """start and length of a negative-step slice, as Python computes them."""

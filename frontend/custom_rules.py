@@ -383,6 +383,9 @@ def _accumulate(bwd: RuleCompiler, value: object, shadow: Array, k: int, name: s
     """shadow += value, elementwise: the cotangent of array argument k."""
     from xdsl.dialects import arith, memref
 
+    if not isinstance(value, Array) and bwd.is_array(value):  # an array expression: `np.ones(n) * g`
+        with bwd.at(bwd.return_node):
+            value = bwd.materialize(value, bwd.return_node)
     if not isinstance(value, Array) or value.ndim != shadow.ndim:
         kind = f"an array of rank {value.ndim}" if isinstance(value, Array) else \
             "a number" if isinstance(value, Scalar) else type(value).__name__

@@ -10,7 +10,8 @@ compiles g for the argument types (like a call of g) and emits
 Semantics are the API's (`adpasses.api.forward.jvp`): `(g(*primals), the
 directional derivative along the tangents)`; a tangent per primal, None
 holding it constant (the only choice for ints, bools, int arrays and
-compile-time arguments), a float's tangent a number, an array's an array
+compile-time arguments; a float array g writes then gets a zero tangent,
+since derivatives flow through its memory), a float's tangent a number, an array's an array
 of its dtype and rank (the tangent function checks its shape when it runs:
 a `ValueError` otherwise). Arguments are left unchanged: g runs on copies
 of the arrays it writes, and their tangents (local arrays, freed at the
@@ -135,6 +136,11 @@ class DerivativeMixin:
             for k, (group, act) in enumerate(zip(operands, activity)):
                 if k in written:  # g runs on copies: the caller's arrays stay unchanged
                     group = [self._copy(m) for m in group]
+                    if act == "const" and is_float_type(group[0].type.element_type):
+                        # Derivatives flow through the memory g writes, so the array needs a
+                        # tangent even when none is given: a zero one (the API's jvp does the same).
+                        group.append(self._zeros_like(Array(group[0])))  # (derivative_calls.py)
+                        activity[k] = "dup"
                 flat += group
             call = self.emit(FwddiffOp(callee.sym_name.data, flat, activity, ["dup"], [outputs[0]] * 2))
         return TupleValue([Scalar(call.results[0]), Scalar(call.results[1])])

@@ -371,3 +371,25 @@ def test_jvp_fills_omitted_defaults_like_python(given):
         h = 1e-6
         fd = (_scaled_squares(x + h * t, *extra) - _scaled_squares(x - h * t, *extra)) / (2 * h)
         assert derivative == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+def test_tangents_laid_out_unlike_their_array() -> None:
+    """A non-contiguous tangent of a C-contiguous array (a column V[:, j], a
+    reversed view, a Fortran-ordered batch of vectors) was a ValueError of
+    the generated tangent function ('energy_grad_d_a_fwd_ddc_(): argument 1
+    ('dx') is not C-contiguous ... declare a strided layout'): jvp and hvp
+    copy it; fwddiff, whose tangent buffers f may update, names the remedy."""
+    rng = np.random.default_rng(61)
+    x = rng.uniform(-1, 1, 5)
+    V = rng.normal(size=(5, 3))
+    hvp = adpasses.hvp(energy)
+    H = adpasses.hessian(energy)(x)
+    for _ in range(2):  # the second call: no fast path may take the copy's place
+        for j in range(3):
+            assert_matches(hvp(x, V[:, j]), H @ V[:, j], what=f"hvp along column {j}")
+            assert adpasses.jvp(energy, (x,), (V[:, j],))[1] == pytest.approx(
+                adpasses.grad(energy)(x) @ V[:, j], rel=1e-12)
+        assert_matches(hvp(x, np.asfortranarray(V.T)), (H @ V).T, what="a Fortran-ordered batch")
+        assert_matches(hvp(x, x[::-1]), H @ x[::-1], what="a reversed view")
+    with pytest.raises(ValueError, match=r"fwddiff\(energy\): the tangent of argument 0 is not C-contiguous"):
+        adpasses.fwddiff(energy, adpasses.Duplicated(x, V[:, 0]))

@@ -91,6 +91,40 @@ def test_arrays_the_function_writes_are_left_unchanged() -> None:
         assert d == pytest.approx(directional(smooth_in_place, [x, 2], [dx, None]), rel=1e-6, abs=1e-8)
 
 
+def euler_into(u, out, dt):
+    """Writes out, an argument whose tangent the caller leaves None: derivatives
+    still flow through it (the API's jvp gives it a zero tangent too)."""
+    for i in range(len(u)):
+        out[i] = u[i] + dt * math.sin(u[i]) * u[(i + 1) % len(u)]
+    s = 0.0
+    for i in range(len(u)):
+        s += out[i] * out[i]
+    return s
+
+
+@adpasses.jit
+def jvp_into(u, du, out):
+    v, d = jvp(euler_into, (u, out, 0.3), (du, None, None))
+    return v + 3.0 * d
+
+
+def test_an_output_array_without_a_tangent_gets_a_zero_one() -> None:
+    """A float array g writes, given None: dup with a zero tangent, not a
+    CompileError asking for adpasses.Duplicated (a marker jvp does not take)."""
+    rng = np.random.default_rng(40)
+    u, du = rng.uniform(-1, 1, 5), rng.normal(size=5)
+    out = np.full(5, 7.0)
+    got = jvp_into(u, du, out)
+    assert np.array_equal(out, np.full(5, 7.0))
+    d = directional(euler_into, [u, np.zeros(5), 0.3], [du, None, None])
+    assert got == pytest.approx(euler_into(u, np.zeros(5), 0.3) + 3.0 * d, rel=1e-6)
+    assert got == pytest.approx(sum(adpasses.jvp(euler_into, (u, np.zeros(5), 0.3), (du, None, None))
+                                    * np.array([1.0, 3.0])), rel=1e-12)
+    g = adpasses.grad(jvp_into)(u, du, out)  # reverse over forward through the zero tangent
+    fd = np.array([directional(lambda y: jvp_into(y, du, np.zeros(5)), [u], [e]) for e in np.eye(5)])
+    assert_matches(g, fd, what="grad of the compiled jvp with a written argument")
+
+
 @adpasses.jit
 def slope(x, v):
     return jvp(wave, (x, 1.3), (v, 0.0))[1]

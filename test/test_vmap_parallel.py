@@ -87,6 +87,9 @@ def test_per_example_gradients_run_on_the_pool_and_match_finite_differences():
     per_example = adpasses.vmap(adpasses.grad(logistic, 1), in_axes=(0, None, 0), parallel=True)
     results, used_pool = on_threads(lambda: per_example(X, w, Y))
     assert all(used_pool)
+    [loop] = per_example.parallel_loops  # the report's line for the batch loop
+    assert (loop.sweep, loop.mark, loop.parallel) == ("vmap", "vmap(parallel=True) batch", True)
+    assert "iterations proven independent" in loop.reason
     for G in results:
         assert G.shape == (B, d)
         assert np.array_equal(G, results[0])  # each element's code is the same on every thread
@@ -164,8 +167,11 @@ def test_elements_writing_one_shared_array_stay_serial_and_right():
     total = np.zeros(4)
     adpasses.set_num_threads(3)
     before = pooled()
-    firsts = adpasses.vmap(accumulate_into, in_axes=(0, None), parallel=True)(X, total)
+    mapped = adpasses.vmap(accumulate_into, in_axes=(0, None), parallel=True)
+    firsts = mapped(X, total)
     assert pooled() == before  # every element writes `total`: the loop ran serially
+    [loop] = mapped.parallel_loops
+    assert not loop.parallel and "may depend on each other" in loop.reason
     np.testing.assert_allclose(total, np.sum(X * X, axis=0), rtol=1e-14)
     np.testing.assert_allclose(firsts, np.cumsum(X[:, 0] ** 2), rtol=1e-14)
 

@@ -68,6 +68,17 @@ def _width(width: object, api: str) -> int | None:
     return int(width)
 
 
+def _like_primal(primal: object, tangent: object) -> object:
+    """A tangent laid out as the tangent function takes it: its parameter
+    has the primal's layout, so the tangent of a C-contiguous array must be
+    C-contiguous too (a column `V[:, j]`, a reversed view): a contiguous
+    copy then; the tangent itself otherwise."""
+    if (isinstance(tangent, np.ndarray) and isinstance(primal, np.ndarray)
+            and primal.flags.c_contiguous and not tangent.flags.c_contiguous):
+        return np.ascontiguousarray(tangent)
+    return tangent
+
+
 def _check_all_distinct(name: str, api: str, arrays: Sequence[object]) -> None:
     """fwddiff keeps Enzyme's semantics (as `autodiff` does: api/aliasing.py):
     its caller's tangents must share memory exactly as their arrays do, so
@@ -261,11 +272,14 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
                      for k, t in enumerate(tangents))
     activity, written = _tangent_activity(jf, values, tangents, api)
     check_written_distinct(jf, api, values, list(enumerate(tangents)))
+    laid_out = tuple(_like_primal(v, t) for v, t in zip(values, tangents))
+    copied = any(a is not t for a, t in zip(laid_out, tangents))
+    tangents = laid_out
     key = ("jvp", _key(values), tuple(activity))
     c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), ("dup",), 1, "jvp"))
     plan = _JvpPlan(c.call, tuple(activity), tuple(sorted(written)))
     # (the fast path unpacks one primal per parameter: not for calls leaving defaults out)
-    if len(primals) == len(values) and shadows.signature_code(*values, *[t for t in tangents if t is not None]):
+    if not copied and len(primals) == len(values) and shadows.signature_code(*values, *[t for t in tangents if t is not None]):
         fkey = ("jvp fast", tuple(map(type, primals)), tuple(map(type, tangents)))
         jf._jacobian_functions.setdefault(fkey, _jvp_fast_path(jf, plan, values, tangents))
     return plan.run(values, tangents)
@@ -514,6 +528,10 @@ class HvpCallable:
         c = _cached(jf, key, lambda: _compile_tangent(jf, values, layout.fwd_activity, (), width, "hvp",
                                                       over_gradient=(layout.grad_activity, layout.ret)))
         run = _hvp_runner(c.call, layout, values, k, width)
+        laid_out = _like_primal(x, v) if vector else v
+        if laid_out is not v or (several and not v.flags.c_contiguous and x.flags.c_contiguous):  # type: ignore[union-attr]
+            # (no fast path for this layout of v: it would need the copy on every call)
+            return run(values, laid_out if vector else np.ascontiguousarray(v))
         code = shadows.signature_code(*args)
         if code and len(args) == len(jf._params) + 1:
             arrays = [a for a in args if isinstance(a, np.ndarray)]
@@ -1126,6 +1144,11 @@ def _fwddiff(jf, args: tuple, width: int, return_primal: bool) -> object:  # typ
             if not dx.flags.writeable:
                 raise ValueError(f"{api}: the tangent of argument {k} is read-only")
             lanes[k] = [dx] if width == 1 else [dx[j] for j in range(width)]
+            if x.flags.c_contiguous and not all(t.flags.c_contiguous for t in lanes[k]):
+                # (a tangent buffer f's writes may update in place: not copied behind the caller's back)
+                raise ValueError(f"{api}: the tangent of argument {k} is not C-contiguous (each lane), but "
+                                 "its array is: the tangent function takes it with the array's layout; "
+                                 "pass np.ascontiguousarray(dx)")
         elif isinstance(x, float):
             ts = [dx] if width == 1 else (list(dx) if isinstance(dx, (tuple, list, np.ndarray)) else None)
             if ts is None or len(ts) != width or any(isinstance(t, bool) or not isinstance(t, (int, float, np.floating, np.integer)) for t in ts):

@@ -9,6 +9,10 @@ from __future__ import annotations
 from adpasses.cache.report import ParallelLoop
 
 
+MARKS = {"prange": "prange", "vmap": "vmap(parallel=True) batch"}
+"""How a loop's `ad.parallel` mark is named (else "jit(parallel=True)")."""
+
+
 def parallel_loops(sweep: str, function) -> list[ParallelLoop]:  # type: ignore[no-untyped-def]
     """ParallelLoop per marked loop of `function` (an xDSL func.func in its
     module; not changed)."""
@@ -30,7 +34,8 @@ def parallel_loops(sweep: str, function) -> list[ParallelLoop]:  # type: ignore[
         label = "gradient, reverse loop" if sweep == "gradient" and where in seen else sweep
         seen.add(where)
         attr = loop.attributes.get(PARALLEL_ATTR)
-        mark = "prange" if isinstance(attr, StringAttr) and attr.data == "prange" else "jit(parallel=True)"
+        kind = attr.data if isinstance(attr, StringAttr) else ""
+        mark = MARKS.get(kind, "jit(parallel=True)")
         if problem is None:
             found.append(ParallelLoop(label, where, mark, True, _chunking(block_work(loop.body.block.ops),
                                                                            get_parallel_min_work(),

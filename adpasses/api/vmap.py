@@ -154,6 +154,10 @@ class VmapCallable:
     def __init__(self, inner: object, in_axes: object, out_axes: object, parallel: bool = False):
         self.inner = inner
         self.parallel = parallel
+        self.parallel_loops: list = []
+        """With parallel=True, after a call: the batch loop of the last
+        signature compiled (`cache.report.ParallelLoop`: parallel or
+        serial, and why), as the cache report lists parallel loops."""
         self.in_axes = _tuples(in_axes)
         self.out_axes = tuple(out_axes) if isinstance(out_axes, list) else out_axes
         self.__name__ = f"vmap({inner.__name__})"  # type: ignore[attr-defined]
@@ -293,7 +297,11 @@ class VmapCallable:
             if isinstance(op, func.FuncOp) and op.body.blocks:
                 op.sym_visibility = _private()
         driver_name = f"{kernel.entry}_batched"
-        add_batch_driver(module, entry, spec, driver_name)
+        driver = add_batch_driver(module, entry, spec, driver_name)
+        if self.parallel:
+            from adpasses.api.parallel_loops import parallel_loops
+
+            self.parallel_loops = parallel_loops("vmap", driver)
         result_dtypes = [_numpy_dtype(t) for t in stored_result_types(entry, spec)]
         before = stats["compiled"]
         compiled = compile_module(module, boundscheck=jf.boundscheck, fastmath=jf.fastmath)

@@ -110,8 +110,12 @@ def check_rerun_buffers(plan: CachePlan, alias) -> None:  # type: ignore[no-unty
     from adpasses.analysis.alias import AliasKind
     from adpasses.core.diagnostics import error_at
 
+    from adpasses.core.custom_rules import custom_rule_of_call
+
     copied: dict[Operation, list[SSAValue]] = {}
     for d in plan.memory:
+        if custom_rule_of_call(d.need.op) is not None:
+            continue  # an array residual's snapshot is only read, by the reverse rule
         if d.kind in ("snapshot", "scratch") and isinstance(d.need.op, func.CallOp):
             # (a matrix product's snapshots are only read: its rule reads
             # them as they were, whatever else shares their memory)

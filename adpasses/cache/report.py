@@ -440,7 +440,7 @@ class ParallelLoop:
     """"primal" or "gradient"."""
     location: str
     mark: str
-    """"prange" or "jit(parallel=True)"."""
+    """"prange", "jit(parallel=True)" or "vmap(parallel=True) batch"."""
     parallel: bool
     reason: str
     """Why it runs serially; for a parallel loop, how it is cut in chunks."""

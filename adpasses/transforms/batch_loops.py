@@ -32,8 +32,8 @@ Per entry parameter (`BatchSpec.params`):
   inlined and its loops over elements unrolled, SROA keeps it in
   registers (no stores, loads or zeroing through memory per element).
 
-With `spec.parallel` the loop is marked `ad.parallel = "auto"` (like a
-loop of `jit(parallel=True)`): `ad-parallelize` runs it on the worker
+With `spec.parallel` the loop is marked `ad.parallel = "vmap"` (like a
+loop of `jit(parallel=True)`, "auto"; at the mapped function's location): `ad-parallelize` runs it on the worker
 pool when it proves the elements independent (each writes its own rows
 and outputs; SHARED memrefs read only; RESTORE and SCRATCH parameters,
 one buffer written by every element, keep it serial), else it stays a
@@ -70,6 +70,10 @@ from xdsl.rewriter import InsertPoint
 
 from adpasses.dialects.ad import NOALIAS_ATTR, PARALLEL_ATTR
 from adpasses.transforms.seed_loops import _dims, _index, fill
+
+VMAP_MARK = "vmap"
+"""The `ad.parallel` mark of a parallel batch loop: not `prange` (a loop
+not proven independent runs serially, no error), named in reports."""
 
 BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL = "batched", "shared", "restore", "scratch", "const", "local"
 KINDS = (BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL)
@@ -221,7 +225,8 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
     block = Block(arg_types=[IndexType()])
     loop = b.insert(scf.ForOp(zero, n, one, [], Region(block)))
     if spec.parallel:
-        loop.attributes[PARALLEL_ATTR] = StringAttr("auto")
+        loop.attributes[PARALLEL_ATTR] = StringAttr(VMAP_MARK)
+        loop.location = entry.location
     at = block.args[0]
     inner = Builder(InsertPoint.at_end(block))
     for p, ((kind, value, pristine), t) in enumerate(zip(taken, inputs)):

@@ -83,6 +83,39 @@ def _residuals(op: func.CallOp, rule: CustomRule) -> list[SSAValue]:
             for k, r in enumerate(op.results[first:])]
 
 
+def _array_residuals(op: func.CallOp, rule: CustomRule) -> list[SSAValue]:
+    """The array residuals of a custom call: operands the augmented primal
+    returns unchanged, whose contents the reverse rule reads. They are
+    memory needs (`cache.plan.plan_memory`): reused where no write may
+    change them after the call, snapshot before the call otherwise (the
+    caller overwriting an array after passing it, a time loop updating it).
+    A snapshot holds the contents the call starts with, so an augmented
+    primal that writes its array residual is an error here."""
+    from xdsl.traits import SymbolTable
+
+    from adpasses.analysis.memory_writes import WriteEffects, written_arguments
+
+    forwarded = forwarded_arguments(op, rule)
+    arrays = list(dict.fromkeys(op.operands[j] for j in forwarded.values()
+                                if is_memref_type(op.operands[j].type)))
+    if not arrays:
+        return []
+    module = op
+    while module.parent_op() is not None:
+        module = module.parent_op()  # type: ignore[assignment]
+    aug = SymbolTable.lookup_symbol(module, op.callee)
+    assert isinstance(aug, func.FuncOp)
+    written = written_arguments(WriteEffects(module), aug)
+    for j in forwarded.values():
+        if is_memref_type(op.operands[j].type) and (written is None or j in written):
+            raise error_at(op, f"the augmented primal @{aug.sym_name.data} writes argument {j}, which it "
+                               "also returns as an array residual: the reverse rule would read the "
+                               "array's contents after the call's writes, which the gradient cannot "
+                               "restore; write into another array, or save the numbers you need as "
+                               "residuals")
+    return arrays
+
+
 class CallRule:
     """A call left after inlining: a checkpointed call (`ad.checkpoint`,
     `rules/checkpoint.py`) is recomputed in the reverse sweep; a call of a
@@ -118,6 +151,9 @@ class CallRule:
             return REVOLVE.memory_needs(op, activity)
         if is_checkpointed(op):
             return CHECKPOINT.memory_needs(op, activity)
+        rule = custom_rule_of_call(op)
+        if rule is not None and rule.residuals is not None:
+            return _array_residuals(op, rule)
         return ()
 
     def forward(self, sweep, op: func.CallOp, clone: func.CallOp) -> None:  # type: ignore[no-untyped-def]
@@ -145,7 +181,7 @@ class CallRule:
             return
         floats = [o for o in op.operands if is_float_type(o.type)]
         if rule.residuals is not None:
-            residuals = [rc.primal(r) for r in _residuals(op, rule)]
+            residuals, snapshots = self._residual_values(rc, op, rule)
             cotangents = [rc.adjoint_or_zero(r) for r in results]
             shadows, scratch = self._shadows(rc, op)
             assert rule.reverse is not None
@@ -156,11 +192,31 @@ class CallRule:
                 back = rc.insert(call).results
             for buffer in scratch:
                 rc.insert(memref.DeallocOp.get(buffer))
+            for buffer in snapshots:
+                rc.sweep.release_scratch(rc, buffer)
             for operand, ct in zip(floats, back):
                 rc.add_adjoint(operand, ct)
             return
         assert rule.forward is not None
         self._reverse_by_forward_rule(rc, op, rule, floats, results)
+
+    @staticmethod
+    def _residual_values(rc, op: func.CallOp, rule: CustomRule) -> tuple[list[SSAValue], list[SSAValue]]:  # type: ignore[no-untyped-def]
+        """The residuals the reverse rule reads, and the snapshot buffers
+        among them (released after the rule). An array residual is the
+        call's operand: where later code may overwrite it, the plan
+        snapshots its contents at the call (`_array_residuals`), and the
+        rule reads them restored into a scratch buffer, not the memory as
+        the reverse sweep finds it."""
+        values, snapshots = [], []
+        for r in _residuals(op, rule):
+            if is_memref_type(r.type) and rc.sweep.plan.memory_kind(op, r) == "snapshot":
+                restored = rc.sweep.restore_snapshot(rc, op, r)
+                values.append(restored)
+                snapshots.append(restored)
+            else:
+                values.append(rc.primal(r))
+        return values, snapshots
 
     @staticmethod
     def _unless_all_zero(rc, call: func.CallOp, cotangents: list[SSAValue]) -> list[SSAValue]:  # type: ignore[no-untyped-def]
