@@ -35,7 +35,7 @@
 // CHECK:         ad.tape.free %snapshot_u
 
 // REPORT-LABEL: cache report for @f_grad_dac_a
-// REPORT:       snapshot  %u {{.*}}f64 x steps * size(u) {{.*}}memory of func.call @step: overwritten: call @step {{.*}}(while it runs): writes all of %u
+// REPORT:       snapshot  %u {{.*}}f64 x steps * size(u) {{.*}}memory of func.call @step: overwritten: call @step {{.*}}(while it runs): writes every element of %u
 // REPORT:       taped bytes: 8*steps*(size(u))
 // REPORT-LABEL: cache report for @step_grad_da_
 // REPORT:       taped bytes: 8*(dim(u, 0)) + 8*(dim(u, 0))
