@@ -347,9 +347,27 @@ def test_the_verifier_names_what_a_split_op_takes(text: str, message: str) -> No
         verify_all(parse_module(module_text, "split.mlir"))
 
 
-def test_upstream_mlir_reads_the_split_halves(tmp_path) -> None:  # type: ignore[no-untyped-def]
+WHILE_BODY = """
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<?xf64>
+  %lim = arith.constant 10.0 : f64
+  %r = scf.while (%w = %v) : (f64) -> f64 {
+    %go = arith.cmpf olt, %w, %lim : f64
+    scf.condition(%go) %w : f64
+  } do {
+  ^bb0(%w2: f64):
+    %e = math.exp %w2 : f64
+    %n = arith.addf %e, %a : f64
+    scf.yield %n : f64
+  }
+  func.return %r : f64"""
+
+
+@pytest.mark.parametrize("body", [KERNELS["local_array"], WHILE_BODY], ids=["local_array", "while_loop"])
+def test_upstream_mlir_reads_the_split_halves(tmp_path, body: str) -> None:  # type: ignore[no-untyped-def]
     """--reverse-wrap with split, then --lower-ad-ops: upstream MLIR's parser
-    and verifier (jaxlib's bindings) accept both halves and their wrappers."""
+    and verifier (jaxlib's bindings) accept both halves and their wrappers,
+    also when a growable tape (scf.while) crosses between them."""
     import contextlib
     import io
 
@@ -358,7 +376,7 @@ def test_upstream_mlir_reads_the_split_halves(tmp_path) -> None:  # type: ignore
     from adpasses.tools.ad_opt import main as ad_opt
 
     path = tmp_path / "f.mlir"
-    path.write_text("func.func @f(%x: memref<?xf64>, %a: f64) -> f64 {" + KERNELS["local_array"] + "\n}\n")
+    path.write_text("func.func @f(%x: memref<?xf64>, %a: f64) -> f64 {" + body + "\n}\n")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert ad_opt([str(path), "--reverse-wrap=fn=f name=df split", "--lower-ad-ops"]) in (0, None)

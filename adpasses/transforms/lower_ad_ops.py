@@ -19,8 +19,15 @@ upstream MLIR (`mlir-opt`) reads, verifies and lowers our gradients.
       func.func private @adpasses_tape_push_T(index, T)
       func.func private @adpasses_tape_pop_T(index) -> T
       func.func private @adpasses_tape_free_T(index)
+      func.func private @adpasses_tape_count_T(index) -> index
 
-  (a C implementation: docs/mlir_interop.md).
+  (a C implementation: docs/mlir_interop.md);
+- split mode's hand-over of such a tape (`ad.tape.export` in the forward
+  half, `ad.tape.import` in the reverse half): the export pops the runtime
+  tape into a fresh `memref.alloc` (oldest value first, at least one
+  element) and frees the handle; the import reads that buffer from the top
+  with a one-element counter, as a tape of known capacity does. So the
+  tape crosses between the halves as a plain `memref<?xT>` and an `index`.
 
 Any other `ad` op (an `ad.autodiff` or `ad.fwddiff` not yet differentiated)
 is an error at its location: run `--reverse` / `--forward` first.
@@ -33,16 +40,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, memref
+from xdsl.dialects import arith, cf, func, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
-from adpasses.dialects.ad import (BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp,
-                                  TapeReserveOp, TapeType)
+from adpasses.dialects.ad import (BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp, TapeCreateOp, TapeExportOp, TapeFreeOp,
+                                  TapeImportOp, TapePopOp, TapePushOp, TapeReserveOp, TapeType)
 from adpasses.transforms.lower_tapes import lower_tapes
 
 RUNTIME_PREFIX = "adpasses_tape_"
@@ -62,6 +69,8 @@ def lower_ad_ops(module: ModuleOp) -> None:
             _lower_raise_if(op)
         elif isinstance(op, TapeCreateOp):
             runtime.lower_tape(op)
+        elif isinstance(op, TapeImportOp):
+            _lower_import(op)
     for op in module.walk():
         if op.dialect_name() == "ad":
             raise error_at(op, "cannot be lowered to upstream MLIR ops before it is differentiated: "
@@ -152,8 +161,11 @@ class _Runtime:
         elem = tape_type.element_type
         suffix = str(elem)
         index = IndexType()
-        for name, inputs, outputs in (("create_", [], [index]), ("push_", [index, elem], []),
-                                      ("pop_", [index], [elem]), ("free_", [index], [])):
+        names = [("create_", [], [index]), ("push_", [index, elem], []), ("pop_", [index], [elem]),
+                 ("free_", [index], [])]
+        if any(isinstance(use.operation, TapeExportOp) for use in create.tape.uses):
+            names.append(("count_", [index], [index]))
+        for name, inputs, outputs in names:
             self.function(RUNTIME_PREFIX + name + suffix, inputs, outputs)  # declared together
         handle = _emit(func.CallOp(self.function(RUNTIME_PREFIX + "create_" + suffix, [], [index]), [], [index]),
                        create)
@@ -175,10 +187,62 @@ class _Runtime:
                 _emit(func.CallOp(self.function(RUNTIME_PREFIX + "free_" + suffix, [index], []), [handle], []),
                       user)
                 Rewriter.erase_op(user)
+            elif isinstance(user, TapeExportOp):
+                self.lower_export(user, handle, elem)
             else:
                 raise error_at(user, f"uses the tape {create.tape.name_hint or ''} in a way "
-                                     "ad-lower-ad-ops cannot lower (only push, reserve, pop and free)")
+                                     "ad-lower-ad-ops cannot lower (only push, reserve, pop, free and export)")
         Rewriter.erase_op(create)
+
+    def lower_export(self, export: TapeExportOp, handle: SSAValue, elem: Attribute) -> None:
+        """The runtime tape's values into a fresh buffer, oldest first (pops
+        come newest first: value k of n goes to n - 1 - k), then the handle
+        freed: the buffer owns the values from here on, as the op says."""
+        index, suffix = IndexType(), str(elem)
+        count = _emit(func.CallOp(self.function(RUNTIME_PREFIX + "count_" + suffix, [index], [index]), [handle],
+                                  [index]), export)
+        zero = _emit(arith.ConstantOp(IntegerAttr(0, index)), export)
+        one = _emit(arith.ConstantOp(IntegerAttr(1, index)), export)
+        assert count is not None and zero is not None and one is not None
+        size = _emit(arith.MaxUIOp(count, one), export)  # the buffer owns an allocation even when empty
+        assert size is not None
+        buffer = _emit(memref.AllocOp.get(elem, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]), export)
+        assert buffer is not None
+        body = Block(arg_types=[index])
+        last = arith.SubiOp(count, one)
+        slot = arith.SubiOp(last.result, body.args[0])
+        value = func.CallOp(self.function(RUNTIME_PREFIX + "pop_" + suffix, [index], [elem]), [handle], [elem])
+        body.add_ops([last, slot, value, memref.StoreOp.get(value.results[0], buffer, [slot.result]), scf.YieldOp()])
+        _emit(scf.ForOp(zero, count, one, [], body), export)
+        _emit(func.CallOp(self.function(RUNTIME_PREFIX + "free_" + suffix, [index], []), [handle], []), export)
+        buffer.name_hint = export.buffer.name_hint
+        Rewriter.replace_op(export, [], [buffer, count])
+
+
+def _lower_import(op: TapeImportOp) -> None:
+    """The handed-over buffer read from the top: a one-element counter
+    starting at the count, each pop the element below it. The buffer stays
+    the caller's (the reverse half frees it as before)."""
+    index = IndexType()
+    counter = _emit(memref.AllocaOp.get(index, shape=[1]), op)
+    zero = _emit(arith.ConstantOp(IntegerAttr(0, index)), op)
+    one = _emit(arith.ConstantOp(IntegerAttr(1, index)), op)
+    assert counter is not None and zero is not None and one is not None
+    _emit(memref.StoreOp.get(op.count, counter, [zero]), op)
+    for use in list(op.tape.uses):
+        user = use.operation
+        if not isinstance(user, TapePopOp):
+            raise error_at(user, "uses a tape handed over by split mode in a way ad-lower-ad-ops cannot lower "
+                                 "(only pop)")
+        n = _emit(memref.LoadOp.get(counter, [zero]), user)
+        assert n is not None
+        m = _emit(arith.SubiOp(n, one), user)
+        assert m is not None
+        _emit(memref.StoreOp.get(m, counter, [zero]), user)
+        value = _emit(memref.LoadOp.get(op.buffer, [m]), user)
+        assert value is not None
+        Rewriter.replace_op(user, [], [value])
+    Rewriter.erase_op(op)
 
 
 @dataclass(frozen=True)
