@@ -211,3 +211,53 @@ def test_dot_product_floor_is_the_finite_difference_tolerance():
         fuzz_forward.dot_product_test(np.array([1.0]), np.array([0.9]), 1e-9, "x",
                                       fuzz_forward.known_to(1e-6, weights, values))
     assert failure.value.kind == "dot-product mismatch"
+
+
+def test_finite_differences_are_known_only_to_the_rounding_of_the_largest_value(monkeypatch):
+    """Issue-15 seeds 73425 and 73653 (forward volume): the compiled tangents
+    were right (finite differences with steps 100..10^4 times larger agree
+    with them: -0.0520568 and -3.80e-6) but FD(h) was quantized by the
+    rounding of a value of 1.4e5 (an output) and 3.2e5 (`s - sqrt(s*s +
+    0.25)`, then small outputs), and FD(2h) landed on the same multiple of
+    that ulp, so |FD(h) - FD(2h)| = 0 estimated no error. The checks now
+    allow `fd_rounding` (a few ulps of the run's largest value over h);
+    without it both seeds fail in forward mode and 73653 in reverse mode."""
+    import adpasses.tools.fuzz.check as fuzz_check
+
+    seeds = [73425, 73653]
+    assert [check_forward(generate(s)).kind for s in seeds] == ["ok", "ok"]
+    assert fuzz_check.check_program(generate(73653)).kind == "ok"
+    forget_compiled()
+    monkeypatch.setattr(fuzz_forward, "fd_rounding", lambda *args: 0.0)
+    monkeypatch.setattr(fuzz_check, "fd_rounding", lambda *args: 0.0)
+    assert [check_forward(generate(s)).kind for s in seeds] == ["wrong tangent"] * 2
+    assert fuzz_check.check_program(generate(73653)).kind == "wrong gradient"
+    forget_compiled()
+
+
+def test_rounding_allowance_bounds_a_cancellation_and_no_more():
+    """The allowance against its cause: central differences of
+    g(s) = s - sqrt(s*s + 0.25) (exact derivative 0.25 / (r (s + r)),
+    r = sqrt(s*s + 0.25), about 1e-12 at s = 3e5) are off by up to the
+    allowance and by more than a tenth of it somewhere (FD is mostly 0
+    there), while a wrong rule (the derivative of s + sqrt(...): 2) is far
+    outside it."""
+    import math
+
+    import numpy as np
+
+    from adpasses.tools.fuzz.check import fd_rounding
+    from adpasses.tools.fuzz.inputs import Evaluation
+
+    h = fuzz_forward.STEP
+    errors, allowances = [], []
+    for s in np.random.default_rng(15).uniform(1e4, 9e5, 200):
+        s = float(s)
+        r = math.sqrt(s * s + 0.25)
+        exact = 0.25 / (r * (s + r))
+        fd = ((s + h) - math.sqrt((s + h) ** 2 + 0.25) - ((s - h) - math.sqrt((s - h) ** 2 + 0.25))) / (2 * h)
+        errors.append(abs(fd - exact))
+        allowances.append(fd_rounding(Evaluation((s - r,), [], [], peak=s), h))
+    ratios = np.array(errors) / np.array(allowances)
+    assert ratios.max() <= 1.0 and ratios.max() > 0.1, ratios.max()
+    assert max(allowances) < 1e-2  # a derivative of order 1 off by 1 is still found

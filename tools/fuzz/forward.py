@@ -42,6 +42,7 @@ from adpasses.tools.fuzz.check import (
     _first_line,
     choose_point,
     compile_case,
+    fd_rounding,
     reached_elements,
     uses_f32,
 )
@@ -294,14 +295,17 @@ def directional_fd(p: Program, oracle: Oracle, point: Point, ref: Evaluation, u:
 
 
 def compare_with_fd(ours: np.ndarray, reference: np.ndarray, names: list[str], kind: str,
-                    tol: Tolerances, second, what: str) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+                    tol: Tolerances, second, what: str,
+                    rounding: float = 0.0) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """Compare `ours` with finite differences `reference` (FD(h)) output by
     output; where one is off, FD(2h) (`second()`) widens the tolerance by
     the finite-difference error estimate, or shows the function is not
-    smooth there (skipped). Returns (checked, skipped)."""
+    smooth there (skipped). `rounding` is what the rounding of the values
+    leaves FD(h) unknown (`check.fd_rounding`). Returns (checked, skipped)."""
     bad = [k for k in range(len(ours))
            if not (math.isfinite(ours[k]) and abs(ours[k] - reference[k])
-                   <= tol.rtol * max(abs(ours[k]), abs(reference[k])) + tol.atol * max(1.0, abs(reference[k])))]
+                   <= tol.rtol * max(abs(ours[k]), abs(reference[k])) + tol.atol * max(1.0, abs(reference[k]))
+                   + rounding)]
     if not bad:
         return len(ours), 0
     try:
@@ -315,7 +319,7 @@ def compare_with_fd(ours: np.ndarray, reference: np.ndarray, names: list[str], k
             skipped += 1
             continue
         allowed = (tol.rtol * max(abs(ours[k]), abs(reference[k]))
-                   + tol.atol * max(1.0, abs(reference[k])) + FD_NOISE_FACTOR * noise)
+                   + tol.atol * max(1.0, abs(reference[k])) + FD_NOISE_FACTOR * noise + rounding)
         if not (abs(ours[k] - reference[k]) <= allowed):
             raise _Failure(kind, f"{what} of {names[k]}: ours {float(ours[k])!r}, finite differences "
                            f"{float(reference[k])!r} (|FD(h)-FD(2h)| = {noise:.1e})")
@@ -425,7 +429,8 @@ def check_forward(p: Program) -> Outcome:
                 fd = directional_fd(p, oracle, point, ref, u, 1.0)
                 c, s = compare_with_fd(
                     tangents, fd, names, "wrong tangent", tol,
-                    lambda u=u: directional_fd(p, oracle, point, ref, u, 2.0), what)
+                    lambda u=u: directional_fd(p, oracle, point, ref, u, 2.0), what,
+                    fd_rounding(ref, STEP))
             except _Straddles:
                 c, s = 0, len(names)
             checked, skipped = checked + c, skipped + s
