@@ -199,12 +199,7 @@ def test_split_equals_combined_and_finite_differences(kernel: str) -> None:
 
 
 def test_split_strong_zero_gives_zero_where_the_seed_is_zero() -> None:
-    body = """
-  %c0 = arith.constant 0 : index
-  %v = memref.load %x[%c0] : memref<?xf64>
-  %r = math.sqrt %v : f64
-  %s = arith.mulf %r, %a : f64
-  func.return %s : f64"""
+    body = WHILE_BODY
     _, compiled = _compile(_module(body, ", strong_zero"))
     x, dx = np.array([0.0, 1.0]), np.zeros(2)
     y, da = compiled["split"](x, dx, 2.0, 0.0)
@@ -276,6 +271,15 @@ def test_a_misused_tape_is_an_error_at_the_op(case: str) -> None:
         _compile(text)
 
 
+WHILE_BODY = """
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<?xf64>
+  %r = math.sqrt %v : f64
+  %s = arith.mulf %r, %a : f64
+  func.return %s : f64"""
+"""A loop whose values go on a growable tape (scf.while)."""
+
+
 def test_a_while_loop_tape_is_handed_over_in_split_mode() -> None:
     """The values of an scf.while loop (a growable tape) leave the forward
     half as a buffer and a count (`ad.tape.export`), and the reverse half
@@ -345,22 +349,6 @@ def test_the_verifier_names_what_a_split_op_takes(text: str, message: str) -> No
                    + "\n  func.return\n}\n")
     with pytest.raises(Exception, match=message):
         verify_all(parse_module(module_text, "split.mlir"))
-
-
-WHILE_BODY = """
-  %c0 = arith.constant 0 : index
-  %v = memref.load %x[%c0] : memref<?xf64>
-  %lim = arith.constant 10.0 : f64
-  %r = scf.while (%w = %v) : (f64) -> f64 {
-    %go = arith.cmpf olt, %w, %lim : f64
-    scf.condition(%go) %w : f64
-  } do {
-  ^bb0(%w2: f64):
-    %e = math.exp %w2 : f64
-    %n = arith.addf %e, %a : f64
-    scf.yield %n : f64
-  }
-  func.return %r : f64"""
 
 
 @pytest.mark.parametrize("body", [KERNELS["local_array"], WHILE_BODY], ids=["local_array", "while_loop"])
