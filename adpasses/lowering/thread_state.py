@@ -43,6 +43,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from adpasses.core.llvm_loops import counted_loop
 from adpasses.lowering.core import I1, I32, I64, PTR, ModuleTranslator, const_i64, opaque
 
 ERROR_SLOT = "adpasses_error_slot"
@@ -274,8 +275,8 @@ MIN_WORK = "adpasses_parallel_min_work"
 chunk on the calling thread alone)."""
 SPIN_NS = "adpasses_parallel_spin_ns"
 """i64: how long (ns) a pool thread with nothing to do, and a loop waiting
-for its other chunks, spin before sleeping on a condition variable
-(adpasses.native.runtime.set_parallel_spin; 0: sleep at once)."""
+for its other chunks, wait actively before sleeping on a condition
+variable (adpasses.native.runtime.set_parallel_spin; 0: sleep at once)."""
 POOL = "adpasses_parallel_pool"
 """The worker pool's state, [POOL_WORDS x i64] owned by
 adpasses.native.runtime (a forked child zeroes it): the fields below,
@@ -320,12 +321,12 @@ class _Pool:
         self.b.store(value, self.field(k))
 
     def load_atomic(self, k: int) -> ir.Value:
-        """Field k read without the lock (spinning; the lock is taken before
-        anything it guards is used)."""
+        """Field k read without the lock (waiting actively; the lock is taken
+        before anything it guards is used)."""
         return self.b.load_atomic(self.field(k), "monotonic", 8, typ=I64)
 
     def store_atomic(self, k: int, value: ir.Value) -> None:
-        """Field k written under the lock, read by spinning threads without it
+        """Field k written under the lock, read by waiting threads without it
         (an exchange: llvmlite's store_atomic needs typed pointers)."""
         self.b.atomic_rmw("xchg", self.field(k), value, "monotonic")
 
@@ -364,31 +365,11 @@ class _Pool:
         b.call(worker, [record, const_i64(pooled)])
         self.lock()
         finished = b.add(self.load(POOL_FINISHED), const_i64(1))
-        self.store_atomic(POOL_FINISHED, finished)  # read unlocked by the spinning caller
+        self.store_atomic(POOL_FINISHED, finished)  # read unlocked by the waiting caller
         with b.if_then(b.icmp_signed("==", finished, self.load(POOL_COUNT))):
             self.signal(POOL_DONE)
         b.branch(head)
         b.position_at_end(done)
-
-
-def _repeat(b: ir.IRBuilder, fn: ir.Function, count: ir.Value, label: str,
-            body: Callable[[ir.Value], object]) -> None:
-    """`for t in range(count): body(t)` at the builder's position, which
-    is after the loop when this returns (blocks `label`.head/body/done)."""
-    head = fn.append_basic_block(f"{label}.head")
-    step = fn.append_basic_block(f"{label}.body")
-    out = fn.append_basic_block(f"{label}.done")
-    pre = b.block
-    b.branch(head)
-    b.position_at_end(head)
-    t = b.phi(I64)
-    t.add_incoming(const_i64(0), pre)
-    b.cbranch(b.icmp_signed("<", t, count), step, out)
-    b.position_at_end(step)
-    body(t)
-    t.add_incoming(b.add(t, const_i64(1)), b.block)
-    b.branch(head)
-    b.position_at_end(out)
 
 
 _SPIN_CHECK = 16  # yields between two reads of the clock
@@ -463,9 +444,9 @@ def _define_pool_thread(rm: _RuntimeModule) -> ir.Function:
     b.branch(forever)
     b.position_at_end(forever)
     pool.run_claimed(fn, 1)
-    # Nothing left: spin a while for the next loop's job (a new job count),
-    # then sleep. The count is checked again under the lock before
-    # sleeping: a job posted after that check signals this thread's wait.
+    # Nothing left: wait actively a while for the next loop's job (a new
+    # job count), then sleep. The count is checked again under the lock
+    # before sleeping: a job posted after that check signals this wait.
     seen = pool.load(POOL_JOBS)
     pool.unlock()
     _spin(rm, b, fn, timespec, lambda: b.icmp_signed("!=", pool.load_atomic(POOL_JOBS), seen), "idle")
@@ -514,8 +495,9 @@ def _define_parallel_run(rm: _RuntimeModule) -> None:
     b.branch(serial)
 
     b.position_at_end(serial)
-    _repeat(b, fn, count, "serial", lambda t: b.call(
-        run, [b.gep(records, [b.mul(t, size)], inbounds=True, source_etype=ir.IntType(8)), const_i64(0)]))
+    with counted_loop(b, count, "serial") as loop:
+        record = b.gep(records, [b.mul(loop.index, size)], inbounds=True, source_etype=ir.IntType(8))
+        b.call(run, [record, const_i64(0)])
     b.ret_void()
 
     b.position_at_end(owned)
@@ -563,14 +545,15 @@ def _define_parallel_run(rm: _RuntimeModule) -> None:
     pool.store(POOL_NEXT, const_i64(0))
     pool.store_atomic(POOL_FINISHED, const_i64(0))
     pool.store(POOL_COUNT, count)
-    pool.store_atomic(POOL_JOBS, b.add(pool.load(POOL_JOBS), const_i64(1)))  # spinning workers watch it
+    pool.store_atomic(POOL_JOBS, b.add(pool.load(POOL_JOBS), const_i64(1)))  # waiting workers watch it
     # Wake as many workers as there are records besides the caller's.
     workers = pool.load(POOL_STARTED)
     wake = b.select(b.icmp_signed("<", workers, wanted), workers, wanted)
-    _repeat(b, fn, wake, "wake", lambda _: pool.signal(POOL_WORK))
+    with counted_loop(b, wake, "wake"):
+        pool.signal(POOL_WORK)
     pool.run_claimed(fn, 0)
-    # The other chunks are running: spin a while for them before sleeping
-    # (a worker's signal wakes a sleeping caller tens of microseconds late).
+    # The other chunks are running: wait actively a while for them before
+    # sleeping (a worker's signal wakes a sleeping caller tens of us late).
     spinning = fn.append_basic_block("spin.others")
     waiting = fn.append_basic_block("wait.start")
     b.cbranch(b.icmp_signed("<", pool.load(POOL_FINISHED), count), spinning, waiting)
