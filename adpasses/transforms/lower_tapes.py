@@ -148,9 +148,10 @@ def _lower_fixed(op: TapeCreateOp, layout: FixedLayout, stack_limit: int, rewrit
     rb = Builder(InsertPoint.at_start(reverse.body.block))
     last = emit(arith.SubiOp(reverse.ub, const(1, reverse, rb)), reverse, rb)
     back = emit(arith.SubiOp(last, reverse.body.block.args[0]), reverse, rb)
+    # Columns follow program order in each loop body (uses are unordered).
+    order = {o: n for loop in (forward, reverse) for n, o in enumerate(loop.body.block.ops)}
     pushed = popped = 0
-    for use in list(op.tape.uses):
-        user = use.operation
+    for user in sorted({u.operation for u in op.tape.uses}, key=lambda o: order.get(o, -1)):
         ub = Builder(InsertPoint.before(user))
         if isinstance(user, TapePushOp):
             column = const(pushed, user, ub)
