@@ -184,3 +184,16 @@ def test_loop_with_a_carried_dependence_stays_serial():
     assert runtime.pool_stats()["pooled_loops"] == before
     assert np.allclose(gx, central_fd(taped_carried, [x, w], 0), rtol=1e-6, atol=1e-8)
     assert np.allclose(gw, central_fd(taped_carried, [x, w], 1), rtol=1e-6, atol=1e-8)
+
+
+def test_split_mode_hands_the_fixed_layout_tape_to_a_parallel_reverse():
+    x, w = _inputs(33, 2, 19)
+    adpasses.set_num_threads(3)
+    fwd, rev = adpasses.split(taped_sum)
+    out, tape = fwd(x, w)
+    assert out == pytest.approx(taped_sum(x.copy(), w.copy()), rel=1e-12)
+    before = runtime.pool_stats()["pooled_loops"]
+    gx, gw = rev(tape, 1.0)
+    assert runtime.pool_stats()["pooled_loops"] - before == 1  # the reverse loop
+    assert np.allclose(gx, central_fd(taped_sum, [x, w], 0), rtol=1e-6)
+    assert np.allclose(gw, central_fd(taped_sum, [x, w], 1), rtol=1e-6)
