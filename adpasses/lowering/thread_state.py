@@ -38,10 +38,10 @@ generated code calls by symbol: a module carries only the inline checks.
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
 
 from llvmlite import ir
 
+from adpasses.core.llvm_loops import counted_loop
 from adpasses.lowering.core import I1, I32, I64, PTR, ModuleTranslator, const_i64, opaque
 
 ERROR_SLOT = "adpasses_error_slot"
@@ -356,26 +356,6 @@ class _Pool:
         b.position_at_end(done)
 
 
-def _repeat(b: ir.IRBuilder, fn: ir.Function, count: ir.Value, label: str,
-            body: Callable[[ir.Value], object]) -> None:
-    """`for t in range(count): body(t)` at the builder's position, which
-    is after the loop when this returns (blocks `label`.head/body/done)."""
-    head = fn.append_basic_block(f"{label}.head")
-    step = fn.append_basic_block(f"{label}.body")
-    out = fn.append_basic_block(f"{label}.done")
-    pre = b.block
-    b.branch(head)
-    b.position_at_end(head)
-    t = b.phi(I64)
-    t.add_incoming(const_i64(0), pre)
-    b.cbranch(b.icmp_signed("<", t, count), step, out)
-    b.position_at_end(step)
-    body(t)
-    t.add_incoming(b.add(t, const_i64(1)), b.block)
-    b.branch(head)
-    b.position_at_end(out)
-
-
 def _define_pool_thread(rm: _RuntimeModule) -> ir.Function:
     """`ptr adpasses_pool_thread(ptr)`: a worker of the pool, for the life
     of the process: it blocks every signal (Python's handlers run on the
@@ -436,8 +416,9 @@ def _define_parallel_run(rm: _RuntimeModule) -> None:
     b.branch(serial)
 
     b.position_at_end(serial)
-    _repeat(b, fn, count, "serial", lambda t: b.call(
-        run, [b.gep(records, [b.mul(t, size)], inbounds=True, source_etype=ir.IntType(8)), const_i64(0)]))
+    with counted_loop(b, count, "serial") as loop:
+        record = b.gep(records, [b.mul(loop.index, size)], inbounds=True, source_etype=ir.IntType(8))
+        b.call(run, [record, const_i64(0)])
     b.ret_void()
 
     b.position_at_end(owned)
@@ -489,7 +470,8 @@ def _define_parallel_run(rm: _RuntimeModule) -> None:
     # Wake as many workers as there are records besides the caller's.
     workers = pool.load(POOL_STARTED)
     wake = b.select(b.icmp_signed("<", workers, wanted), workers, wanted)
-    _repeat(b, fn, wake, "wake", lambda _: pool.signal(POOL_WORK))
+    with counted_loop(b, wake, "wake"):
+        pool.signal(POOL_WORK)
     pool.run_claimed(fn, 0)
     wait_head = fn.append_basic_block("wait.head")
     wait_body = fn.append_basic_block("wait.body")

@@ -177,7 +177,7 @@ def numpy_api_table() -> int:
     return int(get(multiarray._ARRAY_API, None))
 
 
-_THREAD_RUNTIME_SOURCES = ("adpasses.lowering.thread_state", "adpasses.native.runtime")
+_THREAD_RUNTIME_SOURCES = ("adpasses.lowering.thread_state", "adpasses.core.llvm_loops", "adpasses.native.runtime")
 THREAD_RUNTIME_FUNCTIONS = ("adpasses_entry_slot", "adpasses_stopped", "adpasses_record_stop",
                             "adpasses_workspace_take", "adpasses_workspace_give_back",
                             "adpasses_release_buffer", "adpasses_parallel_run")
