@@ -553,8 +553,15 @@ def forward_over_reverse_report(obj, args: tuple):  # type: ignore[no-untyped-de
     the gradient's cache report and what the tangent sweep tapes beside
     it (`ForwardOverReverseReport`), for these arguments; the module is
     built and differentiated as the call would, not compiled."""
+    return forward_over_reverse(obj, args, f"cache_report({obj.__name__})")[0]
+
+
+def forward_over_reverse(obj, args: tuple, api: str, show=None):  # type: ignore[no-untyped-def]
+    """(the ForwardOverReverseReport, show(module) of the primal module
+    before differentiation, the GeneratedGradient, the GeneratedTangent,
+    the module holding all three) of hessian(f) / hvp(f) at `args`
+    (`cache_report` and `inspect` of those objects)."""
     jf = obj.jf
-    api = f"cache_report({obj.__name__})"
     if isinstance(obj, HvpCallable):
         if not args:
             raise TypeError(f"{api}: pass the arguments of {jf.__name__}(), then the vector")
@@ -580,6 +587,7 @@ def forward_over_reverse_report(obj, args: tuple):  # type: ignore[no-untyped-de
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
     module, name = jf.build(values, noalias=True)
+    primal = show(module) if show is not None else None
     g = differentiate(module, name, list(layout.grad_activity), list(layout.ret),
                       options=ReverseOptions(simplify=False, elide_checks=False))
     t = forward_differentiate(module, g.name, list(layout.fwd_activity), [], width=width)
@@ -588,7 +596,8 @@ def forward_over_reverse_report(obj, args: tuple):  # type: ignore[no-untyped-de
         params[layout.value_at[k]] = v
         if layout.shadow_at[k] is not None:
             params[layout.shadow_at[k]] = v  # a shadow has its primal's shape
-    return ForwardOverReverseReport(g.cache_report.bind(values), t.tape_report.bind(params))
+    report = ForwardOverReverseReport(g.cache_report.bind(values), t.tape_report.bind(params))
+    return report, primal, g, t, module
 
 
 def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int, width: int = 1) -> Callable:
