@@ -256,3 +256,15 @@ def test_inner_loop_of_varying_length_stays_serial_and_says_why():
     fd = central_fd(taped_triangle, [X, w], 0)
     assert np.allclose(gX, fd, rtol=1e-6, atol=1e-7 * np.abs(fd).max())
     assert np.allclose(gw, central_fd(taped_triangle, [X, w], 1), rtol=1e-6)
+
+
+def test_hessian_through_the_fixed_layout_matches_differences_of_gradients():
+    """Forward over reverse: the tangent sweep differentiates the buffer's
+    stores and loads like any memory."""
+    adpasses.set_num_threads(3)
+    x, w = _inputs(6, 2, 31)
+    H = adpasses.hessian(taped_sum, 0)(x.copy(), w.copy())
+    eps = 1e-5
+    fd = np.array([(adpasses.grad(taped_sum, 0)(x + eps * e, w.copy())
+                    - adpasses.grad(taped_sum, 0)(x - eps * e, w.copy())) / (2 * eps) for e in np.eye(6)])
+    assert np.allclose(H, fd, rtol=1e-6, atol=1e-7 * np.abs(fd).max())
