@@ -261,7 +261,8 @@ class VmapCallable:
     def _compile(self, examples: tuple, batched: tuple[bool, ...]) -> _Plan:
         from adpasses.api.functions import _private, function_named
         from adpasses.native.llvm_jit import compile_module, stats
-        from adpasses.transforms.batch_loops import BATCHED, CONST as D_CONST, LOCAL, RESTORE, SCRATCH, SHARED
+        from adpasses.transforms.batch_loops import BATCHED, CONST as D_CONST, LOCAL, RESTORE, RESTORE_ROWS, \
+            SCRATCH, SCRATCH_ROWS, SHARED
         from adpasses.transforms.batch_loops import BatchSpec, add_batch_driver, stored_result_types
 
         jf = getattr(self.inner, "jf", self.inner)
@@ -272,10 +273,12 @@ class VmapCallable:
                 kinds.append(D_CONST)
             elif p.kind in (ARG, PRISTINE):
                 kinds.append(BATCHED if batched[p.arg] else SHARED)
+            # parallel: a buffer every element writes (a restored copy, a
+            # scratch) is one row per element, so that elements are independent.
             elif p.kind == COPY:
-                kinds.append(BATCHED if batched[p.arg] else RESTORE)
+                kinds.append(BATCHED if batched[p.arg] else (RESTORE_ROWS if self.parallel else RESTORE))
             elif p.kind == ZEROS:
-                kinds.append(SCRATCH if p.out is None else BATCHED)
+                kinds.append(BATCHED if p.out is not None else (SCRATCH_ROWS if self.parallel else SCRATCH))
             elif p.kind == BUFFER:
                 kinds.append(LOCAL if kernel.static_shapes and _stack_sized(kernel, examples) else SHARED)
             else:
@@ -315,6 +318,7 @@ STACK_BUFFER_BYTES = 16 * 1024
 stack, all together; larger ones are arrays vmap allocates per call."""
 
 LOCAL_KIND = "local"  # transforms.batch_loops.LOCAL, without importing the compiler
+RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND = "restore_rows", "scratch_rows"  # and its RESTORE_ROWS, SCRATCH_ROWS
 
 
 def _stack_sized(kernel: _Kernel, examples: tuple) -> bool:
@@ -403,6 +407,10 @@ class _Plan:
                 like = contiguous[p.arg]
                 driver_args.append(np.empty(_element_shape(like, batched[p.arg]), like.dtype))
             elif p.kind == COPY:
+                if kind == RESTORE_ROWS_KIND:  # each element's copy: a row, copied from the pristine in the loop
+                    like = contiguous[p.arg]
+                    driver_args += [np.empty((size,) + like.shape, like.dtype), like]
+                    continue
                 if p.arg not in copies:
                     copies[p.arg] = np.array(contiguous[p.arg], order="C")
                 if kind == RESTORE:
@@ -412,7 +420,9 @@ class _Plan:
             elif p.kind == ZEROS:
                 like = contiguous[p.arg]
                 shape = like.shape[1:] if batched[p.arg] else like.shape
-                if p.out is None:
+                if kind == SCRATCH_ROWS_KIND:  # each element's scratch: a row, zeroed in the loop
+                    driver_args.append(np.empty((size,) + shape, like.dtype))
+                elif p.out is None:
                     driver_args.append(np.zeros(shape, like.dtype))
                 else:
                     outs[p.out] = batch_output((size,) + shape, like.dtype)
