@@ -132,8 +132,11 @@ class ExpressionMixin:
             self.pre_evaluated[id(node.comparators[0])] = right
         elif self.is_array(left):
             self.chained_array_comparison(node)
-        return Scalar(self.compare_chain(self.as_scalar(left, node.left), list(zip(node.ops, node.comparators)),
-                                         node))
+        result = Scalar(self.compare_chain(self.as_scalar(left, node.left), list(zip(node.ops, node.comparators)),
+                                           node))
+        if len(node.ops) == 1:  # a comparison of a numpy scalar is np.True_ / np.False_
+            result.numpy = any(isinstance(v, Scalar) and v.numpy for v in (left, right))
+        return result
 
     def compare_chain(self, left: Scalar, pairs: list[tuple[ast.cmpop, ast.expr]], node: ast.Compare) -> SSAValue:
         """`left op0 c0 op1 c1 ...`; like Python, a comparand that may raise
