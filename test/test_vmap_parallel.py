@@ -270,7 +270,7 @@ def test_driver_gives_each_element_its_own_restored_copy_and_scratch():
     from adpasses.transforms import batch_loops as bl
 
     assert (vmap_api.RESTORE_ROWS_KIND, vmap_api.SCRATCH_ROWS_KIND) == (bl.RESTORE_ROWS, bl.SCRATCH_ROWS)
-    assert vmap_api.LOCAL_KIND == bl.LOCAL
+    assert (vmap_api.LOCAL_KIND, vmap_api.RESTORE_KIND) == (bl.LOCAL, bl.RESTORE)
     x, tmp = np.ones(4), np.zeros(4)
     kernel = vmap_api._kernel(adpasses.grad(adpasses.jit(energy_with_workspace)), (x, tmp))
     by_kind = {vmap_api.ARG: bl.BATCHED, vmap_api.CONST: bl.CONST}
@@ -292,3 +292,29 @@ def test_driver_gives_each_element_its_own_restored_copy_and_scratch():
     zeroed = [op for op in loop.walk() if isinstance(op, memref.StoreOp) and op.memref is not copy.destination
               and isinstance(op.memref.owner, (memref.SubviewOp, memref.CastOp))]
     assert zeroed  # the scratch row, zeroed in the loop
+
+
+def test_a_batch_whose_rows_do_not_fit_runs_in_slices(monkeypatch: pytest.MonkeyPatch):
+    """The per-element copies and scratch rows of a parallel batch are
+    bounded (ROWS_BYTES): a larger batch runs in slices of as many
+    elements as fit, each slice a parallel loop, with the same results."""
+    from adpasses.api import vmap as vmap_api
+
+    rng = np.random.default_rng(176)
+    B, d = 26, 5
+    X, V, tmp = rng.normal(size=(B, d)), rng.normal(size=(B, d)), rng.normal(size=d)
+    mapped = adpasses.vmap(adpasses.hvp(adpasses.jit(energy_with_workspace)), in_axes=(0, None, 0), parallel=True)
+    adpasses.set_num_threads(3)
+    whole = mapped(X, tmp, V)
+    # per element: the copy of tmp, and the zeroed tangent and shadows of tmp (d floats each)
+    rows = [k for k in mapped._plans.values()][0].kinds
+    per_element = d * 8 * sum(k in (vmap_api.RESTORE_ROWS_KIND, vmap_api.SCRATCH_ROWS_KIND) for k in rows)
+    assert per_element > 0
+    monkeypatch.setattr(vmap_api, "ROWS_BYTES", 4 * per_element + 1)  # 4 elements per slice
+    before = pooled()
+    sliced = mapped(X, tmp, V)
+    assert pooled() - before == 7  # 26 elements: 6 slices of 4 and one of 2, each on the pool
+    assert np.array_equal(sliced, whole)
+    assert_matches(sliced, adpasses.vmap(adpasses.hvp(energy_with_workspace), in_axes=(0, None, 0))(X, tmp, V))
+    monkeypatch.setattr(vmap_api, "ROWS_BYTES", 1)  # not even one element: one at a time
+    assert np.array_equal(mapped(X, tmp, V), whole)

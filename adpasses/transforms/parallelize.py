@@ -138,8 +138,10 @@ def parallel_problem(loop: scf.ForOp, alias: AliasAnalysis) -> str | None:
     for op in nested_ops(loop)[1:]:
         shared_tape = next((v for v in op.operands if isinstance(v.type, TapeType) and not _inside(v, loop)), None)
         if shared_tape is not None:
-            return (f"{op.name} at {op_location(op) or '?'} uses a tape made before the loop: its "
-                    "iterations push and pop in one order")
+            return (f"{op.name} at {op_location(op) or '?'} uses a tape made before the loop, one that grows "
+                    "as it is pushed (how many values each iteration tapes is not known when the loop starts, "
+                    "e.g. an inner loop whose trip count depends on the iteration), so it has no fixed place "
+                    "per iteration: its iterations push and pop in one order")
         effects = effects_of(op)
         if effects and any(getattr(e, "resource", None) is OUTPUT for e in effects):
             return f"it prints ({op.name}): the output's order would depend on the threads"

@@ -4,7 +4,9 @@
 // (capacity / k, k) buffer with no counter: forward iteration i stores its
 // j-th push at [i - lb, j], reverse iteration r loads its p-th pop from
 // [ub - 1 - r, k - 1 - p] (adpasses/transforms/tape_layout.py). Then
-// ad-parallelize proves both loops parallel. A tape pushed inside an if of
+// ad-parallelize proves both loops parallel. Pushes in an inner counted loop
+// whose bounds are known before the tape is made: a (rows, m, k) buffer. A
+// tape pushed inside an if of
 // the loop keeps its counter, marked with the reason (ad.tape_stack), and
 // both loops stay serial.
 // RUN: ad-opt %s -p ad-lower-tapes | filecheck %s
@@ -76,7 +78,7 @@ func.func @fixed(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias}
 // Pushed in an if: no fixed count per iteration; a stack whose counter says why.
 // CHECK-LABEL: func.func @branch(
 // CHECK:         %t = memref.alloc(%n) {ad.workspace} : memref<?xf64>
-// CHECK:         memref.alloca() {ad.tape_stack = "t is pushed inside an if, an inner loop or a while loop of the parallel loop {{.*}} it stays a stack"} : memref<1xindex>
+// CHECK:         memref.alloca() {ad.tape_stack = "t is pushed inside an if or a while loop of the parallel loop {{.*}} it stays a stack"} : memref<1xindex>
 // PAR-LABEL: func.func @branch(
 // PAR-NOT:     ad.parallel_for
 // PAR:         func.return
@@ -105,6 +107,72 @@ func.func @branch(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias
       %a2 = ad.tape.pop %t : !ad.tape<f64> -> f64
       %q = arith.mulf %d, %a2 : f64
       memref.store %q, %dx[%i2] : memref<?xf64>
+    }
+    scf.yield
+  } {ad.parallel = "prange"}
+  ad.tape.free %t : !ad.tape<f64>
+  func.return
+}
+
+// Pushed in an inner loop whose trip count (X.shape[1], evaluated in the
+// parallel loop's body) is known before the parallel loop starts: one
+// (rows, m, k) buffer, its m computed again before the tape is made.
+// CHECK-LABEL: func.func @inner(
+// CHECK:         %cap = arith.muli %n, %m0 : index
+// CHECK:         %[[M0:.*]] = memref.dim %X, %c1 : memref<?x?xf64>
+// CHECK-NEXT:    %[[SPAN:.*]] = arith.subi %[[M0]], %c0 : index
+// CHECK-NEXT:    %[[M:.*]] = arith.maxsi %[[SPAN]], %{{.*}} : index
+// CHECK:         %[[PER:.*]] = arith.muli %{{.*}}, %[[M]] : index
+// CHECK:         %t = memref.alloc(%{{.*}}, %[[M]]) {ad.tape_layout = 1 : index, ad.workspace} : memref<?x?x1xf64>
+// CHECK:         scf.for %i = %c0 to %n step %c1 {
+// CHECK:           scf.for %j = %c0 to %{{.*}} step %c1 {
+// CHECK:             memref.store %a, %t[%i, %j, %{{.*}}] {ad.unchecked} : memref<?x?x1xf64>
+// CHECK:         scf.for %r = %c0 to %n step %c1 {
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[LAST:.*]] = arith.subi %n, %[[ONE]] : index
+// CHECK-NEXT:      %[[BACK:.*]] = arith.subi %[[LAST]], %r : index
+// CHECK:           scf.for %r1 = %c0 to %m2 step %c1 {
+// CHECK-NEXT:        %[[ONE1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:        %[[LAST1:.*]] = arith.subi %m2, %[[ONE1]] : index
+// CHECK-NEXT:        %[[BACK1:.*]] = arith.subi %[[LAST1]], %r1 : index
+// CHECK:             %a2 = memref.load %t[%[[BACK]], %[[BACK1]], %{{.*}}] {ad.unchecked} : memref<?x?x1xf64>
+// PAR-LABEL: func.func @inner(
+// PAR-NOT:     scf.for
+// PAR:         "ad.parallel_for"
+// PAR-NOT:     scf.for
+// PAR:         "ad.parallel_for"
+// PAR-NOT:     scf.for
+// PAR:         func.return
+func.func @inner(%X: memref<?x?xf64> {ad.noalias}, %dX: memref<?x?xf64> {ad.noalias}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %X, %c0 : memref<?x?xf64>
+  %m0 = memref.dim %X, %c1 : memref<?x?xf64>
+  %cap = arith.muli %n, %m0 : index
+  %t = ad.tape.create %cap : !ad.tape<f64>
+  scf.for %i = %c0 to %n step %c1 {
+    %m = memref.dim %X, %c1 : memref<?x?xf64>
+    scf.for %j = %c0 to %m step %c1 {
+      %a = memref.load %X[%i, %j] : memref<?x?xf64>
+      ad.tape.push %a, %t : f64, !ad.tape<f64>
+      %e = math.exp %a : f64
+      memref.store %e, %X[%i, %j] : memref<?x?xf64>
+      scf.yield
+    }
+    scf.yield
+  } {ad.parallel = "prange"}
+  scf.for %r = %c0 to %n step %c1 {
+    %last = arith.subi %n, %c1 : index
+    %i2 = arith.subi %last, %r : index
+    %m2 = memref.dim %X, %c1 : memref<?x?xf64>
+    scf.for %r1 = %c0 to %m2 step %c1 {
+      %a2 = ad.tape.pop %t : !ad.tape<f64> -> f64
+      %last1 = arith.subi %m2, %c1 : index
+      %j2 = arith.subi %last1, %r1 : index
+      %d = memref.load %dX[%i2, %j2] : memref<?x?xf64>
+      %q = arith.mulf %d, %a2 : f64
+      memref.store %q, %dX[%i2, %j2] : memref<?x?xf64>
+      scf.yield
     }
     scf.yield
   } {ad.parallel = "prange"}
