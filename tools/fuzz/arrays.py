@@ -271,17 +271,17 @@ class _Gen:
     def statement(self) -> None:
         kind = self.r.random()
         m, n = self.m, self.n
-        if kind < 0.4:
+        if kind < 0.38:
             shape = self.r.choice(self.shapes())
             t = self.temp()
             self.lines.append(f"{t} = {self.expr(shape, 3)}")
             self.pool.append((t, shape))
             self.features.add("temporary")
             return
-        if kind < 0.7:
+        if kind < 0.64:
             self.slice_stores()
             return
-        if kind < 0.82:
+        if kind < 0.76:
             locals_ = [(name, s) for name, s in self.pool if name.startswith("t") and s]
             if locals_:
                 name, s = self.r.choice(locals_)
@@ -289,14 +289,16 @@ class _Gen:
                 self.lines.append(f"{name} {op} {self.expr(s, 2, exact=False)}")
                 self.features.add("in place")
                 return
-        if kind < 0.86:
+        if kind < 0.81:
             self.argument_store()
             return
-        if kind < 0.91:
+        if kind < 0.86:
             self.for_in()
             return
-        if kind < 0.95:
+        if kind < 0.90:
             self.time_steps()
+            return
+        if kind < 0.95 and self.prange_loop():
             return
         mats = [(name, s) for name, s in self.pool if s == (m, n)]
         if mats:
@@ -359,6 +361,29 @@ class _Gen:
                 self.lines.append(f"    {acc} = {acc} * 0.5 + np.tanh(v) * v")
                 self.features.add("for in")
         self.pool.append((acc, ()))
+
+    def prange_loop(self) -> bool:
+        """An `adpasses.prange` loop over the rows of a matrix (independent
+        iterations: a sum, or row stores into a new array); False if no
+        matrix is in scope."""
+        mats = [(name, s) for name, s in self.pool if len(s) == 2]
+        if not mats:
+            return False
+        a_, (a, b) = self.r.choice(mats)
+        rows = [name for name, s in self.pool if s == (b,)]
+        v = self.r.choice(rows) if rows else repr(round(self.r.uniform(-1.5, 1.5), 2))
+        out = self.temp()
+        if self.chance(0.5):
+            self.lines += [f"{out} = 0.0", f"for i in adpasses.prange({a_}.shape[0]):",
+                           f"    {out} += np.sum(np.sin({a_}[i, :]) * {v})"]
+            self.pool.append((out, ()))
+            self.features.add("prange sum")
+        else:
+            self.lines += [f"{out} = np.zeros(({a}, {b}))", f"for i in adpasses.prange({a}):",
+                           f"    {out}[i, :] = np.tanh({a_}[i, :]) * {v} + {a_}[i, 0]"]
+            self.pool.append((out, (a, b)))
+            self.features.add("prange rows")
+        return True
 
     def time_steps(self) -> None:
         """Explicit diffusion steps on two buffers swapped each step (`u, un = un, u`)."""
@@ -457,7 +482,9 @@ def python_function(p: ArrayProgram) -> Callable:
     (registered with linecache under a file name of its own)."""
     filename = f"<adpasses fuzz arrays {p.seed}>"
     linecache.cache[filename] = (len(p.source), None, p.source.splitlines(True), filename)
-    env: dict[str, object] = {"np": np, "math": math}
+    import adpasses
+
+    env: dict[str, object] = {"np": np, "math": math, "adpasses": adpasses}
     exec(compile(p.source, filename, "exec"), env)
     return env[p.name]  # type: ignore[return-value]
 
@@ -594,7 +621,53 @@ def check_arrays(p: ArrayProgram) -> Outcome:
         outcome = _check_parallel(p, f, x, layouts, want, weights, argnums, grads)
         if outcome is not None:
             return outcome
+    if p.returns == "number" and "argument store" not in p.features:
+        outcome = _check_vmap(jf, x, layouts, argnums, rng)
+        if outcome is not None:
+            return outcome
     return Outcome("ok", checked=checked, skipped=skipped)
+
+
+VMAP_BATCH = 3
+
+
+def _check_vmap(jf, x, layouts, argnums, rng: np.random.Generator) -> Outcome | None:  # type: ignore[no-untyped-def]
+    """`vmap(f)` and `vmap(grad(f, argnums))` over a batch of one array
+    argument (the others shared: in_axes None) against a loop of calls
+    (each call checked above); to 1e-9 relative (vmap compiles its own
+    loop, which LLVM may vectorise otherwise)."""
+    import adpasses
+
+    k = int(rng.choice(argnums))
+    batch = np.stack([x[k]] + [x[k] + 0.1 * rng.normal(size=x[k].shape) for _ in range(VMAP_BATCH - 1)])
+    in_axes = tuple(0 if j == k else None for j in range(len(x)))
+
+    def element(b: int) -> list[object]:
+        args = _copies(x, layouts)
+        args[k] = batch[b].copy()
+        return args
+
+    def shared() -> list[object]:
+        args = _copies(x, layouts)
+        args[k] = batch.copy()
+        return args
+
+    grad = adpasses.grad(jf, tuple(argnums))
+    want_values = np.array([jf(*element(b)) for b in range(VMAP_BATCH)])
+    want_grads = [grad(*element(b)) for b in range(VMAP_BATCH)]
+    try:
+        values = adpasses.vmap(jf, in_axes=in_axes)(*shared())
+        grads = adpasses.vmap(grad, in_axes=in_axes)(*shared())
+    except Exception as err:  # noqa: BLE001
+        return Outcome("compiler error", f"vmap over a{k}: {type(err).__name__}: {err}")
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    if not (np.shape(values) == (VMAP_BATCH,) and np.allclose(values, want_values, rtol=1e-9, atol=1e-9)):
+        return Outcome("vmap mismatch", f"vmap over a{k}: {values!r}, a loop of calls {want_values!r}")
+    for n, g in enumerate(grads):
+        want = np.stack([w[n] for w in want_grads])
+        if not (np.shape(g) == want.shape and np.allclose(g, want, rtol=1e-9, atol=1e-9)):
+            return Outcome("vmap mismatch", f"vmap(grad) over a{k}, gradient {n}: {g!r}, a loop of calls {want!r}")
+    return None
 
 
 def _gradients(p: ArrayProgram, jf, x, layouts, want, weights, argnums):  # type: ignore[no-untyped-def]
