@@ -99,7 +99,12 @@ class ExpressionMixin:
         value = self.expr(node.operand)
         if self.is_array(value):
             if isinstance(node.op, ast.USub):
-                return self.elementwise([value], lambda s: self.negate(s[0], node), node)
+                def negate(s: list[Scalar]) -> Scalar:
+                    if s[0].is_bool:  # numpy raises; Python's -True (a number) is -1
+                        self.error(node, "numpy boolean negative, the `-` operator, is not supported on bool "
+                                         "arrays (numpy raises TypeError); use ~mask or np.logical_not(mask)")
+                    return self.negate(s[0], node)
+                return self.elementwise([value], negate, node)
             if isinstance(node.op, ast.UAdd):
                 return value
             if isinstance(node.op, ast.Invert):
