@@ -34,7 +34,8 @@ def test_programs_cover_the_array_language() -> None:
               "element", "None row", "argument store", "for in", "enumerate", "enumerate zip", "for row in",
               "time steps swap", "return arrays", "return an array twice",
               "strided argument", "reversed argument", "offset argument", "fortran argument", "parallel",
-              "prange sum", "prange rows"]
+              "prange sum", "prange rows", "helper returns a tuple", "helper returns a local array",
+              "helper returns a view", "keyword argument", "default overridden", "default omitted"]
     missing = [w for w in wanted if not seen[w]]
     assert not missing, missing
 

@@ -78,6 +78,7 @@ class _Gen:
     """Expressions of a given shape over the values in scope (`pool`)."""
 
     def __init__(self, seed: int):
+        self.seed = seed
         self.r = random.Random(seed)
         self.m = self.r.randint(2, 4)
         self.n = self.r.randint(3, 6)
@@ -85,6 +86,7 @@ class _Gen:
         self.lines: list[str] = []
         self.features: set[str] = set()
         self.temps = 0
+        self.helpers: list[str] = []   # functions the program calls, defined before it
 
     def chance(self, p: float) -> bool:
         return self.r.random() < p
@@ -298,7 +300,10 @@ class _Gen:
         if kind < 0.90:
             self.time_steps()
             return
-        if kind < 0.95 and self.prange_loop():
+        if kind < 0.93 and self.prange_loop():
+            return
+        if kind < 0.97:
+            self.helper_call()
             return
         mats = [(name, s) for name, s in self.pool if s == (m, n)]
         if mats:
@@ -385,6 +390,44 @@ class _Gen:
             self.features.add("prange rows")
         return True
 
+    def helper_call(self) -> None:
+        """A call of another compiled function: a tuple (array, number)
+        returned, a local array returned, or a view of its argument
+        returned (the caller's array: later writes show through it); the
+        default of a keyword argument omitted, given by position or by name."""
+        vectors = [(name, s) for name, s in self.pool if len(s) == 1]
+        shape = self.r.choice(vectors)[1] if vectors else (self.n,)
+        h = f"helper{self.seed}_{len(self.helpers)}"
+        form = self.r.randrange(3)
+        scale = round(self.r.uniform(-1.5, 1.5), 2)
+        call = self.r.choice(["", f", {scale}", f", scale={scale}"])
+        x = self.expr(shape, 1)
+        if form == 0:
+            f = self.r.choice(UNARY[:4])
+            self.helpers.append(f"def {h}(x, y, scale=0.5):\n    return {f.format('x')} * y * scale, np.sum(x * y)\n")
+            u, w = self.temp(), self.temp()
+            self.lines.append(f"{u}, {w} = {h}({x}, {self.expr(shape, 1)}{call})")
+            self.pool += [(u, shape), (w, ())]
+            self.features.add("helper returns a tuple")
+        elif form == 1:
+            self.helpers.append(f"def {h}(x, scale=1.0):\n    out = np.zeros(x.shape[0])\n"
+                                f"    out[1:] = x[:-1] * scale\n    out[0] = np.sin(x[-1])\n    return out\n")
+            u = self.temp()
+            self.lines.append(f"{u} = {h}({x}{call})")
+            self.pool.append((u, shape))
+            self.features.add("helper returns a local array")
+        else:
+            self.helpers.append(f"def {h}(x):\n    return x[::-1]\n")
+            names = [name for name, s in self.pool if s == shape and name.startswith("t")]
+            u = self.temp()
+            self.lines.append(f"{u} = {h}({self.r.choice(names) if names else x})")
+            self.pool.append((u, shape))
+            self.features.add("helper returns a view")
+        if call:
+            self.features.add("keyword argument" if "=" in call else "default overridden")
+        elif form < 2:
+            self.features.add("default omitted")
+
     def time_steps(self) -> None:
         """Explicit diffusion steps on two buffers swapped each step (`u, un = un, u`)."""
         n = self.n
@@ -465,7 +508,7 @@ def generate_arrays(seed: int) -> ArrayProgram:
     kind, value = g.returns()
     name = f"arrays_{seed}"
     body = "\n".join(f"    {line}" for line in g.lines + [f"return {value}"])
-    source = f"def {name}({', '.join(params)}):\n{body}\n"
+    source = "".join(f"{h}\n" for h in g.helpers) + f"def {name}({', '.join(params)}):\n{body}\n"
     # Drawn apart, so the layouts do not change the programs of a seed.
     r = random.Random(f"arrays layout {seed}")
     layouts = ["" if s == () else r.choice([lay for lay in LAYOUTS if lay != "fortran" or len(s) == 2])
