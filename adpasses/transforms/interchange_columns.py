@@ -57,6 +57,14 @@ In the reverse pipeline (`marked-only=true`) it runs after
 `ad-scalar-replace` and before `ad-fuse-loops`: the gradient's sweeps then
 run over rows as well (the loops of `ad-lower-linalg`'s reductions over a
 leading axis). `ad-opt -p ad-interchange-columns` runs it on every function.
+The LLVM lowering runs it (after `ad-scalar-replace`) on the functions of
+every module it compiles that have such a nest (`with_rows_outside`): the
+primal runs over rows too.
+
+The loops over the columns run to the per-column arrays' size (`max(n, 0)`,
+the same columns as `0..n`): their accesses are in bounds by construction,
+and so the gradient's repeats of them are unchecked (ad-elide-shadow-checks)
+and LLVM vectorises the reverse sweeps.
 """
 
 from __future__ import annotations
