@@ -207,7 +207,10 @@ class ArrayExprMixin:
         rank = e.ndim
         with self.at(node):
             operands = [self.leaf_operand(m, dims, e.shape) for m, dims in e.leaves]
-            block, element = self.generic_block(operands, e.body, node=node)
+            # A copy keeps the array's dtype (an int32 element is loaded as an index value,
+            # whose storage type would be int64).
+            keep = value.value.type.element_type if isinstance(value, Array) else None  # type: ignore[attr-defined]
+            block, element = self.generic_block(operands, e.body, element=keep, node=node)
             out = self.new_array(e.shape, element)
             maps = [_dims_map(rank, dims) for _, dims in e.leaves] + [_dims_map(rank, range(rank))]
             self.emit(linalg.GenericOp(operands, [out], Region(block), maps, _parallel(rank)))

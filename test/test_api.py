@@ -228,6 +228,50 @@ def test_inspect_reports_with_python_locations():
     assert str(adpasses.cache_report(k.inplace_square_mirrored, x)) == str(report)
 
 
+def _two_args(x, s):
+    return s * np.sum(x * x * x)
+
+
+def test_inspect_accepts_derivative_objects():
+    """inspect(grad(f, argnums)) is inspect(f, argnums=argnums): the same
+    IR and report; hessian(f) and hvp(f) show the gradient, its forward
+    derivative (forward over reverse) and the cache report that
+    cache_report(hessian(f)) gives."""
+    x = rng.uniform(-1, 1, 5)
+    for obj, nums in [(adpasses.grad(_two_args), 0), (adpasses.grad(_two_args, argnums=1), 1),
+                      (adpasses.value_and_grad(_two_args, (0, 1)), (0, 1))]:
+        got, plain = adpasses.inspect(obj, x, 0.5), adpasses.inspect(_two_args, x, 0.5, argnums=nums)
+        assert got.gradient_mlir == plain.gradient_mlir and got.activity == plain.activity
+        assert str(got.cache_report) == str(plain.cache_report) and got.tangent_mlir == ""
+    assert "const" in adpasses.inspect(adpasses.grad(_two_args), x, 0.5).activity.splitlines()[2]  # s
+    assert adpasses.inspect(adpasses.grad(_two_args), x, 0.5, argnums=0).activity == \
+        adpasses.inspect(_two_args, x, 0.5).activity
+    h = adpasses.hessian(_two_args)
+    info = adpasses.inspect(h, x, 0.5)
+    assert "func.func @_two_args" in info.primal_mlir and "_two_args_grad" in info.gradient_mlir
+    assert "func.func" in info.tangent_mlir and info.tangent_mlir not in info.gradient_mlir
+    assert str(info.cache_report) == str(adpasses.cache_report(h, x, 0.5))
+    assert "== tangent MLIR (forward over the gradient) ==" in str(info) and "define" in info.llvm_ir
+    v = rng.uniform(-1, 1, 5)
+    hv = adpasses.inspect(adpasses.hvp(_two_args), x, 0.5, v)
+    assert str(hv.cache_report) == str(adpasses.cache_report(adpasses.hvp(_two_args), x, 0.5, v))
+    assert hv.tangent_mlir and hv.gradient_mlir == info.gradient_mlir
+
+
+def test_inspect_of_other_derivative_objects_says_what_to_pass():
+    x = rng.uniform(-1, 1, 5)
+    with pytest.raises(TypeError, match=r"for jacfwd\(_two_args\) pass the function and the arguments: "
+                                        r"adpasses.inspect\(_two_args, \*args, argnums=...\)"):
+        adpasses.inspect(adpasses.jacfwd(_two_args), x, 0.5)
+    for obj in (adpasses.jacrev(_two_args), adpasses.vmap(_two_args)):
+        with pytest.raises(TypeError, match=r"pass the function and the arguments: "
+                                            r"adpasses.inspect\(_two_args, \*args"):
+            adpasses.inspect(obj, x, 0.5)
+    with pytest.raises(ValueError, match=r"inspect\(grad\(_two_args\), argnums=1\): grad\(_two_args\) "
+                                         r"differentiates argnums=0; leave argnums= out"):
+        adpasses.inspect(adpasses.grad(_two_args), x, 0.5, argnums=1)
+
+
 def test_globals_are_frozen_at_first_compile():
     import frontend_kernels
 

@@ -261,3 +261,75 @@ def test_rounding_allowance_bounds_a_cancellation_and_no_more():
     ratios = np.array(errors) / np.array(allowances)
     assert ratios.max() <= 1.0 and ratios.max() > 0.1, ratios.max()
     assert max(allowances) < 1e-2  # a derivative of order 1 off by 1 is still found
+
+
+def _hessian_with_fd_moved(monkeypatch, seed: int, allowances: float):  # type: ignore[no-untyped-def]
+    """check_hessian of `seed` with every finite difference of the gradient
+    (FD(h) and FD(2h) alike, as a quantised gradient moves both to the same
+    step) moved by `allowances` times the rounding allowance of the
+    program's gradient at the point (`gradient_rounding`, step h)."""
+    import adpasses.tools.fuzz.hessian as fuzz_hessian
+
+    seen: list[float] = []
+    fd = fuzz_hessian.gradient_fd
+
+    def moved_fd(p, gradient, oracle, point, ref, u, step):  # type: ignore[no-untyped-def]
+        if not seen:
+            g = fuzz_hessian.run_gradient(p, gradient, point.floats, point.buffers, point)
+            seen.append(fuzz_hessian.gradient_rounding(ref, g, fuzz_hessian.STEP))
+        return fd(p, gradient, oracle, point, ref, u, step) + allowances * seen[0]
+
+    monkeypatch.setattr(fuzz_hessian, "gradient_fd", moved_fd)
+    outcome = check_hessian(generate(seed))
+    return outcome, seen
+
+
+def test_hessian_mode_allows_the_rounding_of_the_gradients_finite_differences(monkeypatch):
+    """The Hessian mode's finite differences of the compiled gradient get
+    the allowance the forward and reverse checks got (`fd_rounding`): the
+    gradient is known to a few ulps of the largest value its run computes,
+    so a gradient quantised by that rounding (FD(h) and FD(2h) on the same
+    step, |FD(h) - FD(2h)| = 0, as seeds 73425/73653 in forward mode) is not
+    a wrong Hessian, while a difference three allowances away still is.
+    Seed 73653 computes values of 3.2e5: the allowance is 3e-5."""
+    outcome, seen = _hessian_with_fd_moved(monkeypatch, 73653, 0.9)
+    assert outcome.kind == "ok" and outcome.checked > 20, outcome
+    assert seen and 1e-5 < seen[0] < 1e-4, seen
+    forget_compiled()
+    outcome, _ = _hessian_with_fd_moved(monkeypatch, 73653, 3.0)
+    assert outcome.kind == "wrong hvp", outcome
+    forget_compiled()
+
+
+def test_gradient_rounding_bounds_a_cancellation_in_the_gradient_and_no_more():
+    """`hessian.gradient_rounding` against its cause: a gradient computed as
+    g(s) = s - sqrt(s*s + 0.25) (its run computes s and r = sqrt(s*s +
+    0.25), the largest values) has the Hessian 0.25 / (r (s + r)), about
+    1e-12 at s = 3e5; central differences of g with the Hessian mode's
+    step are off by up to the allowance and by more than a tenth of it
+    somewhere, while a wrong Hessian rule (the derivative of s + r: 2) is far
+    outside it. The allowance follows the gradient's own size where it
+    exceeds the primal values."""
+    import math
+
+    import numpy as np
+
+    from adpasses.tools.fuzz.hessian import STEP, gradient_rounding
+    from adpasses.tools.fuzz.inputs import Evaluation
+
+    h = STEP
+    errors, allowances = [], []
+    for s in np.random.default_rng(16).uniform(1e4, 9e5, 200):
+        s = float(s)
+        r = math.sqrt(s * s + 0.25)
+        exact = 0.25 / (r * (s + r))
+        fd = ((s + h) - math.sqrt((s + h) ** 2 + 0.25) - ((s - h) - math.sqrt((s - h) ** 2 + 0.25))) / (2 * h)
+        errors.append(abs(fd - exact))
+        allowances.append(gradient_rounding(Evaluation((0.5,), [], [], peak=r), np.array([s - r]), h))
+    ratios = np.array(errors) / np.array(allowances)
+    assert ratios.max() <= 1.0 and ratios.max() > 0.1, ratios.max()
+    assert max(allowances) < 1e-3  # a Hessian of order 1 off by 1 is still found
+    small = Evaluation((1.0,), [], [], peak=1.0)
+    assert gradient_rounding(small, np.array([3e5, -1.0]), h) == pytest.approx(
+        gradient_rounding(Evaluation((3e5,), [], [], peak=3e5), np.array([1.0]), h))
+    assert gradient_rounding(small, np.array([3e5, -1.0]), h) > 1e3 * gradient_rounding(small, np.array([1.0]), h)

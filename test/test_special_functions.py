@@ -105,7 +105,9 @@ def test_poles_edges_and_float32(compiled) -> None:  # type: ignore[no-untyped-d
     assert pg(inf, 0) == inf and pg(inf, 1) == 0.0
     assert math.isnan(pg(1.5, -1))                                   # no negative order
     assert pg(0.0, 1) == inf and pg(-3.0, 2) == -inf                 # scipy's signs
-    assert math.isnan(pg(-1e7, 1))                                   # documented limit
+    assert math.isnan(pg(-1e7 - 0.5, 1))                             # documented limit
+    assert pg(-1e7, 1) == inf and pg(-inf, 2) == -inf and pg(-0.0, 2) == -inf  # poles, as scipy
+    assert pg(0.0, 0) == -inf and pg(-0.0, 0) == inf                 # digamma(+-0) = -1/x, as scipy
     assert compiled["lgamma"](0.0) == inf and compiled["lgamma"](-1.0) == inf
     assert compiled["digamma32"](2.5) == pytest.approx(float(np.float32(special.digamma(2.5))), rel=1e-7)
 

@@ -255,7 +255,27 @@ def _tangent_activity(jf, values: tuple, tangents: tuple, api: str) -> tuple[lis
 
 def _float_result(jf, values: tuple, api: str, hint: str) -> None:  # type: ignore[no-untyped-def]
     if jf.return_activity(values) != ("active",):
-        raise TypeError(f"{api}: {jf.__name__}() does not return a float; {hint}")
+        raise TypeError(f"{api}: {jf.__name__}() {_result_words(jf, values)}; {hint}"
+                        + _reverse_for_arrays(jf, values))
+
+
+def _result_words(jf, values: tuple) -> str:  # type: ignore[no-untyped-def]
+    kinds = jf.result_kinds(values)
+    if len(kinds) > 1:
+        return "returns a tuple, not a float"
+    if kinds == ("array",):
+        return "returns an array, not a float"
+    return "does not return a float"
+
+
+def _reverse_for_arrays(jf, values: tuple) -> str:  # type: ignore[no-untyped-def]
+    """Where forward mode is asked about an array or tuple result: reverse
+    mode differentiates those (forward mode takes output arrays instead)."""
+    kinds = jf.result_kinds(values)
+    if "array" in kinds or len(kinds) > 1:
+        return (f" (forward mode differentiates float results and output arguments; for array and tuple "
+                f"results use reverse mode: adpasses.jacrev({jf.__name__}) or adpasses.vjp({jf.__name__}))")
+    return ""
 
 
 def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: ignore[no-untyped-def]
@@ -553,8 +573,15 @@ def forward_over_reverse_report(obj, args: tuple):  # type: ignore[no-untyped-de
     the gradient's cache report and what the tangent sweep tapes beside
     it (`ForwardOverReverseReport`), for these arguments; the module is
     built and differentiated as the call would, not compiled."""
+    return forward_over_reverse(obj, args, f"cache_report({obj.__name__})")[0]
+
+
+def forward_over_reverse(obj, args: tuple, api: str, show=None):  # type: ignore[no-untyped-def]
+    """(the ForwardOverReverseReport, show(module) of the primal module
+    before differentiation, the GeneratedGradient, the GeneratedTangent,
+    the module holding all three) of hessian(f) / hvp(f) at `args`
+    (`cache_report` and `inspect` of those objects)."""
     jf = obj.jf
-    api = f"cache_report({obj.__name__})"
     if isinstance(obj, HvpCallable):
         if not args:
             raise TypeError(f"{api}: pass the arguments of {jf.__name__}(), then the vector")
@@ -580,6 +607,7 @@ def forward_over_reverse_report(obj, args: tuple):  # type: ignore[no-untyped-de
     from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
 
     module, name = jf.build(values, noalias=True)
+    primal = show(module) if show is not None else None
     g = differentiate(module, name, list(layout.grad_activity), list(layout.ret),
                       options=ReverseOptions(simplify=False, elide_checks=False))
     t = forward_differentiate(module, g.name, list(layout.fwd_activity), [], width=width)
@@ -588,7 +616,8 @@ def forward_over_reverse_report(obj, args: tuple):  # type: ignore[no-untyped-de
         params[layout.value_at[k]] = v
         if layout.shadow_at[k] is not None:
             params[layout.shadow_at[k]] = v  # a shadow has its primal's shape
-    return ForwardOverReverseReport(g.cache_report.bind(values), t.tape_report.bind(params))
+    report = ForwardOverReverseReport(g.cache_report.bind(values), t.tape_report.bind(params))
+    return report, primal, g, t, module
 
 
 def _hvp_runner(call: Callable, layout: _GradientLayout, values: tuple, k: int, width: int = 1) -> Callable:
@@ -1162,6 +1191,13 @@ def _fwddiff(jf, args: tuple, width: int, return_primal: bool) -> object:  # typ
         t for ts in lanes.values() for t in ts if isinstance(t, np.ndarray)]
     _check_all_distinct(jf.__name__, api, arrays)
     ret_f = jf.return_activity(values)
+    kinds = jf.result_kinds(values)
+    if "array" in kinds or len(kinds) > 1:
+        # (the tangent of such a result was silently dropped: fwddiff returned None)
+        raise TypeError(f"{api}: {jf.__name__}() {_result_words(jf, values)}; fwddiff returns the tangent "
+                        "of a float result and writes the tangents of output arrays into their "
+                        "Duplicated(out, dout) buffers: write the result into an output argument"
+                        + _reverse_for_arrays(jf, values))
     ret = tuple(("dup" if return_primal else "dupnoneed") if a == "active" else "const" for a in ret_f)
     key = ("fwddiff", _key(values), tuple(activity), ret, width)
     c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), ret, width, "fwddiff"))

@@ -831,6 +831,7 @@ def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) ->
         contiguous_copy = values[k].flags.c_contiguous and not dx.flags.c_contiguous  # type: ignore[union-attr]
         work[k] = np.array(dx, order="C") if contiguous_copy else dx
     noalias = not overlapping
+    check_array_result_seeded(jf, values, activity, f"autodiff({jf.__name__})")
     g = jf.autodiff_gradient(values, tuple(activity), return_primal, noalias)
     # Calls like this one (every parameter passed, shadows used as given,
     # no overlap) go through a generated fast path next time.
@@ -855,6 +856,27 @@ def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) ->
     # One entry per argument passed (parameters filled from defaults are Const).
     derivs = tuple(next(active) if act == "active" else None for act in activity[:len(args)])
     return (derivs, primal) if return_primal else derivs
+
+
+def check_array_result_seeded(jf: JitFunction, values: Sequence[object], activity: Sequence[str],
+                              api: str) -> None:
+    """autodiff seeds float results only: an array result is const (in a
+    tuple beside a float, `return energy, forces`, the float is seeded).
+    Where f returns arrays and no float, and writes no Duplicated array,
+    nothing is seeded at all: the derivatives would come back as silent
+    zeros. A TypeError naming vjp (a cotangent of the result's shape) or an
+    output argument instead."""
+    kinds = jf.result_kinds(values)
+    if "array" not in kinds or "float" in kinds:
+        return
+    written = jf.written_arrays(values)
+    if any(activity[k] in ("dup", "dupnoneed") for k in written):
+        return  # derivatives are seeded through a written array's shadow (Duplicated(out, dout))
+    what = "returns an array" if kinds == ("array",) else "returns a tuple of arrays and no float"
+    raise TypeError(f"{api}: {jf.__name__}() {what}, and autodiff seeds only float results (seed=): "
+                    "the derivatives would all be zero; use adpasses.vjp(f)(*args) (its vjp_fn "
+                    "takes a cotangent of the result's shape) or adpasses.jacrev(f), or write the result "
+                    "into an output argument and pass Duplicated(out, seed_array)")
 
 
 def _seed_value(seed: object) -> float:
@@ -919,26 +941,87 @@ class Inspection:
     compilations: list = field(default_factory=list)
     """The function's CompileRecords so far: what its calls compiled or
     loaded, stage by stage, including LLVM (adpasses.api.compile_log)."""
+    tangent_mlir: str = ""
+    """hessian(f) and hvp(f): the forward-mode derivative of the gradient
+    (forward over reverse), whose tangents are the Hessian's columns."""
 
     def __str__(self) -> str:
         stages = ", ".join(f"{name} {1e3 * s:.1f} ms" for name, s in self.timings.items())
+        tangent = ["== tangent MLIR (forward over the gradient) ==", self.tangent_mlir] if self.tangent_mlir else []
         return "\n\n".join([
-            "== primal MLIR ==", self.primal_mlir, "== gradient MLIR ==", self.gradient_mlir,
+            "== primal MLIR ==", self.primal_mlir, "== gradient MLIR ==", self.gradient_mlir, *tangent,
             "== activity ==", self.activity, "== cache report ==", str(self.cache_report),
             "== timings ==", stages + "".join(f"\n{r}" for r in self.compilations),
         ])
 
 
-def inspect(f: object, *args: object, argnums: int | Sequence[int] = 0) -> Inspection:
+def inspect(f: object, *args: object, argnums: int | Sequence[int] | None = None) -> Inspection:
     """The IR before and after differentiation, the LLVM IR, the activity
     and the cache report of grad(f, argnums)(*args), with the same activities
-    and aliasing case as that call (locations point at the Python source)."""
-    jf = as_jit(f)
-    argnums = _checked_argnums(jf, argnums, "inspect")
+    and aliasing case as that call (locations point at the Python source).
+    `f` may also be grad(f, argnums) or value_and_grad(f, argnums) (their
+    argnums), or hessian(f, argnums) / hvp(f, argnums) (then the arguments
+    are the call's, hvp's vector last): their gradient, its forward-mode
+    derivative (`tangent_mlir`) and the forward-over-reverse cache report."""
+    derivative = getattr(f, "derivative_kind", None)
+    if derivative is not None:
+        return _inspect_derivative(f, derivative, args, argnums)
+    # jacrev, vjp, vmap objects (adpasses' own callables): say what to pass
+    ours = (isinstance(f, types.FunctionType) and (f.__module__ or "").startswith("adpasses.")) or \
+        type(f).__module__.startswith("adpasses.")
+    try:
+        jf = None if isinstance(f, types.FunctionType) and ours else as_jit(f)
+    except TypeError:
+        if not ours:
+            raise
+        jf = None
+    if jf is None:
+        inner = getattr(f, "jf", None) or getattr(f, "inner", None) or getattr(f, "__wrapped__", None)
+        wrapped = getattr(inner, "__name__", "f")
+        raise TypeError(f"inspect() shows the derivatives grad, value_and_grad, hessian and hvp compute; "
+                        f"for {getattr(f, '__name__', type(f).__name__)} pass the function and the arguments: "
+                        f"adpasses.inspect({wrapped}, *args, argnums=...) shows its gradient")
+    argnums = _checked_argnums(jf, 0 if argnums is None else argnums, "inspect")
     try:
         return _inspect(jf, jf.bind(args), argnums)
     except CompileError as err:
         raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+def _inspect_derivative(obj, kind: str, args: tuple, argnums: object) -> Inspection:  # type: ignore[no-untyped-def]
+    """inspect() of a derivative object: its own argnums, which an explicit
+    `argnums=` must not contradict."""
+    name = obj.jf.__name__
+    if kind not in ("grad", "value_and_grad", "hessian", "hvp"):
+        raise TypeError(f"inspect() shows the derivatives grad, value_and_grad, hessian and hvp compute; "
+                        f"for {kind}({name}) pass the function and the arguments: "
+                        f"adpasses.inspect({name}, *args, argnums=...) shows its gradient")
+    own = obj.argnums
+    if argnums is not None:
+        given = _checked_argnums(obj.jf, argnums, "inspect")
+        if normalize_argnums(given, len(obj.jf._params), name) != normalize_argnums(own, len(obj.jf._params), name):
+            raise ValueError(f"inspect({obj.__name__}, argnums={argnums!r}): {obj.__name__} differentiates "
+                             f"argnums={own!r}; leave argnums= out (or pass {own!r})")
+    try:
+        if kind in ("grad", "value_and_grad"):
+            return _inspect(obj.jf, obj.jf.bind(args), own)
+        return _inspect_second_order(obj, args)
+    except CompileError as err:
+        raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+
+@compile_entry
+def _inspect_second_order(obj, args: tuple) -> Inspection:  # type: ignore[no-untyped-def]
+    """hessian(f) / hvp(f): the module cache_report(obj, *args) builds."""
+    from adpasses.api.forward import forward_over_reverse
+    from adpasses.lowering import emit_llvm_ir
+
+    report, primal, g, t, module = forward_over_reverse(obj, args, f"inspect({obj.__name__})",
+                                                        show=_with_locations)
+    return Inspection(
+        primal_mlir=primal, gradient_mlir=_with_locations(g.function), llvm_ir=emit_llvm_ir(module),
+        activity=g.activity_report, cache_report=report, noalias=True,
+        compilations=list(obj.jf.compilations), tangent_mlir=_with_locations(t.function))
 
 
 @compile_entry  # it prints and lowers the IR: recursion as deep as compiling

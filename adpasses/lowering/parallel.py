@@ -32,6 +32,7 @@ from xdsl.dialects import func, math, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation
 
+from adpasses.core.llvm_loops import counted_loop
 from adpasses.dialects.ad import ParallelForOp
 from adpasses.lowering.core import I32, I64, PTR, FunctionTranslator, ModuleTranslator, const_i64, opaque, scalar_type
 from adpasses.lowering.thread_state import ERROR_SLOT, MIN_WORK, NUM_THREADS, SLOT_TYPE, entry_slot, own_slot, \
@@ -118,35 +119,6 @@ def _field(b: ir.IRBuilder, record_type: ir.Type, record: ir.Value, k: int) -> i
     return b.gep(record, [const_i64(0), ir.Constant(I32, k)], inbounds=True, source_etype=record_type)
 
 
-def _counted(b: ir.IRBuilder, fn: ir.Function, start: ir.Value, stop: ir.Value, body, name: str,
-             carried: list[ir.Value] = ()) -> list[ir.Value]:  # type: ignore[no-untyped-def,assignment]
-    """for t = start .. stop-1: carried = body(t, carried); returns the
-    final carried values (the builder ends after the loop)."""
-    head = fn.append_basic_block(f"{name}.head")
-    step = fn.append_basic_block(f"{name}.body")
-    done = fn.append_basic_block(f"{name}.done")
-    pre = b.block
-    b.branch(head)
-    b.position_at_end(head)
-    t = b.phi(I64)
-    t.add_incoming(start, pre)
-    phis = []
-    for v in carried:
-        p = b.phi(v.type)
-        p.add_incoming(v, pre)
-        phis.append(p)
-    b.cbranch(b.icmp_signed("<", t, stop), step, done)
-    b.position_at_end(step)
-    out = body(t, phis)
-    latch = b.block
-    t.add_incoming(b.add(t, const_i64(1)), latch)
-    for p, v in zip(phis, out):
-        p.add_incoming(v, latch)
-    b.branch(head)
-    b.position_at_end(done)
-    return phis
-
-
 def _worker(mt: ModuleTranslator, callee: ir.Function, record_type: ir.LiteralStructType,
             n_captured: int, accumulators: list[ir.Type]) -> ir.Function:
     """`ptr worker(ptr record, i64 pooled)`: run the record's chunk; keep
@@ -221,7 +193,8 @@ def _parallel_for(ft: FunctionTranslator, op: ParallelForOp) -> None:
     per_chunk, extra = b.udiv(n, threads), b.urem(n, threads)
     last = b.sub(threads, one)
 
-    def fill(t: ir.Value, _carried: list) -> list:  # type: ignore[type-arg]
+    with counted_loop(b, threads, "par.fill") as loop:
+        t = loop.index
         record = b.gep(records, [t], inbounds=True, source_etype=record_type)
         k0 = b.add(b.mul(t, per_chunk), b.select(b.icmp_unsigned("<", t, extra), t, extra))
         k1 = b.add(b.add(k0, per_chunk), b.zext(b.icmp_unsigned("<", t, extra), I64))
@@ -235,19 +208,15 @@ def _parallel_for(ft: FunctionTranslator, op: ParallelForOp) -> None:
         for j, (init, ty, kind) in enumerate(zip(op.inits, accumulators, kinds)):
             start = ft.get(init) if kind == "k" else b.select(first, ft.get(init), ir.Constant(ty, 0))
             b.store(start, _field(b, record_type, record, _FIRST_VALUE + len(captured) + j))
-        return []
-
-    _counted(b, ft.fn, zero, threads, fill, "par.fill")
     size = b.ptrtoint(b.gep(ir.Constant(PTR, None), [one], source_etype=record_type), I64)
     b.call(runtime_function(mt, "adpasses_parallel_run"), [worker, records, size, threads])
 
-    def first_stop(t: ir.Value, carried: list) -> list:  # type: ignore[type-arg]
-        record = b.gep(records, [t], inbounds=True, source_etype=record_type)
+    with counted_loop(b, threads, "par.stops", carried=[const_i64(-1)]) as loop:
+        record = b.gep(records, [loop.index], inbounds=True, source_etype=record_type)
         stopped = b.icmp_unsigned("!=", b.load(_field(b, record_type, record, _STOPPED), typ=I64), zero)
-        none_yet = b.icmp_signed("<", carried[0], zero)
-        return [b.select(b.and_(stopped, none_yet), t, carried[0])]
-
-    [first] = _counted(b, ft.fn, zero, threads, first_stop, "par.stops", [const_i64(-1)])
+        none_yet = b.icmp_signed("<", loop.carried[0], zero)
+        loop.next([b.select(b.and_(stopped, none_yet), loop.index, loop.carried[0])])
+    [first] = loop.carried
     with b.if_then(b.icmp_signed(">=", first, zero), likely=False):
         record = b.gep(records, [first], inbounds=True, source_etype=record_type)
         stop = _field(b, record_type, record, _STOP)
@@ -257,18 +226,17 @@ def _parallel_for(ft: FunctionTranslator, op: ParallelForOp) -> None:
         b.call(mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
         ft.return_early()
 
-    def total(t: ir.Value, sums: list) -> list:  # type: ignore[type-arg]
-        record = b.gep(records, [t], inbounds=True, source_etype=record_type)
+    starts = [b.load(_field(b, record_type, records, _FIRST_VALUE + len(captured) + j), typ=ty)
+              for j, ty in enumerate(accumulators)]
+    with counted_loop(b, threads, "par.sum", start=one, carried=starts) as loop:
+        record = b.gep(records, [loop.index], inbounds=True, source_etype=record_type)
         out = []
-        for j, (s, ty) in enumerate(zip(sums, accumulators)):
+        for j, (s, ty) in enumerate(zip(loop.carried, accumulators)):
             part = b.load(_field(b, record_type, record, _FIRST_VALUE + len(captured) + j), typ=ty)
             out.append(b.fadd(s, part, flags=mt.fastmath) if isinstance(ty, (ir.DoubleType, ir.FloatType,
                                                                                ir.HalfType)) else b.add(s, part))
-        return out
-
-    starts = [b.load(_field(b, record_type, records, _FIRST_VALUE + len(captured) + j), typ=ty)
-              for j, ty in enumerate(accumulators)]
-    sums = _counted(b, ft.fn, one, threads, total, "par.sum", starts)
+        loop.next(out)
+    sums = loop.carried
     b.call(mt.declare("llvm.stackrestore.p0", ir.VoidType(), [PTR]), [saved])
     for r, s, init, kind in zip(op.res, sums, op.inits, kinds):
         ft.set(r, ft.get(init) if kind == "k" else s)

@@ -7,7 +7,8 @@ function: each is a small internal LLVM function emitted into the module
 on first use (`__adpasses_digamma`, `__adpasses_polygamma`), computing in
 f64 (f32/f16 operands are extended and the result rounded back):
 
-- digamma(x): nan for nan and for x a pole (0, -1, -2, ...); for x <= 0
+- digamma(x): nan for nan and for x a pole below 0 (-1, -2, ...), -1/x
+  at 0 (-inf at +0, +inf at -0), as scipy.special.digamma; for x < 0
   the reflection psi(x) = psi(1 - x) - pi / tan(pi x) (tan of the exact
   reduced argument x - round(x)); within 0.25 of the positive root
   x0 = 1.46163... the Taylor series about it (psi(x0 + z) = psi(x0) +
@@ -17,8 +18,10 @@ f64 (f32/f16 operands are extended and the result rounded back):
 - polygamma(n, x) for n >= 1: (-1)^(n+1) n! zeta(n+1, x), the Hurwitz
   zeta as the direct sum of (x + k)^-(n+1) up to x + k >= max(12, 2n + 8)
   and the Euler-Maclaurin tail (12 Bernoulli terms); n = 0 is digamma,
-  n < 0 nan. For x < 0 the sum runs |x| more steps; below -2^20 it would
-  run too long and the result is nan (docs/frontend.md).
+  n < 0 nan. At a pole (0, -0, -1, ..., -inf and every float below -2^52)
+  (-1)^(n+1) inf, as scipy. For other x < 0 the sum runs |x| more steps;
+  below -2^20 it would run too long and the result is nan
+  (docs/frontend.md).
 Both agree with scipy.special to ~1e-15 relative on (0, 30] and to
 ~2e-13 near the negative poles (test/test_special_functions.py).
 
@@ -108,7 +111,8 @@ def digamma_function(mt) -> ir.Function:  # type: ignore[no-untyped-def]
         return fn
     (x,) = fn.args
     blocks = {n: fn.append_basic_block(n) for n in
-              ("entry", "nan", "nonpositive", "reflect", "positive", "series", "loop", "step", "asymptotic")}
+              ("entry", "nan", "nonpositive", "zero", "negative", "reflect", "positive", "series", "loop", "step",
+               "asymptotic")}
     b = ir.IRBuilder(blocks["entry"])
     floor = mt.intrinsic("llvm.floor", F64)
     b.cbranch(b.fcmp_unordered("uno", x, x), blocks["nan"], blocks["nonpositive"])
@@ -116,7 +120,11 @@ def digamma_function(mt) -> ir.Function:  # type: ignore[no-untyped-def]
     b.ret(_c(math.nan))
 
     b.position_at_end(blocks["nonpositive"])
-    b.cbranch(b.fcmp_ordered("<=", x, _c(0.0)), blocks["reflect"], blocks["positive"])
+    b.cbranch(b.fcmp_ordered("<=", x, _c(0.0)), blocks["zero"], blocks["positive"])
+    b.position_at_end(blocks["zero"])  # scipy: -1/x there, -inf at +0 and +inf at -0
+    b.cbranch(b.fcmp_ordered("==", x, _c(0.0)), blocks["negative"], blocks["reflect"])
+    b.position_at_end(blocks["negative"])
+    b.ret(b.fneg(b.fdiv(_c(1.0), x)))
     b.position_at_end(blocks["reflect"])
     is_pole = b.fcmp_ordered("==", x, b.call(floor, [x]))
     reduced = b.fsub(x, b.call(mt.intrinsic("llvm.round", F64), [x]))  # exact, in [-1/2, 1/2]
@@ -166,18 +174,29 @@ def polygamma_function(mt) -> ir.Function:  # type: ignore[no-untyped-def]
         return fn
     x, n = fn.args
     blocks = {k: fn.append_basic_block(k) for k in
-              ("entry", "digamma", "check", "nan", "start", "loop", "step", "tail", "fact", "fact_step", "done")}
+              ("entry", "digamma", "check", "nan", "poles", "pole", "limit", "start", "loop", "step", "tail", "fact",
+               "fact_step", "done")}
     b = ir.IRBuilder(blocks["entry"])
     b.cbranch(b.icmp_signed("==", n, ir.Constant(I64, 0)), blocks["digamma"], blocks["check"])
     b.position_at_end(blocks["digamma"])
     b.ret(b.call(digamma_function(mt), [x]))
 
     b.position_at_end(blocks["check"])
-    bad = b.or_(b.icmp_signed("<", n, ir.Constant(I64, 0)),
-                b.fcmp_unordered("ult", x, _c(POLYGAMMA_NEGATIVE_LIMIT)))  # nan too
-    b.cbranch(bad, blocks["nan"], blocks["start"])
+    bad = b.or_(b.icmp_signed("<", n, ir.Constant(I64, 0)), b.fcmp_unordered("uno", x, x))
+    b.cbranch(bad, blocks["nan"], blocks["poles"])
     b.position_at_end(blocks["nan"])
     b.ret(_c(math.nan))
+
+    # A pole (0, -0, -1, ..., every float below -2^52, -inf): zeta(n + 1, x)
+    # is +inf there, so (-1)^(n+1) inf, as scipy gives.
+    b.position_at_end(blocks["poles"])
+    is_pole = b.and_(b.fcmp_ordered("<=", x, _c(0.0)),
+                     b.fcmp_ordered("==", x, b.call(mt.intrinsic("llvm.floor", F64), [x])))
+    b.cbranch(is_pole, blocks["pole"], blocks["limit"])
+    b.position_at_end(blocks["pole"])
+    b.ret(b.select(b.trunc(n, ir.IntType(1)), _c(math.inf), _c(-math.inf)))
+    b.position_at_end(blocks["limit"])
+    b.cbranch(b.fcmp_ordered("<", x, _c(POLYGAMMA_NEGATIVE_LIMIT)), blocks["nan"], blocks["start"])
 
     # zeta(s, x) = sum_{k < K} (x + k)^-s + zeta(s, x + K), s = n + 1.
     b.position_at_end(blocks["start"])

@@ -32,7 +32,7 @@ from adpasses.native.dispatch_ir import check_layouts, dispatch_module
 check_layouts()
 
 # What the dispatch code is made of: its key in the disk cache.
-_DISPATCH_SOURCES = ("adpasses.native.dispatch_ir", "adpasses.native.runtime")
+_DISPATCH_SOURCES = ("adpasses.native.dispatch_ir", "adpasses.core.llvm_loops", "adpasses.native.runtime")
 
 
 class _PyMethodDef(ctypes.Structure):

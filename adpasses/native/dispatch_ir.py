@@ -16,6 +16,7 @@ import ctypes
 import numpy as np
 from llvmlite import ir
 
+from adpasses.core.llvm_loops import counted_loop
 from adpasses.native.runtime import NUMPY_SCALARS, python_object_symbol
 
 I8, I32, I64, PTR = ir.IntType(8), ir.IntType(32), ir.IntType(64), ir.PointerType()
@@ -186,23 +187,13 @@ def dispatch_function(module: ir.Module, code_of: ir.Function) -> None:
     count = b.select(b.icmp_unsigned("==", code, _c(0)), _c(0), entry(_c(0)))
     found = b.alloca(I64)
     b.store(entry(_c(1)), found)  # the fallback unless a code matches
-    header, scan, next_bb, call = (fn.append_basic_block(n) for n in ("scan", "compare", "next", "call"))
-    start = b.block
-    b.branch(header)
-    b.position_at_end(header)
-    k = b.phi(I64)
-    k.add_incoming(_c(0), start)
-    b.cbranch(b.icmp_signed("<", k, count), scan, call)
-    b.position_at_end(scan)
-    slot = b.add(_c(2), b.mul(k, _c(2)))
-    match = b.icmp_unsigned("==", entry(slot), code)
-    with b.if_then(match):
-        b.store(entry(b.add(slot, _c(1))), found)
-        b.branch(call)
-    b.branch(next_bb)
-    b.position_at_end(next_bb)
-    k.add_incoming(b.add(k, _c(1)), next_bb)
-    b.branch(header)
+    call = fn.append_basic_block("call")
+    with counted_loop(b, count, "scan") as loop:
+        slot = b.add(_c(2), b.mul(loop.index, _c(2)))
+        with b.if_then(b.icmp_unsigned("==", entry(slot), code)):
+            b.store(entry(b.add(slot, _c(1))), found)
+            b.branch(call)  # the first match wins
+    b.branch(call)
     b.position_at_end(call)
     target = b.inttoptr(b.load(found, typ=I64), PTR)
     b.ret(b.call(vectorcall, [target, args, nargs, kwnames]))
@@ -236,7 +227,8 @@ def overlap_function(module: ir.Module) -> None:
     hi_buf = b.gep(lo_buf, [b.select(small, _c(STACK_ARGS), nargs)], inbounds=True, source_etype=I64)
     count_slot, lo_slot, hi_slot, empty_slot, found = (b.alloca(I64) for _ in range(5))
     b.store(_c(0), count_slot)
-    with _loop(b, fn, nargs) as k:
+    with counted_loop(b, nargs, "args") as k_loop:
+        k = k_loop.index
         obj = b.load(b.gep(args, [k], inbounds=True, source_etype=PTR), typ=PTR)
         with b.if_then(b.icmp_unsigned("==", _field(b, obj, OB_TYPE, PTR), array_type)):
             data = b.ptrtoint(_field(b, obj, DATA, PTR), I64)
@@ -246,7 +238,8 @@ def overlap_function(module: ir.Module) -> None:
             b.store(data, lo_slot)
             b.store(b.add(data, itemsize), hi_slot)
             b.store(_c(0), empty_slot)
-            with _loop(b, fn, ndim) as d:
+            with counted_loop(b, ndim, "dims") as d_loop:
+                d = d_loop.index
                 n = b.load(b.gep(dims, [d], inbounds=True, source_etype=I64), typ=I64)
                 s = b.load(b.gep(strides, [d], inbounds=True, source_etype=I64), typ=I64)
                 span = b.mul(b.sub(n, _c(1)), s)
@@ -262,8 +255,10 @@ def overlap_function(module: ir.Module) -> None:
                 b.store(b.add(c, _c(1)), count_slot)
     count = b.load(count_slot, typ=I64)
     b.store(_c(0), found)
-    with _loop(b, fn, count) as i:
-        with _loop(b, fn, i) as j:
+    with counted_loop(b, count, "pairs") as i_loop:
+        i = i_loop.index
+        with counted_loop(b, i, "pairs.inner") as j_loop:
+            j = j_loop.index
             lo_i = b.load(b.gep(lo_buf, [i], inbounds=True, source_etype=I64), typ=I64)
             hi_i = b.load(b.gep(hi_buf, [i], inbounds=True, source_etype=I64), typ=I64)
             lo_j = b.load(b.gep(lo_buf, [j], inbounds=True, source_etype=I64), typ=I64)
@@ -276,33 +271,6 @@ def overlap_function(module: ir.Module) -> None:
 
 
 STACK_ARGS = 64
-
-
-class _loop:
-    """`with _loop(b, fn, n) as k:` emits `for k in range(n)`."""
-
-    def __init__(self, b: ir.IRBuilder, fn: ir.Function, n: ir.Value):
-        self.b, self.fn, self.n = b, fn, n
-
-    def __enter__(self) -> ir.Value:
-        b = self.b
-        pre = b.block
-        self.header = self.fn.append_basic_block("loop")
-        body = self.fn.append_basic_block("loop.body")
-        self.exit = self.fn.append_basic_block("loop.exit")
-        b.branch(self.header)
-        b.position_at_end(self.header)
-        self.k = b.phi(I64)
-        self.k.add_incoming(_c(0), pre)
-        b.cbranch(b.icmp_signed("<", self.k, self.n), body, self.exit)
-        b.position_at_end(body)
-        return self.k
-
-    def __exit__(self, *exc: object) -> None:
-        b = self.b
-        self.k.add_incoming(b.add(self.k, _c(1)), b.block)
-        b.branch(self.header)
-        b.position_at_end(self.exit)
 
 
 def dispatch_module() -> ir.Module:

@@ -24,7 +24,9 @@ elements the gradient defines, and each returned derivative's tangent is
 1. H u for a random u, and the Hessian columns H e_i for up to
    `COLUMNS` random coordinates i, each against central differences of the
    compiled gradient (the one the default mode checks against the oracle)
-   along the same direction, `(g(x + h u) - g(x - h u)) / 2h`; a step whose
+   along the same direction, `(g(x + h u) - g(x - h u)) / 2h`, known only
+   to the rounding of the gradient's largest values (`gradient_rounding`,
+   the default and forward modes' `check.fd_rounding`); a step whose
    oracle run takes another branch somewhere (a kink) skips that
    direction;
 2. symmetry: `<w, H u> == <u, H w>` for a second random direction w, to
@@ -36,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 from adpasses.tools.fuzz.check import (
     Outcome,
+    fd_rounding,
     _Failure,
     _first_line,
     choose_point,
@@ -184,6 +187,18 @@ def gradient_fd(p: Program, gradient, oracle: Oracle, point: Point, ref: Evaluat
     return (at(step) - at(-step)) / (2 * step)
 
 
+def gradient_rounding(ref: Evaluation, g: np.ndarray, h: float) -> float:
+    """How far rounding can move a central difference of step h of the
+    compiled gradient (`check.fd_rounding` for the gradient's run): the
+    gradient recomputes the primal values (the reference run's peak and
+    outputs) and accumulates adjoints (the gradient at the point stands for
+    their size), each known to a few ulps of the largest of them, so
+    (g(x + h u) - g(x - h u)) / 2h is known to FD_ROUNDING_ULPS * eps *
+    max(peak, |g|) / h."""
+    adjoints = float(np.max(np.abs(g))) if g.size else 0.0
+    return max(fd_rounding(ref, h), fd_rounding(Evaluation((adjoints,), [], []), h))
+
+
 def coordinate_names(p: Program) -> list[str]:
     names = [f"d/d%{a.name}" for a in _actives(p)]
     for b in dup_buffers(p):
@@ -234,6 +249,8 @@ def check_hessian(p: Program) -> Outcome:
     step = STEP_F32 if uses_f32(p) else STEP
     checked = skipped = 0
     try:
+        g0 = run_gradient(p, gradient, point.floats, point.buffers, point)  # raises as gradient_fd's runs
+        rounding = gradient_rounding(ref, g0, step)  # 2h differences: h bounds it
         us = [u for _, u in directions]
         products = call_hvp(p, hvp, point, us) if vector else [call_hvp(p, hvp, point, [u])[0] for u in us]
         for (what, u), hu in zip(directions[:-1], products):
@@ -244,7 +261,7 @@ def check_hessian(p: Program) -> Outcome:
                 continue
             c, s = compare_with_fd(hu, fd, names, "wrong hvp", tol,
                                    lambda u=u: gradient_fd(p, gradient, oracle, point, ref, u, 2 * step),
-                                   what)
+                                   what, rounding)
             checked, skipped = checked + c, skipped + s
         (_, u), (_, w) = directions[0], directions[-1]
         hu, hw = products[0], products[-1]
