@@ -122,3 +122,33 @@ def test_exclusive_needs_another_region_of_a_choice_run_once() -> None:
         assert exclusive(exps[0], exps[0], function) is False
         groups = shared_tape_groups(exps, function)
         assert len(groups) == (1 if expected else 2)
+
+
+def one_of_two_parallel_loops(x, w):
+    """x[i] is overwritten in each branch's parallel loop: a value per
+    iteration is taped in each (exp(x[i]) in one, x[i] in the other)."""
+    n = x.shape[0]
+    total = 0.0
+    if w > 0.0:
+        for i in adpasses.prange(n):
+            t = math.exp(x[i])
+            x[i] = math.log(1.0 + t)
+            total += x[i] * t * w
+    else:
+        for i in adpasses.prange(n):
+            t = math.exp(x[i] * w)
+            x[i] = math.log(1.0 + t)
+            total += x[i] * t
+    return total * total
+
+
+@pytest.mark.parametrize("w", [0.6, -0.5])
+def test_parallel_loops_in_branches_keep_a_tape_each(w) -> None:
+    """A fixed tape layout (one row per iteration) needs every push of its
+    tape in one loop: values of parallel loops are not shared."""
+    x = np.random.default_rng(6).normal(size=12)
+    _check(one_of_two_parallel_loops, x, w)
+    report = adpasses.cache_report(adpasses.jit(one_of_two_parallel_loops), x.copy(), w, argnums=(0, 1))
+    taped = [e for e in report.entries if e.decision == "tape"]
+    assert len(taped) == 2 and {e.dtype for e in taped} == {"f64"}, str(report)  # one per branch
+    assert not _shared(report), str(report)

@@ -11,7 +11,9 @@ a call allocated both (the column-wise log-sum-exp taped 17 bytes per
 element where 9 are pushed).
 
 The reverse builder (`reverse/gradient.py`) gives each group one tape; the
-cache report counts a group's bytes once, as its largest member's.
+cache report counts a group's bytes once, as its largest member's. A value
+pushed inside a loop marked parallel keeps a tape of its own: a fixed
+layout (transforms/tape_layout.py) needs every push of a tape in one loop.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from xdsl.ir import Operation, SSAValue
 
 from adpasses.core.ir_facts import home_block
 from adpasses.core.region_flow import Runs, region_flow, runs_at_most_once
+from adpasses.dialects.ad import PARALLEL_ATTR
 
 
 def _regions_above(value: SSAValue, top: Operation) -> dict[Operation, int]:
@@ -50,6 +53,10 @@ def _runs_at_most_once_per_call(op: Operation, top: Operation) -> bool:
     return True
 
 
+def _in_parallel_loop(value: SSAValue, top: Operation) -> bool:
+    return any(PARALLEL_ATTR in op.attributes for op in _regions_above(value, top))
+
+
 def exclusive(a: SSAValue, b: SSAValue, top: Operation) -> bool:
     """`a` and `b` lie in different regions of an op that runs one of its
     regions, at most once per call of `top` (the function)."""
@@ -64,11 +71,16 @@ def exclusive(a: SSAValue, b: SSAValue, top: Operation) -> bool:
 
 def shared_tape_groups(values: Sequence[SSAValue], top: Operation) -> list[list[SSAValue]]:
     """`values` (in order) in groups that may share one tape: same type,
-    pairwise exclusive; a value that shares with none is a group of one."""
+    pairwise exclusive, none in a loop marked parallel; a value that shares
+    with none is a group of one."""
     groups: list[list[SSAValue]] = []
     for v in values:
+        if _in_parallel_loop(v, top):
+            groups.append([v])
+            continue
         for group in groups:
-            if group[0].type == v.type and all(exclusive(v, w, top) for w in group):
+            if group[0].type == v.type and not _in_parallel_loop(group[0], top) \
+                    and all(exclusive(v, w, top) for w in group):
                 group.append(v)
                 break
         else:
