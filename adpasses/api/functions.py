@@ -562,16 +562,26 @@ def parse_bytes(value: object, name: str, where: str) -> int | None:
 
         m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([a-zA-Z]*)\s*", value)
         unit = m.group(2).lower() if m else None
-        if m is None or unit not in _UNITS:
+        try:
+            number = float(m.group(1)) if m is not None else None  # "1.2.3", "+", "e": not numbers
+        except ValueError:
+            number = None
+        if number is None or unit not in _UNITS:
             raise ValueError(f"{where}: {name}={value!r} is not a size; write bytes as an int or a "
                              "string like '32MB', '512KiB', '2GB'")
-        n = int(float(m.group(1)) * _UNITS[unit])
+        n = MAX_BYTES if number * _UNITS[unit] >= MAX_BYTES else int(number * _UNITS[unit])
     else:
         raise TypeError(f"{where}: {name} must be a number of bytes or a string like '32MB', "
                         f"not {type(value).__name__}")
     if n < 0:
         raise ValueError(f"{where}: {name} must be at least 0 bytes, got {value!r}")
-    return n
+    # The compiled code compares the limit as a signed 64-bit count: a larger one (10**30, "1e99")
+    # failed deep in the IR builder; no memory holds that many bytes, so it is that limit.
+    return min(n, MAX_BYTES)
+
+
+MAX_BYTES = 2**63 - 1
+"""The largest byte limit: any larger one means the same (no address space holds more)."""
 
 
 _JITS = "__adpasses_jits__"  # attribute of a Python function: its JitFunction per options

@@ -398,6 +398,17 @@ class _Plan:
 
     def run(self, size: int, batches: list, contiguous: list, out_axes: object, name: str) -> object:
         kernel, batched = self.kernel, self.batched
+        from adpasses.api.aliasing import internal_overlap
+
+        for k in kernel.written:
+            # Each element writes its row of a batched array: rows sharing memory (a stride of 0,
+            # overlapping strides) would be written back over one another (last row wins), where a
+            # Python loop over the elements accumulates: silently different numbers.
+            if batched[k] and internal_overlap(batches[k]):
+                raise ValueError(f"{name}: argument {k} is written by the function, and its elements share "
+                                 "memory (a stride of 0, as np.lib.stride_tricks.as_strided or "
+                                 "np.broadcast_to give, or overlapping strides): the batch elements would "
+                                 "write one another's memory; pass a copy (np.array(x)) with distinct rows")
         outs: list[object] = [None] * kernel.n_outputs
         # Per driver argument after the size: the array, and whether it has
         # the batch axis (a slice of the batch gets its rows).
