@@ -672,7 +672,7 @@ def check_arrays(p: ArrayProgram) -> Outcome:
         outcome = _check_parallel(p, f, x, layouts, want, weights, argnums, grads)
         if outcome is not None:
             return outcome
-    if p.returns == "number" and "argument store" not in p.features:
+    if p.returns == "number":
         outcome = _check_vmap(jf, x, layouts, argnums, rng)
         if outcome is not None:
             return outcome
@@ -686,7 +686,14 @@ def _check_vmap(jf, x, layouts, argnums, rng: np.random.Generator) -> Outcome | 
     """`vmap(f)` and `vmap(grad(f, argnums))` over a batch of one array
     argument (the others shared: in_axes None) against a loop of calls
     (each call checked above); to 1e-9 relative (vmap compiles its own
-    loop, which LLVM may vectorise otherwise)."""
+    loop, which LLVM may vectorise otherwise). `vmap(f)` runs f on the
+    shared arrays themselves, one element after the other, so a program
+    writing one (`t = a0; t += ...`) sees earlier elements' writes: the
+    loop of calls shares them too (docs/parallel.md, vmap: "as a loop of
+    calls would"), and the shared arrays must end alike; `grad` leaves
+    its arguments unchanged, so each gradient starts from fresh copies
+    (arrays fuzz seed 101089 compared vmap(f) with fresh copies per
+    element: a false vmap mismatch)."""
     import adpasses
 
     k = int(rng.choice(argnums))
@@ -704,16 +711,26 @@ def _check_vmap(jf, x, layouts, argnums, rng: np.random.Generator) -> Outcome | 
         return args
 
     grad = adpasses.grad(jf, tuple(argnums))
-    want_values = np.array([jf(*element(b)) for b in range(VMAP_BATCH)])
+    loop_args = _copies(x, layouts)
+    want_values = []
+    for b in range(VMAP_BATCH):
+        args = list(loop_args)
+        args[k] = batch[b].copy()
+        want_values.append(jf(*args))
     want_grads = [grad(*element(b)) for b in range(VMAP_BATCH)]
     try:
-        values = adpasses.vmap(jf, in_axes=in_axes)(*shared())
+        vmap_args = shared()
+        values = adpasses.vmap(jf, in_axes=in_axes)(*vmap_args)
         grads = adpasses.vmap(grad, in_axes=in_axes)(*shared())
     except Exception as err:  # noqa: BLE001
         return Outcome("compiler error", f"vmap over a{k}: {type(err).__name__}: {err}")
     grads = grads if isinstance(grads, tuple) else (grads,)
     if not (np.shape(values) == (VMAP_BATCH,) and np.allclose(values, want_values, rtol=1e-9, atol=1e-9)):
         return Outcome("vmap mismatch", f"vmap over a{k}: {values!r}, a loop of calls {want_values!r}")
+    for j, (ours, theirs) in enumerate(zip(vmap_args, loop_args)):
+        if j != k and isinstance(ours, np.ndarray) and not np.allclose(ours, theirs, rtol=1e-9, atol=1e-9):
+            return Outcome("vmap mismatch", f"vmap over a{k}: shared a{j} after the call {ours!r}, after a loop "
+                                            f"of calls {theirs!r}")
     for n, g in enumerate(grads):
         want = np.stack([w[n] for w in want_grads])
         if not (np.shape(g) == want.shape and np.allclose(g, want, rtol=1e-9, atol=1e-9)):
