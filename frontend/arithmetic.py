@@ -41,6 +41,13 @@ OPERATOR_SYMBOLS = {ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXo
 CMPI = {ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge", ast.Eq: "eq", ast.NotEq: "ne"}
 
 
+def int32_result(a: Scalar, b: Scalar) -> bool:
+    """numpy computes `a op b` of ints in int32: one operand is np.int32 and
+    the other np.int32, np.bool_ or a Python int or bool (weak, NEP 50); an
+    np.int64 makes it int64."""
+    return (a.int32 or b.int32) and not any(s.numpy and s.is_int and not s.int32 for s in (a, b))
+
+
 class ArithmeticMixin:
     """Needs `emit(op)`, `error(node, msg)` from the compiler."""
 
@@ -112,9 +119,13 @@ class ArithmeticMixin:
         return self.constant(IntegerAttr(0, s.type))
 
     def float_type_of(self, a: Scalar, b: Scalar) -> Attribute:
-        """Result precision of a float operation on a and b (NEP 50)."""
+        """Result precision of a float operation on a and b (NEP 50): a
+        numpy int (np.int64, np.int32) with float32 gives float64, a Python
+        int keeps float32."""
         fa = a.type if a.is_float and not a.weak else None
         fb = b.type if b.is_float and not b.weak else None
+        if any(s.numpy and s.is_int for s in (a, b)):
+            return f64
         if fa is None and fb is None:
             return f64
         if fa is None or fb is None:
@@ -124,10 +135,21 @@ class ArithmeticMixin:
     # -- operations ---------------------------------------------------------------------
 
     def binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
-        """a op b; a numpy scalar if either operand is one, as in Python."""
+        """a op b; a numpy scalar if either operand is one, as in Python; an
+        int result numpy computes in int32 wraps to 32 bits."""
         result = self.binary_value(op, a, b, node)
         result.numpy = a.numpy or b.numpy
+        if result.is_int and int32_result(a, b):
+            return self.as_int32(result.value)
         return result
+
+    def as_int32(self, value: SSAValue) -> Scalar:
+        """An np.int32 result: the index `value` wrapped to 32 bits, as
+        numpy's int32 arithmetic leaves it (computing in 64 bits and
+        wrapping once gives the same bits for + - * // % << & | ^ ** and
+        negation: they are exact, or exact modulo 2^64, in 64 bits)."""
+        low = self.emit(arith.IndexCastOp(value, IntegerType(32))).results[0]
+        return Scalar(self.emit(arith.IndexCastOp(low, IndexType())).results[0], numpy=True, int32=True)
 
     def binary_value(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         if isinstance(op, ast.Pow):
@@ -232,7 +254,8 @@ class ArithmeticMixin:
         if a.is_float:
             return Scalar(self.emit(FLOAT_UNARY_OPERATORS[ast.USub](a.value)).results[0], a.weak, a.numpy)
         x = self.to_index(a, node)
-        return Scalar(self.emit(arith.SubiOp(self.const_index(0), x)).results[0])
+        negated = self.emit(arith.SubiOp(self.const_index(0), x)).results[0]
+        return self.as_int32(negated) if a.int32 else Scalar(negated, numpy=a.numpy)
 
     def compare(self, op: ast.cmpop, a: Scalar, b: Scalar, node: ast.AST) -> SSAValue:
         if type(op) not in CMPF:

@@ -104,9 +104,9 @@ class ArrayMixin:
         `index`."""
         t = value.type
         if isinstance(t, IntegerType) and t.width.data != 1:
-            # an element of an int32 array is np.int32: printed as a Python int (not followed)
+            # an element of an int32 array is np.int32: an index whose arithmetic wraps to 32 bits
             return Scalar(self.emit(arith.IndexCastOp(value, IndexType())).results[0],
-                          numpy=t.width.data == 64)
+                          numpy=t.width.data in (32, 64), int32=t.width.data == 32)
         return Scalar(value, numpy=True)
 
     def store(self, a: Array, node: ast.Subscript, value: Scalar) -> None:

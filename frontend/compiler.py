@@ -480,7 +480,10 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         items: list[object] = []
         for r, kind in zip(call.results, returned.kinds):
             if not kind.array:
-                items.append(Scalar(r))
+                # what Python holds: a numpy scalar the callee computed (its
+                # parameters are taken as Python numbers: numpy scalars passed
+                # to it are not followed)
+                items.append(Scalar(r, numpy=kind.numpy, int32=kind.int32 and isinstance(r.type, IndexType)))
                 continue
             if kind.owned:
                 self.register_allocation(r)  # the callee handed its buffer over: freed here

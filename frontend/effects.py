@@ -26,13 +26,14 @@ after the `if` (the other branch does: `if x > 0: y = ... else: raise`).
 from __future__ import annotations
 
 import ast
+import builtins
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import Block, SSAValue
 
 from xdsl.dialects import printf
 
-from adpasses.core.print_codes import NUMPY_REPR, SPEC_SEP
+from adpasses.core.print_codes import INT32_REPR, NUMPY_REPR, SPEC_SEP
 from adpasses.core.stop_codes import raisable
 from adpasses.dialects.ad import PRINT_SPECS_ATTR, PYTHON_PRINT_ATTR, RaiseIfOp, literal_message
 from adpasses.frontend.values import Array, PyObject, Scalar
@@ -137,11 +138,17 @@ class EffectMixin:
                         continue
                     assert isinstance(part, ast.FormattedValue)
                     fmt.append("{}")
-                    value, numpy_scalar = self.printable(part.value)
+                    inner, called = self.repr_or_str(part.value)
+                    value, kind = self.printable(inner)
                     values.append(value)
                     conversion = {-1: "", 115: "!s", 114: "!r", 97: "!r"}[part.conversion]
-                    if conversion == "!r" and numpy_scalar:
-                        conversion = NUMPY_REPR  # np.float64(0.1), as Python's repr of an element
+                    if called and conversion in ("", "!s"):
+                        conversion = called  # f"{repr(x)}" is f"{x!r}"; f"{repr(x)!r}" is not compiled
+                    elif called:
+                        self.error(part.value, f"{{{called[1:] == 'r' and 'repr' or 'str'}(...)!r}} (the repr of a "
+                                               "string) is not supported in compiled code")
+                    if conversion == "!r" and kind:
+                        conversion = kind  # np.float64(0.1), as Python's repr of an element
                     spec = self.constant_text(part.format_spec, "a format spec") if part.format_spec else ""
                     # An f-string field is format(value, spec), even with no spec:
                     # ":" keeps it apart from print(x)'s "" (str(value)); they differ
@@ -149,8 +156,10 @@ class EffectMixin:
                     specs.append(conversion + (":" + spec if spec else "") if conversion else ":" + spec)
             else:
                 fmt.append("{}")
-                values.append(self.printable(arg)[0])
-                specs.append("")
+                inner, called = self.repr_or_str(arg)
+                value, kind = self.printable(inner)
+                values.append(value)
+                specs.append((kind or called) if called == "!r" else "")  # print(repr(x)), print(str(x))
         fmt.append(end)
         op = printf.PrintFormatOp("".join(fmt), *values)
         op.attributes[PYTHON_PRINT_ATTR] = UnitAttr()
@@ -159,13 +168,26 @@ class EffectMixin:
         self.emit(op)
         return PyObject(None)
 
+    def repr_or_str(self, node: ast.expr) -> tuple[ast.expr, str]:
+        """`repr(x)` -> (x, "!r"), `str(x)` -> (x, "!s") (the builtins,
+        printed: as `{x!r}` / `{x}`); any other node -> (node, "")."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("repr", "str") \
+                and node.func.id not in self.env:
+            fn = self.expr(node.func)
+            if isinstance(fn, PyObject) and fn.obj in (builtins.repr, builtins.str):
+                if len(node.args) != 1 or node.keywords:
+                    self.error(node, f"{node.func.id}() takes one value here")
+                return node.args[0], "!r" if fn.obj is builtins.repr else "!s"
+        return node, ""
+
     def printable(self, node: ast.expr):  # type: ignore[no-untyped-def]
-        """(the value printed, whether Python holds it as a numpy scalar)."""
+        """(the value printed, the conversion `!r` of it is: INT32_REPR for
+        an np.int32, NUMPY_REPR for another numpy scalar, "" else)."""
         value = self.expr(node)
         if isinstance(value, Array):
-            return value.value, False
+            return value.value, ""
         if isinstance(value, Scalar):
-            return value.value, value.numpy
+            return value.value, INT32_REPR if value.int32 else NUMPY_REPR if value.numpy else ""
         if isinstance(value, PyObject) and value.obj is None:
             self.error(node, "printing None is not supported in compiled code; print a string")
         self.error(node, "print() in compiled code prints numbers, arrays and strings")

@@ -398,7 +398,9 @@ class ExpressionMixin:
         x = a.value
         neg = self.emit(arith.SubiOp(self.const_index(0), x)).results[0]
         is_neg = self.emit(arith.CmpiOp(x, self.const_index(0), "slt")).results[0]
-        return Scalar(self.emit(arith.SelectOp(is_neg, neg, x)).results[0])
+        result = self.emit(arith.SelectOp(is_neg, neg, x)).results[0]
+        # abs(np.int32(-2**31)) wraps to itself, as numpy's
+        return self.as_int32(result) if a.int32 else Scalar(result, numpy=a.numpy)
 
     def hypot(self, node: ast.Call) -> Scalar:
         """sqrt(a*a + b*b + ...): no rescaling, so unlike Python's it can

@@ -510,17 +510,26 @@ class LoopMixin:
         return types
 
     def bind_carried(self, carried: list[str], values: list[SSAValue]) -> None:
+        """In the body a carried variable is what Python holds on entry: a
+        numpy scalar, an np.int32 (`Scalar.numpy`, `.int32`) if it was one."""
+        entry = self._carried_kinds[-1].entry if getattr(self, "_carried_kinds", None) else {}
         for n, v in zip(carried, values):
             v.name_hint = value_name(n)
-            self.env[n] = Scalar(v)
+            numpy, int32 = entry.get(n, (False, False))
+            self.env[n] = Scalar(v, numpy=numpy, int32=int32 and isinstance(v.type, IndexType))
         for n in carried:
             if is_selector(n):  # a rebound array variable: the array its selector picks
                 self.select_array(n[1:])
 
     def bind_results(self, carried: list[str], results: list[SSAValue]) -> None:
+        """After the loop a carried variable is a numpy scalar (an np.int32)
+        if it was one on entry or the body made it one (`s = 0.0; s += x[i]`
+        is np.float64 once the loop ran: what it prints as)."""
+        kinds = getattr(self, "_settled_kinds", None)
         for n, r in zip(carried, results):
             r.name_hint = value_name(n)
-            self.env[n] = Scalar(r)
+            numpy, int32 = kinds.after(n) if kinds is not None else (False, False)
+            self.env[n] = Scalar(r, numpy=numpy, int32=int32 and isinstance(r.type, IndexType))
 
     def carried_inits(self, carried: list[str], types: dict, stmt: ast.stmt) -> list[SSAValue]:
         inits = []
@@ -538,11 +547,16 @@ class LoopMixin:
         """Compile a loop body with these carried types, widening a type
         and compiling again when the body assigns a wider value. `build`
         appends the blocks it creates to the list it is given."""
+        entry = {n: (v.numpy, v.int32) for n, v in self.env.items() if isinstance(v, Scalar)}
+        stack = self.__dict__.setdefault("_carried_kinds", [])
         while True:
             saved_env = dict(self.env)
             attempt: list[Block] = []
+            stack.append(CarriedKinds(entry))
             try:
-                return build(attempt)
+                blocks = build(attempt)
+                self._settled_kinds = stack[-1]
+                return blocks
             except CarriedTypeChanged as change:
                 if change.new_type is None:  # not a number: local to the loop after all
                     assert isinstance(types, CarriedTypes)
@@ -554,6 +568,7 @@ class LoopMixin:
                 for block in attempt:  # so that no constant stays used by it
                     block.drop_all_references()
             finally:
+                stack.pop()
                 self.env = saved_env
 
     def carried_values(self, carried: list[str], types: dict, stmt: ast.stmt) -> list[SSAValue]:
@@ -571,12 +586,35 @@ class LoopMixin:
                     raise CarriedTypeChanged(n, v.type)
             if not isinstance(v, Scalar):
                 self.error(stmt, f"variable '{n}' changes from a number to something else in the loop")
+            if getattr(self, "_carried_kinds", None):
+                self._carried_kinds[-1].yielded(n, v)
             if v.type != types[n]:
                 wider = _wider_type(types[n], v)
                 if wider is not None:
                     raise CarriedTypeChanged(n, wider)
             values.append(self.convert_to(v, types[n], stmt))
         return values
+
+
+class CarriedKinds:
+    """Whether Python holds each carried variable as a numpy scalar / an
+    np.int32 (`Scalar.numpy`, `.int32`): on entry (what the body binds:
+    the first iteration's; later iterations differ only where the body
+    makes it one, and int32 wrapping at the end of each iteration gives the
+    same bits), and what the body yields (one iteration or more: after the
+    loop, entry or yielded)."""
+
+    def __init__(self, entry: dict[str, tuple[bool, bool]]):
+        self.entry = entry
+        self._yielded: dict[str, tuple[bool, bool]] = {}
+
+    def yielded(self, name: str, value: Scalar) -> None:
+        numpy, int32 = self._yielded.get(name, (False, False))
+        self._yielded[name] = (numpy or value.numpy, int32 or value.int32)
+
+    def after(self, name: str) -> tuple[bool, bool]:
+        a, b = self.entry.get(name, (False, False)), self._yielded.get(name, (False, False))
+        return a[0] or b[0], a[1] or b[1]
 
 
 def _is_float(t: Attribute) -> bool:

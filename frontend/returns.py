@@ -27,7 +27,7 @@ import ast
 from dataclasses import dataclass
 
 from xdsl.dialects import memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
 from xdsl.ir import Block, SSAValue
 
 from adpasses.analysis.memref_views import memory_object
@@ -44,6 +44,8 @@ class ResultKind:
 
     array: bool = False
     argument: int | None = None
+    numpy: bool = False  # a number Python holds as a numpy scalar (Scalar.numpy)
+    int32: bool = False  # ... as an np.int32 (Scalar.int32)
 
     @property
     def owned(self) -> bool:
@@ -180,7 +182,10 @@ class ReturnMixin:
                 self.emit(scf.YieldOp(*yielded))
         with self.at(stmt):
             results = self.emit(scf.IfOp(cond, types, [blocks[0]], [blocks[1]])).results
-        merged = [Array(r) if isinstance(r.type, MemRefType) else Scalar(r) for r in results]
+        # a numpy scalar (an np.int32) when both branches return one
+        merged = [Array(r) if isinstance(r.type, MemRefType) else
+                  Scalar(r, numpy=a.numpy and b.numpy, int32=a.int32 and b.int32 and isinstance(r.type, IndexType))
+                  for r, a, b in zip(results, *items)]
         for r in merged:
             if isinstance(r, Array):
                 self._returned_copies.add(r.value)
@@ -251,7 +256,7 @@ class ReturnMixin:
         for item in items:
             if isinstance(item, Scalar):
                 values.append(self.returned_value(item))
-                kinds.append(SCALAR)
+                kinds.append(ResultKind(numpy=item.numpy, int32=item.int32) if item.numpy else SCALAR)
                 continue
             root = self.memory_root(item.value)
             if root in handed:

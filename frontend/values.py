@@ -17,12 +17,17 @@ class Scalar:
     float precision of the other operand (NumPy 2 / NEP 50). `numpy`: in
     Python the value is a numpy scalar (an array element, arithmetic with
     one), so `f"{v!r}"` prints `np.float64(0.1)`; False for Python numbers
-    and where the frontend does not follow it (values carried through a
-    loop or out of an if, arguments, results of calls)."""
+    and where the frontend does not follow it (values out of an if,
+    arguments: numpy scalars passed in convert to the Python number of
+    their kind). `int32`: an int that Python holds as np.int32 (an element
+    of an int32 array, numpy's int32 arithmetic on one): computed as an
+    `index`, its arithmetic wraps to 32 bits as numpy's does
+    (`ArithmeticMixin.binary`)."""
 
     value: SSAValue
     weak: bool = False
     numpy: bool = False
+    int32: bool = False
 
     @property
     def type(self) -> Attribute:

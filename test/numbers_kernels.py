@@ -56,3 +56,25 @@ def masked_sum(x, scale):
 
 def float32_tests(x):
     return math.isnan(x[0]) or np.isinf(x[1])
+
+
+def int32_arithmetic(a, b, out, x32, x):
+    """numpy's int32 arithmetic (issue 16): products of int32 elements wrap,
+    Python ints (the loop's, literals) keep int32, an int64 makes int64, a
+    float makes float64 (float32 with a numpy int too); the float result
+    depends on the wrapped ints through x."""
+    n = len(a)
+    s = 0
+    total = 0.0
+    for i in range(n):
+        for j in range(n):
+            p = a[i] * a[j]
+            q = p + 7 * i - j
+            out[i * n + j] = q // 3 + q % 5 - (q << 1) + (q >> 3) + (q ^ 12345)
+            s += q
+            total += x[i] * float(p % 1000) - x[j] * float(q // 1000000)
+    t = a[0] * b[0]
+    u = -a[1] + abs(a[2]) - a[1] ** 3 + a[3] * 65536
+    f = a[0] * x32[0]
+    g = 3 * x32[0]
+    return total + 1e-9 * (float(s) + float(t) + float(u) + f) + g

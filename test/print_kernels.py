@@ -63,3 +63,42 @@ def numpy_reprs(x, k, b, a):
         s += x[i]
         print(f"{s!r}")
     return y
+
+
+def element_times_two(x, i):
+    return x[i] * 2.0
+
+
+def plus_one(k):
+    return k[0] + 1
+
+
+def scaled(t):
+    return t * 2.0
+
+
+def followed_reprs(x, k, t):
+    """Issue 16: numpy scalars followed through loops (carried values), out
+    of calls, np.int32 elements (their arithmetic wraps as numpy's), and
+    the builtins repr() and str() as print arguments and f-string fields."""
+    s = 0.0
+    u = x[0]
+    w = 1.0
+    j = 0
+    for i in range(len(x)):
+        s = s + x[i]
+        u = u * 1.5
+        w = w * 2.0
+    while j < 2:
+        s += 1.0
+        j += 1
+    r, q, m = element_times_two(x, 1), scaled(t), plus_one(k)
+    p = k[0] * k[1]
+    c = 0
+    for i in range(len(k)):
+        c += k[i]
+    print(f"{s!r} {u!r} {w!r} {j!r} {r!r} {q!r} {m!r}")
+    print(f"{k[0]!r} {p!r} {-k[1]!r} {abs(k[0])!r} {k[0] // 3!r} {k[1] + 1!r} {c!r} {p:>14}|")
+    print(repr(s), str(s), repr(t), repr(p), str(p), repr(x[1]), repr(k))
+    print(f"{repr(u)} {str(k[1])} {repr(p):>20}|{repr(t)}")
+    return s + u * t

@@ -227,3 +227,51 @@ def test_array_allocated_inside_the_loop_is_a_clear_error():
     with pytest.raises(adpasses.CompileError, match=r"checkpointed call whose array argument "
                        r"np.zeros\(len\(x\)\) is allocated inside a loop .* allocate it before the loop"):
         adpasses.grad(f)(np.ones(4))
+
+
+def array_language_kernel(ck):
+    """The callee is written with numpy array expressions: `u.copy()` and an
+    elementwise expression (linalg.generic), a slice store, a reduction and
+    a local scalar array (linalg.fill). Its gradient, built when the reverse
+    sweep first asks for it, must see them lowered to loops like the
+    caller's own array expressions."""
+
+    def step(u, dt):
+        un = u.copy()
+        u[1:-1] = un[1:-1] + dt * (un[:-2] - 2.0 * un[1:-1] + un[2:]) * un[1:-1]
+        u[0] = np.sum(un * un) * dt
+
+    h = adpasses.checkpoint(step) if ck else step
+
+    def f(u, steps):
+        for t in range(steps):
+            h(u, 0.1)
+        return np.sum(u ** 2)
+
+    return f
+
+
+@pytest.mark.parametrize("steps", [1, 4])
+def test_callee_written_with_array_expressions(steps):
+    ck, plain, py = pair(array_language_kernel)
+    u = np.random.default_rng(steps).uniform(-1, 1, 8)
+    got = adpasses.grad(ck)(u, steps)
+    np.testing.assert_allclose(got, adpasses.grad(plain)(u, steps), rtol=1e-12, atol=1e-15)
+    assert_matches(got, finite_differences(py, [u, steps], [0])[0])
+    # forward over reverse through the checkpointed call
+    H = adpasses.hessian(ck)(u, steps)
+    np.testing.assert_allclose(H, adpasses.hessian(plain)(u, steps), rtol=1e-10, atol=1e-12)
+
+
+def test_forward_mode_inlines_checkpointed_calls():
+    """jvp of a function calling a checkpointed function: forward mode has
+    nothing to recompute, the call is inlined (it used to be a CompileError:
+    "calls '@g_0', which has no body to differentiate")."""
+    ck, plain, py = pair(scalar_kernel)
+    rng = np.random.default_rng(5)
+    x, y, dx, dy = rng.uniform(-1, 1, 4)
+    value, tangent = adpasses.jvp(ck, (x, y), (dx, dy))
+    assert value == pytest.approx(py(x, y), rel=1e-13)
+    fd = finite_differences(py, [x, y], (0, 1))
+    assert tangent == pytest.approx(fd[0] * dx + fd[1] * dy, rel=1e-6, abs=1e-8)
+    assert tangent == pytest.approx(adpasses.jvp(plain, (x, y), (dx, dy))[1], rel=1e-13)

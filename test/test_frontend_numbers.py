@@ -77,3 +77,32 @@ def test_derivatives_through_isfinite_and_round():
     tx[~finite] = 0.0
     _, tangent = adpasses.jvp(nk.masked_sum, (x, scale), (tx, 0.5))
     assert_matches(tangent, float(fx @ tx[finite] + fs * 0.5), what="jvp")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_int32_elements_wrap_as_numpy_does(seed):
+    """Issue 16: elements of int32 arrays are np.int32, so a[i] * a[j] wraps
+    to 32 bits (numpy warns and wraps), as do + - // % << >> ^ ** abs and
+    negation of them with Python ints (int32's extremes included), while an
+    int64 operand gives int64 and a float32 operand float64: the float
+    result, the int32 array written and the gradient through the wrapped
+    ints match numpy's run of the same function (the gradient also central
+    finite differences)."""
+    import warnings
+
+    r = np.random.default_rng(seed)
+    a = r.integers(-2**31, 2**31, 6).astype(np.int32)
+    a[1], a[2] = -2**31, -2**31 + (seed == 1)
+    b = np.array([2**20 + 5], dtype=np.int64)  # a[0] * b[0] leaves int32's range
+    x32 = np.array([0.1], dtype=np.float32)
+    x = r.uniform(-1, 1, 6)
+    want_out, got_out = np.zeros(36, np.int32), np.zeros(36, np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's "overflow encountered"
+        want = nk.int32_arithmetic(a, b, want_out, x32, x)
+        fd = finite_differences(nk.int32_arithmetic, [a, b, want_out.copy(), x32, x], (4,))[0]
+    got = adpasses.jit(nk.int32_arithmetic)(a, b, got_out, x32, x)
+    assert got == want
+    np.testing.assert_array_equal(got_out, want_out)
+    grad = adpasses.grad(nk.int32_arithmetic, argnums=4)(a, b, got_out, x32, x)
+    assert_matches(grad, fd)

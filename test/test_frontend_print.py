@@ -117,3 +117,29 @@ def test_repr_of_numpy_scalars_and_python_numbers_as_python_prints_them(capfd, m
     assert "np.float64(0.1) 0.1 0.5 np.float64(0.2)" in text  # what is compared: Python's own
     (adpasses.jit if mode == "jit" else adpasses.grad)(pk.numpy_reprs)(*args)
     assert capfd.readouterr().out == text
+
+
+@pytest.mark.parametrize("mode", ["jit", "grad"])
+@pytest.mark.parametrize("ints", [np.array([70000, 80000, -9], dtype=np.int32),
+                                  np.array([70000, 80000, -9], dtype=np.int64)])
+def test_repr_follows_loops_calls_and_int32_as_python_prints_them(capfd, mode, ints):
+    """Carried values (np.float64 after `s = s + x[i]`, a Python float for
+    `w = w * 2.0`, a Python int counter), results of calls (np.float64 from
+    an element, a Python float from a Python float, np.int32/np.int64 from
+    an element plus 1), np.int32 elements and their wrapping products
+    (70000 * 80000 is 1305032704 in int32), repr() and str(): the text of
+    Python's own run of the function."""
+    import warnings
+
+    args = (np.array([0.1, 0.2, 0.3]), ints, 2.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's int32 overflow warning
+        _, text = python_text(capfd, pk.followed_reprs, *args)
+    if ints.dtype == np.int32:
+        assert "np.int32(1305032704)" in text and "np.float64(2.6" in text  # what is compared
+    got = (adpasses.jit if mode == "jit" else adpasses.grad)(pk.followed_reprs)(*args)
+    assert capfd.readouterr().out == text
+    if mode == "grad":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            assert_matches(got, finite_differences(pk.followed_reprs, list(args), (0,))[0])

@@ -8,6 +8,7 @@ chunks on its own thread). Fork: test/safety/test_safety_parallel.py."""
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -22,10 +23,11 @@ import parallel_kernels as pk
 
 @pytest.fixture(autouse=True)
 def settings():
-    threads, work = adpasses.get_num_threads(), runtime.get_parallel_min_work()
+    threads, work, spin = adpasses.get_num_threads(), runtime.get_parallel_min_work(), runtime.get_parallel_spin()
     yield
     adpasses.set_num_threads(threads)
     runtime.set_parallel_min_work(work)
+    runtime.set_parallel_spin(spin)
 
 
 def test_pool_state_layout_is_the_one_the_runtime_uses():
@@ -90,6 +92,49 @@ def test_min_work_setting_is_checked():
     before = runtime.set_parallel_min_work(np.int64(7))  # type: ignore[arg-type]
     assert runtime.get_parallel_min_work() == 7
     runtime.set_parallel_min_work(before)
+
+
+def test_spin_setting_is_checked():
+    for bad in (-1, 1_000_001, 1.5, True, "10"):
+        with pytest.raises(ValueError, match="from 0 to 1000000"):
+            runtime.set_parallel_spin(bad)  # type: ignore[arg-type]
+    before = runtime.set_parallel_spin(np.int64(0))  # type: ignore[arg-type]
+    assert runtime.get_parallel_spin() == 0
+    assert runtime.set_parallel_spin(250) == 0
+    assert runtime.SPIN_NS[0] == 250_000  # what the runtime reads, in ns
+    runtime.set_parallel_spin(before)
+
+
+def _cpu_while_idle(spin_us: int) -> tuple[float, list[float]]:
+    """Process CPU time (every thread) during 0.3 s of sleep in Python
+    right after a 2-chunk parallel loop, and the results of 20 loops."""
+    runtime.set_parallel_spin(spin_us)
+    x = np.random.default_rng(5).random(4000)
+    y = np.zeros_like(x)
+    sums = [pk.scale_sum(x, y) for _ in range(20)]
+    before = time.process_time()
+    time.sleep(0.3)
+    return time.process_time() - before, sums
+
+
+def test_pool_threads_wait_actively_for_the_spin_time_then_sleep():
+    """After its chunk a pool thread waits actively for the next loop's
+    job (`set_parallel_spin`), yielding the core on each try: with a 250 ms
+    spin the process keeps using CPU while Python sleeps; with no spin it
+    sleeps at once and uses (almost) none. The results are the same bits
+    either way (the chunks do not depend on who runs them)."""
+    adpasses.set_num_threads(2)
+    runtime.set_parallel_min_work(1)
+    x = np.random.default_rng(5).random(4000)
+    expected = pk.serial_sum(x[:2000]) + pk.serial_sum(x[2000:])
+    asleep, sums_asleep = _cpu_while_idle(0)
+    spinning, sums_spinning = _cpu_while_idle(250_000)
+    runtime.set_parallel_spin(0)
+    time.sleep(0.3)  # the worker stops spinning (its 250 ms), and sleeps from now on
+    asleep_again, _ = _cpu_while_idle(0)
+    assert sums_asleep == sums_spinning == [expected] * 20
+    assert spinning > 0.002, spinning
+    assert spinning > 4 * max(asleep, asleep_again), (spinning, asleep, asleep_again)
 
 
 def test_many_python_threads_share_the_pool_and_get_one_threads_bits():

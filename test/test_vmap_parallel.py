@@ -11,6 +11,7 @@ these tests run one loop at a time)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -48,6 +49,17 @@ def accumulate_into(x, total):
     for i in range(len(x)):
         total[i] += x[i] * x[i]
     return total[0]
+
+
+def energy_with_workspace(x, tmp):
+    """Writes its workspace `tmp` (shared by the batch: in_axes None) and
+    reads it back, coupling neighbours."""
+    for i in range(len(x)):
+        tmp[i] = x[i] * x[i] + math.sin(x[i])
+    s = 0.0
+    for i in range(len(x)):
+        s += tmp[i] * tmp[i] * x[(i + 1) % len(x)]
+    return s
 
 
 def out_of_bounds(x, k):
@@ -161,6 +173,61 @@ def test_a_batch_of_hessians_gets_a_workspace_per_thread():
         assert_matches(results[2][k], np.stack(columns, axis=1), what=f"Hessian {k}")
 
 
+def _central(f, h=1e-6):
+    return lambda x, v: (f(x + h * v) - f(x - h * v)) / (2 * h)
+
+
+def test_hvp_jvp_and_grad_of_a_function_writing_a_shared_array_run_on_the_pool():
+    """hvp, jvp and grad of a function that writes an unbatched array: each
+    element gets its own copy of it (a row restored from the caller's) and
+    its own zeroed tangents and shadows (rows zeroed per element), so the
+    batch loop is proven parallel: the same bits on 1, 2 and 3 threads, the
+    serial vmap's values, central differences, the caller's array unchanged."""
+    rng = np.random.default_rng(175)
+    B, d = 26, 5
+    X, V = rng.normal(size=(B, d)), rng.normal(size=(B, d))
+    tmp = rng.normal(size=d)
+    tmp_before = tmp.copy()
+    energy = adpasses.jit(energy_with_workspace)
+    g = adpasses.grad(energy)
+    f = lambda x: energy_with_workspace(x, np.zeros(d))  # noqa: E731 - a fresh workspace per call
+    gx = lambda x: g(x, np.zeros(d))  # noqa: E731
+    cases = {
+        "hvp, v batched": (adpasses.hvp(energy), (0, None, 0), (X, tmp, V), lambda k: _central(gx)(X[k], V[k])),
+        "hvp, v shared": (adpasses.hvp(energy), (0, None, None), (X, tmp, V[3]),
+                          lambda k: _central(gx)(X[k], V[3])),
+        "grad": (adpasses.grad(energy), (0, None), (X, tmp), lambda k: finite_differences(
+            energy_with_workspace, (X[k], np.zeros(d)), [0])[0]),
+    }
+    for name, (fn, axes, args, fd) in cases.items():
+        serial = adpasses.vmap(fn, in_axes=axes)(*args)
+        mapped = adpasses.vmap(fn, in_axes=axes, parallel=True)
+        results, used_pool = on_threads(lambda: mapped(*args))
+        assert all(used_pool), name
+        [loop] = mapped.parallel_loops
+        assert loop.parallel and "iterations proven independent" in loop.reason, (name, loop)
+        for r in results:
+            assert np.array_equal(r, results[0]), name  # the same code per element on every thread
+            assert_matches(r, serial, what=name)
+        for k in (0, 11, B - 1):
+            assert_matches(results[2][k], fd(k), what=f"{name}, element {k}")
+        assert np.array_equal(tmp, tmp_before), name
+    mapped = adpasses.vmap(functools.partial(adpasses.jvp, energy), in_axes=((0, None), (0, None)), parallel=True)
+    values0, tangents0 = adpasses.vmap(functools.partial(adpasses.jvp, energy),
+                                       in_axes=((0, None), (0, None)))((X, tmp), (V, None))
+    results, used_pool = on_threads(lambda: mapped((X, tmp), (V, None)))
+    assert all(used_pool)
+    assert mapped.parallel_loops[0].parallel
+    for values, tangents in results:
+        assert np.array_equal(values, results[0][0]) and np.array_equal(tangents, results[0][1])
+        assert_matches(values, values0)
+        assert_matches(tangents, tangents0)
+    for k in (0, 11, B - 1):
+        assert_matches(results[2][0][k], energy_with_workspace(X[k], tmp.copy()))
+        assert_matches(results[2][1][k], _central(f)(X[k], V[k]), what=f"jvp, element {k}")
+    assert np.array_equal(tmp, tmp_before)
+
+
 def test_elements_writing_one_shared_array_stay_serial_and_right():
     rng = np.random.default_rng(174)
     X = rng.normal(size=(12, 4))
@@ -189,3 +256,65 @@ def test_a_bounds_error_in_a_chunk_reaches_the_caller_with_its_line():
 def test_parallel_must_be_a_bool():
     with pytest.raises(TypeError, match="parallel must be True or False"):
         adpasses.vmap(logistic, parallel="yes")
+
+
+def test_driver_gives_each_element_its_own_restored_copy_and_scratch():
+    """The driver's IR with RESTORE_ROWS and SCRATCH_ROWS: row b of a batch
+    argument, copied from the pristine / zeroed inside the loop (not one
+    buffer before the call), and vmap's names for the kinds are the
+    driver's."""
+    from xdsl.dialects import memref, scf
+
+    from adpasses.api import vmap as vmap_api
+    from adpasses.api.functions import function_named
+    from adpasses.transforms import batch_loops as bl
+
+    assert (vmap_api.RESTORE_ROWS_KIND, vmap_api.SCRATCH_ROWS_KIND) == (bl.RESTORE_ROWS, bl.SCRATCH_ROWS)
+    assert vmap_api.LOCAL_KIND == bl.LOCAL
+    x, tmp = np.ones(4), np.zeros(4)
+    kernel = vmap_api._kernel(adpasses.grad(adpasses.jit(energy_with_workspace)), (x, tmp))
+    by_kind = {vmap_api.ARG: bl.BATCHED, vmap_api.CONST: bl.CONST}
+    kinds = [bl.RESTORE_ROWS if p.kind == vmap_api.COPY else bl.SCRATCH_ROWS if p.kind == vmap_api.ZEROS and
+             p.out is None else bl.BATCHED if p.kind == vmap_api.ZEROS else by_kind[p.kind] for p in kernel.params]
+    assert kinds.count(bl.RESTORE_ROWS) == 1 and kinds.count(bl.SCRATCH_ROWS) == 1  # tmp, its shadow
+    entry = function_named(kernel.module, kernel.entry)
+    spec = bl.BatchSpec(tuple(kinds), tuple(r is not None for r in kernel.results),
+                        tuple((i, p.value) for i, p in enumerate(kernel.params) if p.kind == vmap_api.CONST),
+                        noalias=True, parallel=True)
+    driver = bl.add_batch_driver(kernel.module, entry, spec, "batched")
+    [loop] = [op for op in driver.body.block.ops if isinstance(op, scf.ForOp)]
+    [copy] = [op for op in loop.body.block.ops if isinstance(op, memref.CopyOp)]
+    assert isinstance(copy.destination.owner, (memref.SubviewOp, memref.CastOp))  # row b, not the batch
+    assert copy.source in driver.body.block.args  # the pristine, read only
+    at = kinds.index(bl.RESTORE_ROWS)
+    rows, pristine = driver.function_type.inputs.data[1 + at: 3 + at]  # after %n and x's batch, before the pristine
+    assert len(rows.get_shape()) == 2 and len(pristine.get_shape()) == 1  # the copies: a (B, 4) batch
+    zeroed = [op for op in loop.walk() if isinstance(op, memref.StoreOp) and op.memref is not copy.destination
+              and isinstance(op.memref.owner, (memref.SubviewOp, memref.CastOp))]
+    assert zeroed  # the scratch row, zeroed in the loop
+
+
+def test_a_batch_whose_rows_do_not_fit_runs_in_slices(monkeypatch: pytest.MonkeyPatch):
+    """The per-element copies and scratch rows of a parallel batch are
+    bounded (ROWS_BYTES): a larger batch runs in slices of as many
+    elements as fit, each slice a parallel loop, with the same results."""
+    from adpasses.api import vmap as vmap_api
+
+    rng = np.random.default_rng(176)
+    B, d = 26, 5
+    X, V, tmp = rng.normal(size=(B, d)), rng.normal(size=(B, d)), rng.normal(size=d)
+    mapped = adpasses.vmap(adpasses.hvp(adpasses.jit(energy_with_workspace)), in_axes=(0, None, 0), parallel=True)
+    adpasses.set_num_threads(3)
+    whole = mapped(X, tmp, V)
+    # per element: the copy of tmp, and the zeroed tangent and shadows of tmp (d floats each)
+    rows = [k for k in mapped._plans.values()][0].kinds
+    per_element = d * 8 * sum(k in (vmap_api.RESTORE_ROWS_KIND, vmap_api.SCRATCH_ROWS_KIND) for k in rows)
+    assert per_element > 0
+    monkeypatch.setattr(vmap_api, "ROWS_BYTES", 4 * per_element + 1)  # 4 elements per slice
+    before = pooled()
+    sliced = mapped(X, tmp, V)
+    assert pooled() - before == 7  # 26 elements: 6 slices of 4 and one of 2, each on the pool
+    assert np.array_equal(sliced, whole)
+    assert_matches(sliced, adpasses.vmap(adpasses.hvp(energy_with_workspace), in_axes=(0, None, 0))(X, tmp, V))
+    monkeypatch.setattr(vmap_api, "ROWS_BYTES", 1)  # not even one element: one at a time
+    assert np.array_equal(mapped(X, tmp, V), whole)

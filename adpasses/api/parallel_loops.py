@@ -39,10 +39,35 @@ def parallel_loops(sweep: str, function) -> list[ParallelLoop]:  # type: ignore[
         if problem is None:
             found.append(ParallelLoop(label, where, mark, True, _chunking(block_work(loop.body.block.ops),
                                                                            get_parallel_min_work(),
-                                                                           get_num_threads())))
+                                                                           get_num_threads())
+                                      + _tape_layouts(loop)))
         else:
             found.append(ParallelLoop(label, where, mark, False, problem))
     return found
+
+
+def _tape_layouts(loop) -> str:  # type: ignore[no-untyped-def]
+    """The fixed layouts of the tapes `loop` writes or reads
+    (transforms/tape_layout.py), as a clause of the report's reason."""
+    from xdsl.dialects import memref
+    from xdsl.dialects.builtin import IntegerAttr
+    from xdsl.ir import OpResult
+
+    from adpasses.core.ir_walk import nested_ops
+    from adpasses.transforms.tape_layout import LAYOUT_ATTR
+
+    found: dict[str, tuple[int, bool]] = {}
+    for op in nested_ops(loop)[1:]:
+        if isinstance(op, (memref.LoadOp, memref.StoreOp)) and isinstance(op.memref, OpResult):
+            k = op.memref.op.attributes.get(LAYOUT_ATTR)
+            if isinstance(k, IntegerAttr):
+                found[op.memref.name_hint or "tape"] = (k.value.data, isinstance(op, memref.StoreOp))
+    return "".join(
+        f"; tape {name} in a fixed layout: {k} value{'s' if k != 1 else ''} per iteration, iteration q's "
+        f"in row q of a (iterations, {k}) buffer, "
+        + ("written by this forward loop" if store else "read by this reverse loop (row iterations - 1 - r)")
+        + ", each chunk its own rows"
+        for name, (k, store) in found.items())
 
 
 def _chunking(work: int, min_work: int, threads: int) -> str:

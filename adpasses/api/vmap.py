@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+import math
 import mmap
 
 import numpy as np
@@ -260,7 +261,8 @@ class VmapCallable:
     def _compile(self, examples: tuple, batched: tuple[bool, ...]) -> _Plan:
         from adpasses.api.functions import _private, function_named
         from adpasses.native.llvm_jit import compile_module, stats
-        from adpasses.transforms.batch_loops import BATCHED, CONST as D_CONST, LOCAL, RESTORE, SCRATCH, SHARED
+        from adpasses.transforms.batch_loops import BATCHED, CONST as D_CONST, LOCAL, RESTORE, RESTORE_ROWS, \
+            SCRATCH, SCRATCH_ROWS, SHARED
         from adpasses.transforms.batch_loops import BatchSpec, add_batch_driver, stored_result_types
 
         jf = getattr(self.inner, "jf", self.inner)
@@ -271,10 +273,12 @@ class VmapCallable:
                 kinds.append(D_CONST)
             elif p.kind in (ARG, PRISTINE):
                 kinds.append(BATCHED if batched[p.arg] else SHARED)
+            # parallel: a buffer every element writes (a restored copy, a
+            # scratch) is one row per element, so that elements are independent.
             elif p.kind == COPY:
-                kinds.append(BATCHED if batched[p.arg] else RESTORE)
+                kinds.append(BATCHED if batched[p.arg] else (RESTORE_ROWS if self.parallel else RESTORE))
             elif p.kind == ZEROS:
-                kinds.append(SCRATCH if p.out is None else BATCHED)
+                kinds.append(BATCHED if p.out is not None else (SCRATCH_ROWS if self.parallel else SCRATCH))
             elif p.kind == BUFFER:
                 kinds.append(LOCAL if kernel.static_shapes and _stack_sized(kernel, examples) else SHARED)
             else:
@@ -314,6 +318,7 @@ STACK_BUFFER_BYTES = 16 * 1024
 stack, all together; larger ones are arrays vmap allocates per call."""
 
 LOCAL_KIND = "local"  # transforms.batch_loops.LOCAL, without importing the compiler
+RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND = "restore_rows", "scratch_rows"  # and its RESTORE_ROWS, SCRATCH_ROWS
 
 
 def _stack_sized(kernel: _Kernel, examples: tuple) -> bool:
@@ -388,8 +393,11 @@ class _Plan:
 
         kernel, batched = self.kernel, self.batched
         outs: list[object] = [None] * kernel.n_outputs
-        driver_args: list[object] = [size]
+        # Per driver argument after the size: the array, and whether it has
+        # the batch axis (a slice of the batch gets its rows).
+        driver_args: list[tuple[object, bool]] = []
         copies: dict[int, np.ndarray] = {}
+        step = self._rows_step(size, contiguous)
         for p, kind in zip(kernel.params, self.kinds):
             if p.kind == CONST or kind == LOCAL_KIND:
                 continue
@@ -397,39 +405,69 @@ class _Plan:
                 a = contiguous[p.arg]
                 if batched[p.arg] and a.ndim == 1:  # a scalar per element, read from its storage type
                     a = np.ascontiguousarray(a, _SCALAR_STORAGE[a.dtype.kind])
-                driver_args.append(a)
+                driver_args.append((a, batched[p.arg]))
             elif p.kind == BUFFER:
                 like = contiguous[p.arg]
-                driver_args.append(np.empty(_element_shape(like, batched[p.arg]), like.dtype))
+                driver_args.append((np.empty(_element_shape(like, batched[p.arg]), like.dtype), False))
             elif p.kind == COPY:
+                if kind == RESTORE_ROWS_KIND:  # each element's copy: a row, copied from the pristine in the loop
+                    like = contiguous[p.arg]
+                    driver_args += [(np.empty((step,) + like.shape, like.dtype), False), (like, False)]
+                    continue
                 if p.arg not in copies:
                     copies[p.arg] = np.array(contiguous[p.arg], order="C")
                 if kind == RESTORE:
-                    driver_args += [copies[p.arg], contiguous[p.arg]]
+                    driver_args += [(copies[p.arg], False), (contiguous[p.arg], False)]
                 else:
-                    driver_args.append(copies[p.arg])
+                    driver_args.append((copies[p.arg], True))
             elif p.kind == ZEROS:
                 like = contiguous[p.arg]
                 shape = like.shape[1:] if batched[p.arg] else like.shape
-                if p.out is None:
-                    driver_args.append(np.zeros(shape, like.dtype))
+                if kind == SCRATCH_ROWS_KIND:  # each element's scratch: a row, zeroed in the loop
+                    driver_args.append((np.empty((step,) + shape, like.dtype), False))
+                elif p.out is None:
+                    driver_args.append((np.zeros(shape, like.dtype), False))
                 else:
                     outs[p.out] = batch_output((size,) + shape, like.dtype)
-                    driver_args.append(outs[p.out])
+                    driver_args.append((outs[p.out], True))
             else:  # OUT: per-element shape from the arguments' (p.shape: (argument, axis) pairs)
                 shape = tuple(_element_shape(contiguous[k], batched[k])[d] for k, d in p.shape)  # type: ignore[misc]
                 outs[p.out] = batch_output((size,) + shape, p.dtype)  # type: ignore[index, arg-type]
-                driver_args.append(outs[p.out])  # type: ignore[index]
+                driver_args.append((outs[p.out], True))  # type: ignore[index]
         for r, dtype in zip((r for r in kernel.results if r is not None), self.result_dtypes):
             outs[r] = np.empty(size, dtype)
-            driver_args.append(outs[r])
-        self.call(*driver_args)
+            driver_args.append((outs[r], True))
+        if step >= size:
+            self.call(size, *(a for a, _ in driver_args))
+        else:  # the per-element rows of at most ROWS_BYTES: the batch in slices of `step` elements
+            for lo in range(0, size, step):
+                hi = min(size, lo + step)
+                self.call(hi - lo, *(a[lo:hi] if on else a for a, on in driver_args))  # type: ignore[index]
         # A jitted f writes its array arguments in place: writes into a batch
         # vmap had to copy (moved or not C-contiguous) reach the caller's.
         for k in kernel.written:
             if batched[k] and contiguous[k] is not batches[k]:
                 batches[k][...] = contiguous[k]
         return kernel.assemble(_place(outs, out_axes, name))
+
+    def _rows_step(self, size: int, contiguous: list) -> int:
+        """Elements per driver call: all of them, unless the per-element
+        rows (RESTORE_ROWS, SCRATCH_ROWS: a parallel batch's restored
+        copies and scratch) of the whole batch would take more than
+        ROWS_BYTES; then as many as fit (at least one)."""
+        per_element = 0
+        for p, kind in zip(self.kernel.params, self.kinds):
+            if kind in (RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND):
+                like = contiguous[p.arg]
+                per_element += math.prod(_element_shape(like, self.batched[p.arg])) * like.dtype.itemsize
+        if per_element == 0 or size * per_element <= ROWS_BYTES:
+            return max(size, 1)
+        return max(1, ROWS_BYTES // per_element)
+
+
+ROWS_BYTES = 64 << 20
+"""The most memory a parallel batch's per-element copies and scratch rows
+take at once (`_Plan.run` runs a larger batch in slices that fit)."""
 
 
 LARGE_OUTPUT_BYTES = 64 << 20
@@ -446,7 +484,7 @@ def batch_output(shape: tuple[int, ...], dtype: object) -> np.ndarray:
     with small pages, on the 2-core benchmark machine). The mapping is
     freed with the array."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # (np.prod of a tuple: microseconds per call)
     if nbytes < LARGE_OUTPUT_BYTES or not hasattr(mmap, "MAP_ANONYMOUS"):
         return np.zeros(shape, dtype)
     mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)

@@ -23,10 +23,11 @@ otherwise. Splitting nodes makes taping a value cost its size once, however
 many uses it has (as in Enzyme-MLIR's min-cut cache planning).
 
 Inside a loop marked parallel (`ad.parallel`: prange, jit(parallel=True)),
-a tape is shared by the loop's iterations in push order, so the loop and
-its reverse could only run serially: taping there costs
-`PARALLEL_TAPE_SCALE` times more, so whatever can be recomputed or reloaded
-is (docs/parallel.md, "The reverse of a parallel loop").
+a tape is shared by the loop's iterations: unless `ad-lower-tapes` can give
+it a fixed layout (a row per iteration, transforms/tape_layout.py) the loop
+and its reverse run serially, and even then it costs memory traffic: taping
+there costs `PARALLEL_TAPE_SCALE` times more, so whatever can be recomputed
+or reloaded is (docs/parallel.md, "Tapes and parallel loops").
 """
 
 from __future__ import annotations

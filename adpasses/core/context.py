@@ -155,6 +155,8 @@ class LocatingParser(Parser):
         self._op_names: list[str] = []  # names of the ops being parsed, outermost first
         self._deferred_locs: dict[str, Span] = {}  # location aliases used before their definition
         self._first_uses: dict[str, Span] = {}  # values used before their definition: the first use
+        self._resource_keys: set[str] = set()  # dense_resource<key> handles seen
+        self._blobs: dict[str, str] = {}  # key -> "0x..." of the file's dialect_resources block
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         self._op_names.append(name)
@@ -226,7 +228,32 @@ class LocatingParser(Parser):
             raise
         if self._deferred_locs:
             _resolve_deferred_locations(self, module)
+        if self._resource_keys:
+            from adpasses.core.resources import resolve
+
+            resolve(module, self._blobs, self._op_error)
         return module
+
+    # -- dense_resource<key> and the {-# dialect_resources #-} block (core/resources.py) --
+
+    def _parse_dialect_resource_handle(self, dialect_name, interface):  # type: ignore[no-untyped-def, override]
+        """The key as written: this file's own blobs (xDSL's store is the
+        context's, shared by every file parsed, and renames a key seen
+        again)."""
+        key = self.parse_identifier(" for resource handle")
+        self._resource_keys.add(key)
+        return key
+
+    def _parse_resource(self, dialect_name, interface):  # type: ignore[no-untyped-def, override]
+        key = self._parse_dialect_resource_handle(dialect_name, interface)
+        self.parse_punctuation(":")
+        self._blobs[key] = self.parse_str_literal()
+
+    def _op_error(self, op: Operation, message: str) -> None:
+        loc = op.location
+        where = (f"{loc.filename.data}:{loc.line.data}:{loc.column.data}" if isinstance(loc, FileLineColLoc)
+                 else self._file_name.data)
+        raise CompileError(message, location=where)
 
     def parse_optional_builtin_int_or_float_attr(self):  # type: ignore[no-untyped-def]
         """xDSL's, with float literals checked against their type (it raised

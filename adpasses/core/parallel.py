@@ -71,8 +71,43 @@ def startup_num_threads() -> int:
 
 ENV_MIN_WORK = "ADPASSES_PARALLEL_MIN_WORK"
 DEFAULT_MIN_WORK = 20_000
-"""Estimated operations a chunk of a parallel loop must have at least: waking
-a pool thread costs microseconds (docs/parallel.md, "The runtime")."""
+"""Estimated operations a chunk of a parallel loop must have at least: an
+operation of the estimate costs 0.1-0.36 ns, so a chunk is 2-7 us of work,
+against about 1 us of hand-off to a worker (measured in docs/parallel.md,
+"The runtime", "How 20000 was chosen")."""
+
+
+ENV_SPIN_US = "ADPASSES_PARALLEL_SPIN_US"
+DEFAULT_SPIN_US = 200
+"""Microseconds a pool thread spins for the next loop after its chunk, and a
+loop for its other chunks, before sleeping (docs/parallel.md, "The runtime")."""
+MAX_SPIN_US = 1_000_000
+
+
+def check_spin_us(us: object, what: str = "spin_us") -> int:
+    """`us` as a spin time: an integer from 0 to MAX_SPIN_US (numpy's too, not bool)."""
+    if not isinstance(us, bool):
+        try:
+            value = operator.index(us)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+        else:
+            if 0 <= value <= MAX_SPIN_US:
+                return value
+    raise ValueError(f"{what} must be an integer from 0 to {MAX_SPIN_US} (microseconds), got {us!r}")
+
+
+def startup_spin_us() -> int:
+    """ADPASSES_PARALLEL_SPIN_US if set and valid (else a warning), or DEFAULT_SPIN_US."""
+    text = os.environ.get(ENV_SPIN_US)
+    if text is None or text.strip() == "":
+        return DEFAULT_SPIN_US
+    try:
+        return check_spin_us(int(text), ENV_SPIN_US)
+    except ValueError:
+        warnings.warn(f"{ENV_SPIN_US}={text!r} is not an integer from 0 to {MAX_SPIN_US}; pool threads spin "
+                      f"{DEFAULT_SPIN_US} us", RuntimeWarning, stacklevel=2)
+        return DEFAULT_SPIN_US
 
 
 def check_min_work(work: object, what: str = "min_work") -> int:

@@ -21,3 +21,5 @@ NUMPY_REPR = "!n"
 """The conversion of an f-string field `{v!r}` whose value Python holds as
 a numpy scalar (an array element): repr of the numpy scalar of its kind,
 `np.float64(0.1)`, `np.int64(3)`, `np.True_` (`!r` of a Python float: `0.1`)."""
+INT32_REPR = "!i"
+"""`{v!r}` of an np.int32 (the value comes as an INT): `np.int32(3)`."""

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     AffineSetAttr,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     IntegerAttr,
     IntegerType,
     i32,
@@ -181,8 +182,17 @@ class MemrefGlobal(memref.GlobalOp):
         initial: Attribute
         if parser.parse_optional_keyword("uninitialized"):
             initial = UnitAttr()
+        elif parser.parse_optional_keyword("dense_resource"):
+            # `dense_resource<blob1>`: the bytes come at the end of the file
+            # (adpasses/core/resources.py replaces it by dense elements)
+            parser.parse_punctuation("<")
+            key = parser._parse_dialect_resource_handle("builtin", None)  # type: ignore[arg-type]
+            parser.parse_punctuation(">")
+            initial = DenseResourceAttr.from_params(key, TensorType(mtype.element_type, mtype.get_shape()))
         else:
-            parser.parse_keyword("dense")
+            if not parser.parse_optional_keyword("dense"):
+                parser.raise_error(f"memref.global @{name.data}: expected `dense<...>`, `dense_resource<...>` "
+                                   "or `uninitialized` as the initial value")
             initial = parser.parse_dense_int_or_fp_elements_attr(
                 TensorType(mtype.element_type, mtype.get_shape()))
         attrs = parser.parse_optional_attr_dict()

@@ -38,6 +38,8 @@ generated code calls by symbol: a module carries only the inline checks.
 from __future__ import annotations
 
 import signal
+import time
+from collections.abc import Callable
 
 from llvmlite import ir
 
@@ -271,6 +273,10 @@ MIN_WORK = "adpasses_parallel_min_work"
 """i64: the least estimated work (operations) per chunk of a parallel loop
 (adpasses.lowering.parallel: fewer iterations run in fewer chunks, one
 chunk on the calling thread alone)."""
+SPIN_NS = "adpasses_parallel_spin_ns"
+"""i64: how long (ns) a pool thread with nothing to do, and a loop waiting
+for its other chunks, wait actively before sleeping on a condition
+variable (adpasses.native.runtime.set_parallel_spin; 0: sleep at once)."""
 POOL = "adpasses_parallel_pool"
 """The worker pool's state, [POOL_WORDS x i64] owned by
 adpasses.native.runtime (a forked child zeroes it): the fields below,
@@ -314,6 +320,16 @@ class _Pool:
     def store(self, k: int, value: ir.Value) -> None:
         self.b.store(value, self.field(k))
 
+    def load_atomic(self, k: int) -> ir.Value:
+        """Field k read without the lock (waiting actively; the lock is taken
+        before anything it guards is used)."""
+        return self.b.load_atomic(self.field(k), "monotonic", 8, typ=I64)
+
+    def store_atomic(self, k: int, value: ir.Value) -> None:
+        """Field k written under the lock, read by waiting threads without it
+        (an exchange: llvmlite's store_atomic needs typed pointers)."""
+        self.b.atomic_rmw("xchg", self.field(k), value, "monotonic")
+
     def lock(self) -> None:
         self.b.call(self.rm.declare("pthread_mutex_lock", I32, [PTR]), [self.field(POOL_MUTEX)])
 
@@ -349,11 +365,64 @@ class _Pool:
         b.call(worker, [record, const_i64(pooled)])
         self.lock()
         finished = b.add(self.load(POOL_FINISHED), const_i64(1))
-        self.store(POOL_FINISHED, finished)
+        self.store_atomic(POOL_FINISHED, finished)  # read unlocked by the waiting caller
         with b.if_then(b.icmp_signed("==", finished, self.load(POOL_COUNT))):
             self.signal(POOL_DONE)
         b.branch(head)
         b.position_at_end(done)
+
+
+_SPIN_CHECK = 16  # yields between two reads of the clock
+
+
+def _spin(rm: _RuntimeModule, b: ir.IRBuilder, fn: ir.Function, timespec: ir.Value,
+          ready: Callable[[], ir.Value], label: str) -> None:
+    """Wait actively until `ready()` (an i1 built from unlocked atomic
+    loads) or `adpasses_parallel_spin_ns` have passed (CLOCK_MONOTONIC,
+    read every _SPIN_CHECK tries; 0 or less: no waiting). Waking a thread
+    sleeping on a condition variable costs tens of microseconds on a
+    virtual machine (an IPI to an idle vCPU): a worker that waits actively
+    a while after its chunk finds the next loop's job at once, and so does
+    a caller waiting for the last chunk. Each try yields the core
+    (sched_yield): on an idle core it returns at once, so the wait reacts
+    within a microsecond; on a busy machine the other threads run, the
+    thread computing the awaited chunk included. (A `pause` loop there made
+    a 2-chunk loop 2-18x slower at load average 10 on 2 cores: the spinning
+    thread used up its share, and the scheduler ran the worker that held
+    the awaited chunk late.) `timespec`: two i64 on the stack."""
+    clock = rm.declare("clock_gettime", I32, [I32, PTR])
+    budget = b.load(rm.global_ref(SPIN_NS, I64), typ=I64)
+    head = fn.append_basic_block(f"{label}.head")
+    body = fn.append_basic_block(f"{label}.body")
+    check = fn.append_basic_block(f"{label}.clock")
+    out = fn.append_basic_block(f"{label}.done")
+    monotonic = ir.Constant(I32, int(getattr(time, "CLOCK_MONOTONIC", 1)))
+
+    def now() -> ir.Value:
+        b.call(clock, [monotonic, timespec])
+        seconds = b.load(b.gep(timespec, [const_i64(0)], inbounds=True, source_etype=I64), typ=I64)
+        nanos = b.load(b.gep(timespec, [const_i64(1)], inbounds=True, source_etype=I64), typ=I64)
+        return b.add(b.mul(seconds, const_i64(1_000_000_000)), nanos)
+
+    start_block = fn.append_basic_block(f"{label}.start")
+    b.cbranch(b.icmp_signed(">", budget, const_i64(0)), start_block, out)
+    b.position_at_end(start_block)
+    start = now()
+    pre = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    k = b.phi(I64)
+    k.add_incoming(const_i64(0), pre)
+    b.cbranch(ready(), out, body)
+    b.position_at_end(body)
+    b.call(rm.declare("sched_yield", I32, []), [])
+    k_next = b.add(k, const_i64(1))
+    k.add_incoming(k_next, body)
+    k.add_incoming(k_next, check)
+    b.cbranch(b.icmp_unsigned("==", b.and_(k_next, const_i64(_SPIN_CHECK - 1)), const_i64(0)), check, head)
+    b.position_at_end(check)
+    b.cbranch(b.icmp_signed(">=", b.sub(now(), start), budget), out, head)
+    b.position_at_end(out)
 
 
 def _define_pool_thread(rm: _RuntimeModule) -> ir.Function:
@@ -365,6 +434,7 @@ def _define_pool_thread(rm: _RuntimeModule) -> ir.Function:
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     mask = opaque(b.alloca(ir.ArrayType(I64, _SIGSET_WORDS)))
+    timespec = opaque(b.alloca(ir.ArrayType(I64, 2)))
     b.call(rm.declare("sigfillset", I32, [PTR]), [mask])
     b.call(rm.declare("pthread_sigmask", I32, [I32, PTR, PTR]),
            [ir.Constant(I32, int(signal.SIG_BLOCK)), mask, ir.Constant(PTR, None)])
@@ -374,7 +444,15 @@ def _define_pool_thread(rm: _RuntimeModule) -> ir.Function:
     b.branch(forever)
     b.position_at_end(forever)
     pool.run_claimed(fn, 1)
-    pool.wait(POOL_WORK)
+    # Nothing left: wait actively a while for the next loop's job (a new
+    # job count), then sleep. The count is checked again under the lock
+    # before sleeping: a job posted after that check signals this wait.
+    seen = pool.load(POOL_JOBS)
+    pool.unlock()
+    _spin(rm, b, fn, timespec, lambda: b.icmp_signed("!=", pool.load_atomic(POOL_JOBS), seen), "idle")
+    pool.lock()
+    with b.if_then(b.icmp_signed("==", pool.load(POOL_JOBS), seen)):
+        pool.wait(POOL_WORK)
     b.branch(forever)
     return fn
 
@@ -401,6 +479,7 @@ def _define_parallel_run(rm: _RuntimeModule) -> None:
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     pool = _Pool(rm, b)
     tid = opaque(b.alloca(I64))  # pthread_t
+    timespec = opaque(b.alloca(ir.ArrayType(I64, 2)))
     run = b.inttoptr(b.ptrtoint(worker, I64), _worker_type().as_pointer())
     serial = fn.append_basic_block("serial")
     try_pool = fn.append_basic_block("try_pool")
@@ -464,15 +543,26 @@ def _define_parallel_run(rm: _RuntimeModule) -> None:
     pool.store(POOL_RECORDS, b.ptrtoint(records, I64))
     pool.store(POOL_SIZE, size)
     pool.store(POOL_NEXT, const_i64(0))
-    pool.store(POOL_FINISHED, const_i64(0))
+    pool.store_atomic(POOL_FINISHED, const_i64(0))
     pool.store(POOL_COUNT, count)
-    pool.store(POOL_JOBS, b.add(pool.load(POOL_JOBS), const_i64(1)))
+    pool.store_atomic(POOL_JOBS, b.add(pool.load(POOL_JOBS), const_i64(1)))  # waiting workers watch it
     # Wake as many workers as there are records besides the caller's.
     workers = pool.load(POOL_STARTED)
     wake = b.select(b.icmp_signed("<", workers, wanted), workers, wanted)
     with counted_loop(b, wake, "wake"):
         pool.signal(POOL_WORK)
     pool.run_claimed(fn, 0)
+    # The other chunks are running: wait actively a while for them before
+    # sleeping (a worker's signal wakes a sleeping caller tens of us late).
+    spinning = fn.append_basic_block("spin.others")
+    waiting = fn.append_basic_block("wait.start")
+    b.cbranch(b.icmp_signed("<", pool.load(POOL_FINISHED), count), spinning, waiting)
+    b.position_at_end(spinning)
+    pool.unlock()
+    _spin(rm, b, fn, timespec, lambda: b.icmp_signed(">=", pool.load_atomic(POOL_FINISHED), count), "others")
+    pool.lock()
+    b.branch(waiting)
+    b.position_at_end(waiting)
     wait_head = fn.append_basic_block("wait.head")
     wait_body = fn.append_basic_block("wait.body")
     finished = fn.append_basic_block("wait.done")

@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from adpasses.core.print_codes import ARRAY, ARRAY_DTYPES, BOOL, F32, F64, NUMPY_REPR, SPEC_SEP
+from adpasses.core.print_codes import ARRAY, ARRAY_DTYPES, BOOL, F32, F64, INT32_REPR, NUMPY_REPR, SPEC_SEP
 
 
 def _array(dtype: np.dtype, data, pos: int) -> tuple[np.ndarray, int]:  # type: ignore[no-untyped-def]
@@ -76,6 +76,8 @@ def _format(value: object, spec: str) -> str:
     conversion, _, format_spec = spec.partition(":")
     if conversion == NUMPY_REPR:
         value = repr(_numpy_scalar(value))
+    elif conversion == INT32_REPR:
+        value = repr(np.int32(value))
     elif conversion == "!r":
         value = repr(value)
     elif conversion == "!s":

@@ -34,7 +34,8 @@ import numpy as np
 
 from adpasses.core import print_codes
 from adpasses.core.compile_locks import LLVM_LOCK
-from adpasses.core.parallel import check_min_work, check_num_threads, startup_min_work, startup_num_threads
+from adpasses.core.parallel import check_min_work, check_num_threads, check_spin_us, startup_min_work, \
+    startup_num_threads, startup_spin_us
 from adpasses.native import python_print
 from adpasses.native.arguments import HONOURED_ARRAY_TYPES
 
@@ -51,6 +52,10 @@ NUM_THREADS = (ctypes.c_int64 * 1)()
 MIN_WORK = (ctypes.c_int64 * 1)()
 """The least estimated work (operations) per chunk of a parallel loop
 (`adpasses_parallel_min_work`; adpasses.lowering.parallel)."""
+SPIN_NS = (ctypes.c_int64 * 1)()
+"""How long pool threads spin before sleeping, in ns (`adpasses_parallel_spin_ns`;
+adpasses.lowering.thread_state); -1 until read from the environment."""
+SPIN_NS[0] = -1
 POOL_WORDS = 64  # adpasses.lowering.thread_state.POOL_WORDS (no xDSL import here)
 POOL = (ctypes.c_int64 * POOL_WORDS)()
 """The worker pool of parallel loops (`adpasses_parallel_pool`: its fields
@@ -113,6 +118,9 @@ def register_python_objects() -> None:
         if MIN_WORK[0] == 0:
             MIN_WORK[0] = startup_min_work()
         llvm.add_symbol("adpasses_parallel_min_work", ctypes.addressof(MIN_WORK))
+        if SPIN_NS[0] < 0:
+            SPIN_NS[0] = 1000 * startup_spin_us()
+        llvm.add_symbol("adpasses_parallel_spin_ns", ctypes.addressof(SPIN_NS))
         llvm.add_symbol("adpasses_parallel_pool", ctypes.addressof(POOL))
         llvm.add_symbol("adpasses_numpy_api", numpy_api_table())
         for name, obj in PYTHON_OBJECTS.items():
@@ -248,6 +256,27 @@ def get_parallel_min_work() -> int:
     if MIN_WORK[0] == 0:
         MIN_WORK[0] = startup_min_work()
     return int(MIN_WORK[0])
+
+
+def set_parallel_spin(us: int) -> int:
+    """How long (microseconds, 0 to 10^6) a pool thread that finished its
+    chunks spins waiting for the next parallel loop, and a loop that ran
+    its chunks spins waiting for the others', before sleeping on a
+    condition variable (default: ADPASSES_PARALLEL_SPIN_US, else
+    adpasses.core.parallel.DEFAULT_SPIN_US). Waking a sleeping thread costs
+    tens of microseconds on a virtual machine; spinning costs the core
+    meanwhile. 0: sleep at once. Returns the previous setting."""
+    value = check_spin_us(us)
+    before = get_parallel_spin()
+    SPIN_NS[0] = 1000 * value
+    return before
+
+
+def get_parallel_spin() -> int:
+    """How long pool threads spin before sleeping, in microseconds."""
+    if SPIN_NS[0] < 0:
+        SPIN_NS[0] = 1000 * startup_spin_us()
+    return int(SPIN_NS[0]) // 1000
 
 
 def pool_stats() -> dict[str, int]:

@@ -24,6 +24,13 @@ Per entry parameter (`BatchSpec.params`):
   pristine into it before each call.
 - SCRATCH: a memref the entry accumulates into (a shadow no one reads):
   zeroed before each call.
+- RESTORE_ROWS, SCRATCH_ROWS: RESTORE and SCRATCH with one buffer per
+  element rather than one for the batch: the driver takes a batch (its
+  rows of the parameter's shape; RESTORE_ROWS also the pristine) and
+  passes row `b`, copied from the pristine / zeroed before the call. No
+  two elements then write the same memory, so the loop can be proven
+  parallel (vmap uses them with `parallel=True`: B times the memory of
+  one buffer, like an output).
 - CONST: a float fixed in the driver (`spec.constants`: a gradient's seed).
 - LOCAL: a buffer of any contents the entry uses as its workspace (a
   Hessian driver's lanes and shadows): a stack array of the parameter's
@@ -36,8 +43,8 @@ With `spec.parallel` the loop is marked `ad.parallel = "vmap"` (like a
 loop of `jit(parallel=True)`, "auto"; at the mapped function's location): `ad-parallelize` runs it on the worker
 pool when it proves the elements independent (each writes its own rows
 and outputs; SHARED memrefs read only; RESTORE and SCRATCH parameters,
-one buffer written by every element, keep it serial), else it stays a
-serial loop.
+one buffer written by every element, keep it serial: the _ROWS kinds are
+their parallel form), else it stays a serial loop.
 
 The batch sizes of the memrefs are read by the subviews and loads, which
 keep their bounds checks: a batch shorter than `%n` stops the call with an
@@ -76,7 +83,8 @@ VMAP_MARK = "vmap"
 not proven independent runs serially, no error), named in reports."""
 
 BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL = "batched", "shared", "restore", "scratch", "const", "local"
-KINDS = (BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL)
+RESTORE_ROWS, SCRATCH_ROWS = "restore_rows", "scratch_rows"
+KINDS = (BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL, RESTORE_ROWS, SCRATCH_ROWS)
 
 
 @dataclass(frozen=True)
@@ -131,10 +139,12 @@ def driver_inputs(entry: func.FuncOp, spec: BatchSpec) -> list[Attribute]:
     inputs = list(entry.function_type.inputs.data)
     types: list[Attribute] = [IndexType()]
     for t, kind in zip(inputs, spec.params):
-        if kind == BATCHED:
+        if kind in (BATCHED, SCRATCH_ROWS):
             types.append(batch_type(t))
         elif kind == RESTORE:
             types += [t, t]
+        elif kind == RESTORE_ROWS:
+            types += [batch_type(t), t]
         elif kind not in (CONST, LOCAL):
             types.append(t)
     outputs = list(entry.function_type.outputs.data)
@@ -206,7 +216,7 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
     for kind in spec.params:
         if kind in (CONST, LOCAL):
             taken.append((kind, n, None))  # placeholder: the constant or buffer is made below
-        elif kind == RESTORE:
+        elif kind in (RESTORE, RESTORE_ROWS):
             work = next(args)
             taken.append((kind, work, next(args)))
         else:
@@ -245,6 +255,14 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
         elif kind == SCRATCH:
             fill(inner, value, 0.0)
             operands.append(value)
+        elif kind == RESTORE_ROWS:
+            row = _row(inner, value, at, t, shapes[p])
+            inner.insert(memref.CopyOp(pristine, row))
+            operands.append(row)
+        elif kind == SCRATCH_ROWS:
+            row = _row(inner, value, at, t, shapes[p])
+            fill(inner, row, 0.0)
+            operands.append(row)
         else:
             operands.append(value)
     call = inner.insert(func.CallOp(entry.sym_name.data, operands, outputs))

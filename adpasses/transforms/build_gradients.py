@@ -246,7 +246,7 @@ class CheckpointRequests:
     the gradients being built call in their reverse sweeps. A request is
     cloned (a marked copy, named as its gradient) when first asked for and
     prepared as the pipeline's earlier steps prepare a copy (callees
-    inlined, affine lowered, upstream ops expanded, scf.while counted);
+    inlined, affine and linalg lowered, upstream ops expanded, scf.while counted);
     `ad-build-gradients` then builds it like any other."""
 
     def __init__(self, module: ModuleOp, work: dict[GradientRequest, func.FuncOp]):
@@ -281,9 +281,11 @@ def prepare_copy(copy: func.FuncOp, module: ModuleOp, request: GradientRequest) 
     from adpasses.transforms.expand_upstream_ops import expand_upstream_ops
     from adpasses.transforms.inline_calls import inline_calls
     from adpasses.transforms.lower_affine import lower_affine
+    from adpasses.transforms.lower_linalg import lower_linalg
 
     inline_calls(copy, module, request.primal)
     lower_affine(copy)
+    lower_linalg(copy)  # array expressions of a checkpointed callee (ad-lower-linalg's step)
     expand_upstream_ops(copy)
     for loop in [o for o in copy.walk() if isinstance(o, scf.WhileOp)]:
         if COUNTED_ATTR not in loop.attributes:

@@ -38,9 +38,11 @@ def _callee(module: Operation, call: func.CallOp) -> func.FuncOp | None:
     return None
 
 
-def check_no_recursion(module: Operation, root: func.FuncOp, root_name: str | None = None) -> None:
+def check_no_recursion(module: Operation, root: func.FuncOp, root_name: str | None = None,
+                       mode: str = "reverse") -> None:
     """Raise at the first call that closes a cycle reachable from `root`
-    (named `root_name`: a copy of a primal stands for its primal)."""
+    (named `root_name`: a copy of a primal stands for its primal). In
+    forward mode checkpointed calls are inlined too, so they count."""
     on_path: list[str] = []
     done: set[str] = set()
 
@@ -52,11 +54,15 @@ def check_no_recursion(module: Operation, root: func.FuncOp, root_name: str | No
                 callee = _callee(module, op)
                 if callee is None or custom_rule_of_function(callee) is not None:
                     continue  # not inlined: a custom rule differentiates it
-                if CHECKPOINT_ATTR in op.attributes:
+                if CHECKPOINT_ATTR in op.attributes and mode == "reverse":
                     continue  # not inlined: its reverse calls the callee's gradient (recursion allowed)
                 cname = callee.sym_name.data
                 if cname in on_path:
                     chain = " -> ".join([*on_path[on_path.index(cname) :], cname])
+                    if mode == "forward":
+                        raise error_at(op, f"recursive call ({chain}) cannot be inlined for forward-mode "
+                                           "differentiation (ad.checkpoint helps reverse mode only): "
+                                           "rewrite the recursion as a loop")
                     raise error_at(
                         op,
                         f"recursive call ({chain}) cannot be inlined for differentiation: "
@@ -103,12 +109,16 @@ def inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
 def inline_calls(function: func.FuncOp, module: Operation, name: str | None = None,
                  mode: str = "reverse") -> None:
     """Inline, transitively, every call in `function` (a copy of `@name`)
-    to a defined function, except checkpointed calls (`ad.checkpoint`: the
-    reverse sweep calls the callee's own gradient) and calls of functions
-    with a custom rule (reverse or forward `mode`): those stay calls, tagged
-    `ad.custom_call` (adpasses/transforms/custom_calls.py)."""
+    to a defined function, except checkpointed calls in reverse `mode`
+    (`ad.checkpoint`: the reverse sweep calls the callee's own gradient) and
+    calls of functions with a custom rule (reverse or forward `mode`): those
+    stay calls, tagged `ad.custom_call` (adpasses/transforms/custom_calls.py).
+    Forward mode tapes nothing, so a checkpoint has nothing to save there:
+    its calls are inlined like any other (jvp, jacfwd, and the forward sweep
+    over a gradient in hessian/hvp)."""
     resolve_indirect_calls(function)
-    check_no_recursion(module, function, name)
+    check_no_recursion(module, function, name, mode)
+    inline_checkpointed = mode == "forward"
     while True:
         resolve_indirect_calls(function)  # inlined bodies may call func.constant values
         for call, callee, rule in custom_calls(function, module, mode):
@@ -116,7 +126,7 @@ def inline_calls(function: func.FuncOp, module: Operation, name: str | None = No
         calls = [
             (op, callee)
             for op in function.walk()
-            if isinstance(op, func.CallOp) and CHECKPOINT_ATTR not in op.attributes
+            if isinstance(op, func.CallOp) and (inline_checkpointed or CHECKPOINT_ATTR not in op.attributes)
             and not is_kept_call(op, mode)
             and (callee := _callee(module, op)) is not None
         ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -32,6 +32,7 @@ from xdsl.rewriter import InsertPoint
 from adpasses.dialects.ad import (UNCHECKED_ATTR, WORKSPACE_ATTR, TapeCreateOp, TapeFreeOp, TapePopOp, TapePushOp,
                                   TapeReserveOp)
 from adpasses.transforms.gradient_marks import marked_functions
+from adpasses.transforms.tape_layout import LAYOUT_ATTR, STACK_ATTR, FixedLayout, fixed_layout, materialize
 from adpasses.core.types import byte_size
 
 """On a tape's memref.alloc/dealloc: the lowering may keep the buffer across
@@ -54,6 +55,10 @@ class LowerCapacityTape(RewritePattern):
     def match_and_rewrite(self, op: TapeCreateOp, rewriter: PatternRewriter) -> None:
         if op.capacity is None:
             return
+        layout = fixed_layout(op)
+        if isinstance(layout, FixedLayout):
+            _lower_fixed(op, layout, self.stack_limit, rewriter)
+            return
         elem = op.tape.type.element_type
         static = _static_int(op.capacity)
         b = Builder(InsertPoint.before(op))
@@ -73,6 +78,8 @@ class LowerCapacityTape(RewritePattern):
         if not on_stack:
             buffer.owner.attributes[WORKSPACE_ATTR] = UnitAttr()
         counter = emit(memref.AllocaOp.get(IndexType(), shape=[1])).results[0]
+        if isinstance(layout, str):  # a parallel loop pushes or pops it: the report says why serially
+            counter.owner.attributes[STACK_ATTR] = StringAttr(layout)
         zero = emit(arith.ConstantOp(IntegerAttr(0, IndexType()))).results[0]
         one = emit(arith.ConstantOp(IntegerAttr(1, IndexType()))).results[0]
         emit(_unchecked(memref.StoreOp.get(zero, counter, [zero])))
@@ -103,6 +110,87 @@ class LowerCapacityTape(RewritePattern):
                     at(memref.DeallocOp.get(buffer)).attributes[WORKSPACE_ATTR] = UnitAttr()
                 rewriter.erase(user)
         rewriter.erase(op)
+
+
+def _lower_fixed(op: TapeCreateOp, layout: FixedLayout, stack_limit: int, rewriter: PatternRewriter) -> None:
+    """The tape as a (capacity / (m1*...*md*k), m1, ..., md, k) buffer, m
+    the trip counts of the inner loops around the pushes: forward
+    iteration (i, j1, ...) stores its c-th push at [i - lb, j1 - lb1, ...,
+    c]; reverse iteration (r, r1, ...) loads its p-th pop from
+    [T - 1 - r, m1 - 1 - r1, ..., k - 1 - p] (tape_layout.py). No counter."""
+    elem = op.tape.type.element_type
+    k = layout.k
+    static = _static_int(op.capacity)  # type: ignore[arg-type]
+    b = Builder(InsertPoint.before(op))
+
+    def emit(new: Operation, where: Operation = op, builder: Builder = b) -> SSAValue:
+        new.location = where.location
+        return builder.insert(new).results[0]
+
+    def const(value: int, where: Operation = op, builder: Builder = b) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(value, IndexType())), where, builder)
+
+    on_stack = static is not None and not layout.inner and static * byte_size(elem) <= stack_limit
+    if static is not None and not layout.inner:
+        shape = [max(static // k, 1), k]
+        buffer = emit((memref.AllocaOp if on_stack else memref.AllocOp).get(elem, shape=shape))
+    else:
+        built: dict[SSAValue, SSAValue] = {}
+        zero = const(0)
+        trips = []
+        for loop in layout.inner:  # their bounds are known here (fixed_layout)
+            span = emit(arith.SubiOp(materialize(loop.ub, op, built), materialize(loop.lb, op, built)))
+            trips.append(emit(arith.MaxSIOp(span, zero)))
+        per_row = const(k)
+        for trip in trips:
+            per_row = emit(arith.MuliOp(per_row, trip))
+        rows = emit(arith.DivUIOp(op.capacity, emit(arith.MaxSIOp(per_row, const(1)))))  # type: ignore[arg-type]
+        buffer = emit(memref.AllocOp.get(elem, shape=[DYNAMIC_INDEX] * (1 + len(trips)) + [k],
+                                         dynamic_sizes=[rows, *trips]))
+    buffer.name_hint = op.tape.name_hint
+    buffer.owner.attributes[LAYOUT_ATTR] = IntegerAttr(k, IndexType())
+    if not on_stack:
+        buffer.owner.attributes[WORKSPACE_ATTR] = UnitAttr()
+
+    forward_index = []
+    for loop in layout.forward:
+        fb = Builder(InsertPoint.at_start(loop.body.block))
+        row = loop.body.block.args[0]
+        if _static_int(loop.lb) != 0:
+            row = emit(arith.SubiOp(row, loop.lb), loop, fb)
+        forward_index.append(row)
+    reverse_index = []
+    for loop in layout.reverse:
+        rb = Builder(InsertPoint.at_start(loop.body.block))
+        last = emit(arith.SubiOp(loop.ub, const(1, loop, rb)), loop, rb)
+        reverse_index.append(emit(arith.SubiOp(last, loop.body.block.args[0]), loop, rb))
+    # Columns follow program order in each loop body (uses are unordered).
+    order = {o: n for loop in (layout.forward[-1], layout.reverse[-1]) for n, o in enumerate(loop.body.block.ops)}
+    pushed = popped = 0
+    for user in sorted({u.operation for u in op.tape.uses}, key=lambda o: order.get(o, -1)):
+        ub = Builder(InsertPoint.before(user))
+        if isinstance(user, TapePushOp):
+            column = const(pushed, user, ub)
+            pushed += 1
+            store = _unchecked(memref.StoreOp.get(user.value, buffer, [*forward_index, column]))
+            store.location = user.location
+            ub.insert(store)
+            rewriter.erase(user)
+        elif isinstance(user, TapePopOp):
+            column = const(k - 1 - popped, user, ub)
+            popped += 1
+            value = emit(_unchecked(memref.LoadOp.get(buffer, [*reverse_index, column])), user, ub)
+            rewriter.replace(user, [], [value])
+        elif isinstance(user, TapeReserveOp):
+            rewriter.erase(user)
+        elif isinstance(user, TapeFreeOp):
+            if not on_stack:
+                emit_free = memref.DeallocOp.get(buffer)
+                emit_free.attributes[WORKSPACE_ATTR] = UnitAttr()
+                emit_free.location = user.location
+                ub.insert(emit_free)
+            rewriter.erase(user)
+    rewriter.erase(op)
 
 
 def _unchecked(op: Operation) -> Operation:

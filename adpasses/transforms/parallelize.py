@@ -14,7 +14,10 @@ of a `jit(parallel=True)` function) runs in parallel when
    its own part, and the parts are added in chunk order; every chunk reads
    a kept value's initial value;
 3. **effects**: nothing in it prints (the output's order would depend on
-   the threads), and it uses no tape made before it;
+   the threads), and it uses no tape made before it (a tape of known
+   capacity given a fixed layout, a row per iteration, is memory like any
+   other: transforms/tape_layout.py; one lowered as a stack is refused
+   with the reason it has no fixed layout);
 4. **values**: what it uses from outside is numbers and arrays.
 
 Such a loop is outlined into a private function
@@ -52,7 +55,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
 )
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
@@ -67,6 +70,7 @@ from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ParallelForOp, Ta
 from adpasses.transforms.accumulators import promote_accumulators
 from adpasses.transforms.carried_values import carried_kinds
 from adpasses.transforms.privatize import privatize
+from adpasses.transforms.tape_layout import STACK_ATTR
 
 
 def marked_loops(function: func.FuncOp) -> list[scf.ForOp]:
@@ -117,6 +121,9 @@ def parallel_problem(loop: scf.ForOp, alias: AliasAnalysis) -> str | None:
     """Why `loop` cannot run in parallel, or None (the module doc's rules)."""
     if counted_loop(loop) is None:
         return "it is not a counted loop"
+    stack = _tape_stack(loop)
+    if stack is not None:
+        return stack
     conflict = alias.iteration_conflict(loop, per_thread=True)
     if conflict is not None:
         return f"its iterations may depend on each other: {conflict}"
@@ -131,14 +138,28 @@ def parallel_problem(loop: scf.ForOp, alias: AliasAnalysis) -> str | None:
     for op in nested_ops(loop)[1:]:
         shared_tape = next((v for v in op.operands if isinstance(v.type, TapeType) and not _inside(v, loop)), None)
         if shared_tape is not None:
-            return (f"{op.name} at {op_location(op) or '?'} uses a tape made before the loop: its "
-                    "iterations push and pop in one order")
+            return (f"{op.name} at {op_location(op) or '?'} uses a tape made before the loop, one that grows "
+                    "as it is pushed (how many values each iteration tapes is not known when the loop starts, "
+                    "e.g. an inner loop whose trip count depends on the iteration), so it has no fixed place "
+                    "per iteration: its iterations push and pop in one order")
         effects = effects_of(op)
         if effects and any(getattr(e, "resource", None) is OUTPUT for e in effects):
             return f"it prints ({op.name}): the output's order would depend on the threads"
     for v in captured_values(loop):
         if not _capturable(v):
             return f"it uses a value of type {v.type} defined before it"
+    return None
+
+
+def _tape_stack(loop: scf.ForOp) -> str | None:
+    """Why the loop uses a tape lowered as a stack (one counter shared by
+    its iterations: push order), when it does (transforms/tape_layout.py)."""
+    for op in nested_ops(loop)[1:]:
+        if isinstance(op, (memref.LoadOp, memref.StoreOp)) and isinstance(op.memref, OpResult):
+            why = op.memref.op.attributes.get(STACK_ATTR)
+            if isinstance(why, StringAttr):
+                return (f"it pushes or pops a tape shared by its iterations in push order, with no fixed "
+                        f"place per iteration: {why.data}")
     return None
 
 

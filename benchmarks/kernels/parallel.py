@@ -16,11 +16,20 @@ with `prange` (`numba.set_num_threads`):
 - `vmap(..., parallel=True)`: per-example gradients of a logistic loss
   (B = 1000, d = 100; numba: a prange loop over the hand gradient) and a
   batch of 10^5 Hessians of the 3x3 neo-Hookean energy, per element;
+- a prange loop whose gradient tapes a value per iteration (x[i]
+  overwritten by softplus, `exp(x[i])` taped: the tape's fixed layout,
+  transforms/tape_layout.py, so the forward and the reverse loop both run
+  on the pool), n = 10^6, gradient by `autodiff` into preallocated
+  shadows; numba: a prange loop for the sum, then a prange loop over the
+  hand gradient (both restore x from a copy first: the loop writes it);
 - the cost of starting a parallel loop: a small prange sum
   (`s += w[i] x[i]^2`) at n = 50 and n = 1000 per call, and under `vmap`
   (B = 1000 elements, a 50-iteration prange each) per element: loops this
   small run as one chunk on the caller (the minimum work per chunk), so the
   2-thread time is the 1-thread time; numba's prange beside it.
+
+`ADPASSES_BENCH_PARALLEL=small,vmap,strided,batch,taped` (a comma list)
+runs only those groups of rows (default: all).
 
 Timed by wall clock (`time.perf_counter`: process CPU time would add the
 threads' times), the median of R rounds, each a few calls; `extra` holds the
@@ -182,6 +191,92 @@ def small_loop_rows(rng) -> list[Row]:  # type: ignore[no-untyped-def]
     return rows
 
 
+def taped_softplus(x, w):
+    s = 0.0
+    for i in prange(len(x)):
+        t = math.exp(x[i])
+        x[i] = math.log(1.0 + t)
+        s += w[i] * x[i] * t
+    return s * s
+
+
+def numba_taped():  # type: ignore[no-untyped-def]
+    numba = peers.get("numba")
+    if numba is None:
+        return None
+    nprange = numba.prange
+
+    @numba.njit(parallel=True)
+    def primal(x, w):  # type: ignore[no-untyped-def]
+        s = 0.0
+        for i in nprange(len(x)):
+            t = math.exp(x[i])
+            x[i] = math.log(1.0 + t)
+            s += w[i] * x[i] * t
+        return s * s
+
+    @numba.njit(parallel=True)
+    def grad(x, w, gx, gw):  # type: ignore[no-untyped-def]
+        s = 0.0
+        for i in nprange(len(x)):
+            t = math.exp(x[i])
+            s += w[i] * math.log(1.0 + t) * t
+        c = 2.0 * s
+        for i in nprange(len(x)):
+            t = math.exp(x[i])
+            y = math.log(1.0 + t)
+            gx[i] += c * w[i] * t * (t / (1.0 + t) + y)
+            gw[i] += c * y * t
+            x[i] = y
+        return gx, gw
+
+    return numba, primal, grad
+
+
+def taped_rows(rng) -> list[Row]:  # type: ignore[no-untyped-def]
+    """A prange loop whose gradient tapes exp(x[i]) (x[i] is overwritten),
+    n = 10^6: the tape in a fixed layout, forward and reverse on the pool."""
+    rows: list[Row] = []
+    n = 10**6
+    x0, w = rng.uniform(-1.0, 1.0, n), rng.uniform(-1.0, 1.0, n)
+    x, dx, dw = x0.copy(), np.zeros(n), np.zeros(n)
+    f = adpasses.jit(ours.fresh_copy(taped_softplus))
+
+    def primal() -> object:
+        x[:] = x0
+        return f(x, w)
+
+    def ours_grad() -> object:
+        x[:] = x0
+        dx[:] = 0.0
+        dw[:] = 0.0
+        adpasses.autodiff(f, adpasses.Duplicated(x, dx), adpasses.Duplicated(w, dw))
+        return dx, dw
+    t = np.exp(x0)
+    y = np.log1p(t)
+    c = 2.0 * float(np.sum(w * y * t))
+    want = (c * w * t * (t / (1.0 + t) + y), c * y * t)
+    rows += timed_rows("taped prange loop", "n=10^6", n, 1, "adpasses prange (tape in a fixed layout)",
+                       adpasses.set_num_threads, primal, ours_grad, want)
+    nb = numba_taped()
+    if nb is not None:
+        numba, nb_primal, nb_grad = nb
+        gx, gw = np.zeros(n), np.zeros(n)
+
+        def nb_p() -> object:
+            x[:] = x0
+            return nb_primal(x, w)
+
+        def nb_g() -> object:
+            x[:] = x0
+            gx[:] = 0.0
+            gw[:] = 0.0
+            return nb_grad(x, w, gx, gw)
+        rows += timed_rows("taped prange loop", "n=10^6", n, 1, "numba parallel=True prange (hand gradient)",
+                           numba.set_num_threads, nb_p, nb_g, want)
+    return rows
+
+
 def numba_per_example():  # type: ignore[no-untyped-def]
     numba = peers.get("numba")
     if numba is None:
@@ -296,9 +391,24 @@ def run(ctx) -> list[Row]:  # type: ignore[no-untyped-def]
     rows: list[Row] = []
     rng = np.random.default_rng(17)
     nb = numba_versions()
+    groups = set(filter(None, os.environ.get("ADPASSES_BENCH_PARALLEL", "small,vmap,strided,batch,taped").split(",")))
     try:
-        rows += small_loop_rows(rng)
-        rows += vmap_rows(rng)
+        if "small" in groups:
+            rows += small_loop_rows(rng)
+        if "vmap" in groups:
+            rows += vmap_rows(rng)
+        if "taped" in groups:
+            rows += taped_rows(rng)
+        rows += _kernel_rows(rng, nb, groups)
+    finally:
+        adpasses.set_num_threads(before)
+    return rows
+
+
+def _kernel_rows(rng, nb, groups: set[str]) -> list[Row]:  # type: ignore[no-untyped-def]
+    """Kernel 1 strided (n = 10^7) and kernel 3's batch (N = 10^6)."""
+    rows: list[Row] = []
+    if "strided" in groups:
         # kernel 1 at n = 10^7
         n = 10**7
         x = rng.uniform(-1.0, 1.0, n)
@@ -321,7 +431,9 @@ def run(ctx) -> list[Row]:  # type: ignore[no-untyped-def]
                 return strided_grad(x, g)
             rows += timed_rows("strided", "n=10^7", n, 1, "numba parallel=True prange", numba.set_num_threads,
                                lambda: strided(x), nb_grad, want)
-
+    if nb is not None:
+        numba, strided, strided_grad, batch, batch_grad = nb
+    if "batch" in groups:
         # kernel 3's batch, N = 10^6
         N = 10**6
         V, W = rng.uniform(-1.0, 1.0, (N, 3)), rng.uniform(-1.0, 1.0, (N, 2))
@@ -345,8 +457,6 @@ def run(ctx) -> list[Row]:  # type: ignore[no-untyped-def]
                 return batch_grad(V, W, GV, GW)
             rows += timed_rows("small batch", "N=10^6", N, N, "numba parallel=True prange",
                                numba.set_num_threads, lambda: batch(V, W), nb_batch, want3)
-    finally:
-        adpasses.set_num_threads(before)
     return rows
 
 

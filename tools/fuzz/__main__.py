@@ -24,11 +24,17 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from adpasses.tools.fuzz.check import ALIASED_KINDS, FORWARD_KINDS, HESSIAN_KINDS, KINDS, THREAD_KINDS
+from adpasses.tools.fuzz.check import (
+    ALIASED_KINDS,
+    FORWARD_KINDS,
+    HESSIAN_KINDS,
+    KINDS,
+    PARALLEL_KINDS,
+    THREAD_KINDS,
+)
 
-from adpasses.tools.fuzz.parallel import PARALLEL_KINDS
-MODE_KINDS = {"reverse": (), "forward": FORWARD_KINDS, "hessian": HESSIAN_KINDS, "arrays": (),
-              "parallel": PARALLEL_KINDS}
+MODE_KINDS = {"reverse": (), "forward": FORWARD_KINDS, "hessian": HESSIAN_KINDS,
+              "arrays": ("wrong tangent", "changed argument", *PARALLEL_KINDS), "parallel": PARALLEL_KINDS}
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:

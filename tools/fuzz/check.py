@@ -51,6 +51,9 @@ FORWARD_KINDS = ("wrong tangent", "dot-product mismatch")
 """Failure kinds of the forward mode only (tools/fuzz/forward.py)."""
 HESSIAN_KINDS = ("wrong hvp", "asymmetric hessian")
 """Failure kinds of the Hessian mode only (tools/fuzz/hessian.py)."""
+PARALLEL_KINDS = ("parallel mismatch", "parallel error", "parallel nondeterminism")
+"""Failure kinds of the parallel mode (tools/fuzz/parallel.py) and of the
+array mode's `jit(parallel=True)` check (tools/fuzz/arrays.py)."""
 """Failure kinds; an outcome is one of these, `ok` or `discard`."""
 
 ATTEMPTS = 5
@@ -96,7 +99,8 @@ class Outcome:
 
     @property
     def failed(self) -> bool:
-        return self.kind in (*KINDS, *ALIASED_KINDS, *THREAD_KINDS, *FORWARD_KINDS, *HESSIAN_KINDS)
+        return self.kind in (*KINDS, *ALIASED_KINDS, *THREAD_KINDS, *FORWARD_KINDS, *HESSIAN_KINDS,
+                             *PARALLEL_KINDS)
 
 
 class _Failure(Exception):

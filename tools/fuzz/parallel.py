@@ -6,16 +6,21 @@ the shapes `ad-parallelize` proves or must refuse in front of most:
 is, and with every top-level loop of the function marked `ad.parallel`
 (what `jit(parallel=True)` does), so `ad-parallelize` runs on its own
 (after differentiation) every marked loop of the primal and of the
-gradient whose iterations it proves independent on `THREADS` threads. Both
-are called on the same input point: results, final buffers and shadows
-must agree (to `RTOL`: parallel sums add chunk sums, a different rounding
+gradient whose iterations it proves independent. Both are called on the
+same input point, the parallel one on 3, 2 and 1 threads
+(`THREAD_COUNTS`): results, final buffers and shadows must agree with the
+serial call (to `RTOL`: parallel sums add chunk sums, a different rounding
 than the serial order), and an exception must be the same exception (type
 and message: a bounds error in a chunk reports the serial loop's index).
+On each thread count a second call, and on 3 threads two Python threads
+calling at once (sharing the pool), must give the first call's bits
+(docs/parallel.md, "Determinism").
 
-Outcome kinds: `parallel mismatch` (a value differs), `parallel error`
-(one raised and the other did not, or another exception); the outcome's
-detail of an ok program counts the loops that ran in parallel
-(`parallel loops: primal P, gradient G`).
+Outcome kinds: `parallel mismatch` (a value differs from the serial run),
+`parallel error` (one raised and the other did not, or another
+exception), `parallel nondeterminism` (two runs on the same thread count
+differ in a bit); the outcome's detail of an ok program counts the loops
+that ran in parallel (`parallel loops: primal P, gradient G`).
 """
 
 from __future__ import annotations
@@ -24,16 +29,18 @@ import math
 
 import numpy as np
 
-from adpasses.tools.fuzz.check import Outcome, choose_point
+from adpasses.tools.fuzz.check import PARALLEL_KINDS, Outcome, choose_point
 from adpasses.tools.fuzz.program import Program
-from adpasses.tools.fuzz.threads import Record, call_gradient, call_primal, describe
+from adpasses.tools.fuzz.threads import Record, call_gradient, call_primal, describe, same
 from adpasses.tools.fuzz.to_mlir import mlir_function
 from adpasses.tools.fuzz.to_python import Oracle
 
-PARALLEL_KINDS = ("parallel mismatch", "parallel error")
-THREADS = 3
-"""Threads of the parallel loops: more than the 2 cores of the test
-machine, so chunks interleave, and a chunk boundary inside small loops."""
+THREAD_COUNTS = (3, 2, 1)
+"""Threads of the parallel loops, one run each: 3 is more than the 2 cores
+of the test machine, so chunks interleave, and a chunk boundary falls
+inside small loops; 1 runs the outlined bodies on the calling thread."""
+CONCURRENT = 2
+"""Python threads calling the parallel program at once (on THREAD_COUNTS[0])."""
 RTOL = 1e-9
 
 
@@ -92,22 +99,77 @@ def check_parallel(p: Program) -> Outcome:
         return Outcome("compiler error", f"{type(err).__name__}: {err}".splitlines()[0])
     parallel = compile_variant(p, parallel=True)
     before = get_num_threads()
-    set_num_threads(THREADS)
     # One chunk per thread however small the loop (the programs' loops are
     # far below the minimum work per chunk, which would run them on the
     # calling thread alone).
     work = set_parallel_min_work(1)
     try:
-        for what, call, k in (("primal", call_primal, 0), ("gradient", call_gradient, 1)):
-            want = call(p, serial[k], point)
-            got = call(p, parallel[k], point)
-            if not close(got, want):
-                kind = "parallel error" if got[0] != want[0] or got[0] == "raised" else "parallel mismatch"
-                return Outcome(kind, f"{what}: parallel {describe(got)}; serial {describe(want)}")
+        calls = (("primal", call_primal, 0), ("gradient", call_gradient, 1))
+        want = {what: call(p, serial[k], point) for what, call, k in calls}
+        for threads in THREAD_COUNTS:
+            set_num_threads(threads)
+            for what, call, k in calls:
+                got = call(p, parallel[k], point)
+                if not close(got, want[what]):
+                    kind = "parallel error" if got[0] != want[what][0] or got[0] == "raised" \
+                        else "parallel mismatch"
+                    return Outcome(kind, f"{what} on {threads} threads: parallel {describe(got)}; "
+                                         f"serial {describe(want[what])}")
+                # docs/parallel.md, "Determinism": the same bits on every run
+                # with the same thread count, also while other Python threads
+                # run parallel loops on the same pool.
+                again = [call(p, parallel[k], point)]
+                if threads == THREAD_COUNTS[0]:
+                    again += concurrent_calls(lambda: call(p, parallel[k], point))
+                for n, record in enumerate(again):
+                    if not same(record, got):
+                        how = "a second call" if n == 0 else f"Python thread {n} of {CONCURRENT}"
+                        return Outcome("parallel nondeterminism", f"{what} on {threads} threads: "
+                                       f"{how} {describe(record)}; first call {describe(got)}"
+                                       f"{first_difference(record, got)}")
     finally:
         set_num_threads(before)
         set_parallel_min_work(work)
     return Outcome("ok", f"parallel loops: primal {parallel[2]}, gradient {parallel[3]}")
+
+
+def concurrent_calls(call) -> list[Record]:  # type: ignore[no-untyped-def]
+    """`call()` from CONCURRENT Python threads at once (compiled calls
+    release the GIL, so their parallel loops share the pool)."""
+    import sys
+    import threading
+
+    barrier = threading.Barrier(CONCURRENT)
+    records: list[Record | None] = [None] * CONCURRENT
+
+    def work(t: int) -> None:
+        barrier.wait()
+        records[t] = call()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        pool = [threading.Thread(target=work, args=(t,)) for t in range(CONCURRENT)]
+        for th in pool:
+            th.start()
+        for th in pool:
+            th.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return [r if r is not None else ("raised", "fuzzer", "the thread did not finish") for r in records]
+
+
+def first_difference(a: Record, b: Record) -> str:
+    """Where two returned records first differ (for the outcome's detail)."""
+    if a[0] != "returned" or b[0] != "returned":
+        return ""
+    for group, (xs, ys) in enumerate(zip(a[2:], b[2:])):
+        for n, (x, y) in enumerate(zip(xs, ys)):
+            if x.shape == y.shape and not np.array_equal(x, y, equal_nan=True):
+                at = np.flatnonzero(~((x == y) | (np.isnan(x) & np.isnan(y))))[0]
+                what = "buffer" if group == 0 else "shadow"
+                return f" ({what} {n} element {at}: {x.flat[at]!r} vs {y.flat[at]!r})"
+    return ""
 
 
 def loops_summary(outcomes: list[Outcome]) -> str:

@@ -9,6 +9,7 @@
 // RUN: not ad-opt %S/Inputs/int_tangent.mlir 2>&1 | filecheck %s --check-prefix=INT
 // RUN: not ad-opt %S/Inputs/autodiff_inside.mlir -p ad-forward 2>&1 | filecheck %s --check-prefix=NESTED
 // RUN: not ad-run %S/Inputs/shadow_size.mlir 2>&1 | filecheck %s --check-prefix=SIZE
+// RUN: not ad-opt %S/Inputs/checkpoint_recursion.mlir --forward 2>&1 | filecheck %s --check-prefix=RECUR
 
 // NORULE: no_rule.mlir:4:3: error: 'llvm.fneg': has no forward-mode rule, but it computes a value that carries a derivative
 // NORULE-NOT: Traceback
@@ -19,3 +20,5 @@
 // INT: int_tangent.mlir:5:3: error: 'ad.fwddiff' op argument 0 is 'dup' but has type index; only float scalars and memrefs have tangents
 // NESTED: autodiff_inside.mlir:7:3: error: 'ad.autodiff': ad.autodiff inside a function differentiated in forward mode: run the reverse pipeline first
 // SIZE: error: main(): shadow %dx (argument 1) has size 2 in dimension 0, but its primal %x (argument 0) has size 3
+// RECUR: checkpoint_recursion.mlir:9:5: error: 'func.call': recursive call (r -> r) cannot be inlined for forward-mode differentiation (ad.checkpoint helps reverse mode only): rewrite the recursion as a loop
+// RECUR-NOT: Traceback

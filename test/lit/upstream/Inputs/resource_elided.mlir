@@ -1,0 +1,3 @@
+module {
+  memref.global "private" constant @w : memref<3xf64> = dense_resource<__elided__>
+}
