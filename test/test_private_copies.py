@@ -17,15 +17,7 @@ import numpy as np
 import pytest
 
 import adpasses
-
-
-def square_then_sum(x):
-    for i in range(len(x)):
-        x[i] = x[i] * x[i]
-    s = 0.0
-    for i in range(len(x)):
-        s += x[i]
-    return s
+from benchmarks.kernels.inplace import square_then_sum  # kernel 5
 
 
 def reversed_product(x):
