@@ -154,6 +154,10 @@ class ArithmeticMixin:
     def binary_value(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         if isinstance(op, ast.Pow):
             return self.power(a, b, node)
+        if a.is_bool and b.is_bool and isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            # bool & bool is a bool in Python and numpy (masks: (x > 0) & (y < 1)), not an int
+            logical = {ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp}[type(op)]
+            return Scalar(self.emit(logical(a.value, b.value)).results[0])
         both_int = (a.is_int or a.is_bool) and (b.is_int or b.is_bool)
         if both_int and not isinstance(op, ast.Div):
             return self.int_binary(op, self.to_index(a, node), self.to_index(b, node), node)

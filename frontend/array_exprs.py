@@ -207,7 +207,10 @@ class ArrayExprMixin:
         rank = e.ndim
         with self.at(node):
             operands = [self.leaf_operand(m, dims, e.shape) for m, dims in e.leaves]
-            block, element = self.generic_block(operands, e.body, node=node)
+            # A copy keeps the array's dtype (an int32 element is loaded as an index value,
+            # whose storage type would be int64).
+            keep = value.value.type.element_type if isinstance(value, Array) else None  # type: ignore[attr-defined]
+            block, element = self.generic_block(operands, e.body, element=keep, node=node)
             out = self.new_array(e.shape, element)
             maps = [_dims_map(rank, dims) for _, dims in e.leaves] + [_dims_map(rank, range(rank))]
             self.emit(linalg.GenericOp(operands, [out], Region(block), maps, _parallel(rank)))
@@ -493,7 +496,13 @@ class ArrayExprMixin:
         shape = self.broadcast_shapes(ea.shape, eb.shape, node, mode="equal")
         product = self.elementwise([ea, eb], lambda s: self.binary(ast.Mult(), s[0], s[1], node), node)
         product.shape = shape
-        return self.reduce(product, "sum", None, node)
+        total = self.reduce(product, "sum", None, node)
+        if isinstance(total, Scalar) and total.is_int and all(
+                _element_width(leaf) == 32 for e in (ea, eb) for leaf, _ in e.leaves):
+            # numpy's dot of int32 vectors accumulates in int32 (np.sum in
+            # int64): the int64 sum wrapped once has the same bits
+            return self.as_int32(total.value)
+        return total
 
     def matmul(self, a: object, b: object, node: ast.AST, what: str = "matmul") -> object:
         """`a @ b` (np.matmul, np.dot) of matrices and vectors, numpy's
@@ -757,3 +766,9 @@ def _name_of(node: ast.Call) -> str:
 
 __all__ = ["ArrayExprMixin", "same_size", "REDUCTIONS", "METHODS"]
 _ = pymath  # math functions on arrays are rejected by name (array_call)
+
+
+def _element_width(memref_value: SSAValue) -> int | None:
+    """The bit width of an integer memref's elements (None otherwise)."""
+    element = getattr(memref_value.type, "element_type", None)
+    return element.width.data if isinstance(element, IntegerType) else None

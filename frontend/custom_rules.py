@@ -24,7 +24,7 @@ from adpasses.core.diagnostics import CompileError
 from adpasses.core.types import is_float_type
 from adpasses.dialects.ad import CUSTOM_RULE_ATTR, NO_MEMORY_ATTR, RaiseIfOp
 from adpasses.frontend.compiler import FunctionCompiler, ModuleBuilder, _def_location
-from adpasses.frontend.values import Array, Scalar, TupleValue
+from adpasses.frontend.values import Array, ArrayExpr, Scalar, TupleValue
 
 RULES_ATTR = "__adpasses_custom_rules__"  # adpasses.api.custom_rules.RULES_ATTR
 
@@ -225,7 +225,8 @@ def _residual_structure(compiler: RuleCompiler, value: object) -> tuple[object, 
         return v.type, [v]
     if isinstance(value, Array) and value.value in compiler.entry.args:
         return value.type, [value.value]  # an argument, unchanged: the reverse rule reads it again
-    what = "an array" if isinstance(value, Array) else "None" if value is None else type(value).__name__
+    what = ("an array" if isinstance(value, Array) else "None" if value is None
+            else "an array expression" if isinstance(value, ArrayExpr) else type(value).__name__)
     compiler.fail(f"residuals must be numbers, the function's own array arguments, or tuples of "
                   f"them, but {compiler.pyfunc.__name__} returns {what} among them (save the "
                   "numbers you need, or recompute from the arguments in bwd)")

@@ -99,7 +99,12 @@ class ExpressionMixin:
         value = self.expr(node.operand)
         if self.is_array(value):
             if isinstance(node.op, ast.USub):
-                return self.elementwise([value], lambda s: self.negate(s[0], node), node)
+                def negate(s: list[Scalar]) -> Scalar:
+                    if s[0].is_bool:  # numpy raises; Python's -True (a number) is -1
+                        self.error(node, "numpy boolean negative, the `-` operator, is not supported on bool "
+                                         "arrays (numpy raises TypeError); use ~mask or np.logical_not(mask)")
+                    return self.negate(s[0], node)
+                return self.elementwise([value], negate, node)
             if isinstance(node.op, ast.UAdd):
                 return value
             if isinstance(node.op, ast.Invert):
@@ -132,8 +137,11 @@ class ExpressionMixin:
             self.pre_evaluated[id(node.comparators[0])] = right
         elif self.is_array(left):
             self.chained_array_comparison(node)
-        return Scalar(self.compare_chain(self.as_scalar(left, node.left), list(zip(node.ops, node.comparators)),
-                                         node))
+        result = Scalar(self.compare_chain(self.as_scalar(left, node.left), list(zip(node.ops, node.comparators)),
+                                           node))
+        if len(node.ops) == 1:  # a comparison of a numpy scalar is np.True_ / np.False_
+            result.numpy = any(isinstance(v, Scalar) and v.numpy for v in (left, right))
+        return result
 
     def compare_chain(self, left: Scalar, pairs: list[tuple[ast.cmpop, ast.expr]], node: ast.Compare) -> SSAValue:
         """`left op0 c0 op1 c1 ...`; like Python, a comparand that may raise

@@ -78,3 +78,7 @@ def int32_arithmetic(a, b, out, x32, x):
     f = a[0] * x32[0]
     g = 3 * x32[0]
     return total + 1e-9 * (float(s) + float(t) + float(u) + f) + g
+
+
+def int32_whole_arrays(a, b):
+    return a * b + 1, np.sum(a), np.dot(a, b), np.max(-a)

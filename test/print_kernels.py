@@ -99,6 +99,7 @@ def followed_reprs(x, k, t):
         c += k[i]
     print(f"{s!r} {u!r} {w!r} {j!r} {r!r} {q!r} {m!r}")
     print(f"{k[0]!r} {p!r} {-k[1]!r} {abs(k[0])!r} {k[0] // 3!r} {k[1] + 1!r} {c!r} {p:>14}|")
-    print(repr(s), str(s), repr(t), repr(p), str(p), repr(x[1]), repr(k))
+    print(repr(s), str(s), repr(t), repr(p), str(p), repr(x[1]), repr(k), repr(x[0] > 0), repr(t > 0),
+          f"{k[0] < 0!r} {x[1] <= x[0]!r}")
     print(f"{repr(u)} {str(k[1])} {repr(p):>20}|{repr(t)}")
     return s + u * t

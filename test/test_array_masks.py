@@ -116,6 +116,10 @@ def mask_store(x):
     return np.sum(x)
 
 
+def bool_negative(x):
+    return np.sum(np.where(-(x > 0), 1.0, 0.0))
+
+
 @pytest.mark.parametrize("f, words", [
     (chained, "write the elementwise (0 < x) & (x < 1)"),
     (chained_left, "write the elementwise (x < 1) & (1 <= x)"),
@@ -124,6 +128,7 @@ def mask_store(x):
     (mask_read, "np.where(mask, x, 0.0)"),
     (mask_store, "np.where(mask, x, 0.0)"),
     (bool_subtract, "numpy boolean subtract, the `-` operator, is not supported"),
+    (bool_negative, "numpy boolean negative, the `-` operator, is not supported on bool arrays"),
 ], ids=lambda v: getattr(v, "__name__", "words"))
 def test_what_stays_outside_is_a_located_error(f, words: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(CompileError) as err:
@@ -147,3 +152,22 @@ def test_max_and_min_reductions_propagate_nan_like_numpy(where) -> None:  # type
         x[where] = np.nan
     for got, want in zip(adpasses.jit(extrema)(x), extrema(x)):
         np.testing.assert_array_equal(got, want)
+
+
+def combined_masks(x, y):
+    return (x > 0) & (y < 1), (x > 0) | (y < 1), (x > 0) ^ (y < 1), np.logical_and(x > 0, y < 1)
+
+
+def combined_elements(x, y):
+    return (x[0] > 0) & (y[0] < 1), (x[1] > 0) ^ (y[1] < 1)
+
+
+def test_combined_masks_are_bool_arrays_like_numpy() -> None:
+    """& | ^ of two bool arrays (and of two bools) give bools, as in numpy
+    and Python: they used to give int64 arrays of 0 and 1 (ints)."""
+    rng = np.random.default_rng(7)
+    x, y = rng.uniform(-1, 2, 8), rng.uniform(-1, 2, 8)
+    for got, want in zip(adpasses.jit(combined_masks)(x, y), combined_masks(x, y)):
+        assert got.dtype == np.bool_ and np.array_equal(got, want)
+    got = adpasses.jit(combined_elements)(x, y)
+    assert got == combined_elements(x, y) and all(type(v) is bool for v in got)

@@ -190,3 +190,26 @@ def test_a_branch_that_raises_beside_one_returning_an_array():
     assert c == 2.0 and np.array_equal(out, np.ones(3))
     with pytest.raises(ValueError, match="c must not be negative"):
         f(np.zeros(3), -1.0)
+
+
+def copies(a):
+    return a.copy(), np.copy(a), np.array(a)
+
+
+def copy_then_write(a):
+    b = a.copy()
+    b[0] = a[1] + 1
+    return b
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64, np.bool_])
+def test_a_copy_keeps_the_dtype(dtype):
+    """x.copy(), np.copy(x), np.array(x) are arrays of x's dtype, as in numpy
+    (an int32 array's copy used to come back as int64: its elements are
+    loaded as index values, whose storage type is int64)."""
+    a = np.array([2**31 - 1, -3, 5, 0], dtype=np.int64).astype(dtype)
+    for got in jit(copies)(a):
+        assert got.dtype == a.dtype and np.array_equal(got, a) and not np.shares_memory(got, a)
+    if dtype is not np.bool_:
+        got = jit(copy_then_write)(a)
+        assert got.dtype == a.dtype and np.array_equal(got, copy_then_write(a))

@@ -219,3 +219,19 @@ def test_bad_limits_are_clear_errors():
         adpasses.jit(array_state, tape_limit=-5)
     with pytest.raises(TypeError, match="number of bytes"):
         adpasses.grad(array_state, memory_limit=[1])
+    for bad in ("1.2.3MB", "+", "e"):  # were float()'s own ValueError
+        with pytest.raises(ValueError, match="not a size"):
+            adpasses.grad(array_state, memory_limit=bad)
+
+
+@pytest.mark.parametrize("limit", [10**30, 2**64, "1e99", "1e999", "1e30GB"])
+def test_limits_beyond_any_memory_mean_no_limit(limit):
+    """A limit larger than 2**63 - 1 bytes (an address space's most) used to
+    fail deep in the IR builder (xDSL's VerifyException: out of range for
+    i64), and "1e999" with OverflowError; it is the largest limit: the
+    loop's whole tape fits, the gradient is the plain one."""
+    u = np.random.default_rng(3).uniform(0.5, 1.0, 20)
+    got = adpasses.grad(array_state, memory_limit=limit)(u.copy(), 12, 0.01)
+    np.testing.assert_allclose(got, adpasses.grad(array_state)(u.copy(), 12, 0.01), rtol=1e-13, atol=1e-15)
+    report = adpasses.cache_report(adpasses.jit(array_state, tape_limit=limit), u, 12, 0.01)
+    assert "no checkpointing (the loop's whole tape fits)" in str(report)

@@ -229,3 +229,30 @@ def test_a_cotangent_written_as_an_array_expression(dtype) -> None:
     assert gx.dtype == dtype
     assert_matches(gx, fx, float32=dtype == np.float32, what="x")
     assert_matches(gw, fw, float32=dtype == np.float32, what="w")
+
+
+@adpasses.custom_vjp
+def scaled_sum(x):
+    return np.sum(x * x)
+
+
+def scaled_sum_fwd(x):
+    return scaled_sum(x), (x * 2.0,)  # an array expression, not an argument
+
+
+def scaled_sum_bwd(res, g):
+    return (g * res[0],)
+
+
+scaled_sum.defvjp(scaled_sum_fwd, scaled_sum_bwd)
+
+
+def uses_scaled_sum(x):
+    return scaled_sum(x) * 3.0
+
+
+def test_an_array_expression_residual_is_named_in_the_error() -> None:
+    """The message named the frontend's class ("returns ArrayExpr among them")."""
+    with pytest.raises(CompileError, match=r"residuals must be numbers, .* but scaled_sum_fwd returns an "
+                                           r"array expression among them"):
+        adpasses.grad(uses_scaled_sum)(np.ones(3))

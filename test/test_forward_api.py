@@ -254,6 +254,41 @@ def test_errors() -> None:
         adpasses.jacfwd(energy, "0")
 
 
+def smoothed(x):
+    y = np.zeros_like(x)
+    y[1:-1] = 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:]
+    return y
+
+
+def energy_and_forces(x):
+    return np.sum(np.sin(x) * x), np.cos(x) * x + np.sin(x)
+
+
+def two_floats(x):
+    return np.sum(x * x), np.sum(x)
+
+
+@pytest.mark.parametrize("f, words", [(smoothed, "returns an array, not a float"),
+                                      (energy_and_forces, "returns a tuple, not a float"),
+                                      (two_floats, "returns a tuple, not a float")],
+                         ids=lambda v: getattr(v, "__name__", "words"))
+def test_forward_mode_of_array_and_tuple_results_is_a_type_error(f, words) -> None:  # type: ignore[no-untyped-def]
+    """fwddiff of a function returning an array or a tuple used to return
+    None (the tangent of the result silently dropped; of a tuple of floats,
+    the first one's only); now a TypeError like jvp's and jacfwd's, which
+    name reverse mode (jacrev, vjp) for such results."""
+    x = np.linspace(0.1, 0.9, 5)
+    with pytest.raises(TypeError, match=words + ".*fwddiff returns the tangent of a float result.*jacrev"):
+        adpasses.fwddiff(f, Duplicated(x.copy(), np.ones(5)))
+    with pytest.raises(TypeError, match=words + ".*jacrev"):
+        adpasses.jvp(f, (x,), (np.ones(5),))
+    with pytest.raises(TypeError, match=words + ".*jacrev"):
+        adpasses.jacfwd(f)(x)
+    # what the messages point to works: reverse mode of the same result
+    J = adpasses.jacrev(f)(x)
+    assert (J.shape == (5, 5)) if f is smoothed else (len(J) == 2)
+
+
 def test_compiled_once_per_signature_and_width() -> None:
     jf = adpasses.jit(nh.strain_energy)
     xs = nh.deformation_gradients(rng_for(40), 4)

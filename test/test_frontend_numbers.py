@@ -106,3 +106,19 @@ def test_int32_elements_wrap_as_numpy_does(seed):
     np.testing.assert_array_equal(got_out, want_out)
     grad = adpasses.grad(nk.int32_arithmetic, argnums=4)(a, b, got_out, x32, x)
     assert_matches(grad, fd)
+
+
+def test_int32_whole_array_expressions_wrap_as_numpy_does():
+    """Elementwise products of int32 arrays wrap as numpy's int32 arrays do
+    (the values; the array comes back as int64), np.sum accumulates in
+    int64 (numpy's default for int32), np.dot in int32."""
+    import warnings
+
+    a = np.array([2**30, 2**30 + 5, 70000, -3, -2**31], dtype=np.int32)
+    b = np.array([80000, 3, 2**20, 7, -1], dtype=np.int32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = nk.int32_whole_arrays(a, b)
+    got = adpasses.jit(nk.int32_whole_arrays)(a, b)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

@@ -33,7 +33,9 @@ def test_programs_cover_the_array_language() -> None:
               "min max", "np.maximum", "np.minimum", "np.where", "mask", "if else", "negative index",
               "element", "None row", "argument store", "for in", "enumerate", "enumerate zip", "for row in",
               "time steps swap", "return arrays", "return an array twice",
-              "strided argument", "reversed argument", "offset argument", "fortran argument", "parallel"]
+              "strided argument", "reversed argument", "offset argument", "fortran argument", "parallel",
+              "prange sum", "prange rows", "helper returns a tuple", "helper returns a local array",
+              "helper returns a view", "keyword argument", "default overridden", "default omitted"]
     missing = [w for w in wanted if not seen[w]]
     assert not missing, missing
 
@@ -173,3 +175,27 @@ def test_the_checker_runs_jit_parallel_bit_for_bit(monkeypatch) -> None:  # type
     assert check_arrays(p).kind == "parallel nondeterminism"
     plant(lambda value, call: value * (1 + 1e-7))
     assert check_arrays(p).kind == "parallel mismatch"
+
+
+def test_the_checker_compares_vmap_with_a_loop_of_calls(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import adpasses
+
+    source = "def batched(a0, a1, s):\n    return np.sum(np.sin(a0) * a1[0]) + s * np.max(a1)\n"
+    p = _program(source, [(4,), (3, 4), ()], "number")
+    assert check_arrays(p).kind == "ok"
+    real_vmap = adpasses.vmap
+    seen = []
+
+    def off(f, in_axes=0, **kw):  # type: ignore[no-untyped-def]
+        seen.append(in_axes)
+        mapped = real_vmap(f, in_axes=in_axes, **kw)
+
+        def call(*a):  # type: ignore[no-untyped-def]
+            out = mapped(*a)
+            return tuple(g[::-1] for g in out) if isinstance(out, tuple) else out[::-1]   # elements swapped
+        return call
+
+    monkeypatch.setattr(adpasses, "vmap", off)
+    outcome = check_arrays(p)
+    assert outcome.kind == "vmap mismatch", outcome
+    assert seen and seen[0].count(0) == 1 and seen[0][2] is None   # one array batched, the float shared

@@ -268,3 +268,17 @@ def test_hessian_through_the_fixed_layout_matches_differences_of_gradients():
     fd = np.array([(adpasses.grad(taped_sum, 0)(x + eps * e, w.copy())
                     - adpasses.grad(taped_sum, 0)(x - eps * e, w.copy())) / (2 * eps) for e in np.eye(6)])
     assert np.allclose(H, fd, rtol=1e-6, atol=1e-7 * np.abs(fd).max())
+
+
+def test_cache_report_names_the_fixed_layout_and_the_stack_reason():
+    x, w = _inputs(9, 2, 37)
+    report = adpasses.cache_report(taped_sum, x.copy(), w.copy(), argnums=(0, 1))
+    gradient = [p for p in report.parallel_loops if p.sweep.startswith("gradient")]
+    assert [p.sweep for p in gradient] == ["gradient", "gradient, reverse loop"]
+    assert all(p.parallel and "tape tape_t in a fixed layout: 1 value per iteration" in p.reason for p in gradient)
+    assert "written by this forward loop" in gradient[0].reason
+    assert "read by this reverse loop" in gradient[1].reason
+    assert "fixed layout" in str(report)
+    report = adpasses.cache_report(taped_branch, x.copy(), w.copy(), argnums=(0, 1))
+    gradient = [p for p in report.parallel_loops if p.sweep.startswith("gradient")]
+    assert gradient and all(not p.parallel and "stays a stack" in p.reason for p in gradient)

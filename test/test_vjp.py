@@ -196,6 +196,28 @@ def test_autodiff_return_primal_gives_the_whole_tuple():
         np.testing.assert_allclose(dx, 4.0 * x ** 3)  # the energy's seed is 1; the array result is const
 
 
+def test_autodiff_of_a_function_returning_only_arrays_is_a_type_error():
+    """autodiff seeds float results; an array result is const. A function
+    returning arrays and no float, writing no Duplicated array, got nothing
+    seeded: dx stayed zero and autodiff returned (None,) (silently, with any
+    seed=). Now a TypeError pointing to vjp / an output argument, on both
+    widths; what it points to gives the derivative."""
+    x = rng.standard_normal(5)
+    for width in (1, 2):
+        dx = np.zeros((5,) if width == 1 else (width, 5))
+        with pytest.raises(TypeError, match=r"doubled\(\) returns an array, and autodiff seeds only float "
+                                            r"results .*adpasses.vjp"):
+            adpasses.autodiff(k.doubled, adpasses.Duplicated(x.copy(), dx), seed=2.0, width=width)
+        with pytest.raises(TypeError, match=r"returns an array.*Duplicated\(out, seed_array\)"):
+            adpasses.autodiff(k.local_view, adpasses.Duplicated(x.copy(), dx), width=width)
+    ct = rng.standard_normal(5)
+    _, vjp_fn = adpasses.vjp(k.doubled)(x)
+    (got,) = vjp_fn(ct)
+    J = adpasses.jacrev(k.doubled)(x)
+    np.testing.assert_allclose(got, J.T @ ct, rtol=1e-12, atol=1e-14)
+    assert np.max(np.abs(got)) > 0
+
+
 def test_an_array_returned_inside_an_if_is_a_located_error_under_differentiation():
     x = rng.standard_normal(3)
     _, vjp_fn = adpasses.vjp(k.early)(x, 1.0)

@@ -366,3 +366,31 @@ def test_cast_of_an_offset_row_to_the_identity_layout_addresses_the_row() -> Non
             assert f(m, b, j) == m[b, j]
     with pytest.raises(IndexError):
         f(m, 1, 4)  # the row keeps its size: bounds checked against it
+
+
+def accumulate_into(x, out):
+    for i in range(len(x)):
+        out[i] = out[i] + 2.0 * x[i]
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_written_batch_whose_rows_share_memory_is_an_error(parallel: bool) -> None:
+    """A batched output whose rows share memory (stride 0 along the batch,
+    or overlapping rows): vmap copied it to distinct rows and wrote them
+    back, the last row winning, where a Python loop over the elements
+    accumulates into the shared memory: silently different numbers. Now a
+    ValueError; distinct rows still work."""
+    from numpy.lib.stride_tricks import as_strided
+
+    X = rng_for(5).standard_normal((4, 5))
+    vm = adpasses.vmap(accumulate_into, parallel=parallel)
+    base = np.zeros(5)
+    with pytest.raises(ValueError, match="argument 1 is written by the function, and its elements share memory"):
+        vm(X, as_strided(base, (4, 5), (0, 8)))
+    buf = np.zeros(8)
+    with pytest.raises(ValueError, match="elements share memory"):
+        vm(X, as_strided(buf, (4, 5), (8, 8)))
+    assert not base.any() and not buf.any()  # nothing written before the error
+    out = np.ones((4, 5))
+    vm(X, out)
+    np.testing.assert_allclose(out, 1.0 + 2.0 * X, rtol=1e-15)

@@ -270,7 +270,7 @@ def test_driver_gives_each_element_its_own_restored_copy_and_scratch():
     from adpasses.transforms import batch_loops as bl
 
     assert (vmap_api.RESTORE_ROWS_KIND, vmap_api.SCRATCH_ROWS_KIND) == (bl.RESTORE_ROWS, bl.SCRATCH_ROWS)
-    assert vmap_api.LOCAL_KIND == bl.LOCAL
+    assert (vmap_api.LOCAL_KIND, vmap_api.RESTORE_KIND) == (bl.LOCAL, bl.RESTORE)
     x, tmp = np.ones(4), np.zeros(4)
     kernel = vmap_api._kernel(adpasses.grad(adpasses.jit(energy_with_workspace)), (x, tmp))
     by_kind = {vmap_api.ARG: bl.BATCHED, vmap_api.CONST: bl.CONST}

@@ -73,6 +73,9 @@ def autodiff_lanes(jf, args: tuple, seed: object, return_primal: object, width: 
     if len(arrays) > 1 and shadows.arrays_overlap(*arrays):
         raise ValueError(f"{api}: arrays or shadows passed to {jf.__name__}() share memory; with width > 1 "
                          "every array and shadow must be distinct (pass copies)")
+    from adpasses.api.functions import check_array_result_seeded
+
+    check_array_result_seeded(jf, values, activity, api)
     g = jf.autodiff_gradient(values, tuple(activity), return_primal, True, width)
     call_args = _lanes_of(values, given, width) + [s for _ in range(g.ret.count("active")) for s in seeds]
     out = g.call(*call_args)

@@ -255,7 +255,27 @@ def _tangent_activity(jf, values: tuple, tangents: tuple, api: str) -> tuple[lis
 
 def _float_result(jf, values: tuple, api: str, hint: str) -> None:  # type: ignore[no-untyped-def]
     if jf.return_activity(values) != ("active",):
-        raise TypeError(f"{api}: {jf.__name__}() does not return a float; {hint}")
+        raise TypeError(f"{api}: {jf.__name__}() {_result_words(jf, values)}; {hint}"
+                        + _reverse_for_arrays(jf, values))
+
+
+def _result_words(jf, values: tuple) -> str:  # type: ignore[no-untyped-def]
+    kinds = jf.result_kinds(values)
+    if len(kinds) > 1:
+        return "returns a tuple, not a float"
+    if kinds == ("array",):
+        return "returns an array, not a float"
+    return "does not return a float"
+
+
+def _reverse_for_arrays(jf, values: tuple) -> str:  # type: ignore[no-untyped-def]
+    """Where forward mode is asked about an array or tuple result: reverse
+    mode differentiates those (forward mode takes output arrays instead)."""
+    kinds = jf.result_kinds(values)
+    if "array" in kinds or len(kinds) > 1:
+        return (f" (forward mode differentiates float results and output arguments; for array and tuple "
+                f"results use reverse mode: adpasses.jacrev({jf.__name__}) or adpasses.vjp({jf.__name__}))")
+    return ""
 
 
 def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: ignore[no-untyped-def]
@@ -1171,6 +1191,13 @@ def _fwddiff(jf, args: tuple, width: int, return_primal: bool) -> object:  # typ
         t for ts in lanes.values() for t in ts if isinstance(t, np.ndarray)]
     _check_all_distinct(jf.__name__, api, arrays)
     ret_f = jf.return_activity(values)
+    kinds = jf.result_kinds(values)
+    if "array" in kinds or len(kinds) > 1:
+        # (the tangent of such a result was silently dropped: fwddiff returned None)
+        raise TypeError(f"{api}: {jf.__name__}() {_result_words(jf, values)}; fwddiff returns the tangent "
+                        "of a float result and writes the tangents of output arrays into their "
+                        "Duplicated(out, dout) buffers: write the result into an output argument"
+                        + _reverse_for_arrays(jf, values))
     ret = tuple(("dup" if return_primal else "dupnoneed") if a == "active" else "const" for a in ret_f)
     key = ("fwddiff", _key(values), tuple(activity), ret, width)
     c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), ret, width, "fwddiff"))

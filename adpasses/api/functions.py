@@ -579,16 +579,26 @@ def parse_bytes(value: object, name: str, where: str) -> int | None:
 
         m = re.fullmatch(r"\s*([0-9.eE+]+)\s*([a-zA-Z]*)\s*", value)
         unit = m.group(2).lower() if m else None
-        if m is None or unit not in _UNITS:
+        try:
+            number = float(m.group(1)) if m is not None else None  # "1.2.3", "+", "e": not numbers
+        except ValueError:
+            number = None
+        if number is None or unit not in _UNITS:
             raise ValueError(f"{where}: {name}={value!r} is not a size; write bytes as an int or a "
                              "string like '32MB', '512KiB', '2GB'")
-        n = int(float(m.group(1)) * _UNITS[unit])
+        n = MAX_BYTES if number * _UNITS[unit] >= MAX_BYTES else int(number * _UNITS[unit])
     else:
         raise TypeError(f"{where}: {name} must be a number of bytes or a string like '32MB', "
                         f"not {type(value).__name__}")
     if n < 0:
         raise ValueError(f"{where}: {name} must be at least 0 bytes, got {value!r}")
-    return n
+    # The compiled code compares the limit as a signed 64-bit count: a larger one (10**30, "1e99")
+    # failed deep in the IR builder; no memory holds that many bytes, so it is that limit.
+    return min(n, MAX_BYTES)
+
+
+MAX_BYTES = 2**63 - 1
+"""The largest byte limit: any larger one means the same (no address space holds more)."""
 
 
 _JITS = "__adpasses_jits__"  # attribute of a Python function: its JitFunction per options
@@ -848,6 +858,7 @@ def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) ->
         contiguous_copy = values[k].flags.c_contiguous and not dx.flags.c_contiguous  # type: ignore[union-attr]
         work[k] = np.array(dx, order="C") if contiguous_copy else dx
     noalias = not overlapping
+    check_array_result_seeded(jf, values, activity, f"autodiff({jf.__name__})")
     g = jf.autodiff_gradient(values, tuple(activity), return_primal, noalias)
     # Calls like this one (every parameter passed, shadows used as given,
     # no overlap) go through a generated fast path next time.
@@ -872,6 +883,27 @@ def _autodiff(jf: JitFunction, args: tuple, seed: float, return_primal: bool) ->
     # One entry per argument passed (parameters filled from defaults are Const).
     derivs = tuple(next(active) if act == "active" else None for act in activity[:len(args)])
     return (derivs, primal) if return_primal else derivs
+
+
+def check_array_result_seeded(jf: JitFunction, values: Sequence[object], activity: Sequence[str],
+                              api: str) -> None:
+    """autodiff seeds float results only: an array result is const (in a
+    tuple beside a float, `return energy, forces`, the float is seeded).
+    Where f returns arrays and no float, and writes no Duplicated array,
+    nothing is seeded at all: the derivatives would come back as silent
+    zeros. A TypeError naming vjp (a cotangent of the result's shape) or an
+    output argument instead."""
+    kinds = jf.result_kinds(values)
+    if "array" not in kinds or "float" in kinds:
+        return
+    written = jf.written_arrays(values)
+    if any(activity[k] in ("dup", "dupnoneed") for k in written):
+        return  # derivatives are seeded through a written array's shadow (Duplicated(out, dout))
+    what = "returns an array" if kinds == ("array",) else "returns a tuple of arrays and no float"
+    raise TypeError(f"{api}: {jf.__name__}() {what}, and autodiff seeds only float results (seed=): "
+                    "the derivatives would all be zero; use adpasses.vjp(f)(*args) (its vjp_fn "
+                    "takes a cotangent of the result's shape) or adpasses.jacrev(f), or write the result "
+                    "into an output argument and pass Duplicated(out, seed_array)")
 
 
 def _seed_value(seed: object) -> float:

@@ -163,6 +163,7 @@ class VmapCallable:
         self.out_axes = tuple(out_axes) if isinstance(out_axes, list) else out_axes
         self.__name__ = f"vmap({inner.__name__})"  # type: ignore[attr-defined]
         self._plans: dict[tuple, _Plan] = {}
+        self._by_shape: bool | None = None  # _keyed_by_shape(inner), on the first call
 
     def __repr__(self) -> str:
         return f"<adpasses.{self.__name__}>"
@@ -249,7 +250,10 @@ class VmapCallable:
                              "(pass copies)")
         batched = tuple(ax is not None for ax in axes)
         contiguous = [np.ascontiguousarray(b) if on else b for b, on in zip(batches, batched)]
-        key = (batched, _signature(contiguous, batched), _shapes_key(self.inner, contiguous, batched))
+        if self._by_shape is None:
+            self._by_shape = _keyed_by_shape(self.inner)
+        key = (batched, _signature(contiguous, batched),
+               _shapes_key(contiguous, batched) if self._by_shape else ())
         plan = self._plans.get(key)
         if plan is None:
             from adpasses.core.compile_locks import once
@@ -319,6 +323,7 @@ stack, all together; larger ones are arrays vmap allocates per call."""
 
 LOCAL_KIND = "local"  # transforms.batch_loops.LOCAL, without importing the compiler
 RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND = "restore_rows", "scratch_rows"  # and its RESTORE_ROWS, SCRATCH_ROWS
+RESTORE_KIND = "restore"  # and its RESTORE (run() is per call: no import there)
 
 
 def _stack_sized(kernel: _Kernel, examples: tuple) -> bool:
@@ -328,14 +333,17 @@ def _stack_sized(kernel: _Kernel, examples: tuple) -> bool:
     return total <= STACK_BUFFER_BYTES
 
 
-def _shapes_key(inner: object, batches: Sequence[object], batched: tuple[bool, ...]) -> tuple:
-    """The element shapes a plan is compiled for: those of a Hessian's
-    arguments (its driver is specialised on them, `_Kernel.static_shapes`);
-    nothing for other kinds (one plan serves every shape)."""
+def _keyed_by_shape(inner: object) -> bool:
+    """Whether plans of `inner` are compiled for the element shapes: a
+    Hessian's (its driver is specialised on them, `_Kernel.static_shapes`);
+    other kinds have one plan for every shape."""
     from adpasses.api.forward import SweepCallable
 
-    if not isinstance(inner, SweepCallable):
-        return ()
+    return isinstance(inner, SweepCallable)
+
+
+def _shapes_key(batches: Sequence[object], batched: tuple[bool, ...]) -> tuple:
+    """The element shapes a plan is compiled for (`_keyed_by_shape`)."""
     return tuple(_element_shape(b, on) if isinstance(b, np.ndarray) else None
                  for b, on in zip(batches, batched))
 
@@ -351,7 +359,7 @@ def _param_shape(p: _Param, examples: tuple) -> tuple[int, ...] | None:
 
 
 def _signature(batches: Sequence[object], batched: tuple[bool, ...]) -> tuple:
-    from adpasses.frontend.signature import signature_key
+    from adpasses.frontend.signature import signature_key  # (cached in sys.modules: cheap)
 
     return tuple((b.dtype.char, b.ndim) if on else signature_key((b,))[0]  # type: ignore[union-attr]
                  for b, on in zip(batches, batched))
@@ -389,9 +397,18 @@ class _Plan:
     result_dtypes: list[np.dtype]
 
     def run(self, size: int, batches: list, contiguous: list, out_axes: object, name: str) -> object:
-        from adpasses.transforms.batch_loops import RESTORE
-
         kernel, batched = self.kernel, self.batched
+        from adpasses.api.aliasing import internal_overlap
+
+        for k in kernel.written:
+            # Each element writes its row of a batched array: rows sharing memory (a stride of 0,
+            # overlapping strides) would be written back over one another (last row wins), where a
+            # Python loop over the elements accumulates: silently different numbers.
+            if batched[k] and internal_overlap(batches[k]):
+                raise ValueError(f"{name}: argument {k} is written by the function, and its elements share "
+                                 "memory (a stride of 0, as np.lib.stride_tricks.as_strided or "
+                                 "np.broadcast_to give, or overlapping strides): the batch elements would "
+                                 "write one another's memory; pass a copy (np.array(x)) with distinct rows")
         outs: list[object] = [None] * kernel.n_outputs
         # Per driver argument after the size: the array, and whether it has
         # the batch axis (a slice of the batch gets its rows).
@@ -416,7 +433,7 @@ class _Plan:
                     continue
                 if p.arg not in copies:
                     copies[p.arg] = np.array(contiguous[p.arg], order="C")
-                if kind == RESTORE:
+                if kind == RESTORE_KIND:
                     driver_args += [(copies[p.arg], False), (contiguous[p.arg], False)]
                 else:
                     driver_args.append((copies[p.arg], True))

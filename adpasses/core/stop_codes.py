@@ -1,30 +1,50 @@
-"""Why generated code stopped a call, beyond bounds checks: the codes the
-lowering writes into the error slot's `axis` field, and the Python
-exception each one becomes.
+"""Every way compiled code stops a call, and the Python exception each
+becomes: the one table of stop codes and their one decoder.
 
-The error slot (adpasses.native.runtime) holds `flag, site, index, axis, size`.
-`axis` >= 0 is an out-of-bounds index, -1 an integer division by zero and
-`-2 - d` a shadow whose size in dimension d is not its primal's (those
-three are decoded by adpasses.native.pyentry.CallErrors.stopped). The codes here
-lie far below any shadow dimension, and `index`/`size` carry the values
-their messages need:
+One mechanism (docs/lowering.md, "Stops"): a lowering that may stop calls
+`adpasses.lowering.stops.stop_if(ft, cond, site, index, code, size)`, which
+branches (unlikely) to `__adpasses_oob(site, index, code, size)` and
+returns early; that cold function records the stop in the calling thread's
+error slot (adpasses.lowering.thread_state), callers return early after a
+call that stopped, a parallel loop re-records its first stopped chunk the
+same way, and the entry hands the slot to `exception` (below), called by
+adpasses.native.callers.CallErrors.stopped. `site` indexes the module's
+site texts (`ModuleTranslator.check_sites`); `code` (the slot's `axis`
+field) says which kind of stop it is; `index` and `size` carry the values
+its message needs:
 
-| code | raised as | index | size |
-|---|---|---|---|
-| NEGATIVE_SIZE | ValueError | the size | its dimension |
-| SIZE_OVERFLOW | MemoryError | element count (-1: it overflowed too) | what, element bytes |
-| ALLOCATION_FAILED | MemoryError | bytes asked | what, element bytes |
-| STACK_LIMIT | MemoryError | bytes asked | the limit |
-| FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) |
-| LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - |
-| RAISED | the site's exception (`ad.raise_if`; `cf.assert`: AssertionError; `ad.broadcast`: ValueError) | value 0 of its message | value 1 |
+| code | raised as | index | size | site text |
+|---|---|---|---|---|
+| axis >= 0 (+ PY_INDEX_AXIS) | IndexError | the index | the axis' size | location |
+| ZERO_DIVISION (-1) | ZeroDivisionError | - | - | location |
+| SHADOW_AXIS - d (<= -2) | ValueError | the shadow's size | the primal's size | `argument_site_text` |
+| NEGATIVE_SIZE | ValueError | the size | its dimension | location |
+| SIZE_OVERFLOW | MemoryError | element count (-1: it overflowed too) | what, element bytes | location |
+| ALLOCATION_FAILED | MemoryError | bytes asked | what, element bytes | location |
+| STACK_LIMIT | MemoryError | bytes asked | the limit | location |
+| FLOAT_TO_INT | ValueError (NaN) / OverflowError | the float's f64 bits | bit width (negative: unsigned) | location |
+| LOOP_STEP | ValueError | the step of an scf.for (<= 0) | - | location |
+| RAISED | the site's exception (`ad.raise_if`; `cf.assert`: AssertionError; `ad.broadcast`: ValueError) | value 0 of its message | value 1 | `raise_site_text` |
 
-A RAISED site's text is `raise_site_text(class name, message, location)`.
+Stops with a location in their site text carry it as the exception's
+`location` and the message without it as `detail` (ad-run prints them as
+`file:line:col: error: Kind: detail`); index and zero-division errors
+carry the location in their message only, as numpy-like errors, and a
+shadow or size mismatch is an error of the call's arguments, prefixed
+with the function's name like the entry's argument checks.
 """
 
 from __future__ import annotations
 
 import struct
+
+ZERO_DIVISION = -1
+SHADOW_AXIS = -2
+"""Code of a shadow (or operand) size mismatch in dimension d: SHADOW_AXIS - d."""
+PY_INDEX_AXIS = 1 << 32
+"""Added to the axis of a failed check of a `PY_INDEX_ATTR` access: the error
+then reports the index the user wrote (a negative one as `i - size`) and
+the valid range `-size..size-1`."""
 
 _BASE = -(1 << 40)
 NEGATIVE_SIZE = _BASE - 1
@@ -104,10 +124,17 @@ def _raised(site: str, index: int, size: int) -> tuple[type[Exception], str, str
     return kind, re.sub(r"\{\{|\}\}|\{([01])(?::shape([1-8]))?\}", fill, message), where
 
 
-def exception(code: int, where: str, index: int, size: int) -> Exception:
-    """The exception for a call that stopped with `code` at source location
-    `where`. It carries `location` (where) and `detail` (the message
-    without the location), so `ad-run` can print `where: error: ...`."""
+def exception(code: int, where: str, index: int, size: int, function: str = "?") -> Exception:
+    """The exception for a call of `function` that stopped with `code` at
+    site text `where` (a source location, or the text `raise_site_text` /
+    `argument_site_text` made), `index` and `size` the slot's values."""
+    if code == ZERO_DIVISION:
+        return ZeroDivisionError(f"integer division or modulo by zero (at {where})")
+    if code >= 0:
+        return IndexError(index_error_text(index, code, size, where))
+    if code > _BASE:  # SHADOW_AXIS - d: ad.shadow_check, ad.size_match
+        text = where.replace("{index}", str(index)).replace("{dim}", str(SHADOW_AXIS - code))
+        return ValueError(f"{function}(): {text.replace('{size}', str(size))}")
     if code == RAISED:
         kind, detail, where = _raised(where, index, size)
     else:
@@ -116,6 +143,32 @@ def exception(code: int, where: str, index: int, size: int) -> Exception:
     err.location = where  # type: ignore[attr-defined]
     err.detail = detail  # type: ignore[attr-defined]
     return err
+
+
+def argument_site_text(message: str, function: str, where: str | None) -> str:
+    """The site text of a stop about the call's arguments (`ad.shadow_check`,
+    `ad.size_match`): `message` with `{index}`, `{size}` (and `{dim}`) left
+    for `exception` to fill, and where in which function it was checked."""
+    return f"{message} (in @{function}" + (f", at {where})" if where else ")")
+
+
+def index_error_text(index: int, axis: int, size: int, where: str) -> str:
+    """numpy's words for an out-of-bounds index, the location, and the valid
+    indices. An axis code with PY_INDEX_AXIS added comes from an access with
+    Python's negative indices: its index was wrapped (`i + size` for a
+    negative `i`), so a negative index that failed is reported as written."""
+    python = axis >= PY_INDEX_AXIS
+    if python:
+        axis -= PY_INDEX_AXIS
+        if index < 0:
+            index -= size
+    if size <= 0:
+        valid = f"axis {axis} is empty: no index is valid"
+    elif python:
+        valid = f"valid indices are -{size} to {size - 1}"
+    else:
+        valid = f"valid indices are 0 to {size - 1}"
+    return f"index {index} is out of bounds for axis {axis} with size {size} (at {where}); {valid}"
 
 
 def _describe(code: int, index: int, size: int) -> tuple[type[Exception], str]:

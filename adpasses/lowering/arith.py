@@ -32,8 +32,8 @@ def _nonzero_divisor(ft: FunctionTranslator, op: Operation) -> ir.Value:
     if ft.mt.boundscheck and not (isinstance(d, ir.Constant) and d.constant != 0):
         site = ft.mt.check_site(op)
         zero = ir.Constant(d.type, 0)
-        with ft.b.if_then(ft.b.icmp_signed("==", d, zero), likely=False):
-            ft.fail(site, ir.Constant(ir.IntType(64), 0), -1, ir.Constant(ir.IntType(64), 0))
+        ft.stop_if(ft.b.icmp_signed("==", d, zero), site, ir.Constant(ir.IntType(64), 0),
+                   stop_codes.ZERO_DIVISION, ir.Constant(ir.IntType(64), 0))
     return d
 
 
@@ -180,8 +180,8 @@ def _check_fits(ft: FunctionTranslator, op: Operation, x: ir.Value, width: int, 
     fits = b.and_(low_ok, b.fcmp_ordered("<", xd, ir.Constant(f64, high)))
     site = ft.mt.check_site(op)
     i64 = ir.IntType(64)
-    with b.if_then(b.not_(fits), likely=False):
-        ft.fail(site, b.bitcast(xd, i64), stop_codes.FLOAT_TO_INT, ir.Constant(i64, width if signed else -width))
+    ft.stop_if(b.not_(fits), site, b.bitcast(xd, i64), stop_codes.FLOAT_TO_INT,
+               ir.Constant(i64, width if signed else -width))
 
 
 def _int_resize(ft: FunctionTranslator, op: Operation) -> None:

@@ -1,10 +1,7 @@
-"""The ops `ad-lower-matmul` makes: `ad.size_match` and `ad.gemm`.
+"""The ops `ad-lower-matmul` makes: `ad.gemm` (here) and `ad.size_match`
+(adpasses.lowering.stops: one compare of the two sizes, the call stops with
+a ValueError naming both operands and the product, bounds checks off too).
 
-- `ad.size_match %x[i], %y[j]`: one compare of the two sizes; on a
-  mismatch the call stops with a ValueError whose message (the check
-  site's text) names both operands, their dimensions and sizes and the
-  product. Emitted with bounds checks off too: BLAS and the loop nest
-  rely on it.
 - `ad.gemm %a, %b, %c -> i1`: calls `adpasses_cblas_dgemm` (f64) or
   `adpasses_cblas_sgemm` (f32), numpy's OpenBLAS (adpasses.native.blas),
   as `C = 1 * op(A) op(B) + 1 * C`, row-major, when
@@ -21,38 +18,16 @@
 from __future__ import annotations
 
 from llvmlite import ir
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
-from adpasses.core.diagnostics import op_location
-from adpasses.dialects.ad import GemmOp, SizeMatchOp
-from adpasses.lowering.core import I64, SHADOW_AXIS, FunctionTranslator, MemRefValue, const_i64
+from adpasses.dialects.ad import GemmOp
+from adpasses.lowering.core import I64, FunctionTranslator, MemRefValue, const_i64
 
 GEMM_THRESHOLD = 8 * 8 * 8
 """m * n * k from which a product calls BLAS (measured: docs/lowering.md)."""
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 I32 = ir.IntType(32)
-
-
-def _name(ft: FunctionTranslator, v: SSAValue) -> str:
-    args = list(ft.func.body.blocks[0].args)
-    text = f"%{v.name_hint}" if v.name_hint else "an operand"
-    return text + (f" (argument {args.index(v)})" if v in args else "")
-
-
-def _size_match(ft: FunctionTranslator, op: SizeMatchOp) -> None:
-    i, j = op.lhs_dim.value.data, op.rhs_dim.value.data
-    x, y = ft.get(op.lhs).sizes[i], ft.get(op.rhs).sizes[j]
-    if isinstance(x, ir.Constant) and isinstance(y, ir.Constant) and x.constant == y.constant:
-        return
-    where = op_location(op)
-    text = (f"{op.what.data}: dimension {i} of {_name(ft, op.lhs)} has size {{index}}, but dimension "
-            f"{j} of {_name(ft, op.rhs)} has size {{size}}; they must be equal (in "
-            f"@{ft.func.sym_name.data}" + (f", at {where})" if where else ")"))
-    site = ft.mt.check_site(op, text)
-    b = ft.b
-    with b.if_then(b.icmp_unsigned("!=", x, y), likely=False):
-        ft.fail(site, x, SHADOW_AXIS, y)
 
 
 def _layout(b: ir.IRBuilder, m: MemRefValue) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
@@ -113,4 +88,4 @@ def _gemm(ft: FunctionTranslator, op: GemmOp) -> None:
     ft.set(op.done, ok)
 
 
-LOWERINGS: dict[type[Operation], object] = {SizeMatchOp: _size_match, GemmOp: _gemm}
+LOWERINGS: dict[type[Operation], object] = {GemmOp: _gemm}  # ad.size_match: adpasses.lowering.stops

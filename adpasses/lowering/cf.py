@@ -5,10 +5,8 @@ from __future__ import annotations
 from xdsl.dialects import cf
 from xdsl.ir import Block, SSAValue
 
-from adpasses.core import stop_codes
-from adpasses.core.diagnostics import error_at, op_location
-from adpasses.dialects.ad import literal_message
-from adpasses.lowering.core import FunctionTranslator, const_i64
+from adpasses.core.diagnostics import error_at
+from adpasses.lowering.core import FunctionTranslator
 
 
 def _pass_arguments(ft: FunctionTranslator, target: Block, values: list[SSAValue]) -> None:
@@ -46,19 +44,5 @@ def _cond_br(ft: FunctionTranslator, op: cf.ConditionalBranchOp) -> None:
     ft.b.cbranch(ft.get(op.cond), then_bb, else_bb)
 
 
-def _assert(ft: FunctionTranslator, op: cf.AssertOp) -> None:
-    """Upstream's assert (the frontend raises with `ad.raise_if`): unless
-    the condition holds, the stop of an `ad.raise_if` raising
-    AssertionError with the message and the location. Never removed by
-    boundscheck=False: it is the program's own check."""
-    if "ad.raises" in op.attributes:
-        raise error_at(op, "cf.assert with ad.raises: raise a Python exception with "
-                           "`ad.raise_if %bad {exception = \"ValueError\", message = \"...\"}` "
-                           "(%bad: the negated condition)")
-    site = ft.mt.check_site(op, stop_codes.raise_site_text(
-        "AssertionError", literal_message(op.msg.data), op_location(op) or op.name))
-    with ft.b.if_then(ft.b.not_(ft.get(op.arg)), likely=False):
-        ft.fail(site, const_i64(0), stop_codes.RAISED, const_i64(0))
-
-
-LOWERINGS = {cf.BranchOp: _br, cf.ConditionalBranchOp: _cond_br, cf.AssertOp: _assert}
+# cf.assert: adpasses.lowering.stops (the stop of an ad.raise_if raising AssertionError).
+LOWERINGS = {cf.BranchOp: _br, cf.ConditionalBranchOp: _cond_br}

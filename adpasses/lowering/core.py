@@ -43,12 +43,8 @@ I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F64 = ir.DoubleType()
 PTR = ir.PointerType()
 
-SHADOW_AXIS = -2
-"""Axis code of a shadow-shape mismatch in dimension d: SHADOW_AXIS - d."""
-PY_INDEX_AXIS = 1 << 32
-"""Added to the axis of a failed check of a `PY_INDEX_ATTR` access: the error
-then reports the index the user wrote (a negative one as `i - size`) and
-the valid range `-size..size-1` (adpasses.native.pyentry.CallErrors.stopped)."""
+# The stop codes of bounds and shadow checks (adpasses.core.stop_codes, the one table).
+from adpasses.core.stop_codes import PY_INDEX_AXIS, SHADOW_AXIS  # noqa: E402
 
 
 class UnsupportedType(TypeError):
@@ -196,10 +192,11 @@ Translation = Callable[["FunctionTranslator", Operation], None]
 
 
 def op_table() -> dict[type[Operation], Translation]:
-    from adpasses.lowering import arith, blas, cf, func as func_rules, memref, parallel, printf, scalar_ops, scf, tape
+    from adpasses.lowering import (arith, blas, cf, func as func_rules, memref, parallel, printf, scalar_ops, scf,
+                                   stops, tape)
 
     table: dict[type[Operation], Translation] = {}
-    for part in (scalar_ops, arith, memref, scf, cf, func_rules, printf, tape, blas, parallel):
+    for part in (scalar_ops, arith, memref, scf, cf, func_rules, printf, tape, blas, parallel, stops):
         overlap = table.keys() & part.LOWERINGS.keys()
         # scalar_ops comes first: an op with an op-table entry is lowered from it.
         assert not overlap, (f"lowered twice: {sorted(c.name for c in overlap)} are also in "
@@ -347,16 +344,21 @@ class ModuleTranslator:
 
 
 def _stops_without_checks(op: Operation) -> bool:
-    """Ops whose stops `boundscheck=False` keeps: allocations (their sizes),
-    scf.for with a step not known here (a step <= 0) and cf.assert (a
-    Python raise or assert)."""
-    from xdsl.dialects import arith, memref, scf
+    """Ops whose stops `boundscheck=False` keeps: every `ad` op that may stop
+    (the `MayStop` trait: ad.raise_if, ad.broadcast, ad.size_match, tapes,
+    a parallel loop whose body may) but ad.shadow_check (a check), and
+    upstream's allocations (their sizes), scf.for with a step not known
+    here (a step <= 0) and cf.assert (the program's own check)."""
+    from xdsl.dialects import arith, cf, memref, scf
+
+    from adpasses.dialects.ad import MayStop, ShadowCheckOp
 
     if isinstance(op, scf.ForOp):
         step = op.step.owner
         return not isinstance(step, arith.ConstantOp)
-    return (isinstance(op, (memref.AllocOp, memref.AllocaOp))
-            or op.name in ("ad.tape.create", "ad.tape.push", "cf.assert", "ad.raise_if"))
+    if isinstance(op, ShadowCheckOp):
+        return False
+    return isinstance(op, (memref.AllocOp, memref.AllocaOp, cf.AssertOp)) or op.has_trait(MayStop)
 
 
 def _intrinsic_suffix(ty: ir.Type) -> str:
@@ -506,13 +508,21 @@ class FunctionTranslator:
             self.alloca_builder.store(const_i64(0), self._stack_used)
         return self._stack_used
 
-    def fail(self, site: int, index: ir.Value, axis: int, size: ir.Value) -> None:
-        """Record an error and return from the function; the builder is left
-        in a fresh block for the code that follows. `axis` >= 0: index out
-        of bounds; -1: integer division by zero; SHADOW_AXIS - d: a shadow
-        of size `index` in dimension d whose primal has size `size`."""
+    def stop_if(self, cond: ir.Value, site: int, index: ir.Value, code: int, size: ir.Value) -> None:
+        """The one stop of generated code: when `cond` holds (an unlikely
+        branch), record (site, index, code, size) in the thread's error slot
+        and leave the call (`fail`). Every check that can end a call uses it
+        (adpasses.core.stop_codes: the codes and the exceptions they become)."""
+        with self.b.if_then(cond, likely=False):
+            self.fail(site, index, code, size)
+
+    def fail(self, site: int | ir.Value, index: ir.Value, axis: int | ir.Value, size: ir.Value) -> None:
+        """Record a stop and return from the function, unconditionally (the
+        body of `stop_if`; a parallel loop re-records a worker's stop with
+        it); the builder is left in a fresh block for the code that follows."""
         oob = self.mt.declare("__adpasses_oob", ir.VoidType(), [I64, I64, I64, I64])
-        self.b.call(oob, [const_i64(site), index, const_i64(axis), size])
+        self.b.call(oob, [const_i64(site) if isinstance(site, int) else site, index,
+                          const_i64(axis) if isinstance(axis, int) else axis, size])
         self.return_early()
 
     def return_early(self) -> None:
@@ -616,9 +626,8 @@ class FunctionTranslator:
         """Branch to an error exit unless 0 <= index < size (one unsigned
         compare). `python_index`: the index was wrapped like Python's
         (`PY_INDEX_ATTR`); the error reports the index before the wrap."""
-        bad = self.b.icmp_unsigned(">=", index, size)
-        with self.b.if_then(bad, likely=False):
-            self.fail(site, index, axis + PY_INDEX_AXIS if python_index else axis, size)
+        self.stop_if(self.b.icmp_unsigned(">=", index, size), site, index,
+                     axis + PY_INDEX_AXIS if python_index else axis, size)
 
     def element_address(self, m: MemRefValue, indices: Sequence[ir.Value]) -> ir.Value:
         linear: ir.Value = m.offset

@@ -19,12 +19,11 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRe
 from xdsl.ir import Operation, SSAValue
 
 from adpasses.core import stop_codes
-from adpasses.core.diagnostics import error_at, op_location
-from adpasses.dialects.ad import PY_INDEX_ATTR, SCRATCH_ATTR, WORKSPACE_ATTR, BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp
+from adpasses.core.diagnostics import error_at
+from adpasses.dialects.ad import PY_INDEX_ATTR, SCRATCH_ATTR, WORKSPACE_ATTR, KeepOp
 from adpasses.core.types import has_identity_layout, memref_strides
 from adpasses.lowering.core import (
     I64,
-    SHADOW_AXIS,
     has_unit_attr,
     FunctionTranslator,
     MemRefValue,
@@ -255,79 +254,9 @@ def _subview(ft: FunctionTranslator, op: memref.SubviewOp) -> None:
                                   [new_strides[d] for d in kept]))
 
 
-def _shadow_check(ft: FunctionTranslator, op: ShadowCheckOp) -> None:
-    """Stop the call unless the shadow has the primal's sizes (one compare
-    per dynamic dimension, at function entry); nothing without bounds checks."""
-    if not ft.mt.boundscheck:
-        return
-    primal, shadow = ft.get(op.primal), ft.get(op.shadow)
-    pairs = [(d, p, s) for d, (p, s) in enumerate(zip(primal.sizes, shadow.sizes))
-             if not (isinstance(p, ir.Constant) and isinstance(s, ir.Constant)
-                     and p.constant == s.constant)]
-    if not pairs:
-        return
-    site = ft.mt.check_site(op, _shadow_site_text(ft, op))
-    b = ft.b
-    for d, p, s in pairs:
-        with b.if_then(b.icmp_unsigned("!=", s, p), likely=False):
-            ft.fail(site, s, SHADOW_AXIS - d, p)
-
-
-def _broadcast(ft: FunctionTranslator, op: BroadcastOp) -> None:
-    """numpy's broadcast of two sizes (dialects/ad.py, BroadcastOp): the
-    size, or a stop when they do not broadcast. Always checked (like
-    allocation sizes): with boundscheck=False a wrong size would read
-    past an array."""
-    b = ft.b
-    a, c = ft.get(op.lhs), ft.get(op.rhs)
-    one = const_i64(1)
-    differ = b.icmp_signed("!=", a, c)
-    a_is_one = b.icmp_signed("==", a, one)
-    mode = op.mode
-    if mode == "equal":
-        bad, size = differ, a
-    elif mode == "into":
-        bad, size = b.and_(differ, b.not_(a_is_one)), c
-    else:
-        bad = b.and_(b.and_(differ, b.not_(a_is_one)), b.icmp_signed("!=", c, one))
-        size = b.select(a_is_one, c, a)
-    # the stop of an ad.raise_if: one way compiled code raises
-    site = ft.mt.check_site(op, stop_codes.raise_site_text("ValueError", BroadcastOp.ERRORS[mode],
-                                                           op_location(op) or op.name))
-    with b.if_then(bad, likely=False):
-        ft.fail(site, a, stop_codes.RAISED, c)
-    ft.set(op.size, size)
-
-
-def _raise_if(ft: FunctionTranslator, op: RaiseIfOp) -> None:
-    """Stop the call with the op's exception when its condition holds (kept
-    with boundscheck=False: it is the program's semantics, not a check)."""
-    where = op_location(op)
-    site = ft.mt.check_site(op, stop_codes.raise_site_text(op.exception.data, op.message.data, where))
-    values = [ft.get(v) for v in op.values] + [const_i64(0)] * (2 - len(op.values))
-    b = ft.b
-    with b.if_then(ft.get(op.cond), likely=False):
-        ft.fail(site, values[0], stop_codes.RAISED, values[1])
-
-
 def _keep(ft: FunctionTranslator, op: KeepOp) -> None:
     """Nothing: `ad.keep` only kept its operands' ops (and their checks)
     alive through the xDSL passes."""
-
-
-def _shadow_site_text(ft: FunctionTranslator, op: ShadowCheckOp) -> str:
-    """The error message, with `{index}`, `{dim}` and `{size}` left for
-    adpasses.native.pyentry.CallErrors.stopped to fill in."""
-    args = list(ft.func.body.blocks[0].args)
-
-    def name(v: SSAValue) -> str:
-        text = f"%{v.name_hint}" if v.name_hint else "value"
-        return text + (f" (argument {args.index(v)})" if v in args else "")
-
-    where = op_location(op)
-    return (f"shadow {name(op.shadow)} has size {{index}} in dimension {{dim}}, but its primal "
-            f"{name(op.primal)} has size {{size}}: a shadow must have exactly its primal's shape "
-            f"(in @{ft.func.sym_name.data}" + (f", at {where})" if where else ")"))
 
 
 def _cast(ft: FunctionTranslator, op: memref.CastOp) -> None:
@@ -486,9 +415,6 @@ LOWERINGS = {
     memref.ExpandShapeOp: _expand_shape,
     memref.ExtractStridedMetaDataOp: _extract_strided_metadata,
     memref.CopyOp: _copy,
-    ShadowCheckOp: _shadow_check,
     KeepOp: _keep,
-    BroadcastOp: _broadcast,
-    RaiseIfOp: _raise_if,
 }
 

@@ -51,9 +51,8 @@ def _for(ft: FunctionTranslator, op: scf.ForOp) -> None:
             # A step <= 0 never ends a loop that runs (and udiv by 0 traps).
             site = ft.mt.check_site(op)
             endless = b.and_(b.icmp_signed("<=", step, ir.Constant(step.type, 0)), b.icmp_signed(">", ub, lb))
-            with b.if_then(endless, likely=False):
-                wide = step if step.type.width == 64 else b.sext(step, ir.IntType(64))
-                ft.fail(site, wide, stop_codes.LOOP_STEP, ir.Constant(ir.IntType(64), 0))
+            wide = step if step.type.width == 64 else b.sext(step, ir.IntType(64))
+            ft.stop_if(endless, site, wide, stop_codes.LOOP_STEP, ir.Constant(ir.IntType(64), 0))
         elif step.constant <= 0:
             raise error_at(op, f"has step {step.constant}; the step of a loop must be positive")
         n = _trip_count(b, lb, ub, step)

@@ -15,7 +15,7 @@ un-wrapped size), and a negative size becomes a huge unsigned one. Here:
   stack in total (a loop of allocas cannot overflow the stack).
 
 Each stop names the source location of the allocating op through the error
-slot (codes in adpasses.core.stop_codes). These checks are always on: they cost
+slot: `FunctionTranslator.stop_if`, codes in adpasses.core.stop_codes. These checks are always on: they cost
 a compare per size per allocation, and `boundscheck=False` does not remove
 them (an allocation is never in a hot loop the way an access is).
 """
@@ -50,7 +50,7 @@ def byte_count(ft: FunctionTranslator, site: int, sizes: Sequence[ir.Value], ele
         c = _constant(s)
         if c is None or c < 0:
             negative = ir.Constant(I1, 1) if c is not None else b.icmp_signed("<", s, const_i64(0))
-            _stop(ft, site, negative, s, stop_codes.NEGATIVE_SIZE, const_i64(d))
+            ft.stop_if(negative, site, s, stop_codes.NEGATIVE_SIZE, const_i64(d))
     static = 1
     for s in sizes:
         c = _constant(s)
@@ -58,7 +58,7 @@ def byte_count(ft: FunctionTranslator, site: int, sizes: Sequence[ir.Value], ele
     described = const_i64(stop_codes.describe_allocation(what, element_bytes))
     if static * element_bytes > MAX_BYTES:
         count = const_i64(static if static <= MAX_BYTES else -1)
-        _stop(ft, site, ir.Constant(I1, 1), count, stop_codes.SIZE_OVERFLOW, described)
+        ft.stop_if(ir.Constant(I1, 1), site, count, stop_codes.SIZE_OVERFLOW, described)
         return const_i64(0)
     count: ir.Value = const_i64(static)
     overflow: ir.Value = ir.Constant(I1, 0)
@@ -81,14 +81,8 @@ def byte_count(ft: FunctionTranslator, site: int, sizes: Sequence[ir.Value], ele
         product = b.umul_with_overflow(count, const_i64(element_bytes))
         nbytes, overflow = b.extract_value(product, 0), b.or_(overflow, b.extract_value(product, 1))
     overflow = b.or_(overflow, b.icmp_signed("<", nbytes, const_i64(0)))
-    _stop(ft, site, overflow, shown, stop_codes.SIZE_OVERFLOW, described)
+    ft.stop_if(overflow, site, shown, stop_codes.SIZE_OVERFLOW, described)
     return nbytes
-
-
-def _stop(ft: FunctionTranslator, site: int, condition: ir.Value, index: ir.Value, code: int,
-          size: ir.Value) -> None:
-    with ft.b.if_then(condition, likely=False):
-        ft.fail(site, index, code, size)
 
 
 def heap_allocate(ft: FunctionTranslator, site: int, nbytes: ir.Value, what: int,
@@ -101,8 +95,8 @@ def heap_allocate(ft: FunctionTranslator, site: int, nbytes: ir.Value, what: int
     if _constant(nbytes) != 0:
         if _constant(nbytes) is None:
             failed = ft.b.and_(failed, ft.b.icmp_unsigned("!=", nbytes, const_i64(0)))
-        _stop(ft, site, failed, nbytes, stop_codes.ALLOCATION_FAILED,
-              const_i64(stop_codes.describe_allocation(what, element_bytes)))
+        ft.stop_if(failed, site, nbytes, stop_codes.ALLOCATION_FAILED,
+                   const_i64(stop_codes.describe_allocation(what, element_bytes)))
     return ptr
 
 
@@ -111,8 +105,8 @@ def heap_grow(ft: FunctionTranslator, site: int, old: ir.Value, nbytes: ir.Value
     """realloc(old, nbytes) (nbytes > 0); NULL stops the call with
     MemoryError, and the caller's record still holds `old`."""
     grown = ft.b.call(runtime_realloc(ft.mt), [old, nbytes])
-    _stop(ft, site, ft.b.icmp_unsigned("==", grown, ir.Constant(PTR, None)), nbytes,
-          stop_codes.ALLOCATION_FAILED, const_i64(stop_codes.describe_allocation(what, element_bytes)))
+    ft.stop_if(ft.b.icmp_unsigned("==", grown, ir.Constant(PTR, None)), site, nbytes,
+               stop_codes.ALLOCATION_FAILED, const_i64(stop_codes.describe_allocation(what, element_bytes)))
     return grown
 
 
@@ -133,8 +127,8 @@ def reserve_stack(ft: FunctionTranslator, site: int, nbytes: ir.Value) -> None:
     used = b.load(used_slot, typ=I64)
     # used <= STACK_LIMIT and nbytes <= MAX_BYTES: the sum cannot wrap.
     total = b.add(used, nbytes)
-    _stop(ft, site, b.icmp_unsigned(">", total, const_i64(STACK_LIMIT)), nbytes,
-          stop_codes.STACK_LIMIT, const_i64(STACK_LIMIT))
+    ft.stop_if(b.icmp_unsigned(">", total, const_i64(STACK_LIMIT)), site, nbytes,
+               stop_codes.STACK_LIMIT, const_i64(STACK_LIMIT))
     b.store(total, used_slot)
 
 

@@ -244,42 +244,12 @@ class CallErrors:
         raise ValueError(f"{self._param(k)} {text}")
 
     def stopped(self, site: int, index: int, axis: int, size: int) -> None:
-        """The compiled code stopped: an out-of-bounds access, a division by
-        zero, a shadow whose shape is not its primal's (axis <= -2, see
-        adpasses.lowering.core.FunctionTranslator.fail), or one of the
-        adpasses.core.stop_codes (allocation sizes, float-to-int conversions).
-        The entry passes what its thread's error slot held when the call
-        returned, and has cleared it (adpasses.lowering.thread_state)."""
+        """The compiled code stopped: the entry passes what its thread's error
+        slot held when the call returned (and has cleared it,
+        adpasses.lowering.thread_state); adpasses.core.stop_codes, the one
+        table of stops, says which exception it is."""
         where = self.check_sites[site] if 0 <= site < len(self.check_sites) else "?"
-        if axis in stop_codes.CODES:  # sizes, allocations, float-to-int conversions
-            raise stop_codes.exception(axis, where, index, size)
-        if axis == -1:
-            raise ZeroDivisionError(f"integer division or modulo by zero (at {where})")
-        if axis <= -2:  # ad.shadow_check: the site's text is the message
-            text = where.replace("{index}", str(index)).replace("{dim}", str(-2 - axis))
-            raise ValueError(f"{self.fname}(): {text.replace('{size}', str(size))}")
-        raise IndexError(index_error_text(index, axis, size, where))
-
-
-def index_error_text(index: int, axis: int, size: int, where: str) -> str:
-    """numpy's words for an out-of-bounds index, the location, and the valid
-    indices. An axis code with PY_INDEX_AXIS added comes from an access with
-    Python's negative indices: its index was wrapped (`i + size` for a
-    negative `i`), so a negative index that failed is reported as written."""
-    from adpasses.lowering.core import PY_INDEX_AXIS
-
-    python = axis >= PY_INDEX_AXIS
-    if python:
-        axis -= PY_INDEX_AXIS
-        if index < 0:
-            index -= size
-    if size <= 0:
-        valid = f"axis {axis} is empty: no index is valid"
-    elif python:
-        valid = f"valid indices are -{size} to {size - 1}"
-    else:
-        valid = f"valid indices are 0 to {size - 1}"
-    return f"index {index} is out of bounds for axis {axis} with size {size} (at {where}); {valid}"
+        raise stop_codes.exception(axis, where, index, size, self.fname)
 
 
 class _PyMethodDef(ctypes.Structure):

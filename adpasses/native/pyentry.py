@@ -76,7 +76,6 @@ from adpasses.native.callers import (  # noqa: F401 (re-exported: the shims' sta
     WRITEABLE,
     CallErrors,
     Parameter,
-    index_error_text,
     is_bool_type,
     is_float_type,
     make_caller,

@@ -14,7 +14,9 @@ with `prange` (`numba.set_num_threads`):
   gradient (`autodiff`, one loop-local parallel loop); numba: a prange loop
   over the hand gradient;
 - `vmap(..., parallel=True)`: per-example gradients of a logistic loss
-  (B = 1000, d = 100; numba: a prange loop over the hand gradient) and a
+  (B = 1000, d = 100; numba: a prange loop over the hand gradient; ours
+  also with the pool's threads sleeping at once, `set_parallel_spin(0)`,
+  to show what waiting actively saves) and a
   batch of 10^5 Hessians of the 3x3 neo-Hookean energy, per element;
 - a prange loop whose gradient tapes a value per iteration (x[i]
   overwritten by softplus, `exp(x[i])` taped: the tape's fixed layout,
@@ -325,6 +327,19 @@ def vmap_rows(rng) -> list[Row]:  # type: ignore[no-untyped-def]
     rows += timed_rows("per-example gradients (vmap)", f"B={B}, d={D}", B, B,
                        "adpasses vmap(grad, parallel=True)", adpasses.set_num_threads,
                        lambda: vp(X, w, Y), lambda: vg(X, w, Y), want, calls=50)
+    # The same with the pool's threads sleeping as soon as they have no
+    # chunk (set_parallel_spin(0), the runtime before it waited actively):
+    # the wake-ups' cost beside the row above (docs/parallel.md, "The runtime").
+    from adpasses.native import runtime
+
+    spin = runtime.get_parallel_spin()
+    runtime.set_parallel_spin(0)
+    try:
+        rows += timed_rows("per-example gradients (vmap)", f"B={B}, d={D}", B, B,
+                           "adpasses vmap(grad, parallel=True), pool threads sleeping at once (spin 0)",
+                           adpasses.set_num_threads, lambda: vp(X, w, Y), lambda: vg(X, w, Y), want, calls=50)
+    finally:
+        runtime.set_parallel_spin(spin)
     vg1 = adpasses.vmap(adpasses.grad(jf, 1), in_axes=(0, None, 0))
     vp1 = adpasses.vmap(jf, in_axes=(0, None, 0))
     rows += timed_rows("per-example gradients (vmap)", f"B={B}, d={D}", B, B,

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from adpasses.tools.fuzz.check import (
     ALIASED_KINDS,
+    ARRAY_KINDS,
     FORWARD_KINDS,
     HESSIAN_KINDS,
     KINDS,
@@ -34,7 +35,7 @@ from adpasses.tools.fuzz.check import (
 )
 
 MODE_KINDS = {"reverse": (), "forward": FORWARD_KINDS, "hessian": HESSIAN_KINDS,
-              "arrays": ("wrong tangent", "changed argument", *PARALLEL_KINDS), "parallel": PARALLEL_KINDS}
+              "arrays": ("wrong tangent", "changed argument", *PARALLEL_KINDS, *ARRAY_KINDS), "parallel": PARALLEL_KINDS}
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:

@@ -78,6 +78,7 @@ class _Gen:
     """Expressions of a given shape over the values in scope (`pool`)."""
 
     def __init__(self, seed: int):
+        self.seed = seed
         self.r = random.Random(seed)
         self.m = self.r.randint(2, 4)
         self.n = self.r.randint(3, 6)
@@ -85,6 +86,7 @@ class _Gen:
         self.lines: list[str] = []
         self.features: set[str] = set()
         self.temps = 0
+        self.helpers: list[str] = []   # functions the program calls, defined before it
 
     def chance(self, p: float) -> bool:
         return self.r.random() < p
@@ -271,17 +273,17 @@ class _Gen:
     def statement(self) -> None:
         kind = self.r.random()
         m, n = self.m, self.n
-        if kind < 0.4:
+        if kind < 0.38:
             shape = self.r.choice(self.shapes())
             t = self.temp()
             self.lines.append(f"{t} = {self.expr(shape, 3)}")
             self.pool.append((t, shape))
             self.features.add("temporary")
             return
-        if kind < 0.7:
+        if kind < 0.64:
             self.slice_stores()
             return
-        if kind < 0.82:
+        if kind < 0.76:
             locals_ = [(name, s) for name, s in self.pool if name.startswith("t") and s]
             if locals_:
                 name, s = self.r.choice(locals_)
@@ -289,14 +291,19 @@ class _Gen:
                 self.lines.append(f"{name} {op} {self.expr(s, 2, exact=False)}")
                 self.features.add("in place")
                 return
-        if kind < 0.86:
+        if kind < 0.81:
             self.argument_store()
             return
-        if kind < 0.91:
+        if kind < 0.86:
             self.for_in()
             return
-        if kind < 0.95:
+        if kind < 0.90:
             self.time_steps()
+            return
+        if kind < 0.93 and self.prange_loop():
+            return
+        if kind < 0.97:
+            self.helper_call()
             return
         mats = [(name, s) for name, s in self.pool if s == (m, n)]
         if mats:
@@ -359,6 +366,67 @@ class _Gen:
                 self.lines.append(f"    {acc} = {acc} * 0.5 + np.tanh(v) * v")
                 self.features.add("for in")
         self.pool.append((acc, ()))
+
+    def prange_loop(self) -> bool:
+        """An `adpasses.prange` loop over the rows of a matrix (independent
+        iterations: a sum, or row stores into a new array); False if no
+        matrix is in scope."""
+        mats = [(name, s) for name, s in self.pool if len(s) == 2]
+        if not mats:
+            return False
+        a_, (a, b) = self.r.choice(mats)
+        rows = [name for name, s in self.pool if s == (b,)]
+        v = self.r.choice(rows) if rows else repr(round(self.r.uniform(-1.5, 1.5), 2))
+        out = self.temp()
+        if self.chance(0.5):
+            self.lines += [f"{out} = 0.0", f"for i in adpasses.prange({a_}.shape[0]):",
+                           f"    {out} += np.sum(np.sin({a_}[i, :]) * {v})"]
+            self.pool.append((out, ()))
+            self.features.add("prange sum")
+        else:
+            self.lines += [f"{out} = np.zeros(({a}, {b}))", f"for i in adpasses.prange({a}):",
+                           f"    {out}[i, :] = np.tanh({a_}[i, :]) * {v} + {a_}[i, 0]"]
+            self.pool.append((out, (a, b)))
+            self.features.add("prange rows")
+        return True
+
+    def helper_call(self) -> None:
+        """A call of another compiled function: a tuple (array, number)
+        returned, a local array returned, or a view of its argument
+        returned (the caller's array: later writes show through it); the
+        default of a keyword argument omitted, given by position or by name."""
+        vectors = [(name, s) for name, s in self.pool if len(s) == 1]
+        shape = self.r.choice(vectors)[1] if vectors else (self.n,)
+        h = f"helper{self.seed}_{len(self.helpers)}"
+        form = self.r.randrange(3)
+        scale = round(self.r.uniform(-1.5, 1.5), 2)
+        call = self.r.choice(["", f", {scale}", f", scale={scale}"])
+        x = self.expr(shape, 1)
+        if form == 0:
+            f = self.r.choice(UNARY[:4])
+            self.helpers.append(f"def {h}(x, y, scale=0.5):\n    return {f.format('x')} * y * scale, np.sum(x * y)\n")
+            u, w = self.temp(), self.temp()
+            self.lines.append(f"{u}, {w} = {h}({x}, {self.expr(shape, 1)}{call})")
+            self.pool += [(u, shape), (w, ())]
+            self.features.add("helper returns a tuple")
+        elif form == 1:
+            self.helpers.append(f"def {h}(x, scale=1.0):\n    out = np.zeros(x.shape[0])\n"
+                                f"    out[1:] = x[:-1] * scale\n    out[0] = np.sin(x[-1])\n    return out\n")
+            u = self.temp()
+            self.lines.append(f"{u} = {h}({x}{call})")
+            self.pool.append((u, shape))
+            self.features.add("helper returns a local array")
+        else:
+            self.helpers.append(f"def {h}(x):\n    return x[::-1]\n")
+            names = [name for name, s in self.pool if s == shape and name.startswith("t")]
+            u = self.temp()
+            self.lines.append(f"{u} = {h}({self.r.choice(names) if names else x})")
+            self.pool.append((u, shape))
+            self.features.add("helper returns a view")
+        if call:
+            self.features.add("keyword argument" if "=" in call else "default overridden")
+        elif form < 2:
+            self.features.add("default omitted")
 
     def time_steps(self) -> None:
         """Explicit diffusion steps on two buffers swapped each step (`u, un = un, u`)."""
@@ -440,7 +508,7 @@ def generate_arrays(seed: int) -> ArrayProgram:
     kind, value = g.returns()
     name = f"arrays_{seed}"
     body = "\n".join(f"    {line}" for line in g.lines + [f"return {value}"])
-    source = f"def {name}({', '.join(params)}):\n{body}\n"
+    source = "".join(f"{h}\n" for h in g.helpers) + f"def {name}({', '.join(params)}):\n{body}\n"
     # Drawn apart, so the layouts do not change the programs of a seed.
     r = random.Random(f"arrays layout {seed}")
     layouts = ["" if s == () else r.choice([lay for lay in LAYOUTS if lay != "fortran" or len(s) == 2])
@@ -457,7 +525,9 @@ def python_function(p: ArrayProgram) -> Callable:
     (registered with linecache under a file name of its own)."""
     filename = f"<adpasses fuzz arrays {p.seed}>"
     linecache.cache[filename] = (len(p.source), None, p.source.splitlines(True), filename)
-    env: dict[str, object] = {"np": np, "math": math}
+    import adpasses
+
+    env: dict[str, object] = {"np": np, "math": math, "adpasses": adpasses}
     exec(compile(p.source, filename, "exec"), env)
     return env[p.name]  # type: ignore[return-value]
 
@@ -594,7 +664,53 @@ def check_arrays(p: ArrayProgram) -> Outcome:
         outcome = _check_parallel(p, f, x, layouts, want, weights, argnums, grads)
         if outcome is not None:
             return outcome
+    if p.returns == "number" and "argument store" not in p.features:
+        outcome = _check_vmap(jf, x, layouts, argnums, rng)
+        if outcome is not None:
+            return outcome
     return Outcome("ok", checked=checked, skipped=skipped)
+
+
+VMAP_BATCH = 3
+
+
+def _check_vmap(jf, x, layouts, argnums, rng: np.random.Generator) -> Outcome | None:  # type: ignore[no-untyped-def]
+    """`vmap(f)` and `vmap(grad(f, argnums))` over a batch of one array
+    argument (the others shared: in_axes None) against a loop of calls
+    (each call checked above); to 1e-9 relative (vmap compiles its own
+    loop, which LLVM may vectorise otherwise)."""
+    import adpasses
+
+    k = int(rng.choice(argnums))
+    batch = np.stack([x[k]] + [x[k] + 0.1 * rng.normal(size=x[k].shape) for _ in range(VMAP_BATCH - 1)])
+    in_axes = tuple(0 if j == k else None for j in range(len(x)))
+
+    def element(b: int) -> list[object]:
+        args = _copies(x, layouts)
+        args[k] = batch[b].copy()
+        return args
+
+    def shared() -> list[object]:
+        args = _copies(x, layouts)
+        args[k] = batch.copy()
+        return args
+
+    grad = adpasses.grad(jf, tuple(argnums))
+    want_values = np.array([jf(*element(b)) for b in range(VMAP_BATCH)])
+    want_grads = [grad(*element(b)) for b in range(VMAP_BATCH)]
+    try:
+        values = adpasses.vmap(jf, in_axes=in_axes)(*shared())
+        grads = adpasses.vmap(grad, in_axes=in_axes)(*shared())
+    except Exception as err:  # noqa: BLE001
+        return Outcome("compiler error", f"vmap over a{k}: {type(err).__name__}: {err}")
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    if not (np.shape(values) == (VMAP_BATCH,) and np.allclose(values, want_values, rtol=1e-9, atol=1e-9)):
+        return Outcome("vmap mismatch", f"vmap over a{k}: {values!r}, a loop of calls {want_values!r}")
+    for n, g in enumerate(grads):
+        want = np.stack([w[n] for w in want_grads])
+        if not (np.shape(g) == want.shape and np.allclose(g, want, rtol=1e-9, atol=1e-9)):
+            return Outcome("vmap mismatch", f"vmap(grad) over a{k}, gradient {n}: {g!r}, a loop of calls {want!r}")
+    return None
 
 
 def _gradients(p: ArrayProgram, jf, x, layouts, want, weights, argnums):  # type: ignore[no-untyped-def]

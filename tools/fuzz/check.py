@@ -54,6 +54,8 @@ HESSIAN_KINDS = ("wrong hvp", "asymmetric hessian")
 PARALLEL_KINDS = ("parallel mismatch", "parallel error", "parallel nondeterminism")
 """Failure kinds of the parallel mode (tools/fuzz/parallel.py) and of the
 array mode's `jit(parallel=True)` check (tools/fuzz/arrays.py)."""
+ARRAY_KINDS = ("vmap mismatch",)
+"""Failure kinds of the array mode only (tools/fuzz/arrays.py)."""
 """Failure kinds; an outcome is one of these, `ok` or `discard`."""
 
 ATTEMPTS = 5
@@ -100,7 +102,7 @@ class Outcome:
     @property
     def failed(self) -> bool:
         return self.kind in (*KINDS, *ALIASED_KINDS, *THREAD_KINDS, *FORWARD_KINDS, *HESSIAN_KINDS,
-                             *PARALLEL_KINDS)
+                             *PARALLEL_KINDS, *ARRAY_KINDS)
 
 
 class _Failure(Exception):

@@ -6,6 +6,9 @@
 // RUN: ad-opt %s --reverse --tape-limit=1000 --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=KB
 // RUN: not ad-opt %s --reverse --tape-limit=-5 2>&1 | filecheck %s --check-prefix=NEG
 // RUN: not ad-opt %s --reverse --tape-limit=lots 2>&1 | filecheck %s --check-prefix=BAD
+// A limit beyond 2**63 - 1 bytes is that limit (it failed in the IR builder: "out of range for i64").
+// RUN: ad-opt %s --reverse --tape-limit=1e99 --print-cache-report 2>&1 >/dev/null | filecheck %s --check-prefix=HUGE
+// HUGE: under a limit of 9223372036854775807 bytes: chosen when the gradient runs
 
 // The report names every size it prints, and the values checkpointing
 // adds by what they are (segment_length, revolve_steps, the segment's step
