@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Block, Region, SSAValue
 
-from adpasses.analysis.memref_views import is_allocation, memory_object
+from adpasses.analysis.memref_views import is_allocation
 from adpasses.core.effects import is_pure
 from adpasses.dialects.ad import RaiseIfOp
 from adpasses.frontend.array_exprs import _dims_map, _parallel
@@ -150,7 +150,9 @@ class SliceMixin:
         return packed
 
     def _may_overlap(self, source: Array, dest: Array) -> bool:
-        a, b = memory_object(source.value), memory_object(dest.value)
+        # Through views and through callees' results that are views of what
+        # was passed to them (`r = flip(h); h[1:] = r[:-1]`): memory_root.
+        a, b = self.memory_root(source.value), self.memory_root(dest.value)  # type: ignore[attr-defined]
         if a is b:
             return True
         return not (is_allocation(a) or is_allocation(b))  # two arguments may share memory

@@ -206,7 +206,10 @@ class StatementMixin:
             op = self.emit(scf.IfOp(cond, [*types, *[i1] * len(flagged)], [blocks[0]], [blocks[1]]))
         for n, r in zip(names, op.results):
             r.name_hint = value_name(n)
-            self.env[n] = Scalar(r)
+            # a numpy scalar (an np.int32) after the if when every branch that defines it makes one
+            present = [e[n] for e in envs if n in e]
+            int32 = all(v.int32 for v in present) and isinstance(r.type, IndexType)
+            self.env[n] = Scalar(r, numpy=all(v.numpy for v in present), int32=int32)
             self.env.pop(maybe_unbound(n), None)
         for n, r in zip(flagged, op.results[len(names):]):
             self.env[maybe_unbound(n)] = Scalar(r)

@@ -102,4 +102,9 @@ def followed_reprs(x, k, t):
     print(repr(s), str(s), repr(t), repr(p), str(p), repr(x[1]), repr(k), repr(x[0] > 0), repr(t > 0),
           f"{k[0] < 0!r} {x[1] <= x[0]!r}")
     print(f"{repr(u)} {str(k[1])} {repr(p):>20}|{repr(t)}")
+    if t > 1.0:
+        y, z, v = x[0], k[1] * 3, 1.0
+    else:
+        y, z, v = x[1], k[0], x[0]
+    print(f"{y!r} {z!r} {v!r}")
     return s + u * t

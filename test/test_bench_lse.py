@@ -6,6 +6,8 @@ rounding, on random matrices (so the timed rows compute the same thing)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -43,3 +45,15 @@ def test_taped_bytes_are_numbers(f) -> None:  # type: ignore[no-untyped-def]
     assert report.taped_bytes >= 8 * m * n + (m - 1) * n, str(report)
     if f is lse.lse_loops:
         assert report.taped_bytes == 8 * m * n + (m - 1) * n
+
+
+def test_the_array_spelling_tapes_what_the_loops_tape() -> None:  # type: ignore[no-untyped-def]
+    """Its reduction over the leading axis chooses a loop order at run time
+    (two branches): they share one tape of exponentials (9 bytes per
+    element, not 17), and the gradient allocates one f64 tape."""
+    m, n = 12, 7
+    X = np.random.default_rng(3).normal(size=(m, n))
+    report = adpasses.cache_report(adpasses.jit(lse.lse_array), X)
+    assert report.taped_bytes == 9 * m * n, str(report)
+    ir = adpasses.inspect(adpasses.jit(lse.lse_array), X).gradient_mlir
+    assert len(re.findall(r"memref\.alloc\([^)]*\) \{ad\.workspace\} : memref<\?xf64>", ir)) == 1, ir

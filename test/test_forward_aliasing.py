@@ -146,3 +146,48 @@ def test_jvp_fast_path_then_arrays_that_share_memory() -> None:
     assert tangent == pytest.approx(np.dot(fd_a + fd_b, u), rel=1e-6, abs=1e-8)
     with pytest.raises(ValueError, match=r"argument 0 \('a'\), which writes_first\(\) writes"):
         adpasses.jvp(writes_first, (x, x), (u, v))
+
+
+def accumulate_into(x, out):
+    for i in range(len(x)):
+        out[i] = out[i] + x[i] * x[i]
+
+
+def accumulate_then_sum(x, out):
+    accumulate_into(x, out)
+    return np.sum(out * out)
+
+
+def _self_overlapping(n):
+    from numpy.lib.stride_tricks import as_strided
+
+    return as_strided(np.zeros(1), (n,), (0,))  # writeable, every element the same cell
+
+
+CALLS = {
+    "jvp": lambda o: adpasses.jvp(accumulate_then_sum, (X3, o), (np.ones(3), None)),
+    "hessian": lambda o: adpasses.hessian(accumulate_then_sum)(X3, o),
+    "hvp": lambda o: adpasses.hvp(accumulate_then_sum)(X3, o, np.ones(3)),
+    "jacfwd": lambda o: adpasses.jacfwd(accumulate_into)(X3, Output(o)),
+    "jacrev": lambda o: adpasses.jacrev(accumulate_into)(X3, Output(o)),
+    "vjp": lambda o: adpasses.vjp(accumulate_then_sum)(X3, o)[1](1.0),
+    "split": lambda o: list(adpasses.split(accumulate_then_sum))[0](X3, o),
+    "grad": lambda o: adpasses.grad(accumulate_then_sum)(X3, o),
+}
+X3 = np.array([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("api", sorted(CALLS))
+def test_a_written_array_whose_elements_share_memory_is_an_error(api: str) -> None:
+    """These APIs run f on copies of the arrays it writes; the copy of an
+    array whose elements share memory (stride 0) has distinct elements, so
+    f ran on another array: jvp gave the value 98 where Python gives 588,
+    jacrev/jacfwd of Output(out) a diagonal Jacobian where every element of
+    out depends on every x. grad raised a ValueError; now all of them do,
+    also once a fast path exists for the strided signature (a legitimate
+    strided `out` first)."""
+    call = CALLS[api]
+    for _ in range(2):
+        call(np.zeros(6)[::2])  # strided, distinct elements: fine (and makes the fast path)
+    with pytest.raises(ValueError, match=r"argument 1 \('out'\) has elements that share memory .* writes it"):
+        call(_self_overlapping(3))

@@ -3,9 +3,11 @@ loops over columns whose inner loops walk down each column are
 differentiated as passes over rows. Gradients against central finite
 differences on random matrices (rectangular, one row, one column, empty,
 transposed views), the value bit for bit that of the nest as written, the
-pass applied where it should (the per-column arrays in the gradient's IR)
-and not where it must not (the nest writes memory), and an out-of-bounds
-read still raising."""
+pass applied where it should (the per-column arrays in the gradient's IR,
+the primal's nest as the LLVM lowering compiles it: `with_rows_outside`)
+and not where it must not (the nest writes memory, a parallel loop), and
+out-of-bounds reads still raising (one whose value nothing reads
+included)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import numpy as np
 import pytest
 
 import adpasses
+from adpasses.transforms import interchange_columns
+from adpasses.transforms.expand_upstream_ops import without_upstream_only_ops
 from finite_diff import assert_matches, finite_differences
 
 
@@ -93,6 +97,26 @@ def reads_past_the_end(X):
     return total
 
 
+def unused_read_past_the_end(X):
+    """`X[m, j]` is read before the inner loop and never used: it raises."""
+    m, n = X.shape
+    total = 0.0
+    for j in range(n):
+        t = X[m, j]  # noqa: F841
+        s = 0.0
+        for i in range(m):
+            s += X[i, j]
+        total += s
+    return total
+
+
+def _primal_interchanged(f, *args) -> bool:
+    """The LLVM lowering compiles `f`'s primal with its nest over rows."""
+    module, _ = adpasses.jit(f).build(args, True)
+    lowered = without_upstream_only_ops(module)
+    return interchange_columns.with_rows_outside(lowered) is not lowered
+
+
 def _interchanged(f, *args, argnums=0) -> bool:
     """The gradient's IR holds the per-column arrays of an interchanged nest."""
     ir = adpasses.inspect(adpasses.jit(f), *args, argnums=argnums).gradient_mlir
@@ -121,10 +145,34 @@ def test_the_nest_runs_over_rows_in_the_gradient(f) -> None:
 
 
 @pytest.mark.parametrize("f", [lse_loops, lse_columns, column_norms], ids=lambda f: f.__name__)
-def test_value_is_the_nest_as_written_bit_for_bit(f) -> None:
+def test_value_is_the_nest_as_written_bit_for_bit(f, monkeypatch) -> None:
     X = np.random.default_rng(4).normal(scale=2.0, size=(40, 30))
     value, _ = adpasses.value_and_grad(adpasses.jit(f))(X)
-    assert value == adpasses.jit(f)(X)  # the primal is compiled as written
+    primal = adpasses.jit(f)(X)
+    assert value == primal
+    assert _primal_interchanged(f, X)
+    # The nest as written: the LLVM lowering without the rewrite.
+    monkeypatch.setattr(interchange_columns, "with_rows_outside", lambda module, copy=True: module)
+    assert adpasses.jit(f)(X) == primal
+    assert math.isclose(primal, f(X), rel_tol=1e-13)
+
+
+@pytest.mark.parametrize("shape", [(6, 5), (1, 4), (5, 1), (0, 3), (3, 0)])
+def test_the_primal_over_rows_matches_numpy(shape) -> None:
+    X = np.random.default_rng(sum(shape) + 10).normal(size=shape)
+    for f in (lse_loops, lse_columns, column_norms):
+        if X.size == 0 and f is not column_norms:
+            continue  # max of an empty column: Python's error, not a number
+        assert math.isclose(adpasses.jit(f)(X), f(X), rel_tol=1e-13, abs_tol=1e-300), f.__name__
+    for view in (X.T, X[::2, 1:]):
+        assert math.isclose(adpasses.jit(column_norms)(view), column_norms(view), rel_tol=1e-13)
+
+
+def test_a_parallel_loop_stays_as_written() -> None:
+    X = np.random.default_rng(12).normal(size=(7, 6))
+    module, _ = adpasses.jit(lse_loops, parallel=True).build((X,), True)
+    assert interchange_columns.with_rows_outside(module) is module
+    assert math.isclose(adpasses.jit(lse_loops, parallel=True)(X), lse_loops(X), rel_tol=1e-13)
 
 
 def test_transposed_and_strided_views() -> None:
@@ -166,3 +214,15 @@ def test_out_of_bounds_read_still_raises() -> None:
     X = np.random.default_rng(9).normal(size=(4, 3))
     with pytest.raises(IndexError):
         adpasses.grad(adpasses.jit(reads_past_the_end))(X)
+    with pytest.raises(IndexError):
+        adpasses.jit(reads_past_the_end)(X)
+
+
+def test_an_unused_out_of_bounds_read_still_raises() -> None:
+    """Its stage computes nothing a later one reads: the read is kept anyway."""
+    X = np.random.default_rng(10).normal(size=(4, 3))
+    assert _primal_interchanged(unused_read_past_the_end, X)
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0"):
+        adpasses.jit(unused_read_past_the_end)(X)
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0"):
+        adpasses.grad(adpasses.jit(unused_read_past_the_end))(X)

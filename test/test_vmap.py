@@ -390,6 +390,8 @@ def test_a_written_batch_whose_rows_share_memory_is_an_error(parallel: bool) -> 
     buf = np.zeros(8)
     with pytest.raises(ValueError, match="elements share memory"):
         vm(X, as_strided(buf, (4, 5), (8, 8)))
+    with pytest.raises(ValueError, match="elements share memory"):  # unbatched: copied per element
+        adpasses.vmap(accumulate_into, in_axes=(0, None), parallel=parallel)(X, as_strided(base, (5,), (0,)))
     assert not base.any() and not buf.any()  # nothing written before the error
     out = np.ones((4, 5))
     vm(X, out)

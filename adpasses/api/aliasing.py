@@ -61,6 +61,38 @@ def internal_overlap(a: np.ndarray) -> bool:
     return False
 
 
+def check_written_no_self_overlap(fname: str, params: Sequence[str], args: Sequence[object],
+                                  written: set[int], api: str | None = None) -> None:
+    """A written array whose elements share memory (a stride of 0, overlapping
+    strides) is a ValueError for the APIs that run f on copies of the arrays
+    it writes (grad, vjp, split, jvp, hessian, hvp, jacfwd, jacrev): the copy
+    has distinct elements, so f would run on another array than the caller's."""
+    for k in sorted(written):
+        a = args[k] if k < len(args) else None
+        if isinstance(a, np.ndarray) and internal_overlap(a):
+            raise ValueError(
+                f"{api or fname + '()'}: {_described(params, [k])} has elements that share memory (a stride of "
+                f"0, as np.broadcast_to gives, or overlapping strides), and {fname} writes it: a "
+                "write to one element would change others, so f at these values is not f of an "
+                "array; pass a copy (np.array(x))")
+
+
+def written_self_overlap(jf, values: Sequence[object], api: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    """`check_written_no_self_overlap` for `jf`, asking for its written
+    arrays only when some array argument has overlapping elements."""
+    if any(isinstance(a, np.ndarray) and internal_overlap(a) for a in values):
+        check_written_no_self_overlap(jf.__name__, jf._params, values, jf.written_arrays(values), api)
+
+
+def strided_written(values: Sequence[object], written: set[int]) -> list[int]:
+    """The written array arguments that are not C-contiguous: a fast path
+    made for their signature code (any strided layout) must check each call's
+    for overlapping elements (`internal_overlap`) before skipping the checks
+    of the general path; a C-contiguous one cannot have any."""
+    return [k for k in sorted(written) if k < len(values) and isinstance(values[k], np.ndarray)
+            and not values[k].flags.c_contiguous]  # type: ignore[union-attr]
+
+
 def sharing_groups(arrays: dict[int, np.ndarray]) -> list[list[int]]:
     """Positions of the arrays grouped by shared memory (transitively),
     each group in increasing order; arrays sharing nothing are alone."""
@@ -153,6 +185,7 @@ def check_written_distinct(jf, api: str, values: Sequence[object],  # type: igno
     array)."""
     from adpasses.api import shadows
 
+    written_self_overlap(jf, values, api)
     members = [(k, a) for k, a in enumerate(values) if isinstance(a, np.ndarray)]
     members += [(k, t) for k, t in tangents if isinstance(t, np.ndarray)]
     if len(members) < 2 or not shadows.arrays_overlap(*(a for _, a in members)):
@@ -190,13 +223,7 @@ def grad_call(fname: str, params: Sequence[str], args: tuple, activity: tuple[st
               written: set[int]) -> GradCall:
     """The general path of grad/value_and_grad (see the module docstring)."""
     arrays = {k: a for k, a in enumerate(args) if isinstance(a, np.ndarray)}
-    for k in sorted(written):
-        if internal_overlap(args[k]):  # type: ignore[arg-type]
-            raise ValueError(
-                f"{fname}(): {_described(params, [k])} has elements that share memory (a stride of "
-                f"0, as np.broadcast_to gives, or overlapping strides), and {fname} writes it: a "
-                "write to one element would change others, so f at these values is not f of an "
-                "array; pass a copy (np.array(x))")
+    check_written_no_self_overlap(fname, params, args, written)
     groups = sharing_groups(arrays) if written and len(arrays) > 1 else [[k] for k in arrays]
     new_args = list(args)
     new_activity = list(activity)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adpasses.api import shadows
-from adpasses.api.aliasing import check_written_distinct
+from adpasses.api.aliasing import check_written_distinct, internal_overlap, strided_written
 from adpasses.api.gradcall import grad_activity, normalize_argnums
 from adpasses.api.autodiff_call import MISS
 from adpasses.api.markers import Active, Const, Duplicated, DuplicatedNoNeed, Output
@@ -386,6 +386,8 @@ def _jvp_fast_path(jf, plan: _JvpPlan, values: tuple, tangents: tuple) -> Callab
     for k in given:
         if isinstance(values[k], np.ndarray):
             conds.append(f"t{k}.shape != p{k}.shape")
+    conds += [f"internal_overlap(p{k})" for k in strided_written(values, plan.written)]
+    env["internal_overlap"] = internal_overlap
     lines += [f"    if {' or '.join(conds)}:", "        return slow(primals, tangents)"]
     # The arrays f writes and their tangents are copied into the plan's workspace.
     copied = [f"p{k}" for k in plan.written] + [f"t{k}" for k in plan.written if k in given]
@@ -553,7 +555,8 @@ class HvpCallable:
             # (no fast path for this layout of v: it would need the copy on every call)
             return run(values, laid_out if vector else np.ascontiguousarray(v))
         code = shadows.signature_code(*args)
-        if code and len(args) == len(jf._params) + 1:
+        # (a strided array f writes: each call's may have overlapping elements; the general path checks)
+        if code and len(args) == len(jf._params) + 1 and not strided_written(values, jf.written_arrays(values)):
             arrays = [a for a in args if isinstance(a, np.ndarray)]
             shape = (lambda a: a[_k].shape) if vector else (lambda a: (width,) + a[_k].shape)
             _k = k
@@ -817,7 +820,8 @@ class SweepCallable:
         width = self.width or max(1, min(n_max, MAX_WIDTH))
         plan = self._plan(values, nums, out, width)
         code = shadows.signature_code(*values)
-        if len(args) == len(values) and code:
+        # (a strided array f writes: each call's may have overlapping elements; the general path checks)
+        if len(args) == len(values) and code and not strided_written(values, jf.written_arrays(values)):
             fast = _sweep_fast_path(self, plan, values)
             if plan.shapes is not None:
                 self._shaped.setdefault((code, plan.shapes), fast)

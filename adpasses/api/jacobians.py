@@ -261,6 +261,10 @@ def _fast_path(jc: JacrevCallable, plan: JacrevPlan, args: tuple, values: tuple)
     checks = [f"code({joined}) != CODE"]
     if len(arrays) > 1:
         checks.append(f"overlap({', '.join(arrays)})")
+    from adpasses.api.aliasing import internal_overlap, strided_written
+
+    checks += [f"internal_overlap({names[k]})" for k in strided_written(values, plan.written)]
+    env["internal_overlap"] = internal_overlap
     lines += [f"    if {' or '.join(checks)}:", f"        return slow(({', '.join(params)},), {{}})"]
     call_args = []
     for k, (n, v, act) in enumerate(zip(names, values, plan.activity)):

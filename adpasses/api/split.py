@@ -121,8 +121,11 @@ class Split:
         jf, name = self._jf, self.name
         # f runs on copies: its writes stay off the caller's arrays, and the
         # tape's reads of them are immune to the caller's later writes.
-        values = [np.array(v, order="K") if isinstance(v, np.ndarray) else v
-                  for v in plain_arguments(name, jf._params, args)]
+        given = plain_arguments(name, jf._params, args)
+        from adpasses.api.aliasing import written_self_overlap
+
+        written_self_overlap(jf, given, f"split({name})")
+        values = [np.array(v, order="K") if isinstance(v, np.ndarray) else v for v in given]
         kinds = jf.result_kinds(values)
         if not kinds:
             raise TypeError(f"split({name}): {name}() returns nothing: there is no output to differentiate; "

@@ -404,7 +404,8 @@ class _Plan:
             # Each element writes its row of a batched array: rows sharing memory (a stride of 0,
             # overlapping strides) would be written back over one another (last row wins), where a
             # Python loop over the elements accumulates: silently different numbers.
-            if batched[k] and internal_overlap(batches[k]):
+            # (an unbatched one is copied for each element: the copy's elements would be distinct)
+            if isinstance(batches[k], np.ndarray) and internal_overlap(batches[k]):
                 raise ValueError(f"{name}: argument {k} is written by the function, and its elements share "
                                  "memory (a stride of 0, as np.lib.stride_tricks.as_strided or "
                                  "np.broadcast_to give, or overlapping strides): the batch elements would "

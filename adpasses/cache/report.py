@@ -413,6 +413,9 @@ class CacheEntry:
     factors: tuple[LoopFactor, ...] = ()
     count: int | None = None
     bytes: int | None = None
+    tape_group: int | None = None
+    """Entries with the same group share one tape (values of exclusive
+    branches, cache/shared_tapes.py): it holds the largest of them."""
 
     @property
     def count_text(self) -> str:
@@ -490,7 +493,10 @@ class CacheReport:
 
     @classmethod
     def from_plan(cls, plan: CachePlan, *, gradient_name: str, primal_name: str,
-                  policy: str) -> CacheReport:
+                  policy: str, shared_tapes: Sequence[Sequence[SSAValue]] = ()) -> CacheReport:
+        """`shared_tapes`: groups of taped values that the gradient pushes on
+        one tape (the reverse builder's `shared_tapes`)."""
+        group_of = {v: k for k, group in enumerate(shared_tapes) for v in group}
         entries = []
         for value in plan.order.sorted(plan.decisions):
             d = plan.decisions[value]
@@ -501,16 +507,23 @@ class CacheReport:
                 size = byte_size(value.type)
             except ValueError:
                 size = 0
+            reason = _with_residual_note(value, d.reason)
+            if value in group_of:
+                others = [w for w in shared_tapes[group_of[value]] if w is not value]
+                reason += ("; shares one tape with " + ", ".join(
+                    f"{_label(w, value_location(w))} at {value_location(w) or '?'}" for w in others)
+                    + " (another branch of a choice that runs once: one of them is pushed)")
             entries.append(
                 CacheEntry(
                     value=_label(value, loc),
                     op=_describe(value),
                     decision=d.kind,
                     location=loc,
-                    reason=_with_residual_note(value, d.reason),
+                    reason=reason,
                     dtype=str(value.type),
                     element_bytes=size,
                     factors=_loop_factors(value),
+                    tape_group=group_of.get(value),
                 )
             )
         for d in plan.memory:
@@ -590,15 +603,33 @@ class CacheReport:
         iterations): `taped_bytes_formula` is the formula then."""
         taped = [e for e in self.entries if e.decision in TAPED]
         if self.bound and all(e.bytes is not None for e in taped):
-            return sum(e.bytes for e in taped)  # type: ignore[misc]
+            return sum(max(e.bytes for e in tape) for tape in self._tapes())  # type: ignore[misc,type-var]
         return None
+
+    def _tapes(self) -> list[list[CacheEntry]]:
+        """The taped entries, one list per tape (a shared tape's entries
+        together)."""
+        tapes: list[list[CacheEntry]] = []
+        shared: dict[int, list[CacheEntry]] = {}
+        for e in self.entries:
+            if e.decision not in TAPED:
+                continue
+            if e.tape_group is None:
+                tapes.append([e])
+            elif e.tape_group in shared:
+                shared[e.tape_group].append(e)
+            else:
+                shared[e.tape_group] = [e]
+                tapes.append(shared[e.tape_group])
+        return tapes
 
     @property
     def taped_bytes_formula(self) -> str:
         """Total bytes taped per call as a formula of the arguments' sizes
         (triangular nests as sums over the outer loop's iterations)."""
-        taped = [e for e in self.entries if e.decision in TAPED]
-        return " + ".join(e.bytes_text for e in taped) or "0"
+        terms = [tape[0].bytes_text if len(tape) == 1 else "max(" + ", ".join(e.bytes_text for e in tape) + ")"
+                 for tape in self._tapes()]
+        return " + ".join(terms) or "0"
 
     # -- output -------------------------------------------------------------------
 
@@ -680,6 +711,7 @@ class CacheReport:
                     "dtype": e.dtype,
                     "count": e.count if self.bound else e.count_text,
                     "bytes": e.bytes if self.bound else e.bytes_text,
+                    "tape_group": e.tape_group,
                 }
                 for e in self.entries
             ],

@@ -19,7 +19,10 @@ def translate_module(module: ModuleOp, *, boundscheck: bool = True, fastmath: bo
     from adpasses.transforms.parallelize import with_parallel_loops
     from adpasses.transforms.promote_scratch import without_heap_scratch
 
+    from adpasses.transforms.interchange_columns import with_rows_outside
+
     expanded = without_upstream_only_ops(module)
+    expanded = with_rows_outside(expanded, copy=expanded is module)
     if expanded is module:
         expanded = with_parallel_loops(module)
     else:

@@ -462,6 +462,10 @@ def _compile(module_or_text: "ModuleOp | str", *, boundscheck: bool, fastmath: b
 
     start = time.perf_counter()
     expanded = without_upstream_only_ops(module_or_text, blas=blas.available())
+    # Loops over columns that walk down each column: passes over rows (docs/lowering.md).
+    from adpasses.transforms.interchange_columns import with_rows_outside
+
+    expanded = with_rows_outside(expanded, copy=expanded is module_or_text)
     # Loops marked parallel and proven independent: ad.parallel_for (docs/parallel.md).
     from adpasses.transforms.parallelize import with_parallel_loops
 

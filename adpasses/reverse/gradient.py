@@ -44,6 +44,7 @@ from xdsl.rewriter import InsertPoint
 from adpasses.analysis.activity import ActivityAnalysis
 from adpasses.analysis.memref_views import is_allocation, memory_object
 from adpasses.cache.plan import CachePlan, is_recomputable_op
+from adpasses.cache.shared_tapes import shared_tape_groups
 from adpasses.dialects.ad import (
     BOUNDS_CHECKED_OPS,
     OWN_SIZES_ATTR,
@@ -125,6 +126,9 @@ class GradientBuilder:
         self.with_primal = bool(self.primal_results)
         self.top_block = primal.body.block
         self.tapes: dict[SSAValue, SSAValue] = {}
+        self.shared_tapes: list[list[SSAValue]] = []
+        """Groups of taped values of exclusive branches that share one tape
+        (cache/shared_tapes.py), for the cache report."""
         self.top_values: dict[SSAValue, SSAValue] = {}
         self.arg_shadows: dict[SSAValue, list[SSAValue]] = {}
         """A dup argument's shadows, one per lane."""
@@ -295,32 +299,56 @@ class GradientBuilder:
         return op
 
     def _insert_pushes(self, block: Block, vmap: dict[SSAValue, SSAValue]) -> None:
-        for value in self.plan.taped():
-            anchor = self._top_ancestor(value)
+        for group in shared_tape_groups(list(self.plan.taped()), self.primal):
+            anchor = self._top_ancestor(group[0])
             clone = self._clones[anchor]
             builder = Builder(InsertPoint.before(clone))
-            capacity = self._capacity(value, builder, vmap)
-            create = builder.insert(TapeCreateOp(value.type, capacity))
+            capacities = [self._capacity(value, builder, vmap) for value in group]
+            if len(group) > 1 and any(c is None for c in capacities):
+                # A growable member: each its own tape (room is reserved per tape).
+                self._create_tapes([[v] for v in group], [[c] for c in capacities], anchor, vmap)
+            else:
+                self._create_tapes([group], [capacities], anchor, vmap)
+
+    def _create_tapes(self, groups: list[list[SSAValue]], capacities: list[list[SSAValue | None]],
+                      anchor: Operation, vmap: dict[SSAValue, SSAValue]) -> None:
+        """One tape per group (before `anchor`'s forward copy), sized for
+        its largest member; the pushes of each member."""
+        builder = Builder(InsertPoint.before(self._clones[anchor]))
+        for group, caps in zip(groups, capacities):
+            capacity = caps[0]
+            for other in caps[1:]:  # exclusive members: the largest is enough
+                assert capacity is not None and other is not None
+                capacity = builder.insert(arith.MaxUIOp(capacity, other)).results[0]
+            first = group[0]
+            create = builder.insert(TapeCreateOp(first.type, capacity))
             create.location = anchor.location
             tape = create.results[0]
-            tape.name_hint = f"tape_{value.name_hint}" if value.name_hint else "tape"
-            self.tapes[value] = tape
+            tape.name_hint = f"tape_{first.name_hint}" if first.name_hint else "tape"
             self._tapes_to_free.setdefault(anchor, []).append(tape)
-            forward = vmap[value]
-            push = TapePushOp(forward, tape)
-            push.location = (
-                forward.op.location if isinstance(forward, OpResult) else anchor.location
-            )
-            if isinstance(forward, OpResult):
-                forward.op.parent_block().insert_op_after(push, forward.op)
+            if len(group) > 1:
+                self.shared_tapes.append(group)
+            for value in group:
+                self.tapes[value] = tape
+                self._push(value, tape, capacity, vmap)
+
+    def _push(self, value: SSAValue, tape: SSAValue, capacity: SSAValue | None,
+              vmap: dict[SSAValue, SSAValue]) -> None:
+        """`value`'s forward copy pushed on `tape` right where it is made."""
+        forward = vmap[value]
+        push = TapePushOp(forward, tape)
+        if isinstance(forward, OpResult):
+            push.location = forward.op.location
+            forward.op.parent_block().insert_op_after(push, forward.op)
+        else:
+            push.location = self._top_ancestor(value).location
+            target = forward.block
+            if target.first_op is None:
+                target.add_op(push)
             else:
-                target = forward.block
-                if target.first_op is None:
-                    target.add_op(push)
-                else:
-                    target.insert_op_before(push, target.first_op)
-            if capacity is None and self._reserve_room(home_block(value), tape, vmap):
-                push.attributes[RESERVED_ATTR] = UnitAttr()
+                target.insert_op_before(push, target.first_op)
+        if capacity is None and self._reserve_room(home_block(value), tape, vmap):
+            push.attributes[RESERVED_ATTR] = UnitAttr()
 
     def _reserve_room(self, block: Block | None, tape: SSAValue, vmap: dict[SSAValue, SSAValue]) -> bool:
         """For a tape whose capacity is unknown before its top-level op (a

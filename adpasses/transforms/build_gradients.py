@@ -155,7 +155,7 @@ def build_gradient(work: func.FuncOp, request: GradientRequest, cache_policy: st
     block.insert_op_before(gradient, work)
     block.detach_op(work)
     report = CacheReport.from_plan(plan, gradient_name=name, primal_name=request.primal,
-                                   policy=cache_policy)
+                                   policy=cache_policy, shared_tapes=sweep.shared_tapes)
     report.checkpointed = list(sweep.checkpointed_calls)
     return GeneratedGradient(name, gradient, analysis, report, request.primal,
                             list(request.activity), list(request.ret_activity))

@@ -57,6 +57,14 @@ In the reverse pipeline (`marked-only=true`) it runs after
 `ad-scalar-replace` and before `ad-fuse-loops`: the gradient's sweeps then
 run over rows as well (the loops of `ad-lower-linalg`'s reductions over a
 leading axis). `ad-opt -p ad-interchange-columns` runs it on every function.
+The LLVM lowering runs it (after `ad-scalar-replace`) on the functions of
+every module it compiles that have such a nest (`with_rows_outside`): the
+primal runs over rows too.
+
+The loops over the columns run to the per-column arrays' size (`max(n, 0)`,
+the same columns as `0..n`): their accesses are in bounds by construction,
+and so the gradient's repeats of them are unchecked (ad-elide-shadow-checks)
+and LLVM vectorises the reverse sweeps.
 """
 
 from __future__ import annotations
@@ -81,8 +89,9 @@ from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from adpasses.core.effects import is_pure
-from adpasses.dialects.ad import UNCHECKED_ATTR
+from adpasses.dialects.ad import BOUNDS_CHECKED_OPS, PARALLEL_ATTR, UNCHECKED_ATTR
 from adpasses.transforms.gradient_marks import marked_functions
+from adpasses.transforms.scalar_replace import scalar_replace
 
 _VIEWS = (memref.SubviewOp,)
 _DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.CeilDivSIOp, arith.CeilDivUIOp, arith.FloorDivSIOp,
@@ -157,6 +166,8 @@ def _allowed(op: Operation) -> bool:
 def _plan(loop: scf.ForOp) -> _Plan | None:
     if _constant_index(loop.lb) != 0 or _constant_index(loop.step) != 1:
         return None
+    if PARALLEL_ATTR in loop.attributes:
+        return None  # outlined as written (transforms/parallelize.py)
     body = loop.body.block
     ops = list(body.ops)[:-1]
     if not any(isinstance(op, scf.ForOp) for op in ops):
@@ -180,6 +191,8 @@ def _plan(loop: scf.ForOp) -> _Plan | None:
             continue
         inner = stage[0]
         assert isinstance(inner, scf.ForOp)
+        if PARALLEL_ATTR in inner.attributes:
+            return None
         for bound in (inner.lb, inner.ub, inner.step):
             same = _before_loop(bound, loop, hoisted_set)
             if same is None:
@@ -387,7 +400,11 @@ class _Rewriter:
     def column_loop(self, iter_args: list[SSAValue], at: Block | None = None) -> tuple[scf.ForOp, Block]:
         blk = Block(arg_types=[IndexType(), *(a.type for a in iter_args)])
         blk.args[0].name_hint = self.j.name_hint
-        new = scf.ForOp(self.zero, self.loop.ub, self.one, iter_args, Region(blk))
+        # To the arrays' size (max(n, 0): the same iterations from 0): their
+        # accesses at j are then in bounds by construction, and so are the
+        # reverse sweep's repeats of them (ad-elide-shadow-checks), which
+        # LLVM vectorises only without a check.
+        new = scf.ForOp(self.zero, self.count, self.one, iter_args, Region(blk))
         new.location = self.loop.location
         if at is None:
             self.before(new)
@@ -430,15 +447,22 @@ class _Rewriter:
 
     def scalar_stage(self, ops: list[Operation]) -> None:
         """The stage's values that later stages read from arrays, stored per
-        column (the rest is computed again where it is needed)."""
+        column (the rest is computed again where it is needed), and the
+        checked accesses that no later stage repeats (an unused, out-of-bounds
+        `X[k, j]` still raises), in the order written."""
         stored = [r for op in ops for r in op.results if r in self.buffers]
-        if not stored:
+        body, own = self.loop.body.block, set(ops)
+        checked = [op for op in ops if isinstance(op, BOUNDS_CHECKED_OPS) and UNCHECKED_ATTR not in op.attributes
+                   and all(_stage_op(u.operation, body) in own for r in op.results for u in r.uses)]
+        if not stored and not checked:
             return
         _, blk = self.column_loop([])
         vmap: dict[SSAValue, SSAValue] = {self.j: blk.args[0]}
+        needed = set(checked) | {r.op for r in stored if isinstance(r, OpResult)}
+        for op in ops:
+            if op in needed:
+                self.clone_into(op, blk, vmap)
         for r in stored:
-            assert isinstance(r, OpResult)
-            self.clone_into(r.op, blk, vmap)
             self.store(r, self.buffers[r], blk, vmap)
         blk.add_op(scf.YieldOp())
 
@@ -517,6 +541,43 @@ def _rewrite(loop: scf.ForOp, plan: _Plan) -> None:
             assert isinstance(stage[0], scf.ForOp)
             rw.loop_stage(stage[0])
     rw.finish()
+
+
+def _candidate(loop: scf.ForOp) -> bool:
+    """Cheap: `loop` could be a column nest (from 0, step 1, an inner loop
+    at its top level walking down a column)."""
+    if _constant_index(loop.lb) != 0 or _constant_index(loop.step) != 1:
+        return False
+    return any(isinstance(op, scf.ForOp) and _walks_columns(op, loop) for op in loop.body.block.ops)
+
+
+def with_rows_outside(module: ModuleOp, *, copy: bool = True) -> ModuleOp:
+    """What the LLVM lowering compiles: `module` itself if no function has a
+    column nest that qualifies, else a copy (`copy=False`: `module`, in
+    place) in which each function that has one is replaced by its
+    rewrite: small local arrays as SSA values first (`ad-scalar-replace`,
+    which makes `np.max(X[:, j])`'s accumulator a carried value), then
+    the nests as passes over rows. A function with no nest rewritten is
+    left exactly as it was (scalar replacement included)."""
+    rewritten: dict[str, func.FuncOp] = {}
+    for function in module.ops:
+        if not (isinstance(function, func.FuncOp) and function.body.blocks):
+            continue
+        if not any(isinstance(op, scf.ForOp) and _candidate(op) for op in function.walk()):
+            continue
+        trial = function.clone()
+        scalar_replace(trial)
+        if interchange_columns_in(trial):
+            rewritten[function.sym_name.data] = trial
+    if not rewritten:
+        return module
+    target = module.clone() if copy else module
+    for function in list(target.ops):
+        if isinstance(function, func.FuncOp) and function.sym_name.data in rewritten:
+            target.body.block.insert_op_before(rewritten[function.sym_name.data], function)
+            function.detach()
+            function.erase()
+    return target
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,10 @@ RTOL = 1e-10
 FD_RTOL, FD_ATOL = 1e-5, 1e-7
 FD_STEP = 1e-6
 KINK_RTOL = 1e-3
+LARGE_SHARE = 0.25
+"""Programs with m in 5..12 and n in 9..40 (else 2..4 and 3..6): vector
+loops then run whole vectors and remainders, and the larger matrix
+products (m n k >= 512) call BLAS (docs/frontend.md, "Matrix products")."""
 PARALLEL_SHARE = 0.3
 """Programs also checked compiled with `jit(parallel=True)` on 3 threads."""
 """One-sided differences that disagree by more than this (relative) straddle a kink."""
@@ -82,6 +86,9 @@ class _Gen:
         self.r = random.Random(seed)
         self.m = self.r.randint(2, 4)
         self.n = self.r.randint(3, 6)
+        sizes = random.Random(f"arrays size {seed}")  # its own draws: the program's text keeps its shape
+        if sizes.random() < LARGE_SHARE:
+            self.m, self.n = sizes.randint(5, 12), sizes.randint(9, 40)
         self.pool: list[tuple[str, Shape]] = []
         self.lines: list[str] = []
         self.features: set[str] = set()
@@ -423,10 +430,9 @@ class _Gen:
             self.lines.append(f"{u} = {h}({self.r.choice(names) if names else x})")
             self.pool.append((u, shape))
             self.features.add("helper returns a view")
-        if call:
-            self.features.add("keyword argument" if "=" in call else "default overridden")
-        elif form < 2:
-            self.features.add("default omitted")
+        if form < 2:
+            self.features.add(("keyword argument" if "=" in call else "default overridden") if call
+                              else "default omitted")
 
     def time_steps(self) -> None:
         """Explicit diffusion steps on two buffers swapped each step (`u, un = un, u`)."""
@@ -517,6 +523,8 @@ def generate_arrays(seed: int) -> ArrayProgram:
     parallel = r.random() < PARALLEL_SHARE
     if parallel:
         features.add("parallel")
+    if g.n > 6:
+        features.add("large")
     return ArrayProgram(seed, name, source, args, kind, features, layouts, parallel)
 
 
