@@ -81,3 +81,37 @@ def test_gradients_match_finite_differences(f) -> None:
     g = adpasses.grad(f)(a.copy())
     (fd,) = finite_differences(f, [a], [0])
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def update_from_other_argument(a, b):
+    a += b[::-1]
+    return np.sum(a * a)
+
+
+def update_2d_from_other_argument(A, B):
+    A *= B.T + 1.0
+    return np.sum(A)
+
+
+@pytest.mark.xfail(strict=True, reason="open: `a += e(b)` with b the same memory as a (f(x, x), or "
+                   "overlapping views) is computed in place; copying e whenever two arguments may share "
+                   "memory (as slice stores do) would give every `out += e(x)` a temporary "
+                   "(test_array_exprs.py::test_a_fused_expression_allocates_one_array_and_a_reduction_none): "
+                   "it needs a run-time overlap test")
+@pytest.mark.parametrize("f", [update_from_other_argument, update_2d_from_other_argument],
+                         ids=lambda f: f.__name__)
+def test_an_update_from_another_argument_that_is_the_same_array(f) -> None:
+    """`f(x, x)`: the other argument is the target; numpy reads it before
+    writing (found beside seed 23: the update writes a while reading b)."""
+    shape = (5,) if f is update_from_other_argument else (4, 4)
+    x = np.random.default_rng(7).uniform(-1, 1, shape)
+    y = x.copy()
+    got, want = adpasses.jit(f)(x, x), f(y, y)
+    assert got == pytest.approx(want, rel=1e-13)
+    np.testing.assert_allclose(x, y, rtol=1e-13)
+    a, b = np.random.default_rng(8).uniform(-1, 1, (2,) + shape)   # distinct arrays: as before
+    assert adpasses.jit(f)(a.copy(), b.copy()) == pytest.approx(f(a.copy(), b.copy()), rel=1e-13)
+    g = adpasses.grad(f, (0, 1))(a.copy(), b.copy())
+    fd = finite_differences(f, [a, b], [0, 1])
+    for ours, theirs in zip(g, fd):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-8)
