@@ -1321,6 +1321,13 @@ PRINT_SPECS_ATTR = "ad.print_specs"
 """A string beside `ad.python_print`: the format spec of each value
 (f-string `!r`, `:.3f`), separated by `core.print_codes.SPEC_SEP`."""
 
+PRIVATE_COPY_ATTR = "ad.private_copy"
+"""Integer argument attribute on a written array argument of a gradient:
+the function works on a copy of it made inside the call (the caller's array
+is only read), and zero-fills the shadow argument at this index first (-1:
+none), so the caller passes uninitialised memory for that shadow
+(`ad-private-copies`, adpasses/transforms/private_copies.py)."""
+
 FUSED_ATTR = "ad.fused"
 """A string on an `scf.for` that `ad-fuse-loops` made of adjacent loops:
 the source locations of the loops fused into the first, for the cache

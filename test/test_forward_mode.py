@@ -166,8 +166,35 @@ def test_dot_product_with_reverse_mode(kernel: str) -> None:
         assert lhs == pytest.approx(rhs, rel=1e-12, abs=1e-12)
 
 
+@pytest.fixture
+def scalar_libm(monkeypatch):  # type: ignore[no-untyped-def]
+    """Compile without libmvec's SIMD math: every sin/cos/exp is the scalar
+    C library's, so lanes and single sweeps evaluate the same functions."""
+    from adpasses.native import llvm_jit, vector_math
+
+    llvm_jit.clear_caches()
+    monkeypatch.setattr(vector_math, "_available", {})
+    yield
+    llvm_jit.clear_caches()
+
+
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
-def test_vector_mode_lanes_equal_single_sweeps(kernel: str) -> None:
+def test_vector_mode_lanes_equal_single_sweeps(kernel: str, scalar_libm) -> None:  # type: ignore[no-untyped-def]
+    """Bit for bit with scalar math: a lane computes what a single sweep does."""
+    _check_lanes(kernel, exact=True)
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_vector_mode_lanes_match_single_sweeps_with_simd_math(kernel: str) -> None:
+    """With SIMD math (the default where libmvec exists) LLVM may vectorise
+    the single sweep's loop but not the three-lane one (or the other way),
+    and libmvec's sin/cos/exp are not correctly rounded (glibc documents up
+    to 4 ulp): seen on an AVX-512 Xeon, lane 2 of the euler kernel one ulp
+    from the single sweep. So here the lanes agree to a few ulps."""
+    _check_lanes(kernel, exact=False)
+
+
+def _check_lanes(kernel: str, exact: bool) -> None:
     _, single = _compile_forward(KERNELS[kernel])
     _, vector = _compile_forward(KERNELS[kernel], width=3)
     rng = np.random.default_rng(7)
@@ -179,9 +206,15 @@ def test_vector_mode_lanes_equal_single_sweeps(kernel: str) -> None:
     for k in range(3):
         du = us[k].copy()
         r, dr = single(x.copy(), du, c, ucs[k])
-        assert out[0] == r
-        assert out[1 + k] == dr
-        np.testing.assert_array_equal(lanes[k], du)
+        if exact:
+            assert out[0] == r
+            assert out[1 + k] == dr
+            np.testing.assert_array_equal(lanes[k], du)
+        else:
+            eps = np.finfo(np.float64).eps
+            assert out[0] == pytest.approx(r, rel=8 * eps, abs=0)
+            assert out[1 + k] == pytest.approx(dr, rel=64 * eps, abs=64 * eps * np.abs(lanes[k]).max())
+            np.testing.assert_allclose(lanes[k], du, rtol=8 * eps, atol=0)
 
 
 def _hvp(text: str, width: int):  # type: ignore[no-untyped-def]

@@ -382,7 +382,9 @@ def crash_after_four(item) -> Outcome:  # type: ignore[no-untyped-def]
 
 
 def test_runner_reports_crashes_and_hangs_and_goes_on():
-    results = {r.seed: r.outcome for r in run_seeds(range(6), jobs=2, timeout=5, batch=3,
+    # The timeout also covers a worker's start (spawn, imports): 5 s failed
+    # an ok seed on a loaded machine (load 15); seed 3 sleeps 60 s.
+    results = {r.seed: r.outcome for r in run_seeds(range(6), jobs=2, timeout=20, batch=3,
                                                          case=crash_on_two)}
     assert sorted(results) == list(range(6))
     assert results[2].kind == "crash" and "SIGSEGV" in results[2].detail

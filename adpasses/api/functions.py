@@ -313,19 +313,26 @@ class JitFunction:
         emit(record)
 
     def gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
-                 noalias: bool, ret: tuple[str, ...] | None = None, width: int = 1) -> LoadedGradient:
+                 noalias: bool, ret: tuple[str, ...] | None = None, width: int = 1,
+                 private: frozenset[int] = frozenset()) -> LoadedGradient:
         """The compiled gradient for these activities (cached). `ret=None`:
         the function must return a float, which is active. `width`: vector
         reverse mode (`ad.autodiff {width = N}`: N shadows per dup argument,
-        N seeds per active result, N derivatives per active argument)."""
+        N seeds per active result, N derivatives per active argument).
+        `private`: written arrays the gradient may copy itself, zero-filling
+        their shadows (`ad-private-copies`; `LoadedGradient.private` says
+        which it does: their caller passes them uncopied, with shadows of
+        uninitialised memory)."""
         key = (signature_key(tuple(args)), activity, with_primal, noalias, ret)
         if width != 1:
             key += (width,)
+        if private:
+            key += (("private", tuple(sorted(private))),)
         g = self._gradients.get(key)
         if g is None:
             # Compiled once per key: concurrent first calls wait for it.
             g = once(self._gradients, key,
-                     lambda: self._compile_gradient(args, activity, with_primal, noalias, ret, width))
+                     lambda: self._compile_gradient(args, activity, with_primal, noalias, ret, width, private))
         return g
 
     def autodiff_gradient(self, values: Sequence[object], activity: tuple[str, ...], with_primal: bool,
@@ -342,7 +349,8 @@ class JitFunction:
         return g
 
     def _compile_gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
-                          noalias: bool, ret: tuple[str, ...] | None, width: int = 1) -> LoadedGradient:
+                          noalias: bool, ret: tuple[str, ...] | None, width: int = 1,
+                          private: frozenset[int] = frozenset()) -> LoadedGradient:
         if ret is None:
             ret = self.scalar_return(args)
         record = self._record("gradient", args, activity)
@@ -353,6 +361,8 @@ class JitFunction:
             parts += (("tape_limit", self.tape_limit),)
         if self.cache and self.strong_zero:
             parts += (("strong_zero", True),)
+        if self.cache and private:
+            parts += (("private", tuple(sorted(private))),)
         if self.cache:
             hit = self.disk.load("gradient", parts)
             if hit is not None:
@@ -361,7 +371,8 @@ class JitFunction:
                 # Loaded: no IR and no cache report object (inspect/cache_report
                 # rebuild them); the activity report's text is kept.
                 return LoadedGradient(compiled[entry["name"]], activity, ret, with_primal, None,
-                                      entry["name"], None, entry["activity"], compiled)
+                                      entry["name"], None, entry["activity"], compiled,
+                                      frozenset(entry.get("private", ())))
         load_compiler()  # before the first lazy import: see compile_locks (fork)
         from adpasses.native.llvm_jit import compile_module, stats
         from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
@@ -373,13 +384,19 @@ class JitFunction:
                           timings=record.stages)
         # Only the gradient is called: LLVM may drop the primal.
         function_named(module, name).sym_visibility = _private()
+        copied = frozenset()
+        if private and width == 1:
+            from adpasses.transforms.private_copies import copy_inside
+
+            copied = copy_inside(function_named(module, g.name), activity, private)
         before = stats["compiled"]
         compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
         self._compiled(record, compiled, before)
         if self.cache:
-            self.disk.store("gradient", parts, compiled, name=g.name, activity=g.activity_report)
+            self.disk.store("gradient", parts, compiled, name=g.name, activity=g.activity_report,
+                            private=sorted(copied))
         return LoadedGradient(compiled[g.name], activity, ret, with_primal, g.cache_report, g.name,
-                                module, g.activity_report, compiled)
+                                module, g.activity_report, compiled, copied)
 
     def reverse_options(self):  # type: ignore[no-untyped-def]
         """The options of the reverse pipeline for this function's gradients."""

@@ -13,7 +13,10 @@ Once the no-alias variant of a signature exists, calls with that signature
 go through a Python function generated for it (`_fast_path`): one overlap
 check, a copy per written array, one `np.zeros` per shadow, one call of
 the compiled entry, and the result tuple, with no loop or dictionary work
-in between.
+in between. The no-alias variant copies the written arrays it can itself
+(`ad-private-copies`: rank 1, contiguous), in its first loop, and
+zero-fills their shadows there (`LoadedGradient.private`): for those the
+fast path passes the caller's array and an `np.empty` shadow.
 """
 
 from __future__ import annotations
@@ -42,6 +45,10 @@ class LoadedGradient:
     module: object
     activity_text: str
     compiled: object  # the CompiledModule: `call`'s machine code lives as long as it
+    private: frozenset[int] = frozenset()
+    """Written arrays the compiled gradient copies itself (its callers pass
+    them uncopied) and whose shadows it zero-fills (callers pass np.empty):
+    `ad-private-copies`."""
 
 
 def normalize_argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
@@ -166,7 +173,10 @@ class GradCallable:
         if call.activity == plan.activity:
             g = plan.variants.get(call.noalias)
             if g is None:
-                g = plan.variants[call.noalias] = jf.gradient(args, plan.activity, self.with_value, call.noalias)
+                # Without aliasing, the gradient copies what f writes itself.
+                private = frozenset(plan.written) if call.noalias else frozenset()
+                g = plan.variants[call.noalias] = jf.gradient(args, plan.activity, self.with_value, call.noalias,
+                                                              private=private)
         else:  # members of a written group that argnums leaves out are differentiated too
             g = jf.gradient(args, call.activity, self.with_value, call.noalias)
         code = shadows.signature_code(*args)
@@ -212,7 +222,8 @@ def _fast_path(gf: GradCallable, plan: GradPlan, g: LoadedGradient, args: tuple)
     the slow path, which handles aliasing (and its errors)."""
     params = [f"a{k}" for k in range(len(args))]
     arrays = [p for p, a in zip(params, args) if isinstance(a, np.ndarray)]
-    env: dict[str, object] = {"call": g.call, "zeros": np.zeros, "internal_overlap": internal_overlap,
+    env: dict[str, object] = {"call": g.call, "zeros": np.zeros, "empty": np.empty,
+                              "internal_overlap": internal_overlap,
                               "overlap": shadows.arrays_overlap, "slow": gf.slow_call}
     lines = [f"def fast({', '.join(params)}):"]
     slow = f"        return slow(({', '.join(params)},))"
@@ -222,7 +233,7 @@ def _fast_path(gf: GradCallable, plan: GradPlan, g: LoadedGradient, args: tuple)
         if not args[k].flags.c_contiguous:  # type: ignore[union-attr]
             # A written view whose elements share memory: the slow path's error.
             lines += [f"    if internal_overlap(a{k}):", slow]
-    for k in sorted(plan.written):
+    for k in sorted(plan.written - g.private):  # the gradient copies g.private itself
         lines.append(f"    a{k} = a{k}.copy()")
     call_args = []
     for k, (p, a, act) in enumerate(zip(params, args, plan.activity)):
@@ -231,7 +242,8 @@ def _fast_path(gf: GradCallable, plan: GradPlan, g: LoadedGradient, args: tuple)
             # Contiguous whatever the array's layout: indices are logical,
             # and a broadcast array's elements each get their own entry.
             env[f"dt{k}"] = a.dtype  # type: ignore[union-attr]
-            lines.append(f"    s{k} = zeros({p}.shape, dt{k})")
+            fill = "empty" if k in g.private else "zeros"  # the gradient zero-fills g.private's shadows
+            lines.append(f"    s{k} = {fill}({p}.shape, dt{k})")
             call_args.append(f"s{k}")
     # A ValueError of the entry (a misaligned array: unpickled arrays may be,
     # e.g. on Dask workers) goes to the slow path, which copies such arrays

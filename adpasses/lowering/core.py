@@ -119,6 +119,24 @@ def _part_names(t: Attribute) -> list[str]:
     return ["", ".offset", *(f".size{k}" for k in range(rank)), *(f".stride{k}" for k in range(rank))]
 
 
+def load_element(b: ir.IRBuilder, addr: ir.Value, element: ir.Type) -> ir.Value:
+    """An element of memory: i1 (a bool array, a tape of choices) as the
+    byte it is stored in, truncated. LLVM vectorises byte loads
+    (`<4 x i8>`); `load i1` in a vectorised loop became one scalar load
+    per element (an i1 vector is bit-packed, memory is not)."""
+    if element == I1:
+        return b.trunc(b.load(addr, typ=I8), I1)
+    return b.load(addr, typ=element)
+
+
+def store_element(b: ir.IRBuilder, value: ir.Value, addr: ir.Value) -> None:
+    """`value` into memory; an i1 as its byte, 0 or 1 (`load_element`)."""
+    if value.type == I1:
+        b.store(b.zext(value, I8), addr)
+    else:
+        b.store(value, addr)
+
+
 def const_i64(v: int) -> ir.Constant:
     return ir.Constant(I64, v)
 

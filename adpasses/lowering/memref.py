@@ -32,10 +32,12 @@ from adpasses.lowering.core import (
     _mul,
     const_i64,
     identity_strides,
+    load_element,
     make_memref,
     opaque,
     PTR,
     scalar_type,
+    store_element,
 )
 from adpasses.lowering.names import user_symbol
 from adpasses.lowering.thread_state import HELD_TYPE, workspace_give_back, workspace_pool, workspace_take
@@ -173,13 +175,13 @@ def _address(ft: FunctionTranslator, op: Operation, m: MemRefValue, indices: Seq
 def _load(ft: FunctionTranslator, op: memref.LoadOp) -> None:
     m = ft.get(op.memref)
     addr = _address(ft, op, m, op.indices)
-    ft.set(op.res, ft.b.load(addr, typ=m.element))
+    ft.set(op.res, load_element(ft.b, addr, m.element))
 
 
 def _store(ft: FunctionTranslator, op: memref.StoreOp) -> None:
     m = ft.get(op.memref)
     addr = _address(ft, op, m, op.indices)
-    ft.b.store(ft.get(op.value), addr)
+    store_element(ft.b, ft.get(op.value), addr)
 
 
 def _dim(ft: FunctionTranslator, op: memref.DimOp) -> None:
@@ -349,8 +351,8 @@ def _copy(ft: FunctionTranslator, op: memref.CopyOp) -> None:
         b.position_at_end(body)
         indices.append(i)
         exits.append((header, i, exit_block))
-    value = b.load(ft.element_address(src, indices), typ=src.element)
-    b.store(value, ft.element_address(dst, indices))
+    value = load_element(b, ft.element_address(src, indices), src.element)
+    store_element(b, value, ft.element_address(dst, indices))
     for header, i, exit_block in reversed(exits):
         nxt = b.add(i, const_i64(1))
         i.add_incoming(nxt, b.block)

@@ -22,7 +22,8 @@ from xdsl.dialects.builtin import MemRefType
 from adpasses.core import stop_codes
 from adpasses.dialects.ad import (RESERVED_ATTR, TapeCreateOp, TapeExportOp, TapeFreeOp, TapeImportOp, TapePopOp,
                                   TapePushOp, TapeReserveOp)
-from adpasses.lowering.core import I64, PTR, FunctionTranslator, MemRefValue, const_i64, scalar_type
+from adpasses.lowering.core import (I64, PTR, FunctionTranslator, MemRefValue, const_i64, load_element, scalar_type,
+                                    store_element)
 from adpasses.lowering.memref import _element_bytes
 from adpasses.lowering.sizes import MAX_BYTES, byte_count, heap_allocate, heap_grow, saturating_double
 from adpasses.lowering.thread_state import HELD_TYPE, workspace_give_back, workspace_pool, workspace_take
@@ -137,7 +138,7 @@ def _push(ft: FunctionTranslator, op: TapePushOp) -> None:
     if tape.growable and RESERVED_ATTR not in op.attributes:
         _grow_to(ft, tape, count, b.add(count, const_i64(1)))
     data = b.load(tape.field(ft, 0), typ=PTR)
-    b.store(ft.get(op.value), b.gep(data, [count], inbounds=True, source_etype=tape.element))
+    store_element(b, ft.get(op.value), b.gep(data, [count], inbounds=True, source_etype=tape.element))
     b.store(b.add(count, const_i64(1)), tape.field(ft, 1))
 
 
@@ -162,7 +163,7 @@ def _pop(ft: FunctionTranslator, op: TapePopOp) -> None:
     count = b.sub(b.load(tape.field(ft, 1), typ=I64), const_i64(1))
     b.store(count, tape.field(ft, 1))
     data = b.load(tape.field(ft, 0), typ=PTR)
-    ft.set(op.value, b.load(b.gep(data, [count], inbounds=True, source_etype=tape.element), typ=tape.element))
+    ft.set(op.value, load_element(b, b.gep(data, [count], inbounds=True, source_etype=tape.element), tape.element))
 
 
 def _free(ft: FunctionTranslator, op: TapeFreeOp) -> None:

@@ -165,7 +165,7 @@ def _lower_fixed(op: TapeCreateOp, layout: FixedLayout, stack_limit: int, rewrit
         last = emit(arith.SubiOp(loop.ub, const(1, loop, rb)), loop, rb)
         reverse_index.append(emit(arith.SubiOp(last, loop.body.block.args[0]), loop, rb))
     # Columns follow program order in each loop body (uses are unordered).
-    order = {o: n for loop in (layout.forward[-1], layout.reverse[-1]) for n, o in enumerate(loop.body.block.ops)}
+    order = {o: n for block in (layout.push_block, layout.pop_block) for n, o in enumerate(block.ops)}
     pushed = popped = 0
     for user in sorted({u.operation for u in op.tape.uses}, key=lambda o: order.get(o, -1)):
         ub = Builder(InsertPoint.before(user))

@@ -131,6 +131,12 @@ def _fuse_loops() -> type[ModulePass]:
     return FuseLoopsPass
 
 
+def _private_copies() -> type[ModulePass]:
+    from adpasses.transforms.private_copies import PrivateCopiesPass
+
+    return PrivateCopiesPass
+
+
 def _dead_forward() -> type[ModulePass]:
     from adpasses.transforms.dead_forward import DeadForwardPass
 
@@ -177,6 +183,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-interchange-columns": _interchange_columns,  # with interchange-columns (the default)
     "ad-count-while": _count_while,
     "ad-fuse-loops": _fuse_loops,  # with loop-local reverse (the default)
+    "ad-private-copies": _private_copies,  # grad: the arrays f writes copied inside the gradient
     "ad-checkpoint-loops": _checkpoint_loops,  # with tape-limit only
     "ad-build-gradients": _build_gradients,
     "ad-lower-tapes": _lower_tapes,

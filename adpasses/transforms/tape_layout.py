@@ -12,10 +12,12 @@ from `[T-1-r, k-1-p]`, the same places the counter would have given
 parallel loop) touches its own rows, which the alias analysis proves.
 
 `fixed_layout(create)` decides; it requires
-- every push directly in the body of one `scf.for` L: the loop F marked
-  `ad.parallel` or a counted loop nested in it through counted loops only
-  (not in an `if` or a `while`: then the count per iteration is not a
-  constant), each with step 1, the inner ones with bounds known before the
+- every push in one block: the body of the loop F marked `ad.parallel`,
+  or of a counted loop nested in it, or a branch of an `if` in those (a
+  branch runs at most once per iteration: its slots are written only when
+  it runs, and read only when the reverse's if takes the same branch),
+  through counted loops and ifs only (not a `while`: then the count per
+  iteration is not a constant), each loop with step 1, the inner ones with bounds known before the
   tape is made (values defined there, or `memref.dim`s and index
   arithmetic of such values, computed again there: `materialize`); every
   pop directly in the body of the matching loop of the reverse nest, each
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.core.diagnostics import op_location
@@ -61,6 +63,9 @@ class FixedLayout:
     """The reverse loops, nested likewise; the last one's body pops."""
     k: int
     """Pushes per iteration of the innermost forward loop."""
+    push_block: Block
+    """The block of the pushes (the innermost loop's body, or a branch in it)."""
+    pop_block: Block
 
     @property
     def inner(self) -> tuple[scf.ForOp, ...]:
@@ -134,17 +139,23 @@ def _runs_once_within(loop: Operation, create: Operation) -> bool:
     return True
 
 
-def _nest(loop: Operation, what: str, name: str, site: Operation) -> tuple[scf.ForOp, ...] | str:
-    """The loops from the one marked parallel down to `loop`, all scf.for
-    each directly in the body of the one before."""
+def _nest(block: Block, what: str, name: str, site: Operation) -> tuple[scf.ForOp, ...] | str:
+    """The loops from the one marked parallel down to the block of the
+    pushes (pops): scf.for, and scf.if between them (a branch runs at most
+    once per iteration, and the reverse of the if takes the branch its
+    forward took in the same iteration, so a slot written only when the
+    branch runs is read only then)."""
     nest: list[scf.ForOp] = []
-    while isinstance(loop, scf.ForOp):
-        nest.append(loop)
-        if PARALLEL_ATTR in loop.attributes:
-            return tuple(reversed(nest))
-        loop = loop.parent_op()
-    return (f"{name} is {what} inside an if or a while loop of the parallel loop (at "
-            f"{op_location(site) or '?'}): the values per iteration are not a fixed number, so it stays a stack")
+    op = block.parent_op()
+    while isinstance(op, (scf.ForOp, scf.IfOp)):
+        if isinstance(op, scf.ForOp):
+            nest.append(op)
+            if PARALLEL_ATTR in op.attributes:
+                return tuple(reversed(nest))
+        op = op.parent_op()
+    return (f"{name} is {what} inside a while loop (or another region that is not a counted loop or an if) of "
+            f"the parallel loop (at {op_location(site) or '?'}): the values per iteration are not a fixed "
+            "number, so it stays a stack")
 
 
 def fixed_layout(create: TapeCreateOp) -> FixedLayout | str | None:
@@ -164,12 +175,14 @@ def fixed_layout(create: TapeCreateOp) -> FixedLayout | str | None:
         return f"{name} is {'popped' if pops else 'pushed'} only: it stays a stack"
     nests = []
     for ops, what in ((pushes, "pushed"), (pops, "popped")):
-        parents = {op.parent_op() for op in ops}
-        if len(parents) != 1:
-            return (f"{name} is {what} in more than one place (the loop's body and an inner loop, an if, "
-                    f"or code outside it, e.g. at {op_location(ops[-1]) or '?'}): the values per iteration "
-                    "are not a fixed number, so it stays a stack")
-        nest = _nest(next(iter(parents)), what, name, ops[0])
+        blocks = {op.parent_block() for op in ops}
+        if len(blocks) != 1:
+            return (f"{name} is {what} in more than one place (the loop's body and an inner loop, both branches "
+                    f"of an if, or code outside it, e.g. at {op_location(ops[-1]) or '?'}): the values per "
+                    "iteration are not a fixed number, so it stays a stack")
+        block = next(iter(blocks))
+        assert block is not None
+        nest = _nest(block, what, name, ops[0])
         if isinstance(nest, str):
             return nest
         nests.append(nest)
@@ -195,4 +208,4 @@ def fixed_layout(create: TapeCreateOp) -> FixedLayout | str | None:
         if not _runs_once_within(loop, create):
             return (f"{name} is used by a loop inside another loop (at {op_location(loop) or '?'}): its rows "
                     "would be written again; it stays a stack")
-    return FixedLayout(forward, reverse, len(pushes))
+    return FixedLayout(forward, reverse, len(pushes), pushes[0].parent_block(), pops[0].parent_block())  # type: ignore[arg-type]

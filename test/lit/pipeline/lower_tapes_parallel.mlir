@@ -5,8 +5,9 @@
 // j-th push at [i - lb, j], reverse iteration r loads its p-th pop from
 // [ub - 1 - r, k - 1 - p] (adpasses/transforms/tape_layout.py). Then
 // ad-parallelize proves both loops parallel. Pushes in an inner counted loop
-// whose bounds are known before the tape is made: a (rows, m, k) buffer. A
-// tape pushed inside an if of
+// whose bounds are known before the tape is made: a (rows, m, k) buffer;
+// pushes in a branch: a slot per iteration (the inputs stand for gradients,
+// whose reverse takes the branch its forward took). A tape pushed in both branches of
 // the loop keeps its counter, marked with the reason (ad.tape_stack), and
 // both loops stay serial.
 // RUN: ad-opt %s -p ad-lower-tapes | filecheck %s
@@ -75,12 +76,22 @@ func.func @fixed(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias}
   func.return
 }
 
-// Pushed in an if: no fixed count per iteration; a stack whose counter says why.
+// Pushed in a branch (at most once per iteration; the reverse pops in the
+// same branch of the same iteration): a slot per iteration, written and read
+// only when the branch runs.
 // CHECK-LABEL: func.func @branch(
-// CHECK:         %t = memref.alloc(%n) {ad.workspace} : memref<?xf64>
-// CHECK:         memref.alloca() {ad.tape_stack = "t is pushed inside an if or a while loop of the parallel loop {{.*}} it stays a stack"} : memref<1xindex>
+// CHECK:         %t = memref.alloc(%{{.*}}) {ad.tape_layout = 1 : index, ad.workspace} : memref<?x1xf64>
+// CHECK:         scf.if %c {
+// CHECK-NEXT:      %[[J:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      memref.store %a, %t[%i, %[[J]]] {ad.unchecked} : memref<?x1xf64>
+// CHECK:         scf.if %c2 {
+// CHECK-NEXT:      %[[P:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %a2 = memref.load %t[%{{.*}}, %[[P]]] {ad.unchecked} : memref<?x1xf64>
 // PAR-LABEL: func.func @branch(
-// PAR-NOT:     ad.parallel_for
+// PAR-NOT:     scf.for
+// PAR:         "ad.parallel_for"
+// PAR-NOT:     scf.for
+// PAR:         "ad.parallel_for"
 // PAR:         func.return
 func.func @branch(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias}) {
   %c0 = arith.constant 0 : index
@@ -174,6 +185,47 @@ func.func @inner(%X: memref<?x?xf64> {ad.noalias}, %dX: memref<?x?xf64> {ad.noal
       memref.store %q, %dX[%i2, %j2] : memref<?x?xf64>
       scf.yield
     }
+    scf.yield
+  } {ad.parallel = "prange"}
+  ad.tape.free %t : !ad.tape<f64>
+  func.return
+}
+
+// Pushed in both branches of an if (two blocks): the count per iteration is
+// not fixed; a stack whose counter says why, and both loops stay serial.
+// CHECK-LABEL: func.func @both_branches(
+// CHECK:         %t = memref.alloc(%n) {ad.workspace} : memref<?xf64>
+// CHECK:         memref.alloca() {ad.tape_stack = "t is pushed in more than one place {{.*}} so it stays a stack"} : memref<1xindex>
+// PAR-LABEL: func.func @both_branches(
+// PAR-NOT:     ad.parallel_for
+// PAR:         func.return
+func.func @both_branches(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %t = ad.tape.create %n : !ad.tape<f64>
+  scf.for %i = %c0 to %n step %c1 {
+    %a = memref.load %x[%i] : memref<?xf64>
+    %c = arith.cmpf ogt, %a, %zero : f64
+    scf.if %c {
+      ad.tape.push %a, %t : f64, !ad.tape<f64>
+      %e = math.exp %a : f64
+      memref.store %e, %x[%i] : memref<?xf64>
+    } else {
+      %m = arith.negf %a : f64
+      ad.tape.push %m, %t : f64, !ad.tape<f64>
+      memref.store %m, %x[%i] : memref<?xf64>
+    }
+    scf.yield
+  } {ad.parallel = "prange"}
+  scf.for %r = %c0 to %n step %c1 {
+    %last = arith.subi %n, %c1 : index
+    %i2 = arith.subi %last, %r : index
+    %d = memref.load %dx[%i2] : memref<?xf64>
+    %a2 = ad.tape.pop %t : !ad.tape<f64> -> f64
+    %q = arith.mulf %d, %a2 : f64
+    memref.store %q, %dx[%i2] : memref<?xf64>
     scf.yield
   } {ad.parallel = "prange"}
   ad.tape.free %t : !ad.tape<f64>

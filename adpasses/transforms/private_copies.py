@@ -1,0 +1,199 @@
+"""`ad-private-copies`: a gradient copies the arrays it writes itself, in the
+loop that first touches them, instead of its caller copying them before.
+
+`grad(f)` must leave its arguments unchanged, so an array f writes used to
+be copied by the caller (`x.copy()`) and its shadow zero-filled
+(`np.zeros`), two passes over memory before the gradient's own. Here the
+gradient does both: an argument marked `ad.private_copy = K` (K: the index
+of its shadow argument, -1 for none) gets a buffer of its own
+(`memref.alloc`, freed at the return; a stop frees it as any local array)
+that every use of the argument now reads and writes, filled by a loop
+
+    for i in range(len(x)): work[i] = x[i]; dx[i] = 0.0
+
+placed right before the first op of the function that may touch array
+contents (only pure ops, `memref.dim` and `ad.shadow_check` come before).
+When that op is a loop over the same range and the alias analysis allows
+it (`fuse_loops.fusion_conflict`), the fill loop fuses into it, and LLVM
+forwards the stored copy and zero to the loop's loads: the copy costs no
+pass of its own (kernel 5, the in-place square then sum: one loop reads x
+and writes work and dx). The fill has no effect a stop could reveal (the
+buffer is private; a stopped call's shadows are discarded), so only memory
+decides the fusion.
+
+Applies to rank-1 arguments with the identity layout in a function whose
+body is one block; others keep the attribute removed and stay as they are
+(`private_copies_in` returns the arguments it rewrote, which the caller
+then stops copying).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (DYNAMIC_INDEX, AnyFloat, ArrayAttr, DictionaryAttr, FloatAttr, IndexType,
+                                   IntegerAttr, MemRefType, ModuleOp, NoneAttr, UnitAttr)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from adpasses.core.effects import is_pure
+from adpasses.dialects.ad import PRIVATE_COPY_ATTR, UNCHECKED_ATTR, ShadowCheckOp
+from adpasses.transforms.fuse_loops import _same_range, fuse, fusion_conflict
+
+
+def marked_arguments(function: func.FuncOp) -> dict[int, int]:
+    """Argument index -> its shadow's index (-1: none), for the arguments
+    marked `ad.private_copy`."""
+    attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    marked = {}
+    for k, a in enumerate(attrs):
+        value = a.data.get(PRIVATE_COPY_ATTR)
+        if isinstance(value, IntegerAttr):
+            marked[k] = value.value.data
+    return marked
+
+
+def _unmark(function: func.FuncOp, k: int) -> None:
+    attrs = list(function.arg_attrs.data)  # type: ignore[union-attr]
+    attrs[k] = DictionaryAttr({n: v for n, v in attrs[k].data.items() if n != PRIVATE_COPY_ATTR})
+    function.arg_attrs = ArrayAttr(attrs)
+
+
+def _eligible(function: func.FuncOp, k: int, shadow: int) -> bool:
+    args = function.body.block.args
+    t = args[k].type
+    if not (isinstance(t, MemRefType) and len(t.get_shape()) == 1 and isinstance(t.layout, NoneAttr)):
+        return False
+    if shadow < 0:
+        return True
+    if not (0 <= shadow < len(args)) or shadow == k:
+        return False
+    s = args[shadow].type
+    return (isinstance(s, MemRefType) and len(s.get_shape()) == 1 and s.element_type == t.element_type
+            and isinstance(t.element_type, AnyFloat))
+
+
+def _first_content_op(block: Block) -> Operation:
+    """The first op that may read or write array contents (the terminator
+    if none does)."""
+    for op in block.ops:
+        if op is block.last_op:
+            return op
+        if isinstance(op, (memref.DimOp, ShadowCheckOp)) or (not op.regions and is_pure(op)):
+            continue
+        return op
+    raise AssertionError("a function body ends with its terminator")
+
+
+def private_copies_in(function: func.FuncOp) -> list[int]:
+    """Rewrite the marked arguments of `function` (module docstring); returns
+    the indices of those rewritten, in order. Every mark is removed."""
+    marked = marked_arguments(function)
+    if not marked:
+        return []
+    single = len(function.body.blocks) == 1 and isinstance(function.body.block.last_op, func.ReturnOp)
+    done = [k for k, s in sorted(marked.items()) if single and _eligible(function, k, s)]
+    for k in marked:
+        _unmark(function, k)
+    if not done:
+        return []
+    block = function.body.block
+    anchor = _first_content_op(block)
+    ret = block.last_op
+    assert ret is not None
+    first = block.first_op
+    assert first is not None
+
+    def before(op: Operation, where: Operation) -> SSAValue:
+        block.insert_op_before(op, where)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    index = IndexType()
+    fills: list[scf.ForOp] = []
+    for k in done:
+        x = block.args[k]
+        t = x.type
+        assert isinstance(t, MemRefType)
+        uses = [u.operation for u in x.uses]
+        c0 = before(arith.ConstantOp(IntegerAttr(0, index)), first)
+        n = before(memref.DimOp(x, c0), first)
+        work = before(memref.AllocOp([n] if t.get_shape()[0] == DYNAMIC_INDEX else [], [], t), first)
+        work.name_hint = f"{x.name_hint or 'arg'}_private"
+        for op in uses:
+            op.operands = [work if v is x else v for v in op.operands]
+        before(memref.DeallocOp.get(work), ret)
+        # The fill's range as the loops the frontend writes spell it (0,
+        # dim(work, 0), 1), so that fuse_loops sees the same range.
+        lb = before(arith.ConstantOp(IntegerAttr(0, index)), anchor)
+        step = before(arith.ConstantOp(IntegerAttr(1, index)), anchor)
+        ub = before(memref.DimOp(work, lb), anchor)
+        zero = None
+        shadow = marked[k]
+        if shadow >= 0:
+            zero = before(arith.ConstantOp(FloatAttr(0.0, t.element_type)), anchor)
+        body = Block(arg_types=[index])
+        i = body.args[0]
+        load = memref.LoadOp.get(x, [i])
+        ops: list[Operation] = [load, memref.StoreOp.get(load.res, work, [i])]
+        if zero is not None:
+            ops.append(memref.StoreOp.get(zero, block.args[shadow], [i]))
+        for op in ops:
+            op.attributes[UNCHECKED_ATTR] = UnitAttr()  # i < len(x) = len(work) = len(dx)
+            body.add_op(op)
+        body.add_op(scf.YieldOp())
+        loop = scf.ForOp(lb, ub, step, [], Region(body))
+        loop.location = function.location
+        fills.append(loop)
+    for loop in fills:  # after every fill's constants: the fills are adjacent
+        block.insert_op_before(loop, anchor)
+    # Fuse from the last fill (next to the anchor) back to the first.
+    for loop in reversed(fills):
+        nxt = loop.next_op
+        if isinstance(nxt, scf.ForOp) and _same_range(loop, nxt) and fusion_conflict(function, loop, nxt) is None:
+            # The fused loop is the user's loop (its location, its marks:
+            # ad.parallel, ad.fused) with the fill first in its body.
+            location, attributes = nxt.location, dict(nxt.attributes)
+            fused = fuse(loop, nxt, [])
+            fused.location = location
+            fused.attributes.clear()
+            fused.attributes.update(attributes)
+        # else: the next op is another fill's constants or not a loop over
+        # the same range: the fill stays a loop of its own (still correct).
+    return done
+
+
+def copy_inside(gradient: func.FuncOp, activity: tuple[str, ...], written: frozenset[int]) -> frozenset[int]:
+    """Mark the `written` primal arguments of a gradient (width 1: each
+    argument, then its shadow if `dup`) and rewrite them; returns the primal
+    indices rewritten."""
+    position, shadow_of = {}, {}
+    at = 0
+    for k, act in enumerate(activity):
+        position[k] = at
+        shadow_of[k] = at + 1 if act == "dup" else -1
+        at += 1 + (act == "dup")
+    args = gradient.body.block.args if gradient.body.blocks else ()
+    if len(args) < at or not written:
+        return frozenset()
+    attrs = list(gradient.arg_attrs.data) if gradient.arg_attrs is not None else \
+        [DictionaryAttr({}) for _ in args]
+    for k in written:
+        attrs[position[k]] = DictionaryAttr({**attrs[position[k]].data,
+                                             PRIVATE_COPY_ATTR: IntegerAttr(shadow_of[k], 64)})
+    gradient.arg_attrs = ArrayAttr(attrs)
+    done = set(private_copies_in(gradient))
+    return frozenset(k for k in written if position[k] in done)
+
+
+@dataclass(frozen=True)
+class PrivateCopiesPass(ModulePass):
+    """`ad-private-copies`: every function with `ad.private_copy` arguments."""
+
+    name = "ad-private-copies"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.ops):
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                private_copies_in(f)
