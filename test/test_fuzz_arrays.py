@@ -199,3 +199,17 @@ def test_the_checker_compares_vmap_with_a_loop_of_calls(monkeypatch) -> None:  #
     outcome = check_arrays(p)
     assert outcome.kind == "vmap mismatch", outcome
     assert seen and seen[0].count(0) == 1 and seen[0][2] is None   # one array batched, the float shared
+
+
+def test_vmap_of_a_program_writing_a_shared_argument_is_a_loop_of_calls_on_it() -> None:
+    """Arrays seed 101089: f writes its argument a0 (`t = a0; t += t[::-1]`);
+    vmap over a1 with a0 shared runs the elements one after the other on a0
+    itself, so the reference is a loop of calls sharing a0 (fresh copies per
+    element gave a false vmap mismatch)."""
+    import adpasses
+
+    source = "def writes_shared(a0, a1):\n    t = a0\n    t += t[::-1] * 0.5\n    return np.sum(t * a1)\n"
+    p = _program(source, [(5,), (5,)], "number")
+    jf = adpasses.jit(python_function(p))
+    x = arrays.inputs(p, np.random.default_rng(1))
+    assert arrays._check_vmap(jf, x, ["contiguous"] * 2, [1], np.random.default_rng(2)) is None
