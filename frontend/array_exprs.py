@@ -51,10 +51,12 @@ from adpasses.dialects.ad import BroadcastOp, RaiseIfOp
 from adpasses.frontend.values import Array, ArrayExpr, Scalar, TupleValue
 from adpasses.frontend.arithmetic import int32_result
 from adpasses.frontend.numbers import FLOAT_TESTS
-from adpasses.ops import python_calls
+from adpasses.ops import integer_identity_calls, python_calls
 
 UNARY_MATH = python_calls(1)
 BINARY_MATH = python_calls(2)
+INTEGER_IDENTITY = integer_identity_calls()
+"""np.floor/ceil/trunc where numpy returns ints unchanged (their dtype kept)."""
 
 REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.min: "min", np.amax: "max",
               np.amin: "min", np.prod: "prod", np.any: "any", np.all: "all", np.count_nonzero: "count"}
@@ -368,8 +370,13 @@ class ArrayExprMixin:
                 self.error(node, f"math.{fn.__name__} takes a number, not an array; use np.{fn.__name__} "
                                  "for arrays")
             op = UNARY_MATH[fn]
-            return self.elementwise(args, lambda s: Scalar(self.emit(op(
-                self.to_float(s[0], self.float_type_of(s[0], s[0])))).results[0]), node)
+
+            def unary(s: list[Scalar]) -> Scalar:
+                if fn in INTEGER_IDENTITY and not s[0].is_float:
+                    return s[0]  # np.floor of an int32 array is that int32 array (a new one)
+                return Scalar(self.emit(op(self.to_float(s[0], self.float_type_of(s[0], s[0])))).results[0])
+
+            return self.elementwise(args, unary, node)
         if fn in BINARY_MATH or fn is np.hypot:
             self._expect(node, 2)
             if fn is np.hypot:

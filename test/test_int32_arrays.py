@@ -151,3 +151,75 @@ def test_gradient_through_an_int32_expression():
     g = adpasses.grad(scaled_loss)(x, a)
     np.testing.assert_allclose(g, (a * 3 - 1).astype(np.float64), rtol=0, atol=1e-12)
     assert scaled_loss(x, a) == pytest.approx(adpasses.jit(scaled_loss)(x, a))
+
+
+def floor_of(a):
+    return np.floor(a)
+
+
+def ceil_of_twice(a):
+    return np.ceil(a * 2)
+
+
+def trunc_plus_one(a):
+    return np.trunc(a) + 1
+
+
+def floor_of_mask(a):
+    return np.floor(a > 0)
+
+
+def floor_then_write(a):
+    b = np.floor(a)
+    b[0] = 99
+    return b
+
+
+def floor_of_half(a):
+    return np.floor(a * 0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+@pytest.mark.parametrize("fn", [floor_of, ceil_of_twice, trunc_plus_one, floor_of_mask, floor_then_write,
+                                floor_of_half], ids=lambda f: f.__name__)
+def test_floor_ceil_trunc_of_ints_follow_the_installed_numpy(fn, dtype):
+    """numpy 2.4's np.floor/ceil/trunc of an int (bool) array is that array's
+    dtype (older numpy: float64); compiled code follows the numpy it runs with,
+    and its result is a new array (writing it leaves the argument alone)."""
+    a = (rng.integers(-2**20, 2**20, size=7) * 3).astype(dtype)
+    a[1] = 2**31 - 1 if dtype == np.int32 else a[1]  # doubled, wraps in int32
+    ref_arg, arg = a.copy(), a.copy()
+    with np.errstate(over="ignore"):
+        expected = fn(ref_arg)
+    got = adpasses.jit(fn)(arg)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(arg, ref_arg)
+
+
+def floored_product(a):
+    return np.floor(a[0]) * np.floor(a[1])
+
+
+def test_floor_of_an_int32_element_is_an_int32():
+    """np.floor(np.int32) is an np.int32 (numpy 2.4): the product of two wraps
+    to 32 bits, and is an int, not a float64."""
+    a = np.array([2**30 + 3, 5], dtype=np.int32)
+    with np.errstate(over="ignore"):
+        expected = floored_product(a)
+    got = adpasses.jit(floored_product)(a)
+    assert np.floor(np.int32(3)).dtype == np.int32  # the installed numpy's rule this test is about
+    assert isinstance(got, int) and got == int(expected)
+
+
+def floored_loss(x, a):
+    return np.sum(np.floor(a) * x * x) + np.sum(np.floor(x))
+
+
+def test_gradient_with_floor_of_an_int_array():
+    """d/dx [sum(floor(a) x^2) + sum(floor(x))] = 2 floor(a) x (floor of
+    floats is piecewise constant: derivative 0)."""
+    x = rng.standard_normal(5)
+    a = rng.integers(-9, 9, size=5).astype(np.int32)
+    g = adpasses.grad(floored_loss)(x, a)
+    np.testing.assert_allclose(g, 2 * a * x, rtol=1e-12, atol=1e-12)
