@@ -359,10 +359,12 @@ class ExpressionMixin:
         if fn in (builtins.int, np.int64):
             self.expect_args(node, 1)
             a = self.scalar(node.args[0])
+            # np.int64(...) is a numpy int: with an np.int32 it computes in int64 (NEP 50), int() a Python int
+            numpy = fn is np.int64
             if a.is_float:
                 i64 = self.emit(arith.FPToSIOp(a.value, self.int64())).results[0]
-                return Scalar(self.emit(arith.IndexCastOp(i64, self.index_type())).results[0])
-            return Scalar(self.to_index(a, node))
+                return Scalar(self.emit(arith.IndexCastOp(i64, self.index_type())).results[0], numpy=numpy)
+            return Scalar(self.to_index(a, node), numpy=numpy)
         if fn is builtins.bool:
             self.expect_args(node, 1)
             return Scalar(self.to_bool(self.scalar(node.args[0])))

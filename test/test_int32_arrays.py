@@ -223,3 +223,29 @@ def test_gradient_with_floor_of_an_int_array():
     a = rng.integers(-9, 9, size=5).astype(np.int32)
     g = adpasses.grad(floored_loss)(x, a)
     np.testing.assert_allclose(g, 2 * a * x, rtol=1e-12, atol=1e-12)
+
+
+def times_np_int64(a, b):
+    return a * np.int64(2) + 1
+
+
+def element_times_np_int64(a, b):
+    return a[1] * np.int64(3)
+
+
+def element_times_int(a, b):
+    return a[1] * int(3)
+
+
+def test_an_np_int64_makes_int32_arithmetic_int64():
+    """np.int64(k) is a numpy int64 (NEP 50: strong), so `a * np.int64(2)`
+    of an int32 array is int64 and does not wrap; int(k) is a Python int
+    (weak) and keeps int32."""
+    a = np.array([2**31 - 1, -2**31, 7], dtype=np.int32)
+    expected = times_np_int64(a, a)
+    got = adpasses.jit(times_np_int64)(a, a)
+    assert got.dtype == expected.dtype == np.int64
+    np.testing.assert_array_equal(got, expected)
+    assert adpasses.jit(element_times_np_int64)(a, a) == element_times_np_int64(a, a) == -2**31 * 3
+    with np.errstate(over="ignore"):
+        assert adpasses.jit(element_times_int)(a, a) == element_times_int(a, a) == -2**31 * 3 + 2**32
