@@ -49,11 +49,14 @@ from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineMap
 
 from adpasses.dialects.ad import BroadcastOp, RaiseIfOp
 from adpasses.frontend.values import Array, ArrayExpr, Scalar, TupleValue
+from adpasses.frontend.arithmetic import int32_result
 from adpasses.frontend.numbers import FLOAT_TESTS
-from adpasses.ops import python_calls
+from adpasses.ops import integer_identity_calls, python_calls
 
 UNARY_MATH = python_calls(1)
 BINARY_MATH = python_calls(2)
+INTEGER_IDENTITY = integer_identity_calls()
+"""np.floor/ceil/trunc where numpy returns ints unchanged (their dtype kept)."""
 
 REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.min: "min", np.amax: "max",
               np.amin: "min", np.prod: "prod", np.any: "any", np.all: "all", np.count_nonzero: "count"}
@@ -168,11 +171,14 @@ class ArrayExprMixin:
         return self._reinterpret(leaf, offset, new_sizes, new_strides).value
 
     def storage_type(self, s: Scalar) -> Attribute:
+        """The element type an array of `s` values has: an np.int32 value
+        (numpy's int32 arithmetic, an element of an int32 array) is stored
+        as i32, as numpy's result array is int32; other ints as i64."""
         if s.is_float:
             return s.type
         if s.is_bool:
             return i1
-        return IntegerType(64)
+        return IntegerType(32) if s.int32 else IntegerType(64)
 
     def new_array(self, sizes: list[SSAValue], element: Attribute) -> SSAValue:
         """A local array (freed at the end of the scope that made it)."""
@@ -244,6 +250,9 @@ class ArrayExprMixin:
                     return Scalar(self.to_index(Scalar(self.to_bool(v)), node))
                 if kind in ("sum", "prod", "mean") and v.is_bool:
                     return Scalar(self.to_index(v, node))
+                if kind in ("sum", "prod") and v.int32:
+                    # numpy's sum and prod of int32 accumulate in int64
+                    return Scalar(v.value, numpy=True)
                 if kind == "mean":
                     return Scalar(self.to_float(v, self.float_type_of(v, v)))
                 return v
@@ -318,9 +327,17 @@ class ArrayExprMixin:
             t = self.float_type_of(a, b)
             op = BINARY_MATH[np.maximum if is_max else np.minimum]
             return Scalar(self.emit(op(self.to_float(a, t), self.to_float(b, t))).results[0])
-        a, b = self.unify(a, b, node)
-        c = self.compare(ast.Gt() if is_max else ast.Lt(), a, b, node)
-        return self.select(c, a, b, node)
+        c = self.compare(ast.Gt() if is_max else ast.Lt(), *self.unify(a, b, node), node)
+        return self.numpy_select(c, a, b, node)
+
+    def numpy_select(self, cond: SSAValue, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        """np.where's element: `a` where `cond` else `b`, an np.int32 where
+        numpy's result dtype is int32 (both int32, or one int32 and the other
+        a Python int or a bool: NEP 50), so that the array is stored as int32."""
+        chosen = self.select(cond, a, b, node)
+        if chosen.is_int and int32_result(a, b):
+            return Scalar(chosen.value, numpy=True, int32=True)
+        return chosen
 
     # -- numpy calls on arrays ------------------------------------------------------
 
@@ -353,8 +370,13 @@ class ArrayExprMixin:
                 self.error(node, f"math.{fn.__name__} takes a number, not an array; use np.{fn.__name__} "
                                  "for arrays")
             op = UNARY_MATH[fn]
-            return self.elementwise(args, lambda s: Scalar(self.emit(op(
-                self.to_float(s[0], self.float_type_of(s[0], s[0])))).results[0]), node)
+
+            def unary(s: list[Scalar]) -> Scalar:
+                if fn in INTEGER_IDENTITY and not s[0].is_float:
+                    return s[0]  # np.floor of an int32 array is that int32 array (a new one)
+                return Scalar(self.emit(op(self.to_float(s[0], self.float_type_of(s[0], s[0])))).results[0])
+
+            return self.elementwise(args, unary, node)
         if fn in BINARY_MATH or fn is np.hypot:
             self._expect(node, 2)
             if fn is np.hypot:
@@ -362,6 +384,8 @@ class ArrayExprMixin:
             op = BINARY_MATH[fn]
 
             def binary(s: list[Scalar]) -> Scalar:
+                if fn in (np.maximum, np.minimum) and not (s[0].is_float or s[1].is_float):
+                    return self.extremum(fn is np.maximum, s[0], s[1], node)  # of ints an int, as numpy's
                 t = self.float_type_of(s[0], s[1])
                 return Scalar(self.emit(op(self.to_float(s[0], t), self.to_float(s[1], t))).results[0])
 
@@ -381,7 +405,7 @@ class ArrayExprMixin:
                 LOGICAL[fn](), Scalar(self.to_bool(s[0])), Scalar(self.to_bool(s[1])), node), node)
         if fn is np.where:
             self._expect(node, 3)
-            return self.elementwise(args, lambda s: self.select(self.to_bool(s[0]), s[1], s[2], node), node)
+            return self.elementwise(args, lambda s: self.numpy_select(self.to_bool(s[0]), s[1], s[2], node), node)
         if fn is np.clip:
             self._expect(node, 3)
             return self.elementwise(args, lambda s: self.extremum(
@@ -450,7 +474,7 @@ class ArrayExprMixin:
     def absolute(self, a: Scalar) -> Scalar:
         if a.is_float:
             return Scalar(self.emit(math.AbsFOp(a.value)).results[0], a.weak)
-        return self.int_abs(Scalar(self.to_index(a, None)))
+        return self.int_abs(Scalar(self.to_index(a, None), numpy=a.numpy, int32=a.int32))
 
     def sign(self, a: Scalar, node: ast.AST) -> Scalar:
         """numpy's sign: -1, 0 or 1 (NaN stays NaN); its derivative is 0."""

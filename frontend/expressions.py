@@ -19,11 +19,12 @@ from adpasses.frontend.derivative_calls import DERIVATIVE_OBJECT, GRAD_INTRINSIC
 from adpasses.frontend.derivatives import JVP_INTRINSIC, intrinsic_of
 from adpasses.frontend.numbers import number_function
 from adpasses.frontend.values import Array, PyObject, Scalar, Shape, TupleValue
-from adpasses.ops import int_calls, python_calls
+from adpasses.ops import int_calls, integer_identity_calls, python_calls
 
 # Views of the op table (adpasses/ops/): math./np. functions -> the op.
 UNARY_MATH = python_calls(1)
 BINARY_MATH = python_calls(2)
+INTEGER_IDENTITY = integer_identity_calls()
 # Python's math.floor/ceil/trunc return ints.
 TO_INT_MATH = int_calls()
 ALLOCATORS = {np.zeros: "zeros", np.ones: "ones", np.empty: "empty",
@@ -324,6 +325,9 @@ class ExpressionMixin:
         if fn in UNARY_MATH or fn in TO_INT_MATH:
             self.expect_args(node, 1)
             a = self.scalar(node.args[0])
+            if fn in INTEGER_IDENTITY and not a.is_float:
+                # np.floor(3) is np.int64(3), of an np.int32 an np.int32, of a bool that bool
+                return Scalar(a.value, numpy=True, int32=a.int32)
             op_class = UNARY_MATH.get(fn) or TO_INT_MATH[fn]
             x = self.to_float(a, self.float_type_of(a, a))
             r = Scalar(self.emit(op_class(x)).results[0], a.weak)
@@ -355,10 +359,12 @@ class ExpressionMixin:
         if fn in (builtins.int, np.int64):
             self.expect_args(node, 1)
             a = self.scalar(node.args[0])
+            # np.int64(...) is a numpy int: with an np.int32 it computes in int64 (NEP 50), int() a Python int
+            numpy = fn is np.int64
             if a.is_float:
                 i64 = self.emit(arith.FPToSIOp(a.value, self.int64())).results[0]
-                return Scalar(self.emit(arith.IndexCastOp(i64, self.index_type())).results[0])
-            return Scalar(self.to_index(a, node))
+                return Scalar(self.emit(arith.IndexCastOp(i64, self.index_type())).results[0], numpy=numpy)
+            return Scalar(self.to_index(a, node), numpy=numpy)
         if fn is builtins.bool:
             self.expect_args(node, 1)
             return Scalar(self.to_bool(self.scalar(node.args[0])))

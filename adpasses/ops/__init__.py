@@ -24,6 +24,7 @@ import ast
 import sys
 from collections.abc import Callable
 
+import numpy as np
 from xdsl.ir import Operation
 
 from adpasses.ops import arith as _arith
@@ -31,7 +32,7 @@ from adpasses.ops import math as _math
 from adpasses.ops import special as _special
 from adpasses.ops.entry import DOMAINS, ScalarOp, ToInt
 
-__all__ = ["DOMAINS", "OP_TABLE", "ScalarOp", "entry_for", "int_calls", "python_calls", "python_operators",
+__all__ = ["DOMAINS", "OP_TABLE", "ScalarOp", "entry_for", "int_calls", "integer_identity_calls", "python_calls", "python_operators",
            "scipy_special_op"]
 
 
@@ -61,6 +62,16 @@ def python_calls(arity: int) -> dict[Callable[..., object], type[Operation]]:
 def int_calls() -> dict[Callable[..., object], type[Operation]]:
     """Python functions computing an op and returning an int (`math.floor`)."""
     return {s.fn: e.op for e in OP_TABLE.values() for s in e.python if isinstance(s, ToInt)}
+
+
+def integer_identity_calls() -> frozenset[Callable[..., object]]:
+    """numpy functions that return an int or bool argument unchanged (its
+    dtype kept): the spellings of `ints_unchanged` ops for which the
+    installed numpy does so (numpy 2.4's np.floor/ceil/trunc of an int32
+    array is int32; older numpy gave float64, and then they are not here)."""
+    probe = np.arange(2, dtype=np.int32)
+    return frozenset(fn for e in OP_TABLE.values() if e.ints_unchanged for fn in e.python
+                     if isinstance(fn, np.ufunc) and fn(probe).dtype == probe.dtype)
 
 
 def python_operators(arity: int) -> dict[type[ast.AST], type[Operation]]:

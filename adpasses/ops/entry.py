@@ -120,7 +120,11 @@ class ScalarOp:
       the fuzzer's guards and the finite-difference check's samples;
     - `oracle`: the fuzzer's Python for it (`{0}`, `{1}`: the operands;
       `_`-helpers are in `tools/fuzz/to_python.py`), or None where the
-      fuzzer builds it with a node of its own (`tools/fuzz/program.py`).
+      fuzzer builds it with a node of its own (`tools/fuzz/program.py`);
+    - `ints_unchanged`: the op is the identity on integers (floor, ceil,
+      trunc): its numpy spelling returns an int or bool argument as it is,
+      dtype included, where the installed numpy does (numpy 2.4:
+      `np.floor(np.arange(3))` is int64; `integer_identity_calls`).
     """
 
     op: type[Operation]
@@ -130,6 +134,7 @@ class ScalarOp:
     cost: float
     domains: tuple[str, ...]
     oracle: str | None
+    ints_unchanged: bool = False
 
     def __post_init__(self) -> None:
         arity = len(self.op.get_irdl_definition().operands)
