@@ -86,13 +86,20 @@ def available_at(value: SSAValue, op: Operation, depth: int = 0) -> bool:
     if isinstance(value, BlockArgument):
         return value.block.is_ancestor(op)
     assert isinstance(value, OpResult)
-    block = value.op.parent_block()
-    if block is not None and block.is_ancestor(op):
-        ancestor = block.find_ancestor_op_in_block(op)
-        if ancestor is not None and ancestor is not value.op and value.op.is_before_in_block(ancestor):
-            return True
+    if _defined_before(value, op):
+        return True
     return (depth < 8 and isinstance(value.op, CLONEABLE)
             and all(available_at(v, op, depth + 1) for v in value.op.operands))
+
+
+def _defined_before(value: OpResult, op: Operation) -> bool:
+    """Whether `value`'s op stands before `op` in a block enclosing it (so
+    the value dominates `op` and can be used there as it is)."""
+    block = value.op.parent_block()
+    if block is None or not block.is_ancestor(op):
+        return False
+    ancestor = block.find_ancestor_op_in_block(op)
+    return ancestor is not None and ancestor is not value.op and value.op.is_before_in_block(ancestor)
 
 
 def materialize(value: SSAValue, before: Operation, built: dict[SSAValue, SSAValue]) -> SSAValue:
@@ -102,11 +109,8 @@ def materialize(value: SSAValue, before: Operation, built: dict[SSAValue, SSAVal
     if isinstance(value, BlockArgument):
         return value
     assert isinstance(value, OpResult)
-    block = value.op.parent_block()
-    if block is not None and block.is_ancestor(before):
-        ancestor = block.find_ancestor_op_in_block(before)
-        if ancestor is not None and ancestor is not value.op and value.op.is_before_in_block(ancestor):
-            return value
+    if _defined_before(value, before):
+        return value
     operands = [materialize(v, before, built) for v in value.op.operands]
     clone = value.op.clone()
     for k, v in enumerate(operands):

@@ -31,7 +31,7 @@ import numpy as np
 
 from adpasses.tools.fuzz.check import PARALLEL_KINDS, Outcome, choose_point
 from adpasses.tools.fuzz.program import Program
-from adpasses.tools.fuzz.threads import Record, call_gradient, call_primal, describe, same
+from adpasses.tools.fuzz.threads import Record, call_gradient, call_primal, describe, run_at_once, same
 from adpasses.tools.fuzz.to_mlir import mlir_function
 from adpasses.tools.fuzz.to_python import Oracle
 
@@ -136,7 +136,6 @@ def check_parallel(p: Program) -> Outcome:
 def concurrent_calls(call) -> list[Record]:  # type: ignore[no-untyped-def]
     """`call()` from CONCURRENT Python threads at once (compiled calls
     release the GIL, so their parallel loops share the pool)."""
-    import sys
     import threading
 
     barrier = threading.Barrier(CONCURRENT)
@@ -146,16 +145,7 @@ def concurrent_calls(call) -> list[Record]:  # type: ignore[no-untyped-def]
         barrier.wait()
         records[t] = call()
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        pool = [threading.Thread(target=work, args=(t,)) for t in range(CONCURRENT)]
-        for th in pool:
-            th.start()
-        for th in pool:
-            th.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_at_once(work, CONCURRENT)
     return [r if r is not None else ("raised", "fuzzer", "the thread did not finish") for r in records]
 
 

@@ -92,10 +92,26 @@ def describe(record: Record) -> str:
     return f"returned {list(record[1])}"
 
 
-def check_threads(p: Program, threads: int) -> Outcome:
-    """Run `p` from `threads` threads at once, then alone; compare."""
+def run_at_once(work, threads: int) -> None:  # type: ignore[no-untyped-def]
+    """`work(t)` for t in range(threads), each on its own Python thread,
+    with a short switch interval so the threads interleave as much as
+    they can; returns when all have finished."""
     import sys
 
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    try:
+        pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+        for th in pool:
+            th.start()
+        for th in pool:
+            th.join()
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def check_threads(p: Program, threads: int) -> Outcome:
+    """Run `p` from `threads` threads at once, then alone; compare."""
     from adpasses.native import llvm_jit
 
     found = choose_point(p, Oracle(p))
@@ -118,16 +134,7 @@ def check_threads(p: Program, threads: int) -> Outcome:
             calls[t].append(("gradient", call_gradient(p, gradient, point)))
 
     llvm_jit.clear_caches()
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    try:
-        pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
-        for th in pool:
-            th.start()
-        for th in pool:
-            th.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_at_once(work, threads)
 
     llvm_jit.clear_caches()  # the reference: a fresh compilation, one thread
     try:
