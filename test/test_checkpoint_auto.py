@@ -99,15 +99,17 @@ def test_revolve_when_the_sqrt_segments_do_not_fit(snaps):
 def test_the_heap_measured_by_the_runtime_stays_within_the_budget():
     """The first call's heap (runtime counter: snapshots, tapes, positions,
     and the buffers that are not tape: the working state, the scratch du
-    in the working copy, du itself and its shadow) against the budget:
-    the tapes and snapshots fit it, the rest is 4 states and the
-    positions."""
+    in the working copy, du itself and its shadow, and the gradient's own
+    copy of the array f writes, `ad-private-copies`) against the budget:
+    the tapes and snapshots fit it, the rest is 5 states and the
+    positions. (Passed a strided view, which the caller copies instead,
+    the heap is one state less.)"""
     limit = 3 * STATE + 2 * STEP_TAPE
     g = adpasses.grad(fresh(euler), memory_limit=limit)
     runtime.reset_stats()
     g(*args_of(9))
     heap = runtime.stats()["bytes"]
-    assert heap <= limit + 4 * STATE + 8 * 3
+    assert heap <= limit + 5 * STATE + 8 * 3
     # taping every step would take more than 6 times that
     assert adpasses.cache_report(euler, *args_of(9)).taped_bytes > 6 * heap
 
