@@ -41,17 +41,24 @@ POOL_FIELDS = {"workers": 2, "pooled_loops": 9, "busy_serial_loops": 10}
 that adpasses.native.runtime.pool_stats reports."""
 
 
+def _integer_in(value: object, low: int, high: int) -> int | None:
+    """`value` as an int when it is an integer (numpy's too, not bool) from
+    `low` to `high`; else None (the callers say what was expected)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    return number if low <= number <= high else None
+
+
 def check_num_threads(n: object, what: str = "num_threads") -> int:
     """`n` as a thread count: any integer (numpy's too, not bool) from 1 to
     MAX_THREADS."""
-    if not isinstance(n, bool):
-        try:
-            count = operator.index(n)  # type: ignore[arg-type]
-        except TypeError:
-            pass
-        else:
-            if 1 <= count <= MAX_THREADS:
-                return count
+    count = _integer_in(n, 1, MAX_THREADS)
+    if count is not None:
+        return count
     raise ValueError(f"{what} must be an integer from 1 to {MAX_THREADS}, got {n!r}")
 
 
@@ -86,14 +93,9 @@ MAX_SPIN_US = 1_000_000
 
 def check_spin_us(us: object, what: str = "spin_us") -> int:
     """`us` as a spin time: an integer from 0 to MAX_SPIN_US (numpy's too, not bool)."""
-    if not isinstance(us, bool):
-        try:
-            value = operator.index(us)  # type: ignore[arg-type]
-        except TypeError:
-            pass
-        else:
-            if 0 <= value <= MAX_SPIN_US:
-                return value
+    value = _integer_in(us, 0, MAX_SPIN_US)
+    if value is not None:
+        return value
     raise ValueError(f"{what} must be an integer from 0 to {MAX_SPIN_US} (microseconds), got {us!r}")
 
 
