@@ -821,6 +821,13 @@ class AliasAnalysis:
                     if step is None or step > 0:
                         ranges[k] = (None, -1) if later.earlier else (1, None)
                     fresh[sym] = Affine.symbol(sym) + Affine.symbol(k, step or 1)
+                elif counted is not None and _iteration_number(sym, counted):
+                    # (iv - lb) / step, the iteration's number (a tape row of
+                    # a loop by a step other than 1, lower_tapes): k >= 1
+                    # iterations later it is k more.
+                    q = Fresh("?q")
+                    ranges[q] = (None, -1) if later.earlier else (1, None)
+                    fresh[sym] = Affine.symbol(sym) + Affine.symbol(q)
                 else:
                     other = Fresh(f"?{self.name(sym).lstrip('%')}")
                     if sym in self._iv_ranges:
@@ -898,6 +905,25 @@ class AliasAnalysis:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+def _iteration_number(value: SSAValue, counted: tuple[SSAValue, SSAValue, SSAValue, SSAValue]) -> bool:
+    """Whether `value` is `(iv - lb) / step` (`arith.divui`/`divsi`; `iv /
+    step` when lb is 0) of the counted loop `counted` (iv, lb, ub, step):
+    the number of the iteration, exact since iv is lb + q*step."""
+    iv, lb, _, step = counted
+    op = value.owner
+    if not isinstance(op, (arith.DivUIOp, arith.DivSIOp)) or not _same_index(op.rhs, step):
+        return False
+    if op.lhs is iv:
+        return constant_of(lb) == 0
+    sub = op.lhs.owner
+    return isinstance(sub, arith.SubiOp) and sub.lhs is iv and _same_index(sub.rhs, lb)
+
+
+def _same_index(a: SSAValue, b: SSAValue) -> bool:
+    """The same value, or equal constants."""
+    return a is b or (constant_of(a) is not None and constant_of(a) == constant_of(b))
+
 
 def _chosen_memref(op: Operation) -> bool:
     """An op whose memref result is one of its memref operands, chosen at
