@@ -83,23 +83,30 @@ def _pooled(call):  # type: ignore[no-untyped-def]
     return result, runtime.pool_stats()["pooled_loops"] - before
 
 
-def test_the_loop_runs_on_the_pool_and_its_gradient_matches_differences() -> None:
-    """The seed's loop (40 rows) on 1, 2, 3 threads: on the pool but with
-    one thread, the value Python's; its gradient (the rows' sums into the
-    shadow of the reversed view, a reduction: serial) against central
-    differences."""
+def test_the_loop_and_its_gradient_run_on_the_pool_and_match_differences() -> None:
+    """The seed's loop (64 rows) on 1, 2, 3 threads: on the pool but with
+    one thread, the value Python's. Its gradient adds every row's terms into
+    all of da1 through the reversed view of the shadow: accumulations into
+    private copies of da1 (transforms/privatize.py, through views built in
+    the loop), so it runs on the pool too, with the same bits on every
+    thread count (fixed chunks), against central differences."""
     rng = np.random.default_rng(7)
-    a1, a2 = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, (40, 3))
+    a1, a2 = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, (64, 3))
     jf = adpasses.jit(via_call)
+    grads = {}
     for count in (1, 2, 3):
         adpasses.set_num_threads(count)
         value, pooled = _pooled(lambda: jf(a1, a2))
         assert pooled == (0 if count == 1 else 1)
         assert value == pytest.approx(via_call(a1, a2), rel=1e-12)
-        g1, g2 = adpasses.grad(jf, (0, 1))(a1, a2)
-        for k, g in enumerate((g1, g2)):
+        grads[count], pooled = _pooled(lambda: adpasses.grad(jf, (0, 1))(a1, a2))
+        assert pooled == (0 if count == 1 else 1), (count, pooled)
+        for k in (0, 1):
             fd = central_fd(via_call, [a1, a2], k)
-            assert np.allclose(g, fd, rtol=1e-6, atol=1e-8), (count, k)
+            assert np.allclose(grads[count][k], fd, rtol=1e-6, atol=1e-8), (count, k)
+    assert all(np.array_equal(a, b) for c in (2, 3) for a, b in zip(grads[1], grads[c]))
+    report = adpasses.cache_report(jf, a1, a2, argnums=(0, 1))
+    assert [(p.sweep, p.parallel) for p in report.parallel_loops] == [("primal", True), ("gradient", True)]
 
 
 def flip_sum(x, w):  # type: ignore[no-untyped-def]

@@ -59,3 +59,50 @@ func.func @writes_what_the_view_shows(%x: memref<?xf64> {ad.noalias}) {
   } {ad.parallel = "prange"}
   func.return
 }
+
+// The reverse of `s += np.sum(A[i, :] * flip(x))`: every iteration adds into
+// all of dx through the reversed view, built in the loop from dx's own
+// metadata. Accumulations through views into private copies
+// (transforms/privatize.py): in the chunk loop dx is row `chunk` of the
+// copies, cast to dx's type (so the view built from its metadata addresses
+// the same elements of the copy); the copies are added into dx in chunk
+// order after the parallel loop; the serial loop otherwise.
+// CHECK-LABEL: func.func @sum_into_reversed_view(
+// CHECK:         scf.if
+// CHECK:           %dx_private = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xf64>
+// CHECK:           "ad.parallel_for"({{.*}}%dx_private{{.*}}) <{callee = @sum_into_reversed_view.par0
+// CHECK:           memref.load %dx_private
+// CHECK:           memref.store %{{.*}}, %dx[%{{.*}}] {ad.unchecked}
+// CHECK:           memref.dealloc %dx_private
+// CHECK:         } else {
+// CHECK:           scf.for %i
+// CHECK:           memref.reinterpret_cast %dx
+// CHECK:       func.func private @sum_into_reversed_view.par0(
+// CHECK:         scf.for %chunk = %lo to %hi step %step {
+// CHECK:           %[[ROW:.*]] = memref.subview %dx_private[%chunk, %{{.*}}] [1, %{{.*}}] [%{{.*}}, %{{.*}}] : memref<?x?xf64> to memref<?xf64, strided<[?], offset: ?>>
+// CHECK-NEXT:      %[[MINE:.*]] = "memref.cast"(%[[ROW]]) : (memref<?xf64, strided<[?], offset: ?>>) -> memref<?xf64>
+// CHECK-NEXT:      scf.for %i
+// CHECK-NEXT:        memref.extract_strided_metadata %[[MINE]]
+// CHECK:             %v = memref.reinterpret_cast %[[MINE]]
+// CHECK:               memref.store %s, %v[%j]
+func.func @sum_into_reversed_view(%dx: memref<?xf64> {ad.noalias}, %A: memref<?x?xf64> {ad.noalias}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m1 = arith.constant -1 : index
+  %n = memref.dim %A, %c0 : memref<?x?xf64>
+  %m = memref.dim %A, %c1 : memref<?x?xf64>
+  scf.for %i = %c0 to %n step %c1 {
+    %base, %off, %sz, %st = memref.extract_strided_metadata %dx : memref<?xf64> -> memref<f64>, index, index, index
+    %last = arith.subi %sz, %c1 : index
+    %start = arith.muli %last, %st : index
+    %neg = arith.muli %st, %m1 : index
+    %v = memref.reinterpret_cast %dx to offset: [%start], sizes: [%sz], strides: [%neg] : memref<?xf64> to memref<?xf64, strided<[?], offset: ?>>
+    scf.for %j = %c0 to %m step %c1 {
+      %a = memref.load %A[%i, %j] : memref<?x?xf64>
+      %d = memref.load %v[%j] : memref<?xf64, strided<[?], offset: ?>>
+      %s = arith.addf %d, %a : f64
+      memref.store %s, %v[%j] : memref<?xf64, strided<[?], offset: ?>>
+    }
+  } {ad.parallel = "prange"}
+  func.return
+}
