@@ -223,7 +223,16 @@ def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
         block.add_op(copy)
         mapper[c.results[0]] = copy.results[0]
     body = loop.clone(value_mapper=mapper)
-    body.operands = [lo, hi, step, *block.args[3 + len(params):]]
+    # A constant step stays a constant in the chunk's loop (the parameter,
+    # the same value, is then unused): LLVM sees the stride of its accesses,
+    # so a chunk of a unit-step loop is vectorised, and a fill loop becomes
+    # one memset per chunk rather than one per row.
+    inner_step: SSAValue = step
+    if isinstance(loop.step, OpResult) and isinstance(loop.step.op, arith.ConstantOp):
+        const = loop.step.op.clone()
+        block.add_op(const)
+        inner_step = const.results[0]
+    body.operands = [lo, hi, inner_step, *block.args[3 + len(params):]]
     del body.attributes[PARALLEL_ATTR]
     block.add_op(body)
     block.add_op(func.ReturnOp(*body.results))

@@ -32,11 +32,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (DYNAMIC_INDEX, AnyFloat, ArrayAttr, DictionaryAttr, FloatAttr, IndexType,
                                    IntegerAttr, MemRefType, ModuleOp, NoneAttr, UnitAttr)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 
 from adpasses.core.effects import is_pure
 from adpasses.dialects.ad import PRIVATE_COPY_ATTR, UNCHECKED_ATTR, ShadowCheckOp
@@ -197,3 +199,123 @@ class PrivateCopiesPass(ModulePass):
         for f in list(op.ops):
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 private_copies_in(f)
+
+
+
+ZERO_MARK = "zero"
+"""The `ad.parallel` mark of a fill loop `zero_shadows_inside` adds (named
+in the cache report's parallel loops: "result shadows zeroed")."""
+
+
+def _runs_parallel_loops(function: func.FuncOp) -> bool:
+    from adpasses.dialects.ad import PARALLEL_ATTR
+
+    return any(isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes for op in function.walk())
+
+
+def _zero_nest(zero: SSAValue, m: SSAValue, lb: SSAValue, step: SSAValue, sizes: list[SSAValue]) -> Block:
+    """The body of a loop over m's rows: m[row, ...] = zero, over `sizes`
+    (dimensions 1.. of m), stores unchecked (the indices are below m's sizes)."""
+    def nest(ivs: list[SSAValue], level: int) -> list[Operation]:
+        if level == len(sizes):
+            store = memref.StoreOp.get(zero, m, ivs)
+            store.attributes[UNCHECKED_ATTR] = UnitAttr()
+            return [store]
+        inner = Block(arg_types=[IndexType()])
+        for op in nest(ivs + [inner.args[0]], level + 1):
+            inner.add_op(op)
+        inner.add_op(scf.YieldOp())
+        return [scf.ForOp(lb, sizes[level], step, [], Region(inner))]
+
+    body = Block(arg_types=[IndexType()])
+    body.args[0].name_hint = "row"
+    for op in nest([body.args[0]], 0):
+        body.add_op(op)
+    body.add_op(scf.YieldOp())
+    return body
+
+
+def zero_shadows_inside(gradient: func.FuncOp, activity: tuple[str, ...], skip: frozenset[int]) -> frozenset[int]:
+    """For a gradient (width 1) that runs parallel loops: zero the shadows
+    of its `dup` primal arguments not in `skip` (those private_copies_in
+    already zero-fills) itself, on the worker pool, so that a caller that
+    allocates them (grad) passes `np.empty` and no serial memset runs
+    before the call. Returns the primal indices whose shadows it zeroes.
+
+    The fill of a shadow is a loop over its rows (dimension 0, the range
+    (0, dim(primal, 0), 1) that the frontend's loops over the primal spell:
+    ad.shadow_check made the sizes equal; an inner nest over the other
+    dimensions), placed before the first op that may touch array contents
+    and marked `ad.parallel = "zero"`: ad-parallelize runs it in chunks on
+    the pool (each thread zeroes, and first touches, its own rows). A
+    rank-1 fill next to a loop over the same range fuses into it when the
+    alias analysis allows (as a private copy's fill: LLVM then forwards the
+    zero to the loop's first accumulation, and no pass over memory of its
+    own remains); a fill with an inner nest stays a loop of its own (fused,
+    each iteration would call memset for one short row)."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from adpasses.dialects.ad import PARALLEL_ATTR
+    from adpasses.transforms.seed_loops import _flat_view
+
+    if len(gradient.body.blocks) != 1:
+        return frozenset()
+    block = gradient.body.block
+    if not isinstance(block.last_op, func.ReturnOp) or not _runs_parallel_loops(gradient):
+        return frozenset()
+    at, pairs = 0, []
+    for k, act in enumerate(activity):
+        if act == "dup" and k not in skip:
+            pairs.append((k, at, at + 1))
+        at += 1 + (act == "dup")
+    if len(block.args) < at:
+        return frozenset()
+    anchor = _first_content_op(block)
+    index = IndexType()
+
+    def before(op: Operation) -> SSAValue:
+        block.insert_op_before(op, anchor)
+        return op.results[0]
+
+    fills: list[tuple[int, scf.ForOp]] = []
+    ranks: dict[int, int] = {}
+    for k, primal, shadow in pairs:
+        x, dx = block.args[primal], block.args[shadow]
+        t = dx.type
+        if not (isinstance(t, MemRefType) and t.get_shape() and isinstance(t.element_type, AnyFloat)
+                and isinstance(x.type, MemRefType) and len(x.type.get_shape()) == len(t.get_shape())):
+            continue
+        lb = before(arith.ConstantOp(IntegerAttr(0, index)))
+        step = before(arith.ConstantOp(IntegerAttr(1, index)))
+        zero = before(arith.ConstantOp(FloatAttr(0.0, t.element_type)))
+        sizes: list[SSAValue] = []
+        if len(t.get_shape()) > 1 and isinstance(t.layout, NoneAttr):
+            # C-contiguous: one loop over all its elements, through a flat
+            # view (each chunk of the parallel loop one memset).
+            dx = _flat_view(Builder(InsertPoint.before(anchor)), dx)
+            ub = before(memref.DimOp(dx, lb))
+        else:
+            ub = before(memref.DimOp(x, lb))
+            sizes = [before(memref.DimOp(dx, before(arith.ConstantOp(IntegerAttr(d, index)))))
+                     for d in range(1, len(t.get_shape()))]
+        loop = scf.ForOp(lb, ub, step, [], Region(_zero_nest(zero, dx, lb, step, sizes)))
+        loop.location = gradient.location
+        loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_MARK)
+        fills.append((k, loop))
+        ranks[k] = len(t.get_shape())
+    # After every fill's constants, rank-1 fills last (next to the anchor: fusable).
+    fills.sort(key=lambda kl: ranks[kl[0]] == 1)
+    for _, loop in fills:
+        block.insert_op_before(loop, anchor)
+    for k, loop in reversed(fills):
+        nxt = loop.next_op
+        if ranks[k] != 1 or not (isinstance(nxt, scf.ForOp) and _same_range(loop, nxt)):
+            break  # a nest, or not next to a loop over the same range: this fill and those before stay
+        if fusion_conflict(gradient, loop, nxt) is not None:
+            break
+        location, attributes = nxt.location, dict(nxt.attributes)
+        fused = fuse(loop, nxt, [])
+        fused.location = location
+        fused.attributes.clear()
+        fused.attributes.update(attributes)
+    return frozenset(k for k, _ in fills)
