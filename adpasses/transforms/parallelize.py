@@ -66,7 +66,7 @@ from adpasses.core.effects import OUTPUT, effects_of
 from adpasses.core.ir_walk import nested_ops
 from adpasses.core.region_flow import counted_loop
 from adpasses.core.types import is_float_type
-from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ParallelForOp, TapeType
+from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ZERO_FILL_MARK, ParallelForOp, TapeType
 from adpasses.transforms.accumulators import promote_accumulators
 from adpasses.transforms.carried_values import carried_kinds
 from adpasses.transforms.privatize import privatize
@@ -223,12 +223,16 @@ def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
         block.add_op(copy)
         mapper[c.results[0]] = copy.results[0]
     body = loop.clone(value_mapper=mapper)
-    # A constant step stays a constant in the chunk's loop (the parameter,
-    # the same value, is then unused): LLVM sees the stride of its accesses,
-    # so a chunk of a unit-step loop is vectorised, and a fill loop becomes
-    # one memset per chunk rather than one per row.
+    # A zero-fill's constant step stays a constant in the chunk's loop (the
+    # parameter, the same value, is then unused): LLVM sees that the chunk's
+    # stores are contiguous and makes them one memset. (Not for other loops:
+    # vectorised, a chunk's elements would be computed by vector or scalar
+    # code depending on where the chunks start, and math functions' bits
+    # would depend on the thread count.)
     inner_step: SSAValue = step
-    if isinstance(loop.step, OpResult) and isinstance(loop.step.op, arith.ConstantOp):
+    mark = loop.attributes.get(PARALLEL_ATTR)
+    if isinstance(mark, StringAttr) and mark.data == ZERO_FILL_MARK and isinstance(loop.step, OpResult) \
+            and isinstance(loop.step.op, arith.ConstantOp):
         const = loop.step.op.clone()
         block.add_op(const)
         inner_step = const.results[0]

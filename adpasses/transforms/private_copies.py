@@ -202,11 +202,6 @@ class PrivateCopiesPass(ModulePass):
 
 
 
-ZERO_MARK = "zero"
-"""The `ad.parallel` mark of a fill loop `zero_shadows_inside` adds (named
-in the cache report's parallel loops: "result shadows zeroed")."""
-
-
 def _runs_parallel_loops(function: func.FuncOp) -> bool:
     from adpasses.dialects.ad import PARALLEL_ATTR
 
@@ -236,40 +231,75 @@ def _zero_nest(zero: SSAValue, m: SSAValue, lb: SSAValue, step: SSAValue, sizes:
 
 
 def zero_shadows_inside(gradient: func.FuncOp, activity: tuple[str, ...], skip: frozenset[int]) -> frozenset[int]:
-    """For a gradient (width 1) that runs parallel loops: zero the shadows
-    of its `dup` primal arguments not in `skip` (those private_copies_in
-    already zero-fills) itself, on the worker pool, so that a caller that
-    allocates them (grad) passes `np.empty` and no serial memset runs
-    before the call. Returns the primal indices whose shadows it zeroes.
+    """For a gradient (width 1, each argument then its shadow if `dup`)
+    that runs parallel loops: mark the shadows of its `dup` primal
+    arguments not in `skip` (those private_copies_in already zero-fills)
+    `ad.zero_shadow` and zero them inside (`zero_marked_shadows`), so that
+    a caller that allocates them (grad) passes `np.empty` and no serial
+    memset runs before the call. Returns the primal indices whose shadows
+    it zeroes."""
+    from adpasses.dialects.ad import ZERO_SHADOW_ATTR
 
-    The fill of a shadow is a loop over its rows (dimension 0, the range
-    (0, dim(primal, 0), 1) that the frontend's loops over the primal spell:
-    ad.shadow_check made the sizes equal; an inner nest over the other
-    dimensions), placed before the first op that may touch array contents
-    and marked `ad.parallel = "zero"`: ad-parallelize runs it in chunks on
-    the pool (each thread zeroes, and first touches, its own rows). A
-    rank-1 fill next to a loop over the same range fuses into it when the
-    alias analysis allows (as a private copy's fill: LLVM then forwards the
-    zero to the loop's first accumulation, and no pass over memory of its
-    own remains); a fill with an inner nest stays a loop of its own (fused,
-    each iteration would call memset for one short row)."""
-    from xdsl.dialects.builtin import StringAttr
-
-    from adpasses.dialects.ad import PARALLEL_ATTR
-    from adpasses.transforms.seed_loops import _flat_view
-
-    if len(gradient.body.blocks) != 1:
+    if not gradient.body.blocks or not _runs_parallel_loops(gradient):
         return frozenset()
-    block = gradient.body.block
-    if not isinstance(block.last_op, func.ReturnOp) or not _runs_parallel_loops(gradient):
-        return frozenset()
+    args = gradient.body.block.args
     at, pairs = 0, []
     for k, act in enumerate(activity):
         if act == "dup" and k not in skip:
             pairs.append((k, at, at + 1))
         at += 1 + (act == "dup")
-    if len(block.args) < at:
+    if len(args) < at or not pairs:
         return frozenset()
+    attrs = list(gradient.arg_attrs.data) if gradient.arg_attrs is not None else \
+        [DictionaryAttr({}) for _ in args]
+    for _, primal, shadow in pairs:
+        attrs[shadow] = DictionaryAttr({**attrs[shadow].data, ZERO_SHADOW_ATTR: IntegerAttr(primal, 64)})
+    gradient.arg_attrs = ArrayAttr(attrs)
+    done = set(zero_marked_shadows(gradient))
+    return frozenset(k for k, _, shadow in pairs if shadow in done)
+
+
+def zero_marked_shadows(function: func.FuncOp) -> list[int]:
+    """Zero-fill the arguments of `function` marked `ad.zero_shadow = P`
+    (P: the index of its primal) first thing; returns the indices of those
+    zeroed (each mark is removed).
+
+    The fill of a shadow is a loop over its rows (dimension 0, the range
+    (0, dim(primal, 0), 1) that the frontend's loops over the primal spell:
+    ad.shadow_check made the sizes equal; an inner nest over the other
+    dimensions), or, for a C-contiguous one of rank 2 or more, over all its
+    elements through a flat view (each chunk one memset), placed before the
+    first op that may touch array contents and marked `ad.parallel =
+    "zero"` (ZERO_FILL_MARK): ad-parallelize runs it in chunks on the pool
+    (each thread zeroes, and first touches, its own rows). A rank-1 fill
+    next to a loop over the same range fuses into it when the alias
+    analysis allows (as a private copy's fill: LLVM then forwards the zero
+    to the loop's first accumulation, and no pass over memory of its own
+    remains); other fills stay loops of their own (fused, each iteration
+    would call memset for one short row).
+
+    Applies to float memrefs of rank >= 1 whose primal has their rank, in
+    a function whose body is one block ending with func.return."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from adpasses.dialects.ad import PARALLEL_ATTR, ZERO_FILL_MARK, ZERO_SHADOW_ATTR
+    from adpasses.transforms.seed_loops import _flat_view
+
+    attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    marked = {}
+    for k, a in enumerate(attrs):
+        value = a.data.get(ZERO_SHADOW_ATTR)
+        if isinstance(value, IntegerAttr):
+            marked[k] = value.value.data
+    if not marked:
+        return []
+    function.arg_attrs = ArrayAttr([DictionaryAttr({n: v for n, v in a.data.items() if n != ZERO_SHADOW_ATTR})
+                                    for a in attrs])
+    if len(function.body.blocks) != 1 or not isinstance(function.body.block.last_op, func.ReturnOp):
+        return []
+    block = function.body.block
+    pairs = [(shadow, primal, shadow) for shadow, primal in sorted(marked.items())
+             if 0 <= primal < len(block.args) and primal != shadow]
     anchor = _first_content_op(block)
     index = IndexType()
 
@@ -299,8 +329,8 @@ def zero_shadows_inside(gradient: func.FuncOp, activity: tuple[str, ...], skip: 
             sizes = [before(memref.DimOp(dx, before(arith.ConstantOp(IntegerAttr(d, index)))))
                      for d in range(1, len(t.get_shape()))]
         loop = scf.ForOp(lb, ub, step, [], Region(_zero_nest(zero, dx, lb, step, sizes)))
-        loop.location = gradient.location
-        loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_MARK)
+        loop.location = function.location
+        loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_FILL_MARK)
         fills.append((k, loop))
         ranks[k] = len(t.get_shape())
     # After every fill's constants, rank-1 fills last (next to the anchor: fusable).
@@ -311,11 +341,23 @@ def zero_shadows_inside(gradient: func.FuncOp, activity: tuple[str, ...], skip: 
         nxt = loop.next_op
         if ranks[k] != 1 or not (isinstance(nxt, scf.ForOp) and _same_range(loop, nxt)):
             break  # a nest, or not next to a loop over the same range: this fill and those before stay
-        if fusion_conflict(gradient, loop, nxt) is not None:
+        if fusion_conflict(function, loop, nxt) is not None:
             break
         location, attributes = nxt.location, dict(nxt.attributes)
         fused = fuse(loop, nxt, [])
         fused.location = location
         fused.attributes.clear()
         fused.attributes.update(attributes)
-    return frozenset(k for k, _ in fills)
+    return sorted(k for k, _ in fills)
+
+
+@dataclass(frozen=True)
+class ZeroShadowsPass(ModulePass):
+    """`ad-zero-shadows`: every function with `ad.zero_shadow` arguments."""
+
+    name = "ad-zero-shadows"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.ops):
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                zero_marked_shadows(f)
