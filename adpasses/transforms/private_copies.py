@@ -344,6 +344,7 @@ def zero_marked_shadows(function: func.FuncOp) -> list[int]:
         if fusion_conflict(function, loop, nxt) is not None:
             break
         location, attributes = nxt.location, dict(nxt.attributes)
+        loop.body.block.args[0].name_hint = nxt.body.block.args[0].name_hint  # the user's name (reports)
         fused = fuse(loop, nxt, [])
         fused.location = location
         fused.attributes.clear()
