@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
+from adpasses.dialects.arith_ext import RemFOp
 from adpasses.frontend.values import Scalar
 from adpasses.ops import python_operators
 
@@ -166,16 +167,38 @@ class ArithmeticMixin:
         weak = a.weak and b.weak
         if type(op) in FLOAT_OPERATORS:
             return Scalar(self.emit(FLOAT_OPERATORS[type(op)](x, y)).results[0], weak)
-        if isinstance(op, ast.FloorDiv):
-            q = self.emit(arith.DivfOp(x, y)).results[0]
-            return Scalar(self.emit(math.FloorOp(q)).results[0], weak)
-        if isinstance(op, ast.Mod):
-            # Python: a - floor(a/b)*b, with the sign of b.
-            q = self.emit(math.FloorOp(self.emit(arith.DivfOp(x, y)).results[0])).results[0]
-            prod = self.emit(arith.MulfOp(q, y)).results[0]
-            return Scalar(self.emit(arith.SubfOp(x, prod)).results[0], weak)
+        if isinstance(op, (ast.FloorDiv, ast.Mod)):
+            return Scalar(self.float_divmod(x, y, floor=isinstance(op, ast.FloorDiv)), weak)
         self.error(node, f"operator {OPERATOR_SYMBOLS.get(type(op), type(op).__name__)} is not supported "
                          "on floats" + (" (@ multiplies arrays: vectors or matrices)" if isinstance(op, ast.MatMult) else ""))
+
+    def float_divmod(self, x: SSAValue, y: SSAValue, floor: bool) -> SSAValue:
+        """Python's (and numpy's npy_divmod) float `x // y` (floor) or `x % y`,
+        from the exact remainder fmod(x, y) (arith.remf), not from
+        floor(x / y): the rounded quotient is off by one where y is inexact
+        (`1.0 // 0.1` is 9.0 and `1.0 % 0.1` 0.09999999999999995, where
+        floor(x / y) gives 10.0 and 0.0) and infinite for a huge ratio
+        (`1e300 % 1e-300` was -inf). A zero y gives numpy's x / y and nan."""
+        e = lambda op: self.emit(op).results[0]  # noqa: E731
+        t = x.type
+        zero = self.const_float(0.0, t)
+        r = e(RemFOp(x, y))
+        # the remainder takes the sign of y: r + y where they differ (and r is not 0)
+        differ = e(arith.AndIOp(e(arith.CmpfOp(r, zero, "une")),
+                                e(arith.XOrIOp(e(arith.CmpfOp(r, zero, "olt")), e(arith.CmpfOp(y, zero, "olt"))))))
+        if not floor:
+            mod = e(arith.SelectOp(differ, e(arith.AddfOp(r, y)), r))
+            # a zero remainder is +0.0 or -0.0 as y is (fmod's sign is x's)
+            return e(arith.SelectOp(e(arith.CmpfOp(mod, zero, "oeq")), e(math.CopySignOp(zero, y)), mod))
+        quotient = e(arith.DivfOp(x, y))
+        div = e(arith.DivfOp(e(arith.SubfOp(x, r)), y))   # exact up to one rounding
+        div = e(arith.SelectOp(differ, e(arith.SubfOp(div, self.const_float(1.0, t))), div))
+        q = e(math.FloorOp(div))
+        up = e(arith.CmpfOp(e(arith.SubfOp(div, q)), self.const_float(0.5, t), "ogt"))
+        q = e(arith.SelectOp(up, e(arith.AddfOp(q, self.const_float(1.0, t))), q))
+        # a zero quotient has the sign of x / y; a zero y gives x / y (inf, nan)
+        q = e(arith.SelectOp(e(arith.CmpfOp(div, zero, "oeq")), e(math.CopySignOp(zero, quotient)), q))
+        return e(arith.SelectOp(e(arith.CmpfOp(y, zero, "oeq")), quotient, q))
 
     def int_binary(self, op: ast.operator, x: SSAValue, y: SSAValue, node: ast.AST) -> Scalar:
         simple = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp,
