@@ -275,8 +275,18 @@ class ArrayExprMixin:
             else:
                 out = self.emit(memref.AllocaOp.get(element, shape=[])).results[0]
             if kind in ("max", "min"):
-                # The first element along the reduced axes (an empty axis is
-                # an IndexError, as numpy's reduction without identity errs).
+                # numpy's reduction without identity: a reduced axis of size
+                # 0 is a ValueError (even when the result is empty), raised
+                # before the first element is read.
+                empty = None
+                for d in axes:
+                    zero = self.emit(arith.CmpiOp(e.shape[d], self.const_index(0), "eq")).results[0]
+                    empty = zero if empty is None else self.emit(arith.OrIOp(empty, zero)).results[0]
+                if empty is not None:
+                    operation = "maximum" if kind == "max" else "minimum"
+                    self.emit(RaiseIfOp(empty, "ValueError",
+                                        f"zero-size array to reduction operation {operation} which has no identity"))
+                # The first element along the reduced axes.
                 first_maps = [_dims_map(len(kept), [kept.index(d) if d in kept else None for d in dims])
                               for _, dims in e.leaves]
                 first, _ = self.generic_block(operands, value_of, element=element, node=node)
