@@ -247,7 +247,8 @@ class ArithmeticMixin:
                 result = self.emit(arith.MuliOp(result, base)).results[0]
             return Scalar(result)
         if b.is_int or b.is_bool:
-            x = self.to_float(a, self.float_type_of(a, a))
+            # a numpy int exponent is strong: np.float32 ** np.int32 is float64
+            x = self.to_float(a, self.float_type_of(a, b))
             if literal == 2:
                 return Scalar(self.emit(arith.MulfOp(x, x)).results[0], a.weak)
             # An i64 exponent: Python ints are 64-bit here, and an i32 cast
@@ -256,9 +257,10 @@ class ArithmeticMixin:
             # source text (`3`), not by the whole power (`rho ** 3`).
             with self.at(exponent if exponent is not None else node):
                 n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(64))).results[0]
-            return Scalar(self.emit(math.FPowIOp(x, n)).results[0], a.weak)
+            return Scalar(self.emit(math.FPowIOp(x, n)).results[0], a.weak and python_number(b))
         ftype = self.float_type_of(a, b)
-        return Scalar(self.emit(math.PowFOp(self.to_float(a, ftype), self.to_float(b, ftype))).results[0])
+        return Scalar(self.emit(math.PowFOp(self.to_float(a, ftype), self.to_float(b, ftype))).results[0],
+                      python_number(a) and python_number(b))
 
     def negate(self, a: Scalar, node: ast.AST) -> Scalar:
         if a.is_float:
