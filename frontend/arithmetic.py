@@ -49,6 +49,12 @@ def int32_result(a: Scalar, b: Scalar) -> bool:
     return (a.int32 or b.int32) and not any(s.numpy and s.is_int and not s.int32 for s in (a, b))
 
 
+def python_number(s: Scalar) -> bool:
+    """Weak under NEP 50: a Python float (`weak`), or a Python int or bool
+    (not a numpy scalar); its result with another weak value is weak too."""
+    return s.weak or (not s.is_float and not s.numpy)
+
+
 class ArithmeticMixin:
     """Needs `emit(op)`, `error(node, msg)` from the compiler."""
 
@@ -164,7 +170,7 @@ class ArithmeticMixin:
             return self.int_binary(op, self.to_index(a, node), self.to_index(b, node), node)
         ftype = self.float_type_of(a, b)
         x, y = self.to_float(a, ftype), self.to_float(b, ftype)
-        weak = a.weak and b.weak
+        weak = python_number(a) and python_number(b)
         if type(op) in FLOAT_OPERATORS:
             return Scalar(self.emit(FLOAT_OPERATORS[type(op)](x, y)).results[0], weak)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
@@ -264,7 +270,8 @@ class ArithmeticMixin:
                 result = self.emit(arith.MuliOp(result, base)).results[0]
             return Scalar(result)
         if b.is_int or b.is_bool:
-            x = self.to_float(a, self.float_type_of(a, a))
+            # a numpy int exponent is strong: np.float32 ** np.int32 is float64
+            x = self.to_float(a, self.float_type_of(a, b))
             if literal == 2:
                 return Scalar(self.emit(arith.MulfOp(x, x)).results[0], a.weak)
             # An i64 exponent: Python ints are 64-bit here, and an i32 cast
@@ -273,9 +280,10 @@ class ArithmeticMixin:
             # source text (`3`), not by the whole power (`rho ** 3`).
             with self.at(exponent if exponent is not None else node):
                 n = self.emit(arith.IndexCastOp(self.to_index(b, node), IntegerType(64))).results[0]
-            return Scalar(self.emit(math.FPowIOp(x, n)).results[0], a.weak)
+            return Scalar(self.emit(math.FPowIOp(x, n)).results[0], a.weak and python_number(b))
         ftype = self.float_type_of(a, b)
-        return Scalar(self.emit(math.PowFOp(self.to_float(a, ftype), self.to_float(b, ftype))).results[0])
+        return Scalar(self.emit(math.PowFOp(self.to_float(a, ftype), self.to_float(b, ftype))).results[0],
+                      python_number(a) and python_number(b))
 
     def negate(self, a: Scalar, node: ast.AST) -> Scalar:
         if a.is_float:
@@ -295,8 +303,9 @@ class ArithmeticMixin:
         return self.emit(arith.CmpiOp(self.to_index(a, node), self.to_index(b, node), CMPI[type(op)])).results[0]
 
     def select(self, cond: SSAValue, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        weak = python_number(a) and python_number(b)
         a, b = self.unify(a, b, node)
-        return Scalar(self.emit(arith.SelectOp(cond, a.value, b.value)).results[0], a.weak and b.weak)
+        return Scalar(self.emit(arith.SelectOp(cond, a.value, b.value)).results[0], weak and a.is_float)
 
     def unify(self, a: Scalar, b: Scalar, node: ast.AST) -> tuple[Scalar, Scalar]:
         """Convert two scalars to one type (for select, min, max)."""
