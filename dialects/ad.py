@@ -1185,6 +1185,11 @@ AD = Dialect(
 # -- attribute names with a meaning (docs/CONVENTIONS.md, "Attributes with
 # meaning"): every layer names them through these constants.
 
+NUMPY_RESULTS_ATTR = "ad.numpy_results"
+"""On a public func.func: per result, the numpy scalar type Python returns
+for it ("float32", "float64", "int32", "int64", "bool"; "" for a Python
+number or an array); the Python entry builds those (docs/frontend.md)."""
+
 NOALIAS_ATTR = "ad.noalias"
 """Unit argument attribute: this argument's memory overlaps no other argument's."""
 

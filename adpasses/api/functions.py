@@ -132,7 +132,7 @@ class JitFunction:
     def _slow_call(self, args: tuple) -> object:
         # Numpy scalars converted and array classes checked before anything
         # reads an array (adpasses.native.arguments).
-        args = plain_arguments(self.__name__, self._params, args)
+        args = plain_arguments(self.__name__, self._params, args, keep_numpy=True)
         key = signature_key(args)
         # Arrays the function only reads may alias freely; written ones may
         # use the `ad.noalias` version only when no two arrays overlap.

@@ -169,6 +169,10 @@ class GradCallable:
         (adpasses.api.aliasing.grad_call: copies of what f writes, shadows of
         memory shared with written arrays)."""
         jf = self.jf
+        # The fast path is found by the caller's own arguments' code: numpy
+        # scalars have codes of their own (jit specialises on them), while
+        # the gradient takes them as the Python numbers of their kind.
+        given = args
         args = aligned(plain_arguments(jf.__name__, jf._params, args))
         plan = self.plan(args)
         call = grad_call(jf.__name__, jf._params, args, plan.activity, plan.written)
@@ -183,7 +187,8 @@ class GradCallable:
                                                               private=private, zero=call.noalias)
         else:  # members of a written group that argnums leaves out are differentiated too
             g = jf.gradient(args, call.activity, self.with_value, call.noalias)
-        code = shadows.signature_code(*args)
+        code = shadows.signature_code(*given) if all(a is b for a, b in zip(given, args) if
+                                                     isinstance(a, np.ndarray)) else 0
         if call.noalias and code and code not in self._fast:
             self._fast[code] = _fast_path(self, plan, g, args)
             install_dispatch(self, self._slow_call_varargs).add(code, self._fast[code])

@@ -69,6 +69,7 @@ from adpasses.core.types import is_float_type
 from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ZERO_FILL_MARK, ParallelForOp, TapeType
 from adpasses.transforms.accumulators import promote_accumulators
 from adpasses.transforms.carried_values import carried_kinds
+from adpasses.transforms.dead_carried import drop_dead_carried
 from adpasses.transforms.privatize import privatize
 from adpasses.transforms.tape_layout import STACK_ATTR
 
@@ -206,7 +207,10 @@ def distinct_memrefs(function: func.FuncOp, captured: list[SSAValue]) -> set[SSA
 
 def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
     """Replace `loop` by an `ad.parallel_for` of a new private function
-    `name` (inserted after `function`) that runs the loop over `lo .. hi`."""
+    `name` (inserted after `function`) that runs the loop over `lo .. hi`.
+    Carried values nothing reads are dropped first (transforms/dead_carried.py):
+    outlined, LLVM could no longer tell that the caller ignores them."""
+    loop = drop_dead_carried(loop)
     params, constants = _clone_constants(captured_values(loop))
     inits = list(loop.iter_args)
     index = IndexType()
