@@ -760,16 +760,22 @@ class ArrayExprMixin:
         else:
             self.error(node, "an array can be updated in place with an array or a number")
         rank = target.ndim
-        with self.at(node):
-            operands = [self.leaf_operand(m, dims, shape) for m, dims in leaves]
-            element = target.element
+        element = target.element
 
-            def accumulate(v: Scalar, block: Block) -> Scalar:
-                return self.binary(op, self.loaded(block.args[-1]), v, node)
+        def accumulate(v: Scalar, block: Block) -> Scalar:
+            return self.binary(op, self.loaded(block.args[-1]), v, node)
 
-            block, _ = self.generic_block(operands, body, accumulate, element=element, node=node)
-            maps = [_dims_map(rank, dims) for _, dims in leaves] + [_dims_map(rank, range(rank))]
-            self.emit(linalg.GenericOp(operands, [target.value], Region(block), maps, _parallel(rank)))
+        def update(copies: dict[SSAValue, SSAValue]) -> None:
+            with self.at(node):
+                operands = [self.leaf_operand(copies.get(m, m), dims, shape) for m, dims in leaves]
+                block, _ = self.generic_block(operands, body, accumulate, element=element, node=node)
+                maps = [_dims_map(rank, dims) for _, dims in leaves] + [_dims_map(rank, range(rank))]
+                self.emit(linalg.GenericOp(operands, [target.value], Region(block), maps, _parallel(rank)))
+
+        # Another argument may be the target's memory (`f(x, x)`): tested
+        # per call, copied first only when it is (frontend/overlap.py).
+        unknown = [m for m, _ in leaves if self.overlap_unknown(m, target.value)]  # type: ignore[attr-defined]
+        self.overlap_guarded(target.value, unknown, update, node)  # type: ignore[attr-defined]
 
 
 def _name(fn: object) -> str:
