@@ -1098,6 +1098,31 @@ class OverlapsOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SelfOverlapsOp(IRDLOperation):
+    """`ad.self_overlaps %a`: whether two elements of a memref may share
+    memory (a stride of 0 over a size above 1, as a writable
+    `np.lib.stride_tricks.as_strided` gives; overlapping strides). False
+    is exact: the dimensions of size above 1, taken innermost-first or
+    outermost-first, each step by at least the span of the ones before
+    (numpy's internal-overlap test with two orders instead of a sort);
+    True is conservative. numpy's `y += e` reads the elements of such a
+    `y` as they were before the statement: the frontend copies `y` first
+    when this holds (frontend/overlap.py). Pure, like `ad.overlaps`."""
+
+    name = "ad.self_overlaps"
+
+    source = operand_def(MemRefType)
+    result = result_def(IntegerType(1))
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$source attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue):
+        super().__init__(operands=[source], result_types=[IntegerType(1)])
+
+
+@irdl_op_definition
 class GemmOp(IRDLOperation):
     """`c += a @ b` by BLAS (`cblas_dgemm` / `cblas_sgemm` of numpy's
     OpenBLAS, adpasses.native.blas) when each operand's layout is one BLAS
@@ -1206,7 +1231,7 @@ AD = Dialect(
     "ad",
     [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapeReserveOp, TapePopOp, TapeFreeOp, TapeExportOp,
      TapeImportOp, ShadowCheckOp, KeepOp,
-     SizeMatchOp, OverlapsOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp, SplitPointOp],
+     SizeMatchOp, OverlapsOp, SelfOverlapsOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp, SplitPointOp],
     [TapeType, SplitTapeType],
 )
 

@@ -21,6 +21,13 @@ and copies the sources that overlap only when they do:
 Where the arguments are known distinct (`ad.noalias`, the version compiled
 for arrays that share no memory), `ad-fold-overlap-checks` folds the test
 to `false` and the branch away: no test, no temporary.
+
+The target itself may have elements that share memory: a writable
+`as_strided` view with a stride of 0 (numpy's `y += 1.0` then reads every
+element as it was before the statement: one write of `old + 1`, not five
+accumulated). An argument whose layout is not C-contiguous is tested too
+(`ad.self_overlaps`) and, when it holds, the update reads a copy of the
+target (`copies[target]`) instead of the elements it writes.
 """
 
 from __future__ import annotations
@@ -29,10 +36,11 @@ import ast
 from collections.abc import Callable
 
 from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import MemRefType, NoneAttr
 from xdsl.ir import Block, SSAValue
 
 from adpasses.analysis.memref_views import is_allocation
-from adpasses.dialects.ad import OverlapsOp
+from adpasses.dialects.ad import OverlapsOp, SelfOverlapsOp
 from adpasses.frontend.values import Array
 
 
@@ -44,19 +52,35 @@ class OverlapMixin:
         a, b = self.memory_root(source), self.memory_root(target)  # type: ignore[attr-defined]
         return a is not b and not (is_allocation(a) or is_allocation(b))
 
+    def may_overlap_itself(self, target: SSAValue) -> bool:
+        """Whether elements of `target` may share memory: its memory is an
+        argument's (or a callee's result) not laid out C-contiguously (the
+        API passes such arrays as strided memrefs; a local array and a
+        contiguous argument have distinct elements, and so do views of
+        them made by slicing)."""
+        root = self.memory_root(target)  # type: ignore[attr-defined]
+        t = root.type
+        return not is_allocation(root) and isinstance(t, MemRefType) and not isinstance(t.layout, NoneAttr)
+
     def overlap_guarded(self, target: SSAValue, sources: list[SSAValue],
-                        update: Callable[[dict[SSAValue, SSAValue]], None], node: ast.AST) -> None:
+                        update: Callable[[dict[SSAValue, SSAValue]], None], node: ast.AST,
+                        itself: bool = False) -> None:
         """`update(replacements)` emits the update reading each source
         through `replacements` (a source -> a copy of it). With `sources`
         that may overlap `target` at run time, it is emitted twice: reading
         copies of them when some overlaps (`ad.overlaps`), reading them
-        where none does."""
-        unique = list(dict.fromkeys(sources))
-        if not unique:
+        where none does. `itself`: also when two elements of `target`
+        share memory (`ad.self_overlaps`); then `replacements[target]` is a
+        copy of the target, to read its elements from."""
+        unique = list(dict.fromkeys(m for m in sources if m is not target))
+        if not unique and not itself:
             update({})
             return
         with self.at(node):  # type: ignore[attr-defined]
             tests = [self.emit(OverlapsOp(target, m)).results[0] for m in unique]  # type: ignore[attr-defined]
+            if itself:
+                unique.append(target)
+                tests.append(self.emit(SelfOverlapsOp(target)).results[0])  # type: ignore[attr-defined]
             cond = tests[0]
             for t in tests[1:]:
                 cond = self.emit(arith.OrIOp(cond, t)).results[0]  # type: ignore[attr-defined]

@@ -1,4 +1,5 @@
-"""`ad.overlaps %a, %b` -> LLVM: numpy's `may_share_memory` bounds test.
+"""`ad.overlaps %a, %b` -> LLVM: numpy's `may_share_memory` bounds test;
+`ad.self_overlaps %a`: whether two of a's elements may share memory.
 
 Each memref spans the bytes from its lowest element's first byte to its
 highest element's last: the element offset plus, per dimension, `(n-1)*s`
@@ -7,13 +8,22 @@ bytes from the data pointer. An empty memref (a size of 0) spans nothing.
 The two overlap when both span something and each range starts below the
 other's end: a few integer operations per test, per statement (the
 frontend tests before an in-place update, not per element).
+
+A memref's elements are distinct when its dimensions of size above 1, in
+some order, each have a stride (in absolute value) of at least the span
+of those before it plus one element (a mixed radix: numpy's test, which
+sorts the strides; here the two orders innermost-first and
+outermost-first, which cover C, Fortran and reversed layouts). When
+neither order shows it (a stride of 0, overlapping strides, or an
+unusual permutation) the answer is "may": the caller then copies, which
+is numpy's result either way. An empty memref has no two elements.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
-from adpasses.dialects.ad import OverlapsOp
+from adpasses.dialects.ad import OverlapsOp, SelfOverlapsOp
 from adpasses.lowering.core import I64, FunctionTranslator, MemRefValue, const_i64
 from adpasses.lowering.memref import _element_bytes
 
@@ -45,4 +55,30 @@ def _overlaps(ft: FunctionTranslator, op: OverlapsOp) -> None:
     ft.set(op.result, b.and_(meet, b.not_(b.or_(a_empty, b_empty))))
 
 
-LOWERINGS = {OverlapsOp: _overlaps}
+def _distinct_in_order(ft: FunctionTranslator, m: MemRefValue, order: list[int]) -> ir.Value:
+    b = ft.b
+    zero, one = const_i64(0), const_i64(1)
+    ok: ir.Value = ir.Constant(ir.IntType(1), 1)
+    reach: ir.Value = one
+    for k in order:
+        n, s = m.sizes[k], m.strides[k]
+        big = b.icmp_signed(">", n, one)
+        step = b.select(b.icmp_signed("<", s, zero), b.sub(zero, s), s)
+        ok = b.and_(ok, b.or_(b.not_(big), b.icmp_signed(">=", step, reach)))
+        reach = b.add(reach, b.select(big, b.mul(step, b.sub(n, one)), zero))
+    return ok
+
+
+def _self_overlaps(ft: FunctionTranslator, op: SelfOverlapsOp) -> None:
+    b = ft.b
+    m = ft.get(op.source)
+    rank = len(m.sizes)
+    empty: ir.Value = ir.Constant(ir.IntType(1), 0)
+    for n in m.sizes:
+        empty = b.or_(empty, b.icmp_signed("<=", n, const_i64(0)))
+    inner = _distinct_in_order(ft, m, list(reversed(range(rank))))
+    outer = _distinct_in_order(ft, m, list(range(rank)))
+    ft.set(op.result, b.not_(b.or_(empty, b.or_(inner, outer))))
+
+
+LOWERINGS = {OverlapsOp: _overlaps, SelfOverlapsOp: _self_overlaps}

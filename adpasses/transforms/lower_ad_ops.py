@@ -9,7 +9,8 @@ upstream MLIR (`mlir-opt`) reads, verifies and lowers our gradients.
 - `ad.broadcast %a, %b`: `cf.assert` (equal, or one is 1) and `arith.select`;
 - `ad.overlaps %a, %b`: the byte-range test of adpasses/lowering/overlaps.py
   in index arithmetic, from `memref.extract_aligned_pointer_as_index` and
-  `memref.extract_strided_metadata` of each;
+  `memref.extract_strided_metadata` of each; `ad.self_overlaps %a`: its
+  stride test (adpasses/lowering/overlaps.py) from a's metadata;
 - `ad.raise_if %bad {exception, message}`: `cf.assert` of the negated
   condition, message `Exception: message` (placeholders of run-time values
   stay as written: upstream's assert carries text only);
@@ -44,14 +45,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
-from adpasses.dialects.ad import (BroadcastOp, KeepOp, OverlapsOp, RaiseIfOp, ShadowCheckOp, TapeCreateOp, TapeExportOp, TapeFreeOp,
+from adpasses.dialects.ad import (BroadcastOp, KeepOp, OverlapsOp, RaiseIfOp, SelfOverlapsOp, ShadowCheckOp, TapeCreateOp, TapeExportOp, TapeFreeOp,
                                   TapeImportOp, TapePopOp, TapePushOp, TapeReserveOp, TapeType)
 from adpasses.transforms.lower_tapes import lower_tapes
 
@@ -72,6 +73,8 @@ def lower_ad_ops(module: ModuleOp) -> None:
             _lower_raise_if(op)
         elif isinstance(op, OverlapsOp):
             _lower_overlaps(op)
+        elif isinstance(op, SelfOverlapsOp):
+            _lower_self_overlaps(op)
         elif isinstance(op, TapeCreateOp):
             runtime.lower_tape(op)
         elif isinstance(op, TapeImportOp):
@@ -154,6 +157,45 @@ def _lower_overlaps(op: OverlapsOp) -> None:
     some = _emit(arith.XOrIOp(_emit(arith.OrIOp(a_empty, b_empty), op), true), op)
     result = _emit(arith.AndIOp(meet, some), op)
     op.result.replace_all_uses_with(result)  # type: ignore[arg-type]
+    Rewriter.erase_op(op)
+
+
+def _lower_self_overlaps(op: SelfOverlapsOp) -> None:
+    """Not (empty, or distinct elements shown by the strides taken
+    innermost-first or outermost-first)."""
+    index = IndexType()
+
+    def c(v: int, width: Attribute = index) -> SSAValue:
+        return _emit(arith.ConstantOp(IntegerAttr(v, width)), op)  # type: ignore[return-value]
+
+    def e(new: Operation) -> SSAValue:
+        return _emit(new, op)  # type: ignore[return-value]
+
+    mtype = op.source.type
+    assert isinstance(mtype, MemRefType)
+    rank = len(mtype.get_shape())
+    md = memref.ExtractStridedMetaDataOp(op.source)
+    _emit(md, op)
+    sizes, strides = md.results[2:2 + rank], md.results[2 + rank:]
+    zero, one, true = c(0), c(1), c(1, IntegerType(1))
+
+    def distinct(order: list[int]) -> SSAValue:
+        ok, reach = true, one
+        for k in order:
+            n, s = sizes[k], strides[k]
+            big = e(arith.CmpiOp(n, one, "sgt"))
+            step = e(arith.SelectOp(e(arith.CmpiOp(s, zero, "slt")), e(arith.SubiOp(zero, s)), s))
+            fits = e(arith.OrIOp(e(arith.XOrIOp(big, true)), e(arith.CmpiOp(step, reach, "sge"))))
+            ok = e(arith.AndIOp(ok, fits))
+            reach = e(arith.AddiOp(reach, e(arith.SelectOp(big, e(arith.MuliOp(step, e(arith.SubiOp(n, one)))),
+                                                           zero))))
+        return ok
+
+    fine = e(arith.OrIOp(distinct(list(reversed(range(rank)))), distinct(list(range(rank)))))
+    for n in sizes:
+        fine = e(arith.OrIOp(fine, e(arith.CmpiOp(n, zero, "sle"))))
+    result = e(arith.XOrIOp(fine, true))
+    op.result.replace_all_uses_with(result)
     Rewriter.erase_op(op)
 
 
