@@ -242,7 +242,10 @@ class ArrayExprMixin:
             operands = [self.leaf_operand(m, dims, e.shape) for m, dims in e.leaves]
             in_maps = [_dims_map(rank, dims) for _, dims in e.leaves]
 
+            wide = False  # float32 values summed in float64 (set by value_of)
+
             def value_of(args: list[SSAValue]) -> Scalar:
+                nonlocal wide
                 v = e.body(args)
                 if kind in ("any", "all"):
                     return Scalar(self.to_bool(v))
@@ -254,7 +257,13 @@ class ArrayExprMixin:
                     # numpy's sum and prod of int32 accumulate in int64
                     return Scalar(v.value, numpy=True)
                 if kind == "mean":
-                    return Scalar(self.to_float(v, self.float_type_of(v, v)))
+                    v = Scalar(self.to_float(v, self.float_type_of(v, v)))
+                if kind in ("sum", "mean") and v.type == f32:
+                    # A float32 running sum stops growing at 2**24 (sum(ones(2**25)) would be
+                    # 16777216, mean 0.5): numpy sums pairwise; we accumulate in float64 and
+                    # round the result to float32 once (numpy's dtype, its value to rounding).
+                    wide = True
+                    return Scalar(self.to_float(v, f64))
                 return v
 
             def combine(v: Scalar, block: Block) -> Scalar:
@@ -292,20 +301,26 @@ class ArrayExprMixin:
                          for d in range(rank)]
             self.emit(linalg.GenericOp(operands, [out], Region(block),
                                        [*in_maps, _dims_map(rank, kept)], iterators))
+            count_f: SSAValue | None = None
             if kind == "mean":
                 count = self.const_index(1)
                 for d in axes:
                     count = self.emit(arith.MuliOp(count, e.shape[d])).results[0]
                 count_f = self.to_float(Scalar(count), element)
-                if kept:
-                    return self.materialize(self.elementwise(
-                        [Array(out)], lambda s: Scalar(self.emit(arith.DivfOp(s[0].value, count_f)).results[0]),
-                        node), node)
-                total = self.emit(memref.LoadOp.get(out, [])).results[0]
-                return Scalar(self.emit(arith.DivfOp(total, count_f)).results[0])
+
+            def finish(total: SSAValue) -> Scalar:
+                """The mean's division and the float32 rounding of a wide sum."""
+                if count_f is not None:
+                    total = self.emit(arith.DivfOp(total, count_f)).results[0]
+                if wide:
+                    return Scalar(self.emit(arith.TruncFOp(total, f32)).results[0], numpy=True)
+                return Scalar(total) if count_f is not None else self.loaded(total)
+
             if kept:
-                return Array(out)
-            return self.loaded(self.emit(memref.LoadOp.get(out, [])).results[0])
+                if count_f is None and not wide:
+                    return Array(out)
+                return self.materialize(self.elementwise([Array(out)], lambda s: finish(s[0].value), node), node)
+            return finish(self.emit(memref.LoadOp.get(out, [])).results[0])
 
     def running_extremum(self, is_max: bool, acc: Scalar, v: Scalar, node: ast.AST) -> Scalar:
         """The step of a max/min reduction: `v` replaces the running value
