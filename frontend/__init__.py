@@ -26,7 +26,9 @@ def build_module(pyfunc: types.FunctionType, arg_types: list[ArgType]) -> "tuple
     from adpasses.frontend.compiler import ModuleBuilder
 
     builder = ModuleBuilder()
-    f = builder.function(pyfunc, [t.mlir_type() for t in arg_types], public=True)
+    # Scalar parameters' NEP 50 flags: Python numbers weak, numpy scalars strong.
+    flags = tuple(t.flags if isinstance(t, ScalarArg) else None for t in arg_types)
+    f = builder.function(pyfunc, [t.mlir_type() for t in arg_types], public=True, flags=flags)
     # `x[i] = x[i] * x[i]` loads x[i] twice; one load is one taped value.
     cse(builder.module, keep_checks=True)  # an unused x[5] still raises IndexError
     return builder.module, f.sym_name.data

@@ -284,8 +284,18 @@ class ArrayExprMixin:
             else:
                 out = self.emit(memref.AllocaOp.get(element, shape=[])).results[0]
             if kind in ("max", "min"):
-                # The first element along the reduced axes (an empty axis is
-                # an IndexError, as numpy's reduction without identity errs).
+                # numpy's reduction without identity: a reduced axis of size
+                # 0 is a ValueError (even when the result is empty), raised
+                # before the first element is read.
+                empty = None
+                for d in axes:
+                    zero = self.emit(arith.CmpiOp(e.shape[d], self.const_index(0), "eq")).results[0]
+                    empty = zero if empty is None else self.emit(arith.OrIOp(empty, zero)).results[0]
+                if empty is not None:
+                    operation = "maximum" if kind == "max" else "minimum"
+                    self.emit(RaiseIfOp(empty, "ValueError",
+                                        f"zero-size array to reduction operation {operation} which has no identity"))
+                # The first element along the reduced axes.
                 first_maps = [_dims_map(len(kept), [kept.index(d) if d in kept else None for d in dims])
                               for _, dims in e.leaves]
                 first, _ = self.generic_block(operands, value_of, element=element, node=node)
@@ -532,14 +542,18 @@ class ArrayExprMixin:
         """sum(a * b) of two vectors of one length: one reduction. The
         lengths are checked equal first: numpy's "not aligned" error, not
         the elementwise product's broadcast error (which then never fires)."""
+        widths = {_element_width(leaf) for e in (ea, eb) for leaf, _ in e.leaves}
+        if widths == {1}:
+            self.error(node, "the dot product of two bool vectors is not supported (numpy's result is a "
+                             "bool: any of the ands); write np.any(a & b), or convert one with "
+                             "np.where(x, 1, 0)")
         shape = self.broadcast_shapes(ea.shape, eb.shape, node, mode="equal")
         product = self.elementwise([ea, eb], lambda s: self.binary(ast.Mult(), s[0], s[1], node), node)
         product.shape = shape
         total = self.reduce(product, "sum", None, node)
-        if isinstance(total, Scalar) and total.is_int and all(
-                _element_width(leaf) == 32 for e in (ea, eb) for leaf, _ in e.leaves):
-            # numpy's dot of int32 vectors accumulates in int32 (np.sum in
-            # int64): the int64 sum wrapped once has the same bits
+        if isinstance(total, Scalar) and total.is_int and 32 in widths and widths <= {1, 32}:
+            # numpy's dot of int32 vectors (or int32 and bool) accumulates in
+            # int32 (np.sum in int64): the int64 sum wrapped once has the same bits
             return self.as_int32(total.value)
         return total
 
@@ -568,12 +582,17 @@ class ArrayExprMixin:
             return self.vector_dot(ea, eb, node)
         x, y = self.materialize(a, node), self.materialize(b, node)
         assert isinstance(x, Array) and isinstance(y, Array)
-        for v in (x, y):
-            if v.element not in (f64, f32):
-                self.error(node, f"{symbol} of {v.element} arrays is not supported: matrix products are "
-                                 "computed in float64 or float32; make the operand a float array "
-                                 "(e.g. multiply it by 1.0)")
-        element = f64 if f64 in (x.element, y.element) else f32
+        if x.element == i1 and y.element == i1:
+            self.error(node, f"{symbol} of two bool arrays is not supported (numpy's result is a bool "
+                             "array of any-of-ands); convert one operand to ints with np.where(x, 1, 0) or "
+                             "write the loops")
+        floats = [v.element for v in (x, y) if v.element in (f64, f32)]
+        if len(floats) < 2 and not (len(floats) == 1 and i1 in (x.element, y.element)):
+            if not floats:
+                return self._integer_matmul(x, y, symbol, what, node)
+            # numpy: an int32 or int64 array with a float32 one gives float64
+            floats = [f64]
+        element = f64 if f64 in floats else f32
         with self.at(node):
             x, y = (self._as_element(v, element, node) for v in (x, y))
             k_x, k_y = self.dim(x, x.ndim - 1), self.dim(y, 0)
@@ -591,6 +610,46 @@ class ArrayExprMixin:
             rhs = y if y.ndim == 2 else self._vector_as_matrix(y, row=False)
             target = Array(out) if len(sizes) == 2 else self._vector_as_matrix(Array(out), row=x.ndim == 1)
             self.emit(linalg.MatmulOp([lhs.value, rhs.value], [target.value]))
+        return Array(out)
+
+    def _check_inner_sizes(self, x: Array, y: Array, what: str) -> None:
+        k_x, k_y = self.dim(x, x.ndim - 1), self.dim(y, 0)
+        if not same_size(k_x, k_y):
+            differ = self.emit(arith.CmpiOp(k_x, k_y, "ne")).results[0]
+            message = (f"shapes not aligned: {{1}} (dim {x.ndim - 1}) != {{0}} (dim 0)" if what == "np.dot"
+                       else "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+                            "signature (n?,k),(k,m?)->(n?,m?) (size {0} is different from {1})")
+            self.emit(RaiseIfOp(differ, "ValueError", message, [k_y, k_x]))
+
+    def _integer_matmul(self, x: Array, y: Array, symbol: str, what: str, node: ast.AST) -> Array:
+        """A matrix product of int arrays (int32, int64, bool with an int),
+        numpy's dtype: int32 with int32 (or bool) is int32 and wraps, as
+        numpy's int32 accumulation does (each step is the scalar int32
+        arithmetic: the same bits as wrapping once); int64 otherwise. One
+        linalg.generic (i, j, k) with k a reduction: linalg.matmul is
+        lowered for floats (BLAS or the vectorised nest)."""
+        with self.at(node):
+            self._check_inner_sizes(x, y, what)
+            sizes = ([self.dim(x, 0)] if x.ndim == 2 else []) + ([self.dim(y, 1)] if y.ndim == 2 else [])
+            lhs = x if x.ndim == 2 else self._vector_as_matrix(x, row=True)
+            rhs = y if y.ndim == 2 else self._vector_as_matrix(y, row=False)
+
+            def product(els: list[SSAValue]) -> Scalar:
+                return self.binary(ast.Mult(), self.loaded(els[0]), self.loaded(els[1]), node)
+
+            def accumulate(v: Scalar, block: Block) -> Scalar:
+                return self.binary(ast.Add(), self.loaded(block.args[-1]), v, node)
+
+            block, element = self.generic_block([lhs.value, rhs.value], product, accumulate, node=node)
+            out = self.new_array(sizes, element)
+            self.emit(linalg.FillOp([self.constant(IntegerAttr(0, element))], [out], []))
+            target = Array(out) if len(sizes) == 2 else self._vector_as_matrix(Array(out), row=x.ndim == 1)
+            maps = [AffineMapAttr(AffineMap(3, 0, (AffineDimExpr(0), AffineDimExpr(2)))),
+                    AffineMapAttr(AffineMap(3, 0, (AffineDimExpr(2), AffineDimExpr(1)))),
+                    AffineMapAttr(AffineMap(3, 0, (AffineDimExpr(0), AffineDimExpr(1))))]
+            iterators = [linalg.IteratorTypeAttr.parallel(), linalg.IteratorTypeAttr.parallel(),
+                         linalg.IteratorTypeAttr.reduction()]
+            self.emit(linalg.GenericOp([lhs.value, rhs.value], [target.value], Region(block), maps, iterators))
         return Array(out)
 
     def _as_element(self, v: Array, element: Attribute, node: ast.AST) -> Array:

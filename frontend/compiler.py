@@ -21,7 +21,9 @@ import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     FileLineColLoc,
+    Float32Type,
     Float64Type,
     IndexType,
     IntAttr,
@@ -32,9 +34,10 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
     UnknownLoc,
+    f32,
     f64,
 )
-from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.arith import ConstantOp, TruncFOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -42,7 +45,7 @@ from adpasses.core.compile_locks import parse_python
 from adpasses.core.compile_thread import too_deep_error
 from adpasses.core.diagnostics import CompileError
 from adpasses.core.parallel import prange
-from adpasses.dialects.ad import CHECKPOINT_ATTR
+from adpasses.dialects.ad import CHECKPOINT_ATTR, NUMPY_RESULTS_ATTR
 from adpasses.frontend import unsupported
 from adpasses.frontend.binding import binder, has_plain_parameters
 from adpasses.frontend.calls import CallMixin, lambda_def
@@ -88,13 +91,18 @@ class ModuleBuilder:
 
     def function(self, pyfunc: types.FunctionType, arg_types: list[Attribute], *,
                  public: bool, node: ast.AST | None = None, caller: FunctionCompiler | None = None,
-                 static: dict[int, object] | None = None) -> func.FuncOp:
+                 static: dict[int, object] | None = None,
+                 flags: tuple | None = None) -> func.FuncOp:
         """`pyfunc` compiled for `arg_types`; `static` holds the parameters
         (by position) that are compile-time objects (None, a function): they
         are not parameters of the func.func, and each value gets its own
-        compiled version (`if radius is None:` is decided while compiling)."""
+        compiled version (`if radius is None:` is decided while compiling).
+        `flags`: per parameter of the func.func, (weak, numpy, int32) of a
+        scalar (values.Scalar: a Python number is weak under NEP 50, a numpy
+        scalar strong), None for an array; each gets its own version."""
         static = static or {}
-        key = (pyfunc, tuple(arg_types), tuple((k, _static_key(v)) for k, v in sorted(static.items())))
+        flags = tuple(flags) if flags is not None else (None,) * len(arg_types)
+        key = (pyfunc, tuple(arg_types), tuple((k, _static_key(v)) for k, v in sorted(static.items())), flags)
         if key in self.compiled:
             return self._lookup(self.compiled[key])
         if pyfunc in self.stack:
@@ -112,7 +120,7 @@ class ModuleBuilder:
         self.reserved.add(name)
         self.stack.append(pyfunc)
         try:
-            compiler = FunctionCompiler(self, pyfunc, arg_types, name, public, static)
+            compiler = FunctionCompiler(self, pyfunc, arg_types, name, public, static, flags)
             f = compiler.compile()
             self.results[name] = compiler.results
         except CompileError:
@@ -210,8 +218,10 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
                        CallMixin, NumberMixin, EffectMixin, ArrayExprMixin, DerivativeMixin,
                        GradientCallMixin, SpecialCallMixin, OverlapMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
-                 name: str, public: bool, static: dict[int, object] | None = None):
+                 name: str, public: bool, static: dict[int, object] | None = None,
+                 flags: tuple | None = None):
         self.mb = mb
+        self.param_flags = flags or (None,) * len(arg_types)
         self.pyfunc = pyfunc
         self.arg_types = arg_types
         self.static = static or {}
@@ -259,14 +269,18 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
             # only a direct build_module with the wrong number of types.
             self.error(self.fdef, f"{self.pyfunc.__name__}() has {len(args.args)} parameters but "
                                   f"build_module was given {len(self.arg_types)} argument types")
-        entry_args = iter(self.entry.args)
+        entry_args = iter(enumerate(self.entry.args))
         for k, a in enumerate(args.args):
             if k in self.static:  # a compile-time object: None, a function
                 self.env[a.arg] = PyObject(self.static[k])
                 continue
-            value = next(entry_args)
+            j, value = next(entry_args)
             value.name_hint = a.arg
-            self.env[a.arg] = Array(value) if isinstance(value.type, MemRefType) else Scalar(value)
+            if isinstance(value.type, MemRefType):
+                self.env[a.arg] = Array(value)
+            else:
+                weak, numpy, int32 = self.param_flags[j] or (False, False, False)
+                self.env[a.arg] = Scalar(value, weak=weak, numpy=numpy, int32=int32)
         ret_loc = self.loc(self.fdef.body[-1]) if self.fdef.body else self.loc(self.fdef)
         with self.allocation_scope():
             body = self.prepare_body()
@@ -281,6 +295,10 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         f = func.FuncOp(self.name, (self.arg_types, outputs), Region([self.entry]),
                         None if self.public else "private")
         f.location = self.loc(self.fdef)
+        if self.public and any(k.dtype for k in self.results.kinds):
+            # Number results Python returns as numpy scalars (np.float32,
+            # np.int64, ...): the entry shim makes those (native/array_results).
+            f.attributes[NUMPY_RESULTS_ATTR] = ArrayAttr([StringAttr(k.dtype) for k in self.results.kinds])
         return f
 
     def returned_value(self, result: Scalar) -> SSAValue:
@@ -450,7 +468,7 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
                              "functions defined with def")
         name = target.__name__
         values = self.call_arguments(target, node)
-        operands, types_, static = [], [], {}
+        operands, types_, static, flags = [], [], {}, []
         for k, v in enumerate(values):
             v = self.materialize(v, node)  # an array expression: computed into a local array
             if isinstance(v, PyObject) and self.is_static_argument(v):
@@ -458,21 +476,33 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
             elif isinstance(v, Array):
                 operands.append(v.value)
                 types_.append(v.type)
+                flags.append(None)
             elif isinstance(v, Scalar):
-                if v.is_float:
+                # The callee's parameter is what Python passes: a Python
+                # number (weak, NEP 50) or a numpy scalar (an np.float32
+                # stays float32, an np.int32 wraps as int32).
+                if v.is_float and isinstance(v.type, Float32Type) and not v.weak:
+                    operands.append(v.value)
+                    types_.append(v.type)
+                    flags.append((False, True, False))
+                elif v.is_float:
                     operands.append(self.to_float(v, f64))
                     types_.append(f64)
+                    flags.append((v.weak, v.numpy, False))
                 elif v.is_bool:
                     operands.append(v.value)
                     types_.append(v.type)
+                    flags.append((v.weak, v.numpy, False))
                 else:
                     operands.append(self.to_index(v, node))
                     types_.append(IndexType())
+                    flags.append((v.weak, v.numpy, v.int32))
             else:
                 param = target.__code__.co_varnames[k]
                 self.error(node, f"argument '{param}' of {name}() is {unsupported.value_kind(v)}: only "
                                  "numbers and arrays can be passed to a compiled function")
-        callee = self.mb.function(target, types_, public=False, node=node, caller=self, static=static)
+        callee = self.mb.function(target, types_, public=False, node=node, caller=self, static=static,
+                                  flags=tuple(flags))
         outputs = list(callee.function_type.outputs.data)
         call = self.emit(func.CallOp(callee.sym_name.data, operands, outputs))
         if getattr(fn, "__adpasses_checkpoint__", False):  # adpasses.checkpoint(g): recomputed, not taped
@@ -481,10 +511,13 @@ class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMix
         items: list[object] = []
         for r, kind in zip(call.results, returned.kinds):
             if not kind.array:
-                # what Python holds: a numpy scalar the callee computed (its
-                # parameters are taken as Python numbers: numpy scalars passed
-                # to it are not followed)
-                items.append(Scalar(r, numpy=kind.numpy, int32=kind.int32 and isinstance(r.type, IndexType)))
+                # what Python holds: a Python number (weak) or a numpy scalar
+                # the callee computed; an np.float32 is returned widened
+                # (returned_value) and is exactly float32 again
+                if kind.float32:
+                    r = self.emit(TruncFOp(r, f32)).results[0]
+                items.append(Scalar(r, weak=not kind.numpy, numpy=kind.numpy,
+                                    int32=kind.int32 and isinstance(r.type, IndexType)))
                 continue
             if kind.owned:
                 self.register_allocation(r)  # the callee handed its buffer over: freed here

@@ -27,7 +27,7 @@ import ast
 from dataclasses import dataclass
 
 from xdsl.dialects import memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, Float32Type, IndexType, MemRefType
 from xdsl.ir import Block, SSAValue
 
 from adpasses.analysis.memref_views import memory_object
@@ -46,6 +46,8 @@ class ResultKind:
     argument: int | None = None
     numpy: bool = False  # a number Python holds as a numpy scalar (Scalar.numpy)
     int32: bool = False  # ... as an np.int32 (Scalar.int32)
+    float32: bool = False  # ... as an np.float32 (returned widened to f64, exactly)
+    dtype: str = ""  # a numpy scalar's dtype name ("float32", "int64", "bool", ...); "" otherwise
 
     @property
     def owned(self) -> bool:
@@ -256,7 +258,14 @@ class ReturnMixin:
         for item in items:
             if isinstance(item, Scalar):
                 values.append(self.returned_value(item))
-                kinds.append(ResultKind(numpy=item.numpy, int32=item.int32) if item.numpy else SCALAR)
+                # An f32 value is an np.float32 in Python, flagged or not.
+                float32 = item.is_float and isinstance(item.type, Float32Type)
+                if item.numpy or float32:
+                    dtype = ("float32" if float32 else "float64" if item.is_float else "bool" if item.is_bool
+                             else "int32" if item.int32 else "int64")
+                    kinds.append(ResultKind(numpy=True, int32=item.int32, float32=float32, dtype=dtype))
+                else:
+                    kinds.append(SCALAR)
                 continue
             root = self.memory_root(item.value)
             if root in handed:

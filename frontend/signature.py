@@ -28,14 +28,30 @@ def mlir_dtype(name: str):  # type: ignore[no-untyped-def]
 _NATIVE_DTYPES = {np.dtype(name): name for name in DTYPE_NAMES}
 
 
+NUMPY_SCALAR_KINDS = {np.float64: "np.float64", np.float32: "np.float32", np.int64: "np.int64",
+                      np.int32: "np.int32", np.bool_: "np.bool_"}
+"""numpy scalar classes an argument keeps (their own signature): strong
+under NEP 50 (`x32 * np.float64(2.0)` is float64, where `x32 * 2.0` is
+float32), printed and returned as numpy scalars."""
+
+
 @dataclass(frozen=True)
 class ScalarArg:
-    kind: str  # "float", "int" or "bool"
+    kind: str  # "float", "int", "bool" (Python numbers) or a NUMPY_SCALAR_KINDS value
 
     def mlir_type(self):  # type: ignore[no-untyped-def]
-        from xdsl.dialects.builtin import IndexType, f64, i1
+        from xdsl.dialects.builtin import IndexType, f32, f64, i1
 
-        return {"float": f64, "int": IndexType(), "bool": i1}[self.kind]
+        return {"float": f64, "int": IndexType(), "bool": i1, "np.float64": f64, "np.float32": f32,
+                "np.int64": IndexType(), "np.int32": IndexType(), "np.bool_": i1}[self.kind]
+
+    @property
+    def flags(self) -> tuple[bool, bool, bool]:
+        """(weak, numpy, int32) of the parameter's value (frontend Scalar):
+        a Python number is weak (NEP 50), a numpy scalar strong; an np.int32
+        is an `index` whose arithmetic wraps to 32 bits."""
+        numpy = self.kind.startswith("np.")
+        return (not numpy, numpy, self.kind == "np.int32")
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,9 @@ def arg_type(value: object, position: int, name: str) -> ArgType:
                 f"use one of {', '.join(DTYPE_NAMES)}"
             )
         return ArrayArg(dtype.name, value.ndim, bool(value.flags.c_contiguous))
+    numpy_kind = NUMPY_SCALAR_KINDS.get(value.__class__)  # exactly these classes (subclasses convert)
+    if numpy_kind is not None:
+        return ScalarArg(numpy_kind)
     if isinstance(value, (bool, np.bool_)):
         return ScalarArg("bool")
     if isinstance(value, (int, np.integer)):
@@ -102,6 +121,9 @@ def signature_key(args: tuple) -> tuple:
 
 
 def _slow_key(a: object) -> object:
+    numpy_kind = NUMPY_SCALAR_KINDS.get(a.__class__)
+    if numpy_kind is not None:
+        return numpy_kind
     if isinstance(a, np.ndarray):
         return (a.dtype.char, a.ndim, bool(a.flags.c_contiguous))
     if isinstance(a, (bool, np.bool_)):

@@ -331,3 +331,13 @@ def row_energy(X, out):
         out[i] = r
         s += math.sin(r)
     return s
+
+
+@adpasses.jit
+def copy_with_dead_sum(x, y):
+    """The sum is never used (ad-parallelize drops it: test_dead_carried.py);
+    x[i + 1], read only by the sum, is still bounds-checked."""
+    s = 0.0
+    for i in prange(len(y)):
+        y[i] = x[i]
+        s += x[i + 1]

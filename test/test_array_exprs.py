@@ -228,8 +228,40 @@ def test_in_place_update_by_a_larger_operand_raises(kernels):
 
 def test_max_of_an_empty_array_is_an_error_not_a_number(kernels):
     f = _reduction(kernels, "np.max(x) + x.min() + np.amax(y) - np.amin(y) + np.min(x)")
-    with pytest.raises(IndexError):
+    with pytest.raises(ValueError, match=r"^zero-size array to reduction operation maximum which has no "
+                                         r"identity \(at .*array_expr_kernels.py:\d+:\d+\)"):
         f(np.ones((0, 4)), np.ones((0, 4)))
+
+
+def _empty_reduction_source(expr: str) -> str:
+    return f"def f(x):\n    return {expr}\n"
+
+
+@pytest.mark.parametrize("expr, shape", [
+    ("np.max(x)", (0,)), ("np.min(x)", (0,)), ("x.max()", (2, 0)), ("x.min()", (0, 3)),
+    ("np.max(x, axis=1)", (3, 0)), ("np.min(x, axis=1)", (0, 0)), ("np.amax(x, axis=0)", (0, 3)),
+    ("np.min(x, axis=-1)", (0, 3)), ("np.max(x, axis=1)", (0, 3)), ("np.min(x, axis=0)", (3, 0)),
+])
+def test_max_min_of_empty_axes_follow_numpy(tmp_path_factory, expr, shape):
+    """numpy raises ValueError exactly when a reduced axis has size 0 (an
+    empty result over a non-empty axis is fine): compiled code too, with
+    the location, in jit and grad."""
+    module = _module(tmp_path_factory, "empty_reductions", _empty_reduction_source(expr))
+    x = np.ones(shape)
+    try:
+        want = module.f(x)
+    except ValueError as err:
+        want = err
+    if isinstance(want, ValueError):
+        pattern = re.escape(str(want)) + r" \(at .*empty_reductions\.py:4:\d+\)"
+        with pytest.raises(ValueError, match=pattern):
+            adpasses.jit(module.f)(x)
+        if "axis" not in expr:
+            with pytest.raises(ValueError, match=pattern):
+                adpasses.grad(module.f)(x)
+    else:
+        got = adpasses.jit(module.f)(x)
+        assert got.shape == want.shape and got.dtype == want.dtype
 
 
 @pytest.mark.parametrize("source, message", [

@@ -209,7 +209,7 @@ def test_floor_of_an_int32_element_is_an_int32():
         expected = floored_product(a)
     got = adpasses.jit(floored_product)(a)
     assert np.floor(np.int32(3)).dtype == np.int32  # the installed numpy's rule this test is about
-    assert isinstance(got, int) and got == int(expected)
+    assert type(got) is type(expected) is np.int32 and got == expected  # returned as Python returns it
 
 
 def floored_loss(x, a):

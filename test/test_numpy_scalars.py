@@ -1,5 +1,6 @@
-"""numpy scalars take the fast call paths, and `jit(f)` twice shares code
-(issue 19, item 3)."""
+"""numpy scalars take the fast call paths (after a first call of their own
+signature: jit specialises on them, issue 16), and `jit(f)` twice shares
+code (issue 19, item 3)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,17 @@ SCALARS = [
 
 
 @pytest.mark.parametrize("a, n, flag", SCALARS)
-def test_numpy_scalars_have_the_code_of_their_python_kind(a, n, flag) -> None:  # type: ignore[no-untyped-def]
+def test_numpy_scalars_have_codes_of_their_own(a, n, flag) -> None:  # type: ignore[no-untyped-def]
+    """jit compiles a version per numpy scalar type (NEP 50: strong), so
+    each has its own nonzero code, distinct from its Python kind's."""
     x = np.arange(5.0)
-    assert signature_code(a, n, flag, x) == signature_code(float(a), int(n), bool(flag), x) != 0
+    code = signature_code(a, n, flag, x)
+    assert code != 0
+    python = signature_code(float(a), int(n), bool(flag), x)
+    assert (code == python) == all(type(v) in (float, int, bool) for v in (a, n, flag))
+    codes = {signature_code(v) for v in (1.0, 1, True, np.float64(1), np.float32(1), np.int64(1),
+                                          np.int32(1), np.bool_(True))}
+    assert len(codes) == 8 and 0 not in codes
 
 
 class MyFloat(float):
@@ -52,6 +61,11 @@ def test_numpy_scalars_call_without_the_slow_path(a, n, flag, monkeypatch) -> No
     assert jf(1.0, 2, True, x) == weighted(1.0, 2, True, x)  # compiles, installs the dispatch
     g = adpasses.grad(jf, argnums=(0, 3))
     g(1.0, 2, True, x)
+    # numpy scalars have codes of their own: jit compiles their version (and
+    # grad registers its fast path for them) on their first call.
+    first = jf(a, n, flag, x)
+    assert type(first) is type(weighted(a, n, flag, x))  # a numpy scalar where Python gives one
+    g(a, n, flag, x)
     slow = []
     monkeypatch.setattr(functions, "plain_arguments", lambda *a: slow.append(1) or a[2])
     monkeypatch.setattr(gradcall, "plain_arguments", lambda *a: slow.append(1) or a[2])

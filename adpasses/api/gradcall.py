@@ -49,6 +49,10 @@ class LoadedGradient:
     """Written arrays the compiled gradient copies itself (its callers pass
     them uncopied) and whose shadows it zero-fills (callers pass np.empty):
     `ad-private-copies`."""
+    zeroed: frozenset[int] = frozenset()
+    """Other differentiated arrays whose shadows the compiled gradient zeroes
+    itself, on the worker pool (callers pass np.empty): a gradient running
+    parallel loops (`private_copies.zero_shadows_inside`)."""
 
 
 def normalize_argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
@@ -165,6 +169,10 @@ class GradCallable:
         (adpasses.api.aliasing.grad_call: copies of what f writes, shadows of
         memory shared with written arrays)."""
         jf = self.jf
+        # The fast path is found by the caller's own arguments' code: numpy
+        # scalars have codes of their own (jit specialises on them), while
+        # the gradient takes them as the Python numbers of their kind.
+        given = args
         args = aligned(plain_arguments(jf.__name__, jf._params, args))
         plan = self.plan(args)
         call = grad_call(jf.__name__, jf._params, args, plan.activity, plan.written)
@@ -176,10 +184,11 @@ class GradCallable:
                 # Without aliasing, the gradient copies what f writes itself.
                 private = frozenset(plan.written) if call.noalias else frozenset()
                 g = plan.variants[call.noalias] = jf.gradient(args, plan.activity, self.with_value, call.noalias,
-                                                              private=private)
+                                                              private=private, zero=call.noalias)
         else:  # members of a written group that argnums leaves out are differentiated too
             g = jf.gradient(args, call.activity, self.with_value, call.noalias)
-        code = shadows.signature_code(*args)
+        code = shadows.signature_code(*given) if all(a is b for a, b in zip(given, args) if
+                                                     isinstance(a, np.ndarray)) else 0
         if call.noalias and code and code not in self._fast:
             self._fast[code] = _fast_path(self, plan, g, args)
             install_dispatch(self, self._slow_call_varargs).add(code, self._fast[code])
@@ -242,7 +251,8 @@ def _fast_path(gf: GradCallable, plan: GradPlan, g: LoadedGradient, args: tuple)
             # Contiguous whatever the array's layout: indices are logical,
             # and a broadcast array's elements each get their own entry.
             env[f"dt{k}"] = a.dtype  # type: ignore[union-attr]
-            fill = "empty" if k in g.private else "zeros"  # the gradient zero-fills g.private's shadows
+            # The gradient zero-fills the shadows of g.private and g.zeroed itself.
+            fill = "empty" if k in g.private or k in g.zeroed else "zeros"
             lines.append(f"    s{k} = {fill}({p}.shape, dt{k})")
             call_args.append(f"s{k}")
     # A ValueError of the entry (a misaligned array: unpickled arrays may be,

@@ -266,7 +266,7 @@ class VmapCallable:
         from adpasses.api.functions import _private, function_named
         from adpasses.native.llvm_jit import compile_module, stats
         from adpasses.transforms.batch_loops import BATCHED, CONST as D_CONST, LOCAL, RESTORE, RESTORE_ROWS, \
-            SCRATCH, SCRATCH_ROWS, SHARED
+            SCRATCH, SCRATCH_ROWS, SHARED, ZEROED
         from adpasses.transforms.batch_loops import BatchSpec, add_batch_driver, stored_result_types
 
         jf = getattr(self.inner, "jf", self.inner)
@@ -282,7 +282,9 @@ class VmapCallable:
             elif p.kind == COPY:
                 kinds.append(BATCHED if batched[p.arg] else (RESTORE_ROWS if self.parallel else RESTORE))
             elif p.kind == ZEROS:
-                kinds.append(BATCHED if p.out is not None else (SCRATCH_ROWS if self.parallel else SCRATCH))
+                # parallel: an output (a gradient) is zeroed by the driver, on the pool.
+                kinds.append((ZEROED if self.parallel else BATCHED) if p.out is not None
+                             else (SCRATCH_ROWS if self.parallel else SCRATCH))
             elif p.kind == BUFFER:
                 kinds.append(LOCAL if kernel.static_shapes and _stack_sized(kernel, examples) else SHARED)
             else:
@@ -324,6 +326,7 @@ stack, all together; larger ones are arrays vmap allocates per call."""
 LOCAL_KIND = "local"  # transforms.batch_loops.LOCAL, without importing the compiler
 RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND = "restore_rows", "scratch_rows"  # and its RESTORE_ROWS, SCRATCH_ROWS
 RESTORE_KIND = "restore"  # and its RESTORE (run() is per call: no import there)
+ZEROED_KIND = "zeroed"  # and its ZEROED
 
 
 def _stack_sized(kernel: _Kernel, examples: tuple) -> bool:
@@ -445,8 +448,8 @@ class _Plan:
                     driver_args.append((np.empty((step,) + shape, like.dtype), False))
                 elif p.out is None:
                     driver_args.append((np.zeros(shape, like.dtype), False))
-                else:
-                    outs[p.out] = batch_output((size,) + shape, like.dtype)
+                else:  # zero-filled here, or by the driver (ZEROED: on the pool)
+                    outs[p.out] = batch_output((size,) + shape, like.dtype, zeroed=kind != ZEROED_KIND)
                     driver_args.append((outs[p.out], True))
             else:  # OUT: per-element shape from the arguments' (p.shape: (argument, axis) pairs)
                 shape = tuple(_element_shape(contiguous[k], batched[k])[d] for k, d in p.shape)  # type: ignore[misc]
@@ -492,8 +495,10 @@ LARGE_OUTPUT_BYTES = 64 << 20
 """Outputs from this size on are mapped with small pages (`batch_output`)."""
 
 
-def batch_output(shape: tuple[int, ...], dtype: object) -> np.ndarray:
-    """A zero-filled C-contiguous array for a batched output. From
+def batch_output(shape: tuple[int, ...], dtype: object, zeroed: bool = True) -> np.ndarray:
+    """A C-contiguous array for a batched output: zero-filled (`zeroed`;
+    else of any contents, for an output the driver zero-fills itself on
+    the pool, ZEROED, below LARGE_OUTPUT_BYTES). From
     LARGE_OUTPUT_BYTES on, an anonymous mapping of its own (small pages)
     rather than numpy's allocation: numpy asks the kernel for transparent
     huge pages on large arrays, and where memory is fragmented each huge
@@ -504,7 +509,7 @@ def batch_output(shape: tuple[int, ...], dtype: object) -> np.ndarray:
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize  # (np.prod of a tuple: microseconds per call)
     if nbytes < LARGE_OUTPUT_BYTES or not hasattr(mmap, "MAP_ANONYMOUS"):
-        return np.zeros(shape, dtype)
+        return np.zeros(shape, dtype) if zeroed else np.empty(shape, dtype)
     mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     return np.frombuffer(mapping, dtype).reshape(shape)
 

@@ -37,8 +37,31 @@ def _nonzero_divisor(ft: FunctionTranslator, op: Operation) -> ir.Value:
     return d
 
 
+def _signed_divisor(ft: FunctionTranslator, op: Operation) -> tuple[ir.Value, ir.Value | None]:
+    """The divisor of a signed division, and whether it is -1 (None where it
+    is a constant that is not). The most negative int divided by -1
+    overflows, and x86's idiv traps on it (SIGFPE: the process dies, even
+    for Python's `-2**63 // -1`); ints wrap here, so `a / -1` is `-a`
+    (wrapped) and `a % -1` is 0: divide by 1 instead and negate the
+    quotient. The remainder by 1 is already 0."""
+    d = _nonzero_divisor(ft, op)
+    if isinstance(d, ir.Constant) and d.constant != -1:
+        return d, None
+    minus_one = ft.b.icmp_signed("==", d, ir.Constant(d.type, -1))
+    return ft.b.select(minus_one, ir.Constant(d.type, 1), d), minus_one
+
+
+def _negated_if(ft: FunctionTranslator, minus_one: ir.Value | None, q: ir.Value) -> ir.Value:
+    return q if minus_one is None else ft.b.select(minus_one, ft.b.neg(q), q)
+
+
 def _int_division(method: str):  # type: ignore[no-untyped-def]
     def lower(ft: FunctionTranslator, op: Operation) -> None:
+        if method in ("sdiv", "srem"):
+            d, minus_one = _signed_divisor(ft, op)
+            r = getattr(ft.b, method)(ft.get(op.lhs), d)
+            ft.set(op.results[0], _negated_if(ft, minus_one, r) if method == "sdiv" else r)
+            return
         d = _nonzero_divisor(ft, op)
         ft.set(op.results[0], getattr(ft.b, method)(ft.get(op.lhs), d))
 
@@ -70,9 +93,9 @@ def _constant(ft: FunctionTranslator, op: arith.ConstantOp) -> None:
 def _floordivsi(ft: FunctionTranslator, op: Operation) -> None:
     # Round toward -inf: q = a / b, minus one when the remainder is nonzero
     # and has the opposite sign of b.
-    a, b_ = ft.get(op.lhs), _nonzero_divisor(ft, op)
-    b = ft.b
-    q, r = b.sdiv(a, b_), b.srem(a, b_)
+    # (By -1: the quotient by 1 negated, the remainder 0, no adjustment.)
+    (a, (b_, minus_one)), b = (ft.get(op.lhs), _signed_divisor(ft, op)), ft.b
+    q, r = _negated_if(ft, minus_one, b.sdiv(a, b_)), b.srem(a, b_)
     zero = ir.Constant(a.type, 0)
     adjust = b.and_(b.icmp_signed("!=", r, zero),
                     b.icmp_signed("!=", b.icmp_signed("<", r, zero), b.icmp_signed("<", b_, zero)))
@@ -80,9 +103,8 @@ def _floordivsi(ft: FunctionTranslator, op: Operation) -> None:
 
 
 def _ceildivsi(ft: FunctionTranslator, op: Operation) -> None:
-    a, b_ = ft.get(op.lhs), _nonzero_divisor(ft, op)
-    b = ft.b
-    q, r = b.sdiv(a, b_), b.srem(a, b_)
+    (a, (b_, minus_one)), b = (ft.get(op.lhs), _signed_divisor(ft, op)), ft.b
+    q, r = _negated_if(ft, minus_one, b.sdiv(a, b_)), b.srem(a, b_)
     zero = ir.Constant(a.type, 0)
     adjust = b.and_(b.icmp_signed("!=", r, zero),
                     b.icmp_signed("==", b.icmp_signed("<", r, zero), b.icmp_signed("<", b_, zero)))

@@ -32,6 +32,7 @@ HONOURED_ARRAY_TYPES = (np.ndarray, np.memmap)
 """Array classes whose elements are exactly the memory the compiled code reads."""
 
 _PLAIN = (float, int, bool, np.ndarray)
+_NUMPY_KEPT = (np.float64, np.float32, np.int64, np.int32, np.bool_)
 
 
 def array_subclass_problem(value: np.ndarray, name: str) -> str:
@@ -50,15 +51,19 @@ def is_honoured_array(value: object) -> bool:
     return value.__class__ is np.ndarray or type(value) in HONOURED_ARRAY_TYPES
 
 
-def plain_arguments(fname: str, params: Sequence[str], args: Sequence[object]) -> tuple:
+def plain_arguments(fname: str, params: Sequence[str], args: Sequence[object],
+                    keep_numpy: bool = False) -> tuple:
     """`args` with numpy scalars converted to Python floats, ints and bools
     (running their conversion once, here, before any array is read), after
     checking that every array is one whose memory is its meaning. Other
-    objects are left for the type checks that follow."""
+    objects are left for the type checks that follow. `keep_numpy`: numpy's
+    own float64/float32/int64/int32/bool scalars (exactly these classes,
+    whose conversion runs no Python code) are kept: jit compiles a version
+    for them (NEP 50: they are strong, and Python returns numpy scalars)."""
     out: list[object] | None = None
     for k, a in enumerate(args):
         cls = a.__class__
-        if cls in _PLAIN:
+        if cls in _PLAIN or (keep_numpy and cls in _NUMPY_KEPT):
             continue
         if isinstance(a, np.ndarray):
             if not is_honoured_array(a):

@@ -41,6 +41,21 @@ from adpasses.lowering.core import I8, I32, I64, PTR, const_i64, flat_types, pac
 from adpasses.lowering.thread_state import HANDED_STATS, HANDED_TYPE, runtime_function
 from adpasses.native.callers import FLAGS, WRITEABLE, is_bool_type, is_float_type, numpy_dtype
 
+NUMPY_SCALAR_TYPES = {"float64": np.float64, "float32": np.float32, "int64": np.int64, "int32": np.int32,
+                      "bool": np.bool_}
+
+
+def numpy_results(f, count: int) -> list[str]:  # type: ignore[no-untyped-def]
+    """Per result of `f`, the numpy scalar type its Python entry returns
+    ("" for a Python number or an array): the frontend's `ad.numpy_results`."""
+    from adpasses.dialects.ad import NUMPY_RESULTS_ATTR
+
+    attr = f.attributes.get(NUMPY_RESULTS_ATTR)
+    if attr is None or len(attr.data) != count:
+        return [""] * count
+    return [a.data for a in attr.data]
+
+
 # Indices into numpy's C API table (numpy/__multiarray_api.h; stable ABI).
 PY_ARRAY_NEW = 93
 PY_ARRAY_SET_BASE_OBJECT = 282
@@ -140,8 +155,23 @@ class ResultBuilder:
             return objects[0]
         build_args: list[ir.Value] = []
         fmt = ""
+        dtypes = numpy_results(self.shim.f, len(outputs))
         for j, (t, v) in enumerate(zip(outputs, values)):
-            if j in objects:
+            if dtypes[j] and j not in objects:
+                # What Python returns: np.float32(x), np.int64(n), ... made
+                # by calling the numpy type (NULL on failure: Py_BuildValue
+                # then returns NULL with the error set).
+                call = self.shim.c_api("PyObject_CallFunction", PTR, [PTR, PTR], var_arg=True)
+                cls = self.shim.python_object(NUMPY_SCALAR_TYPES[dtypes[j]])
+                if is_float_type(t):
+                    number = v if isinstance(v.type, ir.DoubleType) else b.fpext(v, ir.DoubleType())
+                    code = "d"
+                else:
+                    number = v if v.type.width == 64 else (b.zext(v, I64) if v.type.width == 1 else b.sext(v, I64))
+                    code = "L"
+                build_args.append(b.call(call, [cls, self.shim.cstring(code), number]))
+                fmt += "N"
+            elif j in objects:
                 build_args.append(objects[j])
                 fmt += "N"
             elif is_float_type(t):

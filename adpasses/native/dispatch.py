@@ -5,7 +5,8 @@ LLVM IR is in dispatch_ir.py).
   int, bool, or array dtype, rank and C-contiguity), 10 bits per argument,
   read from the objects directly; numpy's float64/float32, int64/int32 and
   bool scalars (exactly these classes, whose conversion runs no Python
-  code: runtime.NUMPY_SCALARS) have the code of float, int and bool. 0
+  code: runtime.NUMPY_SCALARS) have codes of their own (jit compiles a
+  version for each: NEP 50 makes them strong). 0
   when some argument needs the slow path (more than 6 arguments, other
   scalars, other dtypes, non-native byte order, ndarray subclasses). Reading `a.flags.c_contiguous` from Python
   alone costs more than this whole call.

@@ -27,6 +27,9 @@ BYTEORDER, TYPE_NUM, ELSIZE = 26, 28, 40                          # PyArray_Desc
 C_CONTIGUOUS = 0x1
 DTYPE_CODES = {12: 0, 11: 1, 7: 2, 9: 2, 5: 3, 0: 4}  # numpy type_num -> code (f64 f32 i64 i32 bool)
 MAX_ARGS = 6  # 10 bits of code per argument, the count in bits 60..63
+SCALAR_CODES = {np.float64: 4, np.float32: 5, np.int64: 6, np.int32: 7, np.bool_: 8}
+"""Codes of numpy scalar arguments (Python's float, int, bool: 1, 2, 3;
+arrays: 16 and up)."""
 
 
 def check_layouts() -> None:
@@ -91,14 +94,13 @@ def _code_of(module: ir.Module) -> ir.Function:
         types[name] = ir.GlobalVariable(module, I8, name)
         types[name].linkage = "external"
     array_type = _ndarray_type(module)
-    # A Python float, int or bool, or a numpy scalar that converts like one
-    # without running Python code (runtime.NUMPY_SCALARS), has the code of
-    # its kind: the compiled entry converts it the same way.
-    scalar_types = {
-        "float": [types["PyFloat_Type"], *(_python_object(module, c) for c in NUMPY_SCALARS["float"])],
-        "int": [types["PyLong_Type"], *(_python_object(module, c) for c in NUMPY_SCALARS["int"])],
-        "bool": [types["PyBool_Type"], *(_python_object(module, c) for c in NUMPY_SCALARS["bool"])],
-    }
+    # A Python float, int or bool has the code of its kind (1, 2, 3); a
+    # numpy scalar that converts without running Python code
+    # (runtime.NUMPY_SCALARS) a code of its own (SCALAR_CODES): jit compiles
+    # a version for it (NEP 50: strong; a numpy scalar result), and grad
+    # registers its fast path under it too.
+    scalar_classes = [(1, types["PyFloat_Type"]), (2, types["PyLong_Type"]), (3, types["PyBool_Type"])]
+    scalar_classes += [(SCALAR_CODES[c], _python_object(module, c)) for kind in NUMPY_SCALARS.values() for c in kind]
     args, nargs = fn.args
     slow = fn.append_basic_block("slow")
     body = fn.append_basic_block("body")
@@ -117,9 +119,8 @@ def _code_of(module: ir.Module) -> ir.Function:
         obj = b.load(b.gep(args, [_c(k)], inbounds=True, source_etype=PTR), typ=PTR)
         otype = _field(b, obj, OB_TYPE, PTR)
         scalar: ir.Value = _c(0)
-        for code_, classes in ((3, scalar_types["bool"]), (2, scalar_types["int"]), (1, scalar_types["float"])):
-            for cls in classes:
-                scalar = b.select(b.icmp_unsigned("==", otype, cls), _c(code_), scalar)
+        for code_, cls in scalar_classes:
+            scalar = b.select(b.icmp_unsigned("==", otype, cls), _c(code_), scalar)
         array_bb = fn.append_basic_block(f"arg{k}.array")
         merge = fn.append_basic_block(f"arg{k}.merge")
         scalar_end = b.block

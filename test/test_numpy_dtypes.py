@@ -1,0 +1,187 @@
+"""numpy's dtypes of scalars, as Python + numpy computes them (issue 16):
+numpy scalar arguments are strong under NEP 50 (`x32 * np.float64(2.0)` is
+float64, `x32 * 2.0` float32), numpy scalar results come back as numpy
+scalars of their dtype, matrix products of int arrays have numpy's dtype
+and wrap as numpy's do. Every case is compared with the plain Python
+function on the same arguments: value AND type (and dtype)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import adpasses
+from finite_diff import FLOAT32_ATOL, FLOAT32_RTOL, assert_matches, finite_differences
+
+
+def same(want: object, got: object) -> bool:
+    """Python's and compiled results agree: the same type (a Python float,
+    an np.float32, an ndarray of the same dtype and shape) and value (ints
+    and bools exactly, floats to rounding)."""
+    if type(want) is not type(got):
+        return False
+    w, g = np.asarray(want), np.asarray(got)
+    if w.dtype != g.dtype or w.shape != g.shape:
+        return False
+    if w.dtype.kind in "iub":
+        return bool(np.array_equal(w, g))
+    rtol = 1e-6 if w.dtype == np.float32 else 1e-12
+    return bool(np.allclose(w, g, rtol=rtol, atol=0.0, equal_nan=True))
+
+
+def scale(x, s):
+    return x * s
+
+
+def twice(a):
+    return a * 2.0
+
+
+def identity(a):
+    return a
+
+
+def halve_plus(a, b):
+    return a / 2 + b
+
+
+def total(x):
+    return x.sum()
+
+
+def element(a, i):
+    return a[i]
+
+
+def as_float32(s):
+    return np.float32(s)
+
+
+def printed(a):
+    print(a, repr(a), f"{a!r}")
+
+
+X32 = np.array([0.1, 2.5, -3.75], np.float32)
+CASES = [
+    (scale, (X32, 2.5)),                       # a Python float is weak: float32
+    (scale, (X32, np.float64(2.5))),           # an np.float64 is strong: float64
+    (scale, (X32, np.float32(0.1))),
+    (scale, (X32, 3)), (scale, (X32, np.int64(3))), (scale, (X32, np.int32(3))),
+    (scale, (np.arange(3, dtype=np.int32), 2**20)), (scale, (np.arange(3, dtype=np.int32), np.int64(5))),
+    (twice, (np.float32(1.5),)), (twice, (np.float64(0.1),)), (twice, (np.int32(3),)), (twice, (1.5,)),
+    (identity, (np.float32(0.1),)), (identity, (np.float64(0.1),)), (identity, (np.int32(-7),)),
+    (identity, (np.int64(2**40),)), (identity, (np.bool_(True),)), (identity, (True,)), (identity, (3,)),
+    (halve_plus, (np.float32(1.25), 2)), (halve_plus, (np.int32(7), np.float32(0.5))),
+    (halve_plus, (np.float32(1.25), np.float64(0.1))), (halve_plus, (1.25, np.float32(0.1))),
+    (total, (X32,)), (total, (np.array([1.5, 2.0]),)), (total, (np.arange(4, dtype=np.int32),)),
+    (element, (np.arange(3, dtype=np.int32), 1)), (element, (X32, 2)), (element, (np.array([True]), 0)),
+    (as_float32, (1.1,)), (as_float32, (np.float64(0.1),)),
+]
+
+
+@pytest.mark.parametrize("f, args", CASES, ids=lambda v: getattr(v, "__name__", None) or
+                         ",".join(f"{type(a).__name__}" for a in v))
+def test_numpy_scalar_arguments_and_results_follow_python(f, args):
+    want = f(*args)
+    jf = adpasses.jit(f)
+    assert same(want, jf(*args)), (want, jf(*args))
+    assert same(want, jf(*args))  # again, through the dispatch's fast path
+
+
+def test_numpy_scalars_print_as_numpy_does(capfd):
+    for a in (np.float32(0.1), np.float64(0.1), np.int32(7), np.bool_(False), 0.1, 7):
+        printed(a)
+        want = capfd.readouterr().out
+        adpasses.jit(printed)(a)
+        assert capfd.readouterr().out == want
+
+
+def test_a_callee_keeps_the_kind_of_its_arguments():
+    """A compiled callee's parameters are what Python passes: an np.float32
+    stays float32 (strong), a Python float is weak."""
+    def caller(x, s):
+        return scale(x, s), twice(s)
+
+    for s in (np.float32(0.1), 0.1, np.float64(0.1), np.int32(3)):
+        want, got = caller(X32, s), adpasses.jit(caller)(X32, s)
+        assert all(same(w, g) for w, g in zip(want, got)), (s, want, got)
+
+
+def test_grad_of_numpy_scalar_arguments_returns_python_floats():
+    """grad takes numpy scalars as the Python numbers of their kind and
+    returns float derivatives (as before); its value is a Python float."""
+    def f(a, x):
+        return a * np.sum(x * x)
+
+    x = np.array([0.5, -1.5, 2.0])
+    for a in (np.float32(1.5), np.float64(1.5), 1.5):
+        value, (da, dx) = adpasses.value_and_grad(f, argnums=(0, 1))(a, x)
+        assert type(value) is float and type(da) is float
+        assert da == pytest.approx(float(np.sum(x * x)), rel=1e-12)
+        np.testing.assert_allclose(dx, 2.0 * float(a) * x, rtol=1e-12)
+
+
+# -- matrix products of int arrays (numpy's dtypes, int32 wraps) ------------------
+
+def matmul_op(a, b):
+    return a @ b
+
+
+def matmul_fn(a, b):
+    return np.matmul(a, b)
+
+
+def dot_fn(a, b):
+    return np.dot(a, b)
+
+
+RNG = np.random.default_rng(16)
+DTYPES = (np.int32, np.int64, np.float32, np.float64, np.bool_)
+SHAPES = (((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)))
+
+
+def _array(dtype, shape):
+    if dtype is np.bool_:
+        return RNG.random(shape) < 0.5
+    if dtype is np.int32:  # large: int32 products and sums wrap, as numpy's
+        return RNG.integers(-2**31, 2**31 - 1, shape).astype(np.int32)
+    if dtype is np.int64:
+        return RNG.integers(-1000, 1000, shape).astype(np.int64)
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("f", [matmul_op, matmul_fn, dot_fn])
+@pytest.mark.parametrize("da, db", [p for p in itertools.product(DTYPES, DTYPES) if p != (np.bool_, np.bool_)],
+                         ids=lambda d: np.dtype(d).name)
+def test_matrix_products_of_any_dtypes_follow_numpy(f, da, db):
+    for sa, sb in SHAPES:
+        a, b = _array(da, sa), _array(db, sb)
+        with np.errstate(over="ignore"):
+            want = f(a, b)
+        got = adpasses.jit(f)(a, b)
+        assert same(want, got) or (np.asarray(want).dtype.kind == "f" and type(got) is type(want)
+                                   and np.asarray(got).dtype == np.asarray(want).dtype
+                                   and np.allclose(got, want, rtol=1e-5, atol=1e-5)), (sa, sb, want, got)
+
+
+@pytest.mark.parametrize("f", [matmul_op, dot_fn])
+def test_matrix_products_of_two_bool_arrays_are_located_errors(f):
+    a = np.array([[True, False], [True, True]])
+    for x, y in ((a, a), (a[0], a), (a[0], a[1])):
+        with pytest.raises(adpasses.CompileError, match=r"test_numpy_dtypes.py:\d+:\d+: error: .*bool"):
+            adpasses.jit(f)(x, y)
+
+
+def mixed_loss(a, w, v):
+    return np.sum(np.tanh(a @ w) * v)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_gradient_through_a_product_with_an_int_matrix(dtype):
+    a = RNG.integers(-3, 4, (5, 3)).astype(dtype)
+    w, v = RNG.standard_normal((3, 2)) * 0.3, RNG.standard_normal((5, 2))
+    dw, dv = adpasses.grad(mixed_loss, argnums=(1, 2))(a, w, v)
+    for got, want in zip((dw, dv), finite_differences(mixed_loss, [a, w, v], (1, 2))):
+        assert_matches(got, want)
