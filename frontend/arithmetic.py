@@ -167,6 +167,8 @@ class ArithmeticMixin:
             return Scalar(self.emit(logical(a.value, b.value)).results[0])
         both_int = (a.is_int or a.is_bool) and (b.is_int or b.is_bool)
         if both_int and not isinstance(op, ast.Div):
+            if isinstance(op, (ast.LShift, ast.RShift)):
+                return self.int_shift(op, self.to_index(a, node), self.to_index(b, node), a.numpy or b.numpy)
             return self.int_binary(op, self.to_index(a, node), self.to_index(b, node), node)
         ftype = self.float_type_of(a, b)
         x, y = self.to_float(a, ftype), self.to_float(b, ftype)
@@ -205,6 +207,28 @@ class ArithmeticMixin:
         # a zero quotient has the sign of x / y; a zero y gives x / y (inf, nan)
         q = e(arith.SelectOp(e(arith.CmpfOp(div, zero, "oeq")), e(math.CopySignOp(zero, quotient)), q))
         return e(arith.SelectOp(e(arith.CmpfOp(y, zero, "oeq")), quotient, q))
+
+    def int_shift(self, op: ast.operator, x: SSAValue, y: SSAValue, numpy: bool) -> Scalar:
+        """`x << y`, `x >> y` on 64-bit ints. LLVM's shl/ashr by 64 or more
+        (or a negative count) is poison: x86 masks the count, so `1 << 64`
+        gave 1. Past the width, `<<` gives 0 and `>>` x's sign (0 or -1),
+        as numpy's npy_lshift/npy_rshift and wrapping Python ints; a
+        negative count is Python's ValueError, or numpy's out-of-range
+        result where an operand is a numpy int (an array element)."""
+        e = lambda o: self.emit(o).results[0]  # noqa: E731
+        shift = arith.ShLIOp if isinstance(op, ast.LShift) else arith.ShRSIOp
+        count = self._lower_bound_of(y)
+        if isinstance(y.owner, arith.ConstantOp) and count is not None and 0 <= count < 64:
+            result = e(shift(x, y))
+            self._propagate_lower_bound(op, x, y, result)
+            return Scalar(result)
+        if not numpy and (count is None or count < 0):
+            self.emit_raise_if(e(arith.CmpiOp(y, self.const_index(0), "slt")), "ValueError",  # type: ignore[attr-defined]
+                               "negative shift count")
+        in_range = e(arith.CmpiOp(y, self.const_index(64), "ult"))
+        beyond = (self.const_index(0) if isinstance(op, ast.LShift)
+                  else e(arith.ShRSIOp(x, self.const_index(63))))
+        return Scalar(e(arith.SelectOp(in_range, e(shift(x, y)), beyond)))
 
     def int_binary(self, op: ast.operator, x: SSAValue, y: SSAValue, node: ast.AST) -> Scalar:
         simple = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp,

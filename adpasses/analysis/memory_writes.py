@@ -36,14 +36,15 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, SymbolTable
 
-from adpasses.dialects.ad import NO_MEMORY_ATTR, GemmOp, SizeMatchOp
+from adpasses.dialects.ad import NO_MEMORY_ATTR, GemmOp, OverlapsOp, SelfOverlapsOp, SizeMatchOp
 from adpasses.core.effects import effects_of, touches_memory
 from adpasses.analysis.memref_access import ObjectKind, object_of
 from adpasses.analysis.memref_views import is_view_result
 from adpasses.analysis.returned_views import returned_arguments
 from adpasses.core.region_flow import REGION_FLOWS
 
-READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp, SizeMatchOp)
+READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp, SizeMatchOp, OverlapsOp,
+                   SelfOverlapsOp)
 """Memref ops that only read (or only look at the descriptor: ad.size_match
 compares sizes)."""
 
