@@ -210,6 +210,11 @@ class JitFunction:
             from adpasses.transforms.parallelize import check_prange_loops
 
             check_prange_loops(f)
+            # In-place updates that cannot overlap now (distinct arrays):
+            # no run-time test, no temporary (frontend/overlap.py).
+            from adpasses.transforms.overlap_checks import fold_overlap_checks
+
+            fold_overlap_checks(f)
         self._remember(args, f)
         return module, name
 
