@@ -164,17 +164,24 @@ class VmapCallable:
         self.__name__ = f"vmap({inner.__name__})"  # type: ignore[attr-defined]
         self._plans: dict[tuple, _Plan] = {}
         self._by_shape: bool | None = None  # _keyed_by_shape(inner), on the first call
+        self._dispatch = None  # the DispatchTable of the fast paths (gradcall.install_dispatch)
+        self._fast: set[int] = set()  # signature codes with a fast path (or none possible)
 
     def __repr__(self) -> str:
         return f"<adpasses.{self.__name__}>"
 
     def __call__(self, *args: object) -> object:
+        # Replaced by a dispatch builtin once a fast path exists (_fast_path):
+        # this method is then its fallback.
         try:
             if isinstance(self.inner, JvpOf):
                 return self._call(*self._flat_jvp_arguments(args))
             return self._call(args, self._axes(len(args)))
         except CompileError as err:
             raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+    def _slow_call(self, *args: object) -> object:
+        return VmapCallable.__call__(self, *args)
 
     # -- one call ------------------------------------------------------------------
 
@@ -260,6 +267,15 @@ class VmapCallable:
 
             examples = tuple(_example(b) if on else b for b, on in zip(contiguous, batched))
             plan = once(self._plans, key, lambda: self._compile(examples, batched))
+        if not self._by_shape and shadows.dispatch_ready():
+            code = shadows.signature_code(*args)
+            if code and code not in self._fast:
+                self._fast.add(code)
+                fast = _fast_path(self, plan, args, axes)
+                if fast is not None:
+                    from adpasses.api.gradcall import install_dispatch
+
+                    install_dispatch(self, self._slow_call).add(code, fast)
         return plan.run(size, batches, contiguous, self.out_axes, name)
 
     def _compile(self, examples: tuple, batched: tuple[bool, ...]) -> _Plan:
@@ -362,10 +378,16 @@ def _param_shape(p: _Param, examples: tuple) -> tuple[int, ...] | None:
 
 
 def _signature(batches: Sequence[object], batched: tuple[bool, ...]) -> tuple:
-    from adpasses.frontend.signature import signature_key  # (cached in sys.modules: cheap)
+    global _signature_key
+    if _signature_key is None:  # (an import statement per call costs about a microsecond)
+        from adpasses.frontend.signature import signature_key
 
-    return tuple((b.dtype.char, b.ndim) if on else signature_key((b,))[0]  # type: ignore[union-attr]
+        _signature_key = signature_key
+    return tuple((b.dtype.char, b.ndim) if on else _signature_key((b,))[0]  # type: ignore[union-attr]
                  for b, on in zip(batches, batched))
+
+
+_signature_key: Callable | None = None
 
 
 def _example(batch: np.ndarray) -> object:
@@ -399,11 +421,16 @@ class _Plan:
     batched: tuple[bool, ...]  # per argument
     result_dtypes: list[np.dtype]
 
+    def __post_init__(self) -> None:
+        # Whether some parameter takes per-element rows (a call may then be sliced: _rows_step).
+        self.rows = any(kind in (RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND) and p.out is None
+                        for p, kind in zip(self.kernel.params, self.kinds))
+
     def run(self, size: int, batches: list, contiguous: list, out_axes: object, name: str) -> object:
         kernel, batched = self.kernel, self.batched
-        from adpasses.api.aliasing import internal_overlap
-
         for k in kernel.written:
+            from adpasses.api.aliasing import internal_overlap
+
             # Each element writes its row of a batched array: rows sharing memory (a stride of 0,
             # overlapping strides) would be written back over one another (last row wins), where a
             # Python loop over the elements accumulates: silently different numbers.
@@ -476,6 +503,8 @@ class _Plan:
         rows (RESTORE_ROWS, SCRATCH_ROWS: a parallel batch's restored
         copies and scratch) of the whole batch would take more than
         ROWS_BYTES; then as many as fit (at least one)."""
+        if not self.rows:
+            return max(size, 1)
         per_element = 0
         for p, kind in zip(self.kernel.params, self.kinds):
             if kind in (RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND):
@@ -484,6 +513,67 @@ class _Plan:
         if per_element == 0 or size * per_element <= ROWS_BYTES:
             return max(size, 1)
         return max(1, ROWS_BYTES // per_element)
+
+
+def _fast_path(mapped: VmapCallable, plan: _Plan, args: tuple, axes: tuple) -> Callable | None:
+    """A Python function for calls with the signature code of `args` (the
+    dtype, rank and C-contiguity of every array; the types of the others):
+    the driver's arguments built with no loop over parameters, or None
+    where the general path is needed anyway (a batch axis other than 0, a
+    batch vmap must copy, a function writing its arguments, per-element
+    rows, scratch, out_axes other than 0). A call whose batched sizes
+    differ or whose arrays overlap takes the general path (its errors)."""
+    kernel = plan.kernel
+    if isinstance(mapped.inner, JvpOf) or kernel.written or plan.rows or not (
+            mapped.out_axes == 0 and mapped.out_axes.__class__ is int):
+        return None
+    if any(ax not in (None, 0) or ax.__class__ not in (int, type(None)) for ax in axes):
+        return None
+    params = [f"a{k}" for k in range(len(args))]
+    batched = [p for p, ax in zip(params, axes) if ax is not None]
+    for a, ax in zip(args, axes):
+        if ax is not None and not (isinstance(a, np.ndarray) and a.flags.c_contiguous and a.ndim >= 1):
+            return None
+        if ax is not None and a.ndim == 1 and a.dtype != np.dtype(_SCALAR_STORAGE[a.dtype.kind]):
+            return None  # (read from its storage type: a conversion)
+    env: dict[str, object] = {"call": plan.call, "overlap": shadows.arrays_overlap, "slow": mapped._slow_call,
+                              "output": batch_output, "empty": np.empty, "assemble": kernel.assemble}
+    slow = f"return slow({', '.join(params)})"
+    lines = [f"def fast({', '.join(params)}):", f"    size = {batched[0]}.shape[0]"]
+    lines += [f"    if {b}.shape[0] != size: {slow}" for b in batched[1:]]
+    arrays = [p for p, a in zip(params, args) if isinstance(a, np.ndarray)]
+    if len(arrays) > 1:
+        lines.append(f"    if overlap({', '.join(arrays)}): {slow}")
+    call_args, outs = ["size"], [None] * kernel.n_outputs
+    for p, kind in zip(kernel.params, plan.kinds):
+        if p.kind == CONST or kind == LOCAL_KIND:
+            continue
+        if p.kind in (ARG, PRISTINE):
+            call_args.append(params[p.arg])
+        elif p.kind == ZEROS and p.out is not None and axes[p.arg] is not None:
+            env[f"dt{p.out}"] = args[p.arg].dtype  # type: ignore[union-attr]
+            lines.append(f"    o{p.out} = output((size,) + {params[p.arg]}.shape[1:], dt{p.out}, "
+                         f"{kind != ZEROED_KIND})")
+            call_args.append(f"o{p.out}")
+            outs[p.out] = f"o{p.out}"  # type: ignore[call-overload]
+        elif p.kind == ZEROS and p.out is not None:
+            env[f"dt{p.out}"] = args[p.arg].dtype  # type: ignore[union-attr]
+            lines.append(f"    o{p.out} = output((size,) + {params[p.arg]}.shape, dt{p.out}, "
+                         f"{kind != ZEROED_KIND})")
+            call_args.append(f"o{p.out}")
+            outs[p.out] = f"o{p.out}"  # type: ignore[call-overload]
+        else:
+            return None
+    for r, dtype in zip((r for r in kernel.results if r is not None), plan.result_dtypes):
+        env[f"rt{r}"] = dtype
+        lines.append(f"    o{r} = empty(size, rt{r})")
+        call_args.append(f"o{r}")
+        outs[r] = f"o{r}"  # type: ignore[call-overload]
+    if any(o is None for o in outs):
+        return None
+    lines += [f"    call({', '.join(call_args)})", f"    return assemble([{', '.join(outs)}])"]  # type: ignore[arg-type]
+    exec(compile("\n".join(lines) + "\n", f"<adpasses {mapped.__name__} fast path>", "exec"), env)
+    return env["fast"]  # type: ignore[return-value]
 
 
 ROWS_BYTES = 64 << 20
@@ -520,6 +610,8 @@ def _element_shape(a: np.ndarray, batched: bool) -> tuple[int, ...]:
 
 def _place(outs: list, out_axes: object, name: str) -> list:
     """Each output with its batch axis moved from 0 to its out_axes."""
+    if out_axes == 0 and out_axes.__class__ is int:  # the default: every output as it is
+        return outs
     if isinstance(out_axes, tuple):
         if len(out_axes) != len(outs):
             raise ValueError(f"{name}: out_axes has {len(out_axes)} entries but there are {len(outs)} "
