@@ -51,6 +51,21 @@ def own_transpose(A):
     return np.sum(A * A)
 
 
+def shifted_store(a, b):
+    a[1:] = b[:-1]
+    return np.sum(a * b)
+
+
+def shifted_store_update(a, b):
+    a[1:] *= b[:-1] + 1.0
+    return np.sum(a * a)
+
+
+def expression_store(a, b):
+    a[:] = np.tanh(b[::-1]) + a
+    return np.sum(a * b)
+
+
 def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
@@ -68,6 +83,11 @@ SHARED = [
     (transposed_update, lambda Y: (Y, Y), (4, 4)),
     (transposed_add, lambda Y: (Y, Y), (5, 5)),
     (transposed_add, lambda Y: (Y[1:, :4], Y[:4, 1:]), (5, 5)),
+    (shifted_store, lambda y: (y, y), (6,)),                     # slice stores share the test
+    (shifted_store, lambda y: (y[1:], y[:-1]), (7,)),
+    (shifted_store_update, lambda y: (y, y), (6,)),
+    (expression_store, lambda y: (y, y), (6,)),
+    (expression_store, lambda y: (y[:5], y[3:]), (8,)),
 ]
 IDS = [f"{f.__name__}-{k}" for k, (f, _, _) in enumerate(SHARED)]
 
@@ -117,7 +137,8 @@ def test_a_transpose_of_the_target_itself_is_numpys() -> None:
 
 
 @pytest.mark.parametrize("f,shape,n", [(reversed_update, (6,), 2), (two_sources, (6,), 3),
-                                       (transposed_update, (3, 3), 2)], ids=lambda v: getattr(v, "__name__", ""))
+                                       (transposed_update, (3, 3), 2), (shifted_store, (6,), 2),
+                                       (expression_store, (6,), 2)], ids=lambda v: getattr(v, "__name__", ""))
 def test_distinct_arrays_update_in_place_with_no_test_and_no_temporary(f, shape, n) -> None:  # type: ignore[no-untyped-def]
     """The version for arrays that share no memory has neither the test nor
     the copy nor the second branch (IR), and computes numpy's values and
