@@ -42,14 +42,14 @@ _MAY_STOP = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.F
 
 class SliceMixin:
     def is_element_target(self, a: Array, target: ast.Subscript) -> bool:
-        items = self.subscript_items(target)
+        items = self.subscript_items(target, a.ndim)
         return len(items) == a.ndim and not any(isinstance(i, ast.Slice) for i in items)
 
     def store_slice(self, a: Array, target: ast.Subscript, value: object, op: ast.operator | None,
                     stmt: ast.stmt) -> None:
         """`a[target] = value` (op None) or `a[target] op= value` where the
         subscript selects a view."""
-        items = self.subscript_items(target)
+        items = self.subscript_items(target, a.ndim)
         if len(items) > a.ndim:
             self.error(target, f"too many indices: the array has {a.ndim} dimension(s)")
         expr = value if isinstance(value, ArrayExpr) and op is None else None
