@@ -18,9 +18,11 @@ import math
 
 import numpy as np
 import pytest
+from xdsl.dialects import scf
 
 import adpasses
 from adpasses import prange
+from adpasses.dialects.ad import PARALLEL_ATTR
 from adpasses.native import runtime
 
 
@@ -171,13 +173,16 @@ def test_empty_arrays():
     assert dV.shape == (0, 3) and dW.shape == (0, 2)
 
 
-def test_only_for_gradients_running_parallel_loops():
-    # a serial function: the caller's np.zeros, as before
+def test_serial_gradients_zero_their_shadows_serially():
+    # a serial function with a loop: zeroed inside too, by loops not on the
+    # pool (test_zero_shadows_serial.py: the GIL is released during them)
     jf = adpasses.jit(serial_rows)
     rng = np.random.default_rng(3)
     args = (rng.uniform(-1, 1, (9, 3)), rng.uniform(-1, 1, (9, 2)))
     g = adpasses.grad(jf, (0, 1))
-    assert loaded(g, args).zeroed == frozenset()
+    lg = loaded(g, args)
+    assert lg.zeroed == frozenset({0, 1})
+    assert not any(isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes for op in lg.module.walk())
     for k in (0, 1):
         np.testing.assert_allclose(g(*args)[k], central_fd(serial_rows, list(args), k), rtol=1e-6, atol=1e-8)
 

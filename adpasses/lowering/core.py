@@ -210,11 +210,11 @@ Translation = Callable[["FunctionTranslator", Operation], None]
 
 
 def op_table() -> dict[type[Operation], Translation]:
-    from adpasses.lowering import (arith, blas, cf, func as func_rules, memref, parallel, printf, scalar_ops, scf,
-                                   stops, tape)
+    from adpasses.lowering import (arith, blas, cf, func as func_rules, memref, overlaps, parallel, printf,
+                                   scalar_ops, scf, stops, tape)
 
     table: dict[type[Operation], Translation] = {}
-    for part in (scalar_ops, arith, memref, scf, cf, func_rules, printf, tape, blas, parallel, stops):
+    for part in (scalar_ops, arith, memref, scf, cf, func_rules, printf, tape, blas, parallel, stops, overlaps):
         overlap = table.keys() & part.LOWERINGS.keys()
         # scalar_ops comes first: an op with an op-table entry is lowered from it.
         assert not overlap, (f"lowered twice: {sorted(c.name for c in overlap)} are also in "

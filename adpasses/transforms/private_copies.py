@@ -232,15 +232,21 @@ def _zero_nest(zero: SSAValue, m: SSAValue, lb: SSAValue, step: SSAValue, sizes:
 
 def zero_shadows_inside(gradient: func.FuncOp, activity: tuple[str, ...], skip: frozenset[int]) -> frozenset[int]:
     """For a gradient (width 1, each argument then its shadow if `dup`)
-    that runs parallel loops: mark the shadows of its `dup` primal
-    arguments not in `skip` (those private_copies_in already zero-fills)
-    `ad.zero_shadow` and zero them inside (`zero_marked_shadows`), so that
-    a caller that allocates them (grad) passes `np.empty` and no serial
-    memset runs before the call. Returns the primal indices whose shadows
+    that has a loop: mark the shadows of its `dup` primal arguments not in
+    `skip` (those private_copies_in already zero-fills) `ad.zero_shadow`
+    and zero them inside (`zero_marked_shadows`), so that a caller that
+    allocates them (grad) passes `np.empty` and no memset runs before the
+    call with the GIL held. When the gradient runs parallel loops the fills
+    run on the pool; otherwise they are serial loops, which the entry runs
+    with the GIL released (Python threads calling one gradient overlap
+    them: docs/parallel.md, "Python threads calling one compiled
+    gradient"). A gradient without a loop keeps the caller's np.zeros: its
+    entry keeps the GIL (`pyentry.releases_gil`), which a fill loop would
+    make it give up and take back. Returns the primal indices whose shadows
     it zeroes."""
     from adpasses.dialects.ad import ZERO_SHADOW_ATTR
 
-    if not gradient.body.blocks or not _runs_parallel_loops(gradient):
+    if not gradient.body.blocks or not any(isinstance(op, (scf.ForOp, scf.WhileOp)) for op in gradient.walk()):
         return frozenset()
     args = gradient.body.block.args
     at, pairs = 0, []
@@ -255,11 +261,11 @@ def zero_shadows_inside(gradient: func.FuncOp, activity: tuple[str, ...], skip: 
     for _, primal, shadow in pairs:
         attrs[shadow] = DictionaryAttr({**attrs[shadow].data, ZERO_SHADOW_ATTR: IntegerAttr(primal, 64)})
     gradient.arg_attrs = ArrayAttr(attrs)
-    done = set(zero_marked_shadows(gradient))
+    done = set(zero_marked_shadows(gradient, parallel=_runs_parallel_loops(gradient)))
     return frozenset(k for k, _, shadow in pairs if shadow in done)
 
 
-def zero_marked_shadows(function: func.FuncOp) -> list[int]:
+def zero_marked_shadows(function: func.FuncOp, parallel: bool = True) -> list[int]:
     """Zero-fill the arguments of `function` marked `ad.zero_shadow = P`
     (P: the index of its primal) first thing; returns the indices of those
     zeroed (each mark is removed).
@@ -271,7 +277,8 @@ def zero_marked_shadows(function: func.FuncOp) -> list[int]:
     elements through a flat view (each chunk one memset), placed before the
     first op that may touch array contents and marked `ad.parallel =
     "zero"` (ZERO_FILL_MARK): ad-parallelize runs it in chunks on the pool
-    (each thread zeroes, and first touches, its own rows). A rank-1 fill
+    (each thread zeroes, and first touches, its own rows); `parallel=False`
+    (a gradient that runs no parallel loop): not marked, a serial loop. A rank-1 fill
     next to a loop over the same range fuses into it when the alias
     analysis allows (as a private copy's fill: LLVM then forwards the zero
     to the loop's first accumulation, and no pass over memory of its own
@@ -330,7 +337,8 @@ def zero_marked_shadows(function: func.FuncOp) -> list[int]:
                      for d in range(1, len(t.get_shape()))]
         loop = scf.ForOp(lb, ub, step, [], Region(_zero_nest(zero, dx, lb, step, sizes)))
         loop.location = function.location
-        loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_FILL_MARK)
+        if parallel:
+            loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_FILL_MARK)
         fills.append((k, loop))
         ranks[k] = len(t.get_shape())
     # After every fill's constants, rank-1 fills last (next to the anchor: fusable).
@@ -446,11 +454,14 @@ def _stepped_fill(function: func.FuncOp, fill: scf.ForOp, nxt: scf.ForOp) -> scf
 
 @dataclass(frozen=True)
 class ZeroShadowsPass(ModulePass):
-    """`ad-zero-shadows`: every function with `ad.zero_shadow` arguments."""
+    """`ad-zero-shadows{parallel=true}`: every function with `ad.zero_shadow`
+    arguments; `parallel=false`: the fills are serial loops (what grad's
+    gradients that run no parallel loop get)."""
 
     name = "ad-zero-shadows"
+    parallel: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.ops):
             if isinstance(f, func.FuncOp) and f.body.blocks:
-                zero_marked_shadows(f)
+                zero_marked_shadows(f, parallel=self.parallel)
