@@ -188,16 +188,36 @@ class ArithmeticMixin:
         weak = python_number(a) and python_number(b)
         if type(op) in FLOAT_OPERATORS:
             return Scalar(self.emit(FLOAT_OPERATORS[type(op)](x, y)).results[0], weak)
-        if isinstance(op, ast.FloorDiv):
-            q = self.emit(arith.DivfOp(x, y)).results[0]
-            return Scalar(self.emit(math.FloorOp(q)).results[0], weak)
-        if isinstance(op, ast.Mod):
-            # Python: a - floor(a/b)*b, with the sign of b.
-            q = self.emit(math.FloorOp(self.emit(arith.DivfOp(x, y)).results[0])).results[0]
-            prod = self.emit(arith.MulfOp(q, y)).results[0]
-            return Scalar(self.emit(arith.SubfOp(x, prod)).results[0], weak)
+        if isinstance(op, (ast.FloorDiv, ast.Mod)):
+            mod, div = self.float_divmod(x, y, want_div=isinstance(op, ast.FloorDiv))
+            return Scalar(div if isinstance(op, ast.FloorDiv) else mod, weak)
         self.error(node, f"operator {OPERATOR_SYMBOLS.get(type(op), type(op).__name__)} is not supported "
                          "on floats" + (" (@ multiplies arrays: vectors or matrices)" if isinstance(op, ast.MatMult) else ""))
+
+    def float_divmod(self, x: SSAValue, y: SSAValue, want_div: bool) -> tuple[SSAValue, SSAValue | None]:
+        """Python's (and numpy's) float `x % y` and `x // y`, exactly: from
+        the exact remainder fmod(x, y) (`arith.remf`), moved to the sign of
+        y; the quotient is (x - mod) / y rounded to the nearest integer
+        (3 // 0.3 is 9.0 and 3 % 0.3 is 0.29999999999999982, where
+        floor(3 / 0.3) would give 10)."""
+        from adpasses.dialects.arith_ext import RemFOp
+
+        zero = self.const_float(0.0, x.type)
+        mod = self.emit(RemFOp(x, y)).results[0]
+        nonzero = self.emit(arith.CmpfOp(mod, zero, "une")).results[0]
+        differ = self.emit(arith.XOrIOp(self.emit(arith.CmpfOp(y, zero, "olt")).results[0],
+                                        self.emit(arith.CmpfOp(mod, zero, "olt")).results[0])).results[0]
+        fix = self.emit(arith.AndIOp(nonzero, differ)).results[0]
+        moved = self.emit(arith.SelectOp(fix, self.emit(arith.AddfOp(mod, y)).results[0], mod)).results[0]
+        if not want_div:
+            return moved, None
+        one = self.const_float(1.0, x.type)
+        div = self.emit(arith.DivfOp(self.emit(arith.SubfOp(x, mod)).results[0], y)).results[0]
+        div = self.emit(arith.SelectOp(fix, self.emit(arith.SubfOp(div, one)).results[0], div)).results[0]
+        floor = self.emit(math.FloorOp(div)).results[0]
+        half = self.const_float(0.5, x.type)
+        up = self.emit(arith.CmpfOp(self.emit(arith.SubfOp(div, floor)).results[0], half, "ogt")).results[0]
+        return moved, self.emit(arith.SelectOp(up, self.emit(arith.AddfOp(floor, one)).results[0], floor)).results[0]
 
     def int_binary(self, op: ast.operator, x: SSAValue, y: SSAValue, node: ast.AST) -> Scalar:
         simple = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp,
