@@ -334,7 +334,7 @@ class ArrayExprMixin:
                     total = self.emit(arith.DivfOp(total, count_f)).results[0]
                 if wide:
                     return Scalar(self.emit(arith.TruncFOp(total, f32)).results[0], numpy=True)
-                return Scalar(total) if count_f is not None else self.loaded(total)
+                return Scalar(total, numpy=True) if count_f is not None else self.loaded(total)
 
             if kept:
                 if count_f is None and not wide:
@@ -472,7 +472,8 @@ class ArrayExprMixin:
             self._expect(node, 1)
             squares = self.elementwise(args, lambda s: self.binary(ast.Mult(), s[0], s[0], node), node)
             total = self.reduce(squares, "sum", None, node)
-            return Scalar(self.emit(math.SqrtOp(self.to_float(total, self.float_type_of(total, total)))).results[0])
+            return Scalar(self.emit(math.SqrtOp(self.to_float(total, self.float_type_of(total, total)))).results[0],
+                          numpy=True)
         return NotImplemented
 
     def array_method(self, base: object, method: str, node: ast.Call) -> object:

@@ -208,20 +208,22 @@ def _refused(op: str, kinds: tuple[str, ...]) -> str | None:
     """What compiled code refuses (a located CompileError) where Python
     gives a value, and why; None where it must compute Python's result."""
     a, b = kinds if len(kinds) == 2 else (kinds[0], None)
+    if op in ("sub", "floordiv", "mod", "pow") and {a, b} <= {"bool", "np.bool_"} and "np.bool_" in (a, b):
+        return "of an np.bool_ and a bool is not supported"  # numpy: TypeError or int8
     if op == "pow" and a in INTS and b in INTS:
         return "int ** int needs a literal exponent"
-    if op in ("sub", "floordiv", "mod", "pow") and {a, b} <= {"bool", "np.bool_"} and "np.bool_" in (a, b):
-        return "of an np.bool_ and a bool is not supported"
-    if op == "where" and a not in ARRAYS[1:] and b not in ARRAYS[1:]:
+    if op == "where" and a not in ARRAYS and b not in ARRAYS:
         return "np.where is not supported"  # of numbers (numpy: a 0-d array)
+    if op in ("max", "min") and "0-d" in (a, b):
+        return "is an array where a number is needed"  # builtin max of a 0-d array: index it
+    if op in ("sum", "mean") and a not in ARRAYS:
+        return f"np.{op} is not supported"  # of a number
     if op in ("exp", "sqrt") and a in ("bool", "np.bool_"):
         return "of a bool is not supported"  # numpy: float16
     if op == "neg" and a == "np.bool_":
         return "numpy boolean negative"
     if op == "math.sin" and a == "0-d":
         return "math.sin takes a number, not an array"
-    if op == "matmul" and a in ARRAYS[1:] and b in ARRAYS[1:] and a != b and "int32[]" in (a, b):
-        return None
     return None
 
 
