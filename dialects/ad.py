@@ -1333,6 +1333,13 @@ is only read), and zero-fills the shadow argument at this index first (-1:
 none), so the caller passes uninitialised memory for that shadow
 (`ad-private-copies`, adpasses/transforms/private_copies.py)."""
 
+ZERO_SHADOW_ATTR = "ad.zero_shadow"
+"""Integer argument attribute on a shadow argument of a gradient that runs
+parallel loops: the function zero-fills it first, on the worker pool, so
+the caller passes uninitialised memory (the value: the index of its
+primal argument, whose rows the fill's loop runs over) (`ad-zero-shadows`,
+adpasses/transforms/private_copies.py)."""
+
 FUSED_ATTR = "ad.fused"
 """A string on an `scf.for` that `ad-fuse-loops` made of adjacent loops:
 the source locations of the loops fused into the first, for the cache
@@ -1342,5 +1349,12 @@ PARALLEL_ATTR = "ad.parallel"
 """String attribute on an `scf.for`: its iterations may run on several
 threads if `ad-parallelize` proves them independent (docs/parallel.md).
 "prange": the user wrote `adpasses.prange` (the API raises if the proof
-fails); "auto": `jit(parallel=True)` marked it."""
+fails); "auto": `jit(parallel=True)` marked it; "vmap": the loop over a
+parallel vmap's batch; ZERO_FILL_MARK: a loop zero-filling a result the
+caller allocated uninitialised (a gradient's shadow, a batch of them)."""
+
+ZERO_FILL_MARK = "zero"
+"""The `ad.parallel` mark of the zero-fill loops of result shadows
+(transforms/private_copies.py `zero_shadows_inside`, transforms/batch_loops.py
+ZEROED): run on the pool, no serial memset before the call."""
 

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
+from adpasses.dialects.arith_ext import RemFOp
 from adpasses.frontend.values import Scalar
 from adpasses.ops import python_operators
 
@@ -182,6 +183,8 @@ class ArithmeticMixin:
             return Scalar(self.emit(logical(a.value, b.value)).results[0])
         both_int = (a.is_int or a.is_bool) and (b.is_int or b.is_bool)
         if both_int and not isinstance(op, ast.Div):
+            if isinstance(op, (ast.LShift, ast.RShift)):
+                return self.int_shift(op, self.to_index(a, node), self.to_index(b, node), a.numpy or b.numpy)
             return self.int_binary(op, self.to_index(a, node), self.to_index(b, node), node)
         ftype = self.float_type_of(a, b)
         x, y = self.to_float(a, ftype), self.to_float(b, ftype)
@@ -189,35 +192,59 @@ class ArithmeticMixin:
         if type(op) in FLOAT_OPERATORS:
             return Scalar(self.emit(FLOAT_OPERATORS[type(op)](x, y)).results[0], weak)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
-            mod, div = self.float_divmod(x, y, want_div=isinstance(op, ast.FloorDiv))
-            return Scalar(div if isinstance(op, ast.FloorDiv) else mod, weak)
+            return Scalar(self.float_divmod(x, y, floor=isinstance(op, ast.FloorDiv)), weak)
         self.error(node, f"operator {OPERATOR_SYMBOLS.get(type(op), type(op).__name__)} is not supported "
                          "on floats" + (" (@ multiplies arrays: vectors or matrices)" if isinstance(op, ast.MatMult) else ""))
 
-    def float_divmod(self, x: SSAValue, y: SSAValue, want_div: bool) -> tuple[SSAValue, SSAValue | None]:
-        """Python's (and numpy's) float `x % y` and `x // y`, exactly: from
-        the exact remainder fmod(x, y) (`arith.remf`), moved to the sign of
-        y; the quotient is (x - mod) / y rounded to the nearest integer
-        (3 // 0.3 is 9.0 and 3 % 0.3 is 0.29999999999999982, where
-        floor(3 / 0.3) would give 10)."""
-        from adpasses.dialects.arith_ext import RemFOp
+    def float_divmod(self, x: SSAValue, y: SSAValue, floor: bool) -> SSAValue:
+        """Python's (and numpy's npy_divmod) float `x // y` (floor) or `x % y`,
+        from the exact remainder fmod(x, y) (arith.remf), not from
+        floor(x / y): the rounded quotient is off by one where y is inexact
+        (`1.0 // 0.1` is 9.0 and `1.0 % 0.1` 0.09999999999999995, where
+        floor(x / y) gives 10.0 and 0.0) and infinite for a huge ratio
+        (`1e300 % 1e-300` was -inf). A zero y gives numpy's x / y and nan."""
+        e = lambda op: self.emit(op).results[0]  # noqa: E731
+        t = x.type
+        zero = self.const_float(0.0, t)
+        r = e(RemFOp(x, y))
+        # the remainder takes the sign of y: r + y where they differ (and r is not 0)
+        differ = e(arith.AndIOp(e(arith.CmpfOp(r, zero, "une")),
+                                e(arith.XOrIOp(e(arith.CmpfOp(r, zero, "olt")), e(arith.CmpfOp(y, zero, "olt"))))))
+        if not floor:
+            mod = e(arith.SelectOp(differ, e(arith.AddfOp(r, y)), r))
+            # a zero remainder is +0.0 or -0.0 as y is (fmod's sign is x's)
+            return e(arith.SelectOp(e(arith.CmpfOp(mod, zero, "oeq")), e(math.CopySignOp(zero, y)), mod))
+        quotient = e(arith.DivfOp(x, y))
+        div = e(arith.DivfOp(e(arith.SubfOp(x, r)), y))   # exact up to one rounding
+        div = e(arith.SelectOp(differ, e(arith.SubfOp(div, self.const_float(1.0, t))), div))
+        q = e(math.FloorOp(div))
+        up = e(arith.CmpfOp(e(arith.SubfOp(div, q)), self.const_float(0.5, t), "ogt"))
+        q = e(arith.SelectOp(up, e(arith.AddfOp(q, self.const_float(1.0, t))), q))
+        # a zero quotient has the sign of x / y; a zero y gives x / y (inf, nan)
+        q = e(arith.SelectOp(e(arith.CmpfOp(div, zero, "oeq")), e(math.CopySignOp(zero, quotient)), q))
+        return e(arith.SelectOp(e(arith.CmpfOp(y, zero, "oeq")), quotient, q))
 
-        zero = self.const_float(0.0, x.type)
-        mod = self.emit(RemFOp(x, y)).results[0]
-        nonzero = self.emit(arith.CmpfOp(mod, zero, "une")).results[0]
-        differ = self.emit(arith.XOrIOp(self.emit(arith.CmpfOp(y, zero, "olt")).results[0],
-                                        self.emit(arith.CmpfOp(mod, zero, "olt")).results[0])).results[0]
-        fix = self.emit(arith.AndIOp(nonzero, differ)).results[0]
-        moved = self.emit(arith.SelectOp(fix, self.emit(arith.AddfOp(mod, y)).results[0], mod)).results[0]
-        if not want_div:
-            return moved, None
-        one = self.const_float(1.0, x.type)
-        div = self.emit(arith.DivfOp(self.emit(arith.SubfOp(x, mod)).results[0], y)).results[0]
-        div = self.emit(arith.SelectOp(fix, self.emit(arith.SubfOp(div, one)).results[0], div)).results[0]
-        floor = self.emit(math.FloorOp(div)).results[0]
-        half = self.const_float(0.5, x.type)
-        up = self.emit(arith.CmpfOp(self.emit(arith.SubfOp(div, floor)).results[0], half, "ogt")).results[0]
-        return moved, self.emit(arith.SelectOp(up, self.emit(arith.AddfOp(floor, one)).results[0], floor)).results[0]
+    def int_shift(self, op: ast.operator, x: SSAValue, y: SSAValue, numpy: bool) -> Scalar:
+        """`x << y`, `x >> y` on 64-bit ints. LLVM's shl/ashr by 64 or more
+        (or a negative count) is poison: x86 masks the count, so `1 << 64`
+        gave 1. Past the width, `<<` gives 0 and `>>` x's sign (0 or -1),
+        as numpy's npy_lshift/npy_rshift and wrapping Python ints; a
+        negative count is Python's ValueError, or numpy's out-of-range
+        result where an operand is a numpy int (an array element)."""
+        e = lambda o: self.emit(o).results[0]  # noqa: E731
+        shift = arith.ShLIOp if isinstance(op, ast.LShift) else arith.ShRSIOp
+        count = self._lower_bound_of(y)
+        if isinstance(y.owner, arith.ConstantOp) and count is not None and 0 <= count < 64:
+            result = e(shift(x, y))
+            self._propagate_lower_bound(op, x, y, result)
+            return Scalar(result)
+        if not numpy and (count is None or count < 0):
+            self.emit_raise_if(e(arith.CmpiOp(y, self.const_index(0), "slt")), "ValueError",  # type: ignore[attr-defined]
+                               "negative shift count")
+        in_range = e(arith.CmpiOp(y, self.const_index(64), "ult"))
+        beyond = (self.const_index(0) if isinstance(op, ast.LShift)
+                  else e(arith.ShRSIOp(x, self.const_index(63))))
+        return Scalar(e(arith.SelectOp(in_range, e(shift(x, y)), beyond)))
 
     def int_binary(self, op: ast.operator, x: SSAValue, y: SSAValue, node: ast.AST) -> Scalar:
         simple = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp,

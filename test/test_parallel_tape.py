@@ -129,6 +129,16 @@ def gradient_loops(jf, args):
     return parallel_report(f)
 
 
+def zero_fills(jf, args):
+    """How many shadows grad's gradient of `jf` zeroes on the pool itself
+    (those of the arrays it does not copy: private_copies.zero_shadows_inside):
+    one loop of the pool each, besides the function's own."""
+    g = adpasses.grad(jf, tuple(range(len(args))))
+    g(*[a.copy() for a in args])
+    (plan,) = g._plans.values()
+    return len(plan.variants[True].zeroed)
+
+
 def _inputs(n, count, seed):
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(n) * 0.7 for _ in range(count)]
@@ -138,13 +148,15 @@ def _inputs(n, count, seed):
 def test_taped_parallel_loop_gradient_matches_finite_differences_on_the_pool(kernel, count):
     args = _inputs(97, count, 11)
     argnums = tuple(range(count))
+    fills = zero_fills(kernel, args)
+    assert fills == 1  # w's shadow (x, and y, are copied by the gradient, which zero-fills their shadows there)
     for threads in (1, 2, 3):
         adpasses.set_num_threads(threads)
         before = runtime.pool_stats()["pooled_loops"]
         grads = adpasses.grad(kernel, argnums)(*[a.copy() for a in args])
         pooled = runtime.pool_stats()["pooled_loops"] - before
-        # forward and reverse loop on the pool, except with one thread
-        assert pooled == (0 if threads == 1 else 2), (threads, pooled)
+        # forward and reverse loop on the pool, and the zero-fill, except with one thread
+        assert pooled == (0 if threads == 1 else 2 + fills), (threads, pooled)
         for k, g in enumerate(grads):
             fd = central_fd(kernel, args, k)
             assert np.allclose(g, fd, rtol=1e-6, atol=1e-7 * np.abs(fd).max()), (threads, k)
@@ -186,11 +198,12 @@ def test_tape_pushed_in_a_branch_has_a_slot_per_iteration_and_runs_on_the_pool()
     x, w = _inputs(41, 2, 13)
     problems = [p for _, p in gradient_loops(taped_branch, [x, w])]
     assert problems == [None, None], problems
+    fills = zero_fills(taped_branch, [x, w])
     for threads in (1, 2, 3):
         adpasses.set_num_threads(threads)
         before = runtime.pool_stats()["pooled_loops"]
         gx, gw = adpasses.grad(taped_branch, (0, 1))(x.copy(), w.copy())
-        assert runtime.pool_stats()["pooled_loops"] - before == (0 if threads == 1 else 2)
+        assert runtime.pool_stats()["pooled_loops"] - before == (0 if threads == 1 else 2 + fills)
         assert np.allclose(gx, central_fd(taped_branch, [x, w], 0), rtol=1e-6, atol=1e-8)
         assert np.allclose(gw, central_fd(taped_branch, [x, w], 1), rtol=1e-6, atol=1e-8)
 
@@ -199,10 +212,11 @@ def test_loop_with_a_carried_dependence_stays_serial():
     x, w = _inputs(23, 2, 17)
     problems = [p for _, p in gradient_loops(taped_carried, [x, w])]
     assert problems and all(p is not None and "depend on each other" in p for p in problems), problems
+    fills = zero_fills(taped_carried, [x, w])  # the zero-fill of a shadow still runs on the pool
     adpasses.set_num_threads(3)
     before = runtime.pool_stats()["pooled_loops"]
     gx, gw = adpasses.grad(taped_carried, (0, 1))(x.copy(), w.copy())
-    assert runtime.pool_stats()["pooled_loops"] == before
+    assert runtime.pool_stats()["pooled_loops"] == before + fills
     assert np.allclose(gx, central_fd(taped_carried, [x, w], 0), rtol=1e-6, atol=1e-8)
     assert np.allclose(gw, central_fd(taped_carried, [x, w], 1), rtol=1e-6, atol=1e-8)
 
@@ -227,11 +241,12 @@ def test_inner_counted_loop_tapes_a_row_of_m_values_per_iteration():
     assert "memref<?x?x1xf64>" in str(g.module) and "memref<1xindex>" not in str(g.module)
     problems = [p for _, p in gradient_loops(taped_inner, [X, w])]
     assert problems == [None, None], problems
+    fills = zero_fills(taped_inner, [X, w])
     for threads in (1, 2, 3):
         adpasses.set_num_threads(threads)
         before = runtime.pool_stats()["pooled_loops"]
         gX, gw = adpasses.grad(taped_inner, (0, 1))(X.copy(), w.copy())
-        assert runtime.pool_stats()["pooled_loops"] - before == (0 if threads == 1 else 2)
+        assert runtime.pool_stats()["pooled_loops"] - before == (0 if threads == 1 else 2 + fills)
         fd = central_fd(taped_inner, [X, w], 0)
         assert np.allclose(gX, fd, rtol=1e-6, atol=1e-7 * np.abs(fd).max()), threads
         fd = central_fd(taped_inner, [X, w], 1)

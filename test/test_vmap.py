@@ -396,3 +396,36 @@ def test_a_written_batch_whose_rows_share_memory_is_an_error(parallel: bool) -> 
     out = np.ones((4, 5))
     vm(X, out)
     np.testing.assert_allclose(out, 1.0 + 2.0 * X, rtol=1e-15)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_fast_path_gives_the_general_paths_results_and_errors(parallel):
+    """After a call, calls with the same argument types go through a
+    generated fast path (vmap._fast_path, no loop over parameters): the
+    same numbers as the general path, which every call it cannot take
+    (other sizes, shared memory, a copied batch, other types) still gets."""
+    rng = np.random.default_rng(190)
+    B, d = 9, 4
+    X, w, Y = rng.normal(size=(B, d)), rng.normal(size=d), np.sign(rng.normal(size=B))
+    for f in (adpasses.grad(logistic, 1), logistic, adpasses.value_and_grad(logistic, (0, 1))):
+        mapped = adpasses.vmap(f, in_axes=(0, None, 0), parallel=parallel)
+        first = mapped(X, w, Y)  # the general path
+        assert mapped._dispatch is not None  # a fast path for these types
+        again = mapped(X, w, Y)
+        flat = lambda r: [np.asarray(r)] if not isinstance(r, tuple) else [b for a in r for b in flat(a)]  # noqa: E731
+        assert all(np.array_equal(a, b) for a, b in zip(flat(first), flat(again)))
+        for k in (0, 4, B - 1):
+            want = f(X[k].copy(), w.copy(), float(Y[k]))
+            assert all(np.allclose(a[k], b, rtol=1e-12, atol=1e-14)
+                       for a, b in zip(flat(first), flat(want)))
+        with pytest.raises(ValueError, match="different sizes"):
+            mapped(X, w, Y[:3])
+        with pytest.raises(ValueError, match="share memory"):
+            mapped(X, X[0], Y)  # a row of X: the same types, overlapping memory
+        columns = np.asfortranarray(X)  # not C-contiguous: another signature, the general path
+        assert all(np.array_equal(a, b) for a, b in zip(flat(mapped(columns, w, Y)), flat(first)))
+        assert flat(mapped(X[:0], w, Y[:0]))[0].shape[0] == 0
+    mapped = adpasses.vmap(adpasses.grad(logistic, 1), in_axes=(0, None, 0), parallel=parallel)
+    mapped(X, w, Y)
+    G = mapped(X, w, Y.astype(np.float32))  # a float32 batch of scalars: converted by the general path
+    np.testing.assert_allclose(G, mapped(X, w, Y), rtol=1e-14)

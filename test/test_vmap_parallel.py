@@ -79,16 +79,28 @@ def pooled() -> int:
     return runtime.pool_stats()["pooled_loops"]
 
 
-def on_threads(call, threads=(1, 2, 3)):
+def on_threads(call, threads=(1, 2, 3), loops=1):
     """call() on each thread count: the results, and whether each call
-    with more than one thread ran on the pool."""
+    with more than one thread ran its `loops` loops on the pool (the batch
+    loop, and the zero-fill of each output a gradient accumulates into)."""
     results, used_pool = [], []
     for t in threads:
         adpasses.set_num_threads(t)
         before = pooled()
         results.append(call())
-        used_pool.append(pooled() - before == 1 if t > 1 else pooled() == before)
+        used_pool.append(pooled() - before == loops if t > 1 else pooled() == before)
     return results, used_pool
+
+
+ZERO_FILL = "zero-fill of the results"
+
+
+def batch_loops(mapped):
+    """The report's lines for the batch loop, after checking those of the
+    driver's zero-fills of the outputs (each parallel)."""
+    fills = [loop for loop in mapped.parallel_loops if loop.mark == ZERO_FILL]
+    assert all(loop.parallel and "iterations proven independent" in loop.reason for loop in fills), fills
+    return [loop for loop in mapped.parallel_loops if loop.mark != ZERO_FILL]
 
 
 def test_per_example_gradients_run_on_the_pool_and_match_finite_differences():
@@ -97,9 +109,10 @@ def test_per_example_gradients_run_on_the_pool_and_match_finite_differences():
     X, w, Y = rng.normal(size=(B, d)), rng.normal(size=d), np.sign(rng.normal(size=B))
     serial = adpasses.vmap(adpasses.grad(logistic, 1), in_axes=(0, None, 0))(X, w, Y)
     per_example = adpasses.vmap(adpasses.grad(logistic, 1), in_axes=(0, None, 0), parallel=True)
-    results, used_pool = on_threads(lambda: per_example(X, w, Y))
+    results, used_pool = on_threads(lambda: per_example(X, w, Y), loops=2)  # the zero-fill of G, the batch
     assert all(used_pool)
-    [loop] = per_example.parallel_loops  # the report's line for the batch loop
+    assert len(per_example.parallel_loops) == 2
+    [loop] = batch_loops(per_example)  # the report's line for the batch loop
     assert (loop.sweep, loop.mark, loop.parallel) == ("vmap", "vmap(parallel=True) batch", True)
     assert "iterations proven independent" in loop.reason
     for G in results:
@@ -118,7 +131,9 @@ def test_value_and_per_example_gradients_of_the_batched_and_the_shared_argument(
     w_before, X_before = w.copy(), X.copy()
     f = adpasses.value_and_grad(logistic, (0, 1))
     (v0, (dX0, dw0)) = adpasses.vmap(f, in_axes=(0, None, 0))(X, w, Y)
-    results, used_pool = on_threads(lambda: adpasses.vmap(f, in_axes=(0, None, 0), parallel=True)(X, w, Y))
+    # the zero-fills of the two gradients' outputs, and the batch loop
+    results, used_pool = on_threads(lambda: adpasses.vmap(f, in_axes=(0, None, 0), parallel=True)(X, w, Y),
+                                    loops=3)
     assert all(used_pool)
     for v, (dX, dw) in results:
         assert_matches(v, v0)
@@ -202,9 +217,10 @@ def test_hvp_jvp_and_grad_of_a_function_writing_a_shared_array_run_on_the_pool()
     for name, (fn, axes, args, fd) in cases.items():
         serial = adpasses.vmap(fn, in_axes=axes)(*args)
         mapped = adpasses.vmap(fn, in_axes=axes, parallel=True)
-        results, used_pool = on_threads(lambda: mapped(*args))
+        # hvp: the zero-fill of the tangent of x's shadow (the output); grad: of x's shadow
+        results, used_pool = on_threads(lambda: mapped(*args), loops=2)
         assert all(used_pool), name
-        [loop] = mapped.parallel_loops
+        [loop] = batch_loops(mapped)
         assert loop.parallel and "iterations proven independent" in loop.reason, (name, loop)
         for r in results:
             assert np.array_equal(r, results[0]), name  # the same code per element on every thread
@@ -313,7 +329,8 @@ def test_a_batch_whose_rows_do_not_fit_runs_in_slices(monkeypatch: pytest.Monkey
     monkeypatch.setattr(vmap_api, "ROWS_BYTES", 4 * per_element + 1)  # 4 elements per slice
     before = pooled()
     sliced = mapped(X, tmp, V)
-    assert pooled() - before == 7  # 26 elements: 6 slices of 4 and one of 2, each on the pool
+    # 26 elements: 6 slices of 4 and one of 2, each on the pool (its zero-fill of the output, its batch loop)
+    assert pooled() - before == 2 * 7
     assert np.array_equal(sliced, whole)
     assert_matches(sliced, adpasses.vmap(adpasses.hvp(energy_with_workspace), in_axes=(0, None, 0))(X, tmp, V))
     monkeypatch.setattr(vmap_api, "ROWS_BYTES", 1)  # not even one element: one at a time

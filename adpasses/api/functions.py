@@ -314,7 +314,7 @@ class JitFunction:
 
     def gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
                  noalias: bool, ret: tuple[str, ...] | None = None, width: int = 1,
-                 private: frozenset[int] = frozenset()) -> LoadedGradient:
+                 private: frozenset[int] = frozenset(), zero: bool = False) -> LoadedGradient:
         """The compiled gradient for these activities (cached). `ret=None`:
         the function must return a float, which is active. `width`: vector
         reverse mode (`ad.autodiff {width = N}`: N shadows per dup argument,
@@ -322,17 +322,22 @@ class JitFunction:
         `private`: written arrays the gradient may copy itself, zero-filling
         their shadows (`ad-private-copies`; `LoadedGradient.private` says
         which it does: their caller passes them uncopied, with shadows of
-        uninitialised memory)."""
+        uninitialised memory). `zero`: the gradient may zero the other
+        shadows itself when it runs parallel loops (on the pool:
+        `private_copies.zero_shadows_inside`; `LoadedGradient.zeroed`)."""
         key = (signature_key(tuple(args)), activity, with_primal, noalias, ret)
         if width != 1:
             key += (width,)
         if private:
             key += (("private", tuple(sorted(private))),)
+        if zero:
+            key += ("zero",)
         g = self._gradients.get(key)
         if g is None:
             # Compiled once per key: concurrent first calls wait for it.
             g = once(self._gradients, key,
-                     lambda: self._compile_gradient(args, activity, with_primal, noalias, ret, width, private))
+                     lambda: self._compile_gradient(args, activity, with_primal, noalias, ret, width, private,
+                                                    zero))
         return g
 
     def autodiff_gradient(self, values: Sequence[object], activity: tuple[str, ...], with_primal: bool,
@@ -350,7 +355,7 @@ class JitFunction:
 
     def _compile_gradient(self, args: Sequence[object], activity: tuple[str, ...], with_primal: bool,
                           noalias: bool, ret: tuple[str, ...] | None, width: int = 1,
-                          private: frozenset[int] = frozenset()) -> LoadedGradient:
+                          private: frozenset[int] = frozenset(), zero: bool = False) -> LoadedGradient:
         if ret is None:
             ret = self.scalar_return(args)
         record = self._record("gradient", args, activity)
@@ -363,6 +368,8 @@ class JitFunction:
             parts += (("strong_zero", True),)
         if self.cache and private:
             parts += (("private", tuple(sorted(private))),)
+        if self.cache and zero:
+            parts += (("zero", True),)
         if self.cache:
             hit = self.disk.load("gradient", parts)
             if hit is not None:
@@ -372,7 +379,7 @@ class JitFunction:
                 # rebuild them); the activity report's text is kept.
                 return LoadedGradient(compiled[entry["name"]], activity, ret, with_primal, None,
                                       entry["name"], None, entry["activity"], compiled,
-                                      frozenset(entry.get("private", ())))
+                                      frozenset(entry.get("private", ())), frozenset(entry.get("zeroed", ())))
         load_compiler()  # before the first lazy import: see compile_locks (fork)
         from adpasses.native.llvm_jit import compile_module, stats
         from adpasses.transforms.reverse_pass import ReverseOptions, differentiate
@@ -389,14 +396,19 @@ class JitFunction:
             from adpasses.transforms.private_copies import copy_inside
 
             copied = copy_inside(function_named(module, g.name), activity, private)
+        zeroed = frozenset()
+        if zero and width == 1:
+            from adpasses.transforms.private_copies import zero_shadows_inside
+
+            zeroed = zero_shadows_inside(function_named(module, g.name), activity, copied)
         before = stats["compiled"]
         compiled = compile_module(module, boundscheck=self.boundscheck, fastmath=self.fastmath)
         self._compiled(record, compiled, before)
         if self.cache:
             self.disk.store("gradient", parts, compiled, name=g.name, activity=g.activity_report,
-                            private=sorted(copied))
+                            private=sorted(copied), zeroed=sorted(zeroed))
         return LoadedGradient(compiled[g.name], activity, ret, with_primal, g.cache_report, g.name,
-                                module, g.activity_report, compiled, copied)
+                                module, g.activity_report, compiled, copied, zeroed)
 
     def reverse_options(self):  # type: ignore[no-untyped-def]
         """The options of the reverse pipeline for this function's gradients."""

@@ -49,6 +49,10 @@ class LoadedGradient:
     """Written arrays the compiled gradient copies itself (its callers pass
     them uncopied) and whose shadows it zero-fills (callers pass np.empty):
     `ad-private-copies`."""
+    zeroed: frozenset[int] = frozenset()
+    """Other differentiated arrays whose shadows the compiled gradient zeroes
+    itself, on the worker pool (callers pass np.empty): a gradient running
+    parallel loops (`private_copies.zero_shadows_inside`)."""
 
 
 def normalize_argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
@@ -180,7 +184,7 @@ class GradCallable:
                 # Without aliasing, the gradient copies what f writes itself.
                 private = frozenset(plan.written) if call.noalias else frozenset()
                 g = plan.variants[call.noalias] = jf.gradient(args, plan.activity, self.with_value, call.noalias,
-                                                              private=private)
+                                                              private=private, zero=call.noalias)
         else:  # members of a written group that argnums leaves out are differentiated too
             g = jf.gradient(args, call.activity, self.with_value, call.noalias)
         code = shadows.signature_code(*given) if all(a is b for a, b in zip(given, args) if
@@ -247,7 +251,8 @@ def _fast_path(gf: GradCallable, plan: GradPlan, g: LoadedGradient, args: tuple)
             # Contiguous whatever the array's layout: indices are logical,
             # and a broadcast array's elements each get their own entry.
             env[f"dt{k}"] = a.dtype  # type: ignore[union-attr]
-            fill = "empty" if k in g.private else "zeros"  # the gradient zero-fills g.private's shadows
+            # The gradient zero-fills the shadows of g.private and g.zeroed itself.
+            fill = "empty" if k in g.private or k in g.zeroed else "zeros"
             lines.append(f"    s{k} = {fill}({p}.shape, dt{k})")
             call_args.append(f"s{k}")
     # A ValueError of the entry (a misaligned array: unpickled arrays may be,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from adpasses.cache.report import ParallelLoop
 
 
-MARKS = {"prange": "prange", "vmap": "vmap(parallel=True) batch"}
+MARKS = {"prange": "prange", "vmap": "vmap(parallel=True) batch", "zero": "zero-fill of the results"}
 """How a loop's `ad.parallel` mark is named (else "jit(parallel=True)")."""
 
 

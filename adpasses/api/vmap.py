@@ -164,17 +164,24 @@ class VmapCallable:
         self.__name__ = f"vmap({inner.__name__})"  # type: ignore[attr-defined]
         self._plans: dict[tuple, _Plan] = {}
         self._by_shape: bool | None = None  # _keyed_by_shape(inner), on the first call
+        self._dispatch = None  # the DispatchTable of the fast paths (gradcall.install_dispatch)
+        self._fast: set[int] = set()  # signature codes with a fast path (or none possible)
 
     def __repr__(self) -> str:
         return f"<adpasses.{self.__name__}>"
 
     def __call__(self, *args: object) -> object:
+        # Replaced by a dispatch builtin once a fast path exists (_fast_path):
+        # this method is then its fallback.
         try:
             if isinstance(self.inner, JvpOf):
                 return self._call(*self._flat_jvp_arguments(args))
             return self._call(args, self._axes(len(args)))
         except CompileError as err:
             raise for_user(err)  # the user's line and the message, not the compiler's frames
+
+    def _slow_call(self, *args: object) -> object:
+        return VmapCallable.__call__(self, *args)
 
     # -- one call ------------------------------------------------------------------
 
@@ -260,13 +267,22 @@ class VmapCallable:
 
             examples = tuple(_example(b) if on else b for b, on in zip(contiguous, batched))
             plan = once(self._plans, key, lambda: self._compile(examples, batched))
+        if not self._by_shape and shadows.dispatch_ready():
+            code = shadows.signature_code(*args)
+            if code and code not in self._fast:
+                self._fast.add(code)
+                fast = _fast_path(self, plan, args, axes)
+                if fast is not None:
+                    from adpasses.api.gradcall import install_dispatch
+
+                    install_dispatch(self, self._slow_call).add(code, fast)
         return plan.run(size, batches, contiguous, self.out_axes, name)
 
     def _compile(self, examples: tuple, batched: tuple[bool, ...]) -> _Plan:
         from adpasses.api.functions import _private, function_named
         from adpasses.native.llvm_jit import compile_module, stats
         from adpasses.transforms.batch_loops import BATCHED, CONST as D_CONST, LOCAL, RESTORE, RESTORE_ROWS, \
-            SCRATCH, SCRATCH_ROWS, SHARED
+            SCRATCH, SCRATCH_ROWS, SHARED, ZEROED
         from adpasses.transforms.batch_loops import BatchSpec, add_batch_driver, stored_result_types
 
         jf = getattr(self.inner, "jf", self.inner)
@@ -282,7 +298,9 @@ class VmapCallable:
             elif p.kind == COPY:
                 kinds.append(BATCHED if batched[p.arg] else (RESTORE_ROWS if self.parallel else RESTORE))
             elif p.kind == ZEROS:
-                kinds.append(BATCHED if p.out is not None else (SCRATCH_ROWS if self.parallel else SCRATCH))
+                # parallel: an output (a gradient) is zeroed by the driver, on the pool.
+                kinds.append((ZEROED if self.parallel else BATCHED) if p.out is not None
+                             else (SCRATCH_ROWS if self.parallel else SCRATCH))
             elif p.kind == BUFFER:
                 kinds.append(LOCAL if kernel.static_shapes and _stack_sized(kernel, examples) else SHARED)
             else:
@@ -324,6 +342,7 @@ stack, all together; larger ones are arrays vmap allocates per call."""
 LOCAL_KIND = "local"  # transforms.batch_loops.LOCAL, without importing the compiler
 RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND = "restore_rows", "scratch_rows"  # and its RESTORE_ROWS, SCRATCH_ROWS
 RESTORE_KIND = "restore"  # and its RESTORE (run() is per call: no import there)
+ZEROED_KIND = "zeroed"  # and its ZEROED
 
 
 def _stack_sized(kernel: _Kernel, examples: tuple) -> bool:
@@ -359,10 +378,16 @@ def _param_shape(p: _Param, examples: tuple) -> tuple[int, ...] | None:
 
 
 def _signature(batches: Sequence[object], batched: tuple[bool, ...]) -> tuple:
-    from adpasses.frontend.signature import signature_key  # (cached in sys.modules: cheap)
+    global _signature_key
+    if _signature_key is None:  # (an import statement per call costs about a microsecond)
+        from adpasses.frontend.signature import signature_key
 
-    return tuple((b.dtype.char, b.ndim) if on else signature_key((b,))[0]  # type: ignore[union-attr]
+        _signature_key = signature_key
+    return tuple((b.dtype.char, b.ndim) if on else _signature_key((b,))[0]  # type: ignore[union-attr]
                  for b, on in zip(batches, batched))
+
+
+_signature_key: Callable | None = None
 
 
 def _example(batch: np.ndarray) -> object:
@@ -396,11 +421,16 @@ class _Plan:
     batched: tuple[bool, ...]  # per argument
     result_dtypes: list[np.dtype]
 
+    def __post_init__(self) -> None:
+        # Whether some parameter takes per-element rows (a call may then be sliced: _rows_step).
+        self.rows = any(kind in (RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND) and p.out is None
+                        for p, kind in zip(self.kernel.params, self.kinds))
+
     def run(self, size: int, batches: list, contiguous: list, out_axes: object, name: str) -> object:
         kernel, batched = self.kernel, self.batched
-        from adpasses.api.aliasing import internal_overlap
-
         for k in kernel.written:
+            from adpasses.api.aliasing import internal_overlap
+
             # Each element writes its row of a batched array: rows sharing memory (a stride of 0,
             # overlapping strides) would be written back over one another (last row wins), where a
             # Python loop over the elements accumulates: silently different numbers.
@@ -445,8 +475,8 @@ class _Plan:
                     driver_args.append((np.empty((step,) + shape, like.dtype), False))
                 elif p.out is None:
                     driver_args.append((np.zeros(shape, like.dtype), False))
-                else:
-                    outs[p.out] = batch_output((size,) + shape, like.dtype)
+                else:  # zero-filled here, or by the driver (ZEROED: on the pool)
+                    outs[p.out] = batch_output((size,) + shape, like.dtype, zeroed=kind != ZEROED_KIND)
                     driver_args.append((outs[p.out], True))
             else:  # OUT: per-element shape from the arguments' (p.shape: (argument, axis) pairs)
                 shape = tuple(_element_shape(contiguous[k], batched[k])[d] for k, d in p.shape)  # type: ignore[misc]
@@ -473,6 +503,8 @@ class _Plan:
         rows (RESTORE_ROWS, SCRATCH_ROWS: a parallel batch's restored
         copies and scratch) of the whole batch would take more than
         ROWS_BYTES; then as many as fit (at least one)."""
+        if not self.rows:
+            return max(size, 1)
         per_element = 0
         for p, kind in zip(self.kernel.params, self.kinds):
             if kind in (RESTORE_ROWS_KIND, SCRATCH_ROWS_KIND):
@@ -481,6 +513,67 @@ class _Plan:
         if per_element == 0 or size * per_element <= ROWS_BYTES:
             return max(size, 1)
         return max(1, ROWS_BYTES // per_element)
+
+
+def _fast_path(mapped: VmapCallable, plan: _Plan, args: tuple, axes: tuple) -> Callable | None:
+    """A Python function for calls with the signature code of `args` (the
+    dtype, rank and C-contiguity of every array; the types of the others):
+    the driver's arguments built with no loop over parameters, or None
+    where the general path is needed anyway (a batch axis other than 0, a
+    batch vmap must copy, a function writing its arguments, per-element
+    rows, scratch, out_axes other than 0). A call whose batched sizes
+    differ or whose arrays overlap takes the general path (its errors)."""
+    kernel = plan.kernel
+    if isinstance(mapped.inner, JvpOf) or kernel.written or plan.rows or not (
+            mapped.out_axes == 0 and mapped.out_axes.__class__ is int):
+        return None
+    if any(ax not in (None, 0) or ax.__class__ not in (int, type(None)) for ax in axes):
+        return None
+    params = [f"a{k}" for k in range(len(args))]
+    batched = [p for p, ax in zip(params, axes) if ax is not None]
+    for a, ax in zip(args, axes):
+        if ax is not None and not (isinstance(a, np.ndarray) and a.flags.c_contiguous and a.ndim >= 1):
+            return None
+        if ax is not None and a.ndim == 1 and a.dtype != np.dtype(_SCALAR_STORAGE[a.dtype.kind]):
+            return None  # (read from its storage type: a conversion)
+    env: dict[str, object] = {"call": plan.call, "overlap": shadows.arrays_overlap, "slow": mapped._slow_call,
+                              "output": batch_output, "empty": np.empty, "assemble": kernel.assemble}
+    slow = f"return slow({', '.join(params)})"
+    lines = [f"def fast({', '.join(params)}):", f"    size = {batched[0]}.shape[0]"]
+    lines += [f"    if {b}.shape[0] != size: {slow}" for b in batched[1:]]
+    arrays = [p for p, a in zip(params, args) if isinstance(a, np.ndarray)]
+    if len(arrays) > 1:
+        lines.append(f"    if overlap({', '.join(arrays)}): {slow}")
+    call_args, outs = ["size"], [None] * kernel.n_outputs
+    for p, kind in zip(kernel.params, plan.kinds):
+        if p.kind == CONST or kind == LOCAL_KIND:
+            continue
+        if p.kind in (ARG, PRISTINE):
+            call_args.append(params[p.arg])
+        elif p.kind == ZEROS and p.out is not None and axes[p.arg] is not None:
+            env[f"dt{p.out}"] = args[p.arg].dtype  # type: ignore[union-attr]
+            lines.append(f"    o{p.out} = output((size,) + {params[p.arg]}.shape[1:], dt{p.out}, "
+                         f"{kind != ZEROED_KIND})")
+            call_args.append(f"o{p.out}")
+            outs[p.out] = f"o{p.out}"  # type: ignore[call-overload]
+        elif p.kind == ZEROS and p.out is not None:
+            env[f"dt{p.out}"] = args[p.arg].dtype  # type: ignore[union-attr]
+            lines.append(f"    o{p.out} = output((size,) + {params[p.arg]}.shape, dt{p.out}, "
+                         f"{kind != ZEROED_KIND})")
+            call_args.append(f"o{p.out}")
+            outs[p.out] = f"o{p.out}"  # type: ignore[call-overload]
+        else:
+            return None
+    for r, dtype in zip((r for r in kernel.results if r is not None), plan.result_dtypes):
+        env[f"rt{r}"] = dtype
+        lines.append(f"    o{r} = empty(size, rt{r})")
+        call_args.append(f"o{r}")
+        outs[r] = f"o{r}"  # type: ignore[call-overload]
+    if any(o is None for o in outs):
+        return None
+    lines += [f"    call({', '.join(call_args)})", f"    return assemble([{', '.join(outs)}])"]  # type: ignore[arg-type]
+    exec(compile("\n".join(lines) + "\n", f"<adpasses {mapped.__name__} fast path>", "exec"), env)
+    return env["fast"]  # type: ignore[return-value]
 
 
 ROWS_BYTES = 64 << 20
@@ -492,8 +585,10 @@ LARGE_OUTPUT_BYTES = 64 << 20
 """Outputs from this size on are mapped with small pages (`batch_output`)."""
 
 
-def batch_output(shape: tuple[int, ...], dtype: object) -> np.ndarray:
-    """A zero-filled C-contiguous array for a batched output. From
+def batch_output(shape: tuple[int, ...], dtype: object, zeroed: bool = True) -> np.ndarray:
+    """A C-contiguous array for a batched output: zero-filled (`zeroed`;
+    else of any contents, for an output the driver zero-fills itself on
+    the pool, ZEROED, below LARGE_OUTPUT_BYTES). From
     LARGE_OUTPUT_BYTES on, an anonymous mapping of its own (small pages)
     rather than numpy's allocation: numpy asks the kernel for transparent
     huge pages on large arrays, and where memory is fragmented each huge
@@ -504,7 +599,7 @@ def batch_output(shape: tuple[int, ...], dtype: object) -> np.ndarray:
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize  # (np.prod of a tuple: microseconds per call)
     if nbytes < LARGE_OUTPUT_BYTES or not hasattr(mmap, "MAP_ANONYMOUS"):
-        return np.zeros(shape, dtype)
+        return np.zeros(shape, dtype) if zeroed else np.empty(shape, dtype)
     mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     return np.frombuffer(mapping, dtype).reshape(shape)
 
@@ -515,6 +610,8 @@ def _element_shape(a: np.ndarray, batched: bool) -> tuple[int, ...]:
 
 def _place(outs: list, out_axes: object, name: str) -> list:
     """Each output with its batch axis moved from 0 to its out_axes."""
+    if out_axes == 0 and out_axes.__class__ is int:  # the default: every output as it is
+        return outs
     if isinstance(out_axes, tuple):
         if len(out_axes) != len(outs):
             raise ValueError(f"{name}: out_axes has {len(out_axes)} entries but there are {len(outs)} "

@@ -31,6 +31,12 @@ Per entry parameter (`BatchSpec.params`):
   two elements then write the same memory, so the loop can be proven
   parallel (vmap uses them with `parallel=True`: B times the memory of
   one buffer, like an output).
+- ZEROED: BATCHED, for an output the entry accumulates into (a
+  gradient's shadow): the caller passes uninitialised memory (C-contiguous)
+  and the driver zero-fills it before the loop over the batch, in a loop
+  of its own over all its elements (a flat view), marked parallel with the
+  batch loop: each thread of the pool zeroes its chunk (one memset) and no
+  serial memset of the whole output precedes the call.
 - CONST: a float fixed in the driver (`spec.constants`: a gradient's seed).
 - LOCAL: a buffer of any contents the entry uses as its workspace (a
   Hessian driver's lanes and shadows): a stack array of the parameter's
@@ -75,16 +81,16 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from adpasses.dialects.ad import NOALIAS_ATTR, PARALLEL_ATTR
-from adpasses.transforms.seed_loops import _dims, _index, fill
+from adpasses.dialects.ad import NOALIAS_ATTR, PARALLEL_ATTR, UNCHECKED_ATTR, ZERO_FILL_MARK
+from adpasses.transforms.seed_loops import _dims, _flat_view, _index, fill
 
 VMAP_MARK = "vmap"
 """The `ad.parallel` mark of a parallel batch loop: not `prange` (a loop
 not proven independent runs serially, no error), named in reports."""
 
 BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL = "batched", "shared", "restore", "scratch", "const", "local"
-RESTORE_ROWS, SCRATCH_ROWS = "restore_rows", "scratch_rows"
-KINDS = (BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL, RESTORE_ROWS, SCRATCH_ROWS)
+RESTORE_ROWS, SCRATCH_ROWS, ZEROED = "restore_rows", "scratch_rows", "zeroed"
+KINDS = (BATCHED, SHARED, RESTORE, SCRATCH, CONST, LOCAL, RESTORE_ROWS, SCRATCH_ROWS, ZEROED)
 
 
 @dataclass(frozen=True)
@@ -139,7 +145,7 @@ def driver_inputs(entry: func.FuncOp, spec: BatchSpec) -> list[Attribute]:
     inputs = list(entry.function_type.inputs.data)
     types: list[Attribute] = [IndexType()]
     for t, kind in zip(inputs, spec.params):
-        if kind in (BATCHED, SCRATCH_ROWS):
+        if kind in (BATCHED, SCRATCH_ROWS, ZEROED):
             types.append(batch_type(t))
         elif kind == RESTORE:
             types += [t, t]
@@ -196,6 +202,23 @@ def _local(b: Builder, t: MemRefType, shape: tuple[int, ...]) -> SSAValue:
     return buf if own == t else b.insert(memref.CastOp.get(buf, t)).results[0]
 
 
+def _zero_fill(b: Builder, m: SSAValue, parallel: bool, entry: func.FuncOp) -> None:
+    """m (C-contiguous) = 0, by a loop over its elements (a flat view):
+    a loop of the pool when `parallel` (each chunk one memset)."""
+    flat = _flat_view(b, m)
+    zero, one = _index(b, 0), _index(b, 1)
+    c = b.insert(arith.ConstantOp(FloatAttr(0.0, m.type.element_type))).result  # type: ignore[attr-defined]
+    body = Block(arg_types=[IndexType()])
+    store = memref.StoreOp.get(c, flat, [body.args[0]])
+    store.attributes[UNCHECKED_ATTR] = UnitAttr()  # below the flat view's size
+    body.add_op(store)
+    body.add_op(scf.YieldOp())
+    loop = b.insert(scf.ForOp(zero, b.insert(memref.DimOp(flat, zero)).result, one, [], Region(body)))
+    if parallel:
+        loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_FILL_MARK)
+        loop.location = entry.location
+
+
 def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name: str) -> func.FuncOp:
     """Add `@name`, the loop over a batch described in the module
     docstring, calling `entry`."""
@@ -231,6 +254,10 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
             taken[p] = (kind, _sized(b, value, shapes[p]), pristine)  # type: ignore[arg-type]
         elif kind == LOCAL and not spec.parallel:
             taken[p] = (SHARED, _local(b, t, shapes[p]), None)  # type: ignore[arg-type]
+    for p, (kind, value, _) in enumerate(taken):
+        if kind == ZEROED:
+            _zero_fill(b, value, spec.parallel, entry)
+            taken[p] = (BATCHED, value, None)
     zero, one = _index(b, 0), _index(b, 1)
     block = Block(arg_types=[IndexType()])
     loop = b.insert(scf.ForOp(zero, n, one, [], Region(block)))

@@ -66,7 +66,7 @@ from adpasses.core.effects import OUTPUT, effects_of
 from adpasses.core.ir_walk import nested_ops
 from adpasses.core.region_flow import counted_loop
 from adpasses.core.types import is_float_type
-from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ParallelForOp, TapeType
+from adpasses.dialects.ad import NOALIAS_ATTRS, PARALLEL_ATTR, ZERO_FILL_MARK, ParallelForOp, TapeType
 from adpasses.transforms.accumulators import promote_accumulators
 from adpasses.transforms.carried_values import carried_kinds
 from adpasses.transforms.dead_carried import drop_dead_carried
@@ -227,7 +227,20 @@ def outline(loop: scf.ForOp, function: func.FuncOp, name: str) -> ParallelForOp:
         block.add_op(copy)
         mapper[c.results[0]] = copy.results[0]
     body = loop.clone(value_mapper=mapper)
-    body.operands = [lo, hi, step, *block.args[3 + len(params):]]
+    # A zero-fill's constant step stays a constant in the chunk's loop (the
+    # parameter, the same value, is then unused): LLVM sees that the chunk's
+    # stores are contiguous and makes them one memset. (Not for other loops:
+    # vectorised, a chunk's elements would be computed by vector or scalar
+    # code depending on where the chunks start, and math functions' bits
+    # would depend on the thread count.)
+    inner_step: SSAValue = step
+    mark = loop.attributes.get(PARALLEL_ATTR)
+    if isinstance(mark, StringAttr) and mark.data == ZERO_FILL_MARK and isinstance(loop.step, OpResult) \
+            and isinstance(loop.step.op, arith.ConstantOp):
+        const = loop.step.op.clone()
+        block.add_op(const)
+        inner_step = const.results[0]
+    body.operands = [lo, hi, inner_step, *block.args[3 + len(params):]]
     del body.attributes[PARALLEL_ATTR]
     block.add_op(body)
     block.add_op(func.ReturnOp(*body.results))

@@ -32,11 +32,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (DYNAMIC_INDEX, AnyFloat, ArrayAttr, DictionaryAttr, FloatAttr, IndexType,
                                    IntegerAttr, MemRefType, ModuleOp, NoneAttr, UnitAttr)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 
 from adpasses.core.effects import is_pure
 from adpasses.dialects.ad import PRIVATE_COPY_ATTR, UNCHECKED_ATTR, ShadowCheckOp
@@ -197,3 +199,166 @@ class PrivateCopiesPass(ModulePass):
         for f in list(op.ops):
             if isinstance(f, func.FuncOp) and f.body.blocks:
                 private_copies_in(f)
+
+
+
+def _runs_parallel_loops(function: func.FuncOp) -> bool:
+    from adpasses.dialects.ad import PARALLEL_ATTR
+
+    return any(isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes for op in function.walk())
+
+
+def _zero_nest(zero: SSAValue, m: SSAValue, lb: SSAValue, step: SSAValue, sizes: list[SSAValue]) -> Block:
+    """The body of a loop over m's rows: m[row, ...] = zero, over `sizes`
+    (dimensions 1.. of m), stores unchecked (the indices are below m's sizes)."""
+    def nest(ivs: list[SSAValue], level: int) -> list[Operation]:
+        if level == len(sizes):
+            store = memref.StoreOp.get(zero, m, ivs)
+            store.attributes[UNCHECKED_ATTR] = UnitAttr()
+            return [store]
+        inner = Block(arg_types=[IndexType()])
+        for op in nest(ivs + [inner.args[0]], level + 1):
+            inner.add_op(op)
+        inner.add_op(scf.YieldOp())
+        return [scf.ForOp(lb, sizes[level], step, [], Region(inner))]
+
+    body = Block(arg_types=[IndexType()])
+    body.args[0].name_hint = "row"
+    for op in nest([body.args[0]], 0):
+        body.add_op(op)
+    body.add_op(scf.YieldOp())
+    return body
+
+
+def zero_shadows_inside(gradient: func.FuncOp, activity: tuple[str, ...], skip: frozenset[int]) -> frozenset[int]:
+    """For a gradient (width 1, each argument then its shadow if `dup`)
+    that runs parallel loops: mark the shadows of its `dup` primal
+    arguments not in `skip` (those private_copies_in already zero-fills)
+    `ad.zero_shadow` and zero them inside (`zero_marked_shadows`), so that
+    a caller that allocates them (grad) passes `np.empty` and no serial
+    memset runs before the call. Returns the primal indices whose shadows
+    it zeroes."""
+    from adpasses.dialects.ad import ZERO_SHADOW_ATTR
+
+    if not gradient.body.blocks or not _runs_parallel_loops(gradient):
+        return frozenset()
+    args = gradient.body.block.args
+    at, pairs = 0, []
+    for k, act in enumerate(activity):
+        if act == "dup" and k not in skip:
+            pairs.append((k, at, at + 1))
+        at += 1 + (act == "dup")
+    if len(args) < at or not pairs:
+        return frozenset()
+    attrs = list(gradient.arg_attrs.data) if gradient.arg_attrs is not None else \
+        [DictionaryAttr({}) for _ in args]
+    for _, primal, shadow in pairs:
+        attrs[shadow] = DictionaryAttr({**attrs[shadow].data, ZERO_SHADOW_ATTR: IntegerAttr(primal, 64)})
+    gradient.arg_attrs = ArrayAttr(attrs)
+    done = set(zero_marked_shadows(gradient))
+    return frozenset(k for k, _, shadow in pairs if shadow in done)
+
+
+def zero_marked_shadows(function: func.FuncOp) -> list[int]:
+    """Zero-fill the arguments of `function` marked `ad.zero_shadow = P`
+    (P: the index of its primal) first thing; returns the indices of those
+    zeroed (each mark is removed).
+
+    The fill of a shadow is a loop over its rows (dimension 0, the range
+    (0, dim(primal, 0), 1) that the frontend's loops over the primal spell:
+    ad.shadow_check made the sizes equal; an inner nest over the other
+    dimensions), or, for a C-contiguous one of rank 2 or more, over all its
+    elements through a flat view (each chunk one memset), placed before the
+    first op that may touch array contents and marked `ad.parallel =
+    "zero"` (ZERO_FILL_MARK): ad-parallelize runs it in chunks on the pool
+    (each thread zeroes, and first touches, its own rows). A rank-1 fill
+    next to a loop over the same range fuses into it when the alias
+    analysis allows (as a private copy's fill: LLVM then forwards the zero
+    to the loop's first accumulation, and no pass over memory of its own
+    remains); other fills stay loops of their own (fused, each iteration
+    would call memset for one short row).
+
+    Applies to float memrefs of rank >= 1 whose primal has their rank, in
+    a function whose body is one block ending with func.return."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from adpasses.dialects.ad import PARALLEL_ATTR, ZERO_FILL_MARK, ZERO_SHADOW_ATTR
+    from adpasses.transforms.seed_loops import _flat_view
+
+    attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    marked = {}
+    for k, a in enumerate(attrs):
+        value = a.data.get(ZERO_SHADOW_ATTR)
+        if isinstance(value, IntegerAttr):
+            marked[k] = value.value.data
+    if not marked:
+        return []
+    function.arg_attrs = ArrayAttr([DictionaryAttr({n: v for n, v in a.data.items() if n != ZERO_SHADOW_ATTR})
+                                    for a in attrs])
+    if len(function.body.blocks) != 1 or not isinstance(function.body.block.last_op, func.ReturnOp):
+        return []
+    block = function.body.block
+    pairs = [(shadow, primal, shadow) for shadow, primal in sorted(marked.items())
+             if 0 <= primal < len(block.args) and primal != shadow]
+    anchor = _first_content_op(block)
+    index = IndexType()
+
+    def before(op: Operation) -> SSAValue:
+        block.insert_op_before(op, anchor)
+        return op.results[0]
+
+    fills: list[tuple[int, scf.ForOp]] = []
+    ranks: dict[int, int] = {}
+    for k, primal, shadow in pairs:
+        x, dx = block.args[primal], block.args[shadow]
+        t = dx.type
+        if not (isinstance(t, MemRefType) and t.get_shape() and isinstance(t.element_type, AnyFloat)
+                and isinstance(x.type, MemRefType) and len(x.type.get_shape()) == len(t.get_shape())):
+            continue
+        lb = before(arith.ConstantOp(IntegerAttr(0, index)))
+        step = before(arith.ConstantOp(IntegerAttr(1, index)))
+        zero = before(arith.ConstantOp(FloatAttr(0.0, t.element_type)))
+        sizes: list[SSAValue] = []
+        if len(t.get_shape()) > 1 and isinstance(t.layout, NoneAttr):
+            # C-contiguous: one loop over all its elements, through a flat
+            # view (each chunk of the parallel loop one memset).
+            dx = _flat_view(Builder(InsertPoint.before(anchor)), dx)
+            ub = before(memref.DimOp(dx, lb))
+        else:
+            ub = before(memref.DimOp(x, lb))
+            sizes = [before(memref.DimOp(dx, before(arith.ConstantOp(IntegerAttr(d, index)))))
+                     for d in range(1, len(t.get_shape()))]
+        loop = scf.ForOp(lb, ub, step, [], Region(_zero_nest(zero, dx, lb, step, sizes)))
+        loop.location = function.location
+        loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_FILL_MARK)
+        fills.append((k, loop))
+        ranks[k] = len(t.get_shape())
+    # After every fill's constants, rank-1 fills last (next to the anchor: fusable).
+    fills.sort(key=lambda kl: ranks[kl[0]] == 1)
+    for _, loop in fills:
+        block.insert_op_before(loop, anchor)
+    for k, loop in reversed(fills):
+        nxt = loop.next_op
+        if ranks[k] != 1 or not (isinstance(nxt, scf.ForOp) and _same_range(loop, nxt)):
+            break  # a nest, or not next to a loop over the same range: this fill and those before stay
+        if fusion_conflict(function, loop, nxt) is not None:
+            break
+        location, attributes = nxt.location, dict(nxt.attributes)
+        loop.body.block.args[0].name_hint = nxt.body.block.args[0].name_hint  # the user's name (reports)
+        fused = fuse(loop, nxt, [])
+        fused.location = location
+        fused.attributes.clear()
+        fused.attributes.update(attributes)
+    return sorted(k for k, _ in fills)
+
+
+@dataclass(frozen=True)
+class ZeroShadowsPass(ModulePass):
+    """`ad-zero-shadows`: every function with `ad.zero_shadow` arguments."""
+
+    name = "ad-zero-shadows"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.ops):
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                zero_marked_shadows(f)

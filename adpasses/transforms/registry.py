@@ -137,6 +137,12 @@ def _private_copies() -> type[ModulePass]:
     return PrivateCopiesPass
 
 
+def _zero_shadows() -> type[ModulePass]:
+    from adpasses.transforms.private_copies import ZeroShadowsPass
+
+    return ZeroShadowsPass
+
+
 def _dead_forward() -> type[ModulePass]:
     from adpasses.transforms.dead_forward import DeadForwardPass
 
@@ -184,6 +190,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-count-while": _count_while,
     "ad-fuse-loops": _fuse_loops,  # with loop-local reverse (the default)
     "ad-private-copies": _private_copies,  # grad: the arrays f writes copied inside the gradient
+    "ad-zero-shadows": _zero_shadows,  # grad of a parallel function: result shadows zeroed on the pool
     "ad-checkpoint-loops": _checkpoint_loops,  # with tape-limit only
     "ad-build-gradients": _build_gradients,
     "ad-lower-tapes": _lower_tapes,

@@ -7,12 +7,15 @@ with `prange` (`numba.set_num_threads`):
 - kernel 1, strided difference at n = 10^7: the primal, and the gradient
   into a preallocated shadow (`adpasses.autodiff` with `Duplicated`: the
   compiled gradient, whose forward loop and loop-local reverse are one
-  parallel loop); numba: the primal and the hand gradient, each a prange
-  loop;
+  parallel loop; the shadow zeroed by numpy before, like numba's), and
+  `adpasses grad (allocating)`: `grad(f)(x)`, which allocates the shadow
+  uninitialised and lets the gradient zero it on the pool
+  (docs/parallel.md, "Result shadows zeroed on the pool"); numba: the
+  primal and the hand gradient, each a prange loop;
 - kernel 3's batch of small gradients (N = 10^6 rows of a 3-vector and a
   2-vector; the batch loop a prange loop calling the jitted f): primal and
-  gradient (`autodiff`, one loop-local parallel loop); numba: a prange loop
-  over the hand gradient;
+  gradient (`autodiff`, one loop-local parallel loop; and `grad(f, (0, 1))`
+  allocating, as for kernel 1); numba: a prange loop over the hand gradient;
 - `vmap(..., parallel=True)`: per-example gradients of a logistic loss
   (B = 1000, d = 100; numba: a prange loop over the hand gradient; ours
   also with the pool's threads sleeping at once, `set_parallel_spin(0)`,
@@ -434,9 +437,13 @@ def _kernel_rows(rng, nb, groups: set[str]) -> list[Row]:  # type: ignore[no-unt
             dx[:] = 0.0
             adpasses.autodiff(f, adpasses.Duplicated(x, dx))
             return dx
-        want = adpasses.grad(f)(x)
+        g = adpasses.grad(f)
+        want = g(x)
         rows += timed_rows("strided", "n=10^7", n, 1, "adpasses prange", adpasses.set_num_threads,
                            lambda: f(x), ours_grad, want)
+        # grad allocates the shadow (np.empty) and the gradient zeroes it on the pool
+        rows += timed_rows("strided", "n=10^7", n, 1, "adpasses grad (allocating)", adpasses.set_num_threads,
+                           lambda: f(x), lambda: g(x), want)
         if nb is not None:
             numba, strided, strided_grad, batch, batch_grad = nb
             g = np.zeros_like(x)
@@ -463,6 +470,9 @@ def _kernel_rows(rng, nb, groups: set[str]) -> list[Row]:  # type: ignore[no-unt
         want3 = [a.copy() for a in ours_batch()]
         rows += timed_rows("small batch", "N=10^6", N, N, "adpasses prange", adpasses.set_num_threads,
                            lambda: jb(V, W), ours_batch, want3)
+        gb = adpasses.grad(jb, (0, 1))
+        rows += timed_rows("small batch", "N=10^6", N, N, "adpasses grad (allocating)", adpasses.set_num_threads,
+                           lambda: jb(V, W), lambda: gb(V, W), want3)
         if nb is not None:
             GV, GW = np.zeros_like(V), np.zeros_like(W)
 
