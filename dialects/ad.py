@@ -86,6 +86,7 @@ from xdsl.traits import (
     MemoryWriteEffect,
     MemoryEffect,
     MemoryEffectKind,
+    Pure,
     Resource,
     SymbolTable,
 )
@@ -1070,6 +1071,58 @@ class SizeMatchOp(IRDLOperation):
 
 
 @irdl_op_definition
+class OverlapsOp(IRDLOperation):
+    """`ad.overlaps %a, %b`: whether the byte ranges two memrefs span
+    intersect (from each one's first to its last element's byte; an empty
+    memref spans none), numpy's `may_share_memory` bounds test. The
+    frontend tests it before an in-place update `a += e(b)` whose target
+    and source are memory the compiler cannot tell apart (two arguments,
+    `f(x, x)`): the source is copied first only when it holds
+    (docs/frontend.md, "In place"). Reads only the memrefs' descriptors
+    (pointer, offset, sizes, strides), never their elements: pure.
+    `ad-fold-overlap-checks` replaces it by `false` where the alias
+    analysis proves the two disjoint (`ad.noalias` arguments)."""
+
+    name = "ad.overlaps"
+
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    result = result_def(IntegerType(1))
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[IntegerType(1)])
+
+
+@irdl_op_definition
+class SelfOverlapsOp(IRDLOperation):
+    """`ad.self_overlaps %a`: whether two elements of a memref may share
+    memory (a stride of 0 over a size above 1, as a writable
+    `np.lib.stride_tricks.as_strided` gives; overlapping strides). False
+    is exact: the dimensions of size above 1, taken innermost-first or
+    outermost-first, each step by at least the span of the ones before
+    (numpy's internal-overlap test with two orders instead of a sort);
+    True is conservative. numpy's `y += e` reads the elements of such a
+    `y` as they were before the statement: the frontend copies `y` first
+    when this holds (frontend/overlap.py). Pure, like `ad.overlaps`."""
+
+    name = "ad.self_overlaps"
+
+    source = operand_def(MemRefType)
+    result = result_def(IntegerType(1))
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$source attr-dict `:` type($source)"
+
+    def __init__(self, source: SSAValue):
+        super().__init__(operands=[source], result_types=[IntegerType(1)])
+
+
+@irdl_op_definition
 class GemmOp(IRDLOperation):
     """`c += a @ b` by BLAS (`cblas_dgemm` / `cblas_sgemm` of numpy's
     OpenBLAS, adpasses.native.blas) when each operand's layout is one BLAS
@@ -1178,7 +1231,7 @@ AD = Dialect(
     "ad",
     [AutodiffOp, FwddiffOp, TapeCreateOp, TapePushOp, TapeReserveOp, TapePopOp, TapeFreeOp, TapeExportOp,
      TapeImportOp, ShadowCheckOp, KeepOp,
-     SizeMatchOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp, SplitPointOp],
+     SizeMatchOp, OverlapsOp, SelfOverlapsOp, GemmOp, RaiseIfOp, BroadcastOp, ParallelForOp, SplitPointOp],
     [TapeType, SplitTapeType],
 )
 

@@ -850,16 +850,33 @@ class ArrayExprMixin:
         else:
             self.error(node, "an array can be updated in place with an array or a number")
         rank = target.ndim
-        with self.at(node):
-            operands = [self.leaf_operand(m, dims, shape) for m, dims in leaves]
-            element = target.element
+        element = target.element
+
+        def update(copies: dict[SSAValue, SSAValue]) -> None:
+            # A copy of the target (its elements share memory) is read in
+            # place of the elements written, as an input before the output.
+            own = copies.get(target.value)
 
             def accumulate(v: Scalar, block: Block) -> Scalar:
-                return self.binary(op, self.loaded(block.args[-1]), v, node)
+                return self.binary(op, self.loaded(block.args[-2 if own is not None else -1]), v, node)
 
-            block, _ = self.generic_block(operands, body, accumulate, element=element, node=node)
-            maps = [_dims_map(rank, dims) for _, dims in leaves] + [_dims_map(rank, range(rank))]
-            self.emit(linalg.GenericOp(operands, [target.value], Region(block), maps, _parallel(rank)))
+            with self.at(node):
+                operands = [self.leaf_operand(copies.get(m, m), dims, shape) for m, dims in leaves]
+                maps = [_dims_map(rank, dims) for _, dims in leaves] + [_dims_map(rank, range(rank))]
+                if own is not None:
+                    operands.append(own)
+                    maps.append(_dims_map(rank, range(rank)))
+                n = len(leaves)
+                block, _ = self.generic_block(operands, lambda args: body(args[:n]), accumulate, element=element,
+                                              node=node)
+                self.emit(linalg.GenericOp(operands, [target.value], Region(block), maps, _parallel(rank)))
+
+        # Another argument may be the target's memory (`f(x, x)`), or the
+        # target's elements each other's (a stride of 0): tested per call,
+        # copied first only when they are (frontend/overlap.py).
+        unknown = [m for m, _ in leaves if self.overlap_unknown(m, target.value)]  # type: ignore[attr-defined]
+        self.overlap_guarded(target.value, unknown, update, node,  # type: ignore[attr-defined]
+                             itself=self.may_overlap_itself(target.value))  # type: ignore[attr-defined]
 
 
 def _name(fn: object) -> str:

@@ -62,6 +62,7 @@ from adpasses.frontend.loops import LoopMixin
 from adpasses.frontend.returns import FunctionResults, ReturnMixin
 from adpasses.frontend.array_vars import ArrayVariableMixin
 from adpasses.frontend.slices import SliceMixin
+from adpasses.frontend.overlap import OverlapMixin
 from adpasses.frontend.special_calls import SpecialCallMixin
 from adpasses.frontend.statements import StatementMixin
 from adpasses.frontend.values import Array, PyObject, Scalar, TupleValue
@@ -215,7 +216,7 @@ def _static_key(value: object) -> object:
 
 class FunctionCompiler(ArithmeticMixin, ArrayMixin, SliceMixin, ArrayVariableMixin, ExpressionMixin, StatementMixin, LoopMixin, ReturnMixin,
                        CallMixin, NumberMixin, EffectMixin, ArrayExprMixin, DerivativeMixin,
-                       GradientCallMixin, SpecialCallMixin):
+                       GradientCallMixin, SpecialCallMixin, OverlapMixin):
     def __init__(self, mb: ModuleBuilder, pyfunc: types.FunctionType, arg_types: list[Attribute],
                  name: str, public: bool, static: dict[int, object] | None = None,
                  flags: tuple | None = None):

@@ -61,7 +61,7 @@ class SliceMixin:
                 return
             value = self.materialize(expr, stmt)
         if isinstance(value, Scalar):
-            self._assign_nest(dest, sizes, lambda idx: value, op, stmt)
+            self._update_nest(dest, sizes, lambda idx: value, op, stmt)
             return
         if not isinstance(value, Array):
             self.error(stmt, "only a number or an array can be assigned to a slice")
@@ -83,7 +83,7 @@ class SliceMixin:
                        for one, i in zip(ones, idx[lead:])]
             return self.loaded(self.emit(memref.LoadOp.get(source.value, src_idx)).res)
 
-        self._assign_nest(dest, sizes, element, op, stmt)
+        self._update_nest(dest, sizes, element, op, stmt)
 
     def _store_in_place(self, expr: ArrayExpr, a: Array, items: list[ast.expr], dest: Array,
                         sizes: list[SSAValue], stmt: ast.stmt) -> bool:
@@ -106,6 +106,8 @@ class SliceMixin:
                 continue
             if not (m is a.value and whole and lead == 0 and dims == tuple(range(dest.ndim))):
                 return False
+            if self.may_overlap_itself(a.value):  # type: ignore[attr-defined]
+                return False  # `y[:] = y + 1` with y's elements sharing memory: read a copy
         block, _ = self.generic_block([m for m, _ in expr.leaves], expr.body, element=dest.element, node=stmt)
         if not all(isinstance(op, linalg.YieldOp) or (is_pure(op) and not isinstance(op, _MAY_STOP))
                    for op in block.ops):
@@ -171,12 +173,28 @@ class SliceMixin:
         self.loop_nest(sizes, body)
         return Array(buffer)
 
-    def _assign_nest(self, dest: Array, sizes: list[SSAValue], element, op: ast.operator | None,  # type: ignore[no-untyped-def]
+    def _update_nest(self, dest: Array, sizes: list[SSAValue], element, op: ast.operator | None,  # type: ignore[no-untyped-def]
                      stmt: ast.stmt) -> None:
+        """`_assign_nest`; for `dest op= ...` on a target whose elements may
+        share memory (a stride of 0), guarded by `ad.self_overlaps`: the
+        current values are read from a copy when they do, as numpy reads
+        them (frontend/overlap.py)."""
+        if op is None or not self.may_overlap_itself(dest.value):  # type: ignore[attr-defined]
+            self._assign_nest(dest, sizes, element, op, stmt)
+            return
+
+        def update(copies: dict[SSAValue, SSAValue]) -> None:
+            self._assign_nest(dest, sizes, element, op, stmt, copies.get(dest.value))
+
+        self.overlap_guarded(dest.value, [], update, stmt, itself=True)  # type: ignore[attr-defined]
+
+    def _assign_nest(self, dest: Array, sizes: list[SSAValue], element, op: ast.operator | None,  # type: ignore[no-untyped-def]
+                     stmt: ast.stmt, current_from: SSAValue | None = None) -> None:
         def body(idx: list[SSAValue]) -> None:
             value = element(idx)
             if op is not None:
-                current = self.loaded(self.emit(memref.LoadOp.get(dest.value, idx)).res)
+                read = current_from if current_from is not None else dest.value
+                current = self.loaded(self.emit(memref.LoadOp.get(read, idx)).res)
                 value = self.binary(op, current, value, stmt)
             self.emit(memref.StoreOp.get(self.convert_to(value, dest.element, stmt), dest.value, idx))
 

@@ -93,11 +93,6 @@ def update_2d_from_other_argument(A, B):
     return np.sum(A)
 
 
-@pytest.mark.xfail(strict=True, reason="open: `a += e(b)` with b the same memory as a (f(x, x), or "
-                   "overlapping views) is computed in place; copying e whenever two arguments may share "
-                   "memory (as slice stores do) would give every `out += e(x)` a temporary "
-                   "(test_array_exprs.py::test_a_fused_expression_allocates_one_array_and_a_reduction_none): "
-                   "it needs a run-time overlap test")
 @pytest.mark.parametrize("f", [update_from_other_argument, update_2d_from_other_argument],
                          ids=lambda f: f.__name__)
 def test_an_update_from_another_argument_that_is_the_same_array(f) -> None:

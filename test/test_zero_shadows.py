@@ -5,7 +5,8 @@ passes `np.empty` shadows, and no serial memset runs before the call.
 
 Each case: the gradient matches central finite differences of the plain
 Python function on random inputs and is bit-identical for a given thread
-count; the compiled gradient called directly with shadows full of garbage
+count (rank 2 through a flat view, rank 1 fused into a loop over the same
+range, rank 1 fitted to a loop by step 2 or 3 and fused); the compiled gradient called directly with shadows full of garbage
 (NaN) gives the same numbers (so the fill really runs inside it); empty and
 odd sizes; a bounds error raised in a worker thread reaches the caller with
 the user's line; vmap(grad, parallel=True) zero-fills its batched output
@@ -17,9 +18,11 @@ import math
 
 import numpy as np
 import pytest
+from xdsl.dialects import scf
 
 import adpasses
 from adpasses import prange
+from adpasses.dialects.ad import PARALLEL_ATTR
 from adpasses.native import runtime
 
 
@@ -44,6 +47,16 @@ def strided_pairs(x):
     s = 0.0
     for i in prange(0, len(x) - 1, 2):
         d = x[i + 1] - x[i]
+        s += d * d
+    return s
+
+
+def triples(x, w):
+    # step 3 up to len(x) - 2: the fill fitted to the loop (x[i .. i + 2] in
+    # iteration i) and fused; the last elements zeroed by a loop of their own
+    s = 0.0
+    for i in prange(0, len(x) - 2, 3):
+        d = x[i + 2] * w[i] - x[i] * x[i + 1]
         s += d * d
     return s
 
@@ -92,12 +105,13 @@ def loaded(g, args):
 CASES = {
     "rank 2": (rows, lambda rng, n: (rng.uniform(-1, 1, (n, 3)), rng.uniform(-1, 1, (n, 2)))),
     "rank 1, fused": (weighted, lambda rng, n: (rng.uniform(-1, 1, n), rng.uniform(-1, 1, n))),
-    "other range": (strided_pairs, lambda rng, n: (rng.uniform(-1, 1, n),)),
+    "step 2, fitted": (strided_pairs, lambda rng, n: (rng.uniform(-1, 1, n),)),
+    "step 3, fitted": (triples, lambda rng, n: (rng.uniform(-1, 1, n), rng.uniform(-1, 1, n))),
 }
 
 
 @pytest.mark.parametrize("name", list(CASES))
-@pytest.mark.parametrize("n", [1, 2, 7, 61])
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 61])
 def test_zeroed_shadows_match_finite_differences_and_thread_counts(name, n):
     f, make = CASES[name]
     args = make(np.random.default_rng(n), n)
@@ -135,6 +149,21 @@ def test_compiled_gradient_zeroes_garbage_shadows_itself(name):
             assert np.array_equal(s, w), (name, threads)
 
 
+def test_fitted_fill_is_fused_into_the_users_loop():
+    """Kernel 1's gradient: the fill of dx is in the loop (one parallel
+    loop for the function, and the small one for the last element)."""
+    from adpasses.api.functions import function_named
+    from xdsl.dialects import scf
+
+    jf = adpasses.jit(strided_pairs)
+    g = adpasses.grad(jf)
+    lg = loaded(g, (np.random.default_rng(1).uniform(-1, 1, 9),))
+    body = function_named(lg.module, lg.gradient_name).body.block
+    loops = [op for op in body.ops if isinstance(op, scf.ForOp)]
+    assert len(loops) == 2  # the tail's fill, then the user's loop with the fill inside
+    assert [str(op.attributes.get("ad.parallel")) for op in loops] == ['"zero"', '"prange"']
+
+
 def test_empty_arrays():
     jf = adpasses.jit(rows)
     V, W = np.zeros((0, 3)), np.zeros((0, 2))
@@ -144,13 +173,16 @@ def test_empty_arrays():
     assert dV.shape == (0, 3) and dW.shape == (0, 2)
 
 
-def test_only_for_gradients_running_parallel_loops():
-    # a serial function: the caller's np.zeros, as before
+def test_serial_gradients_zero_their_shadows_serially():
+    # a serial function with a loop: zeroed inside too, by loops not on the
+    # pool (test_zero_shadows_serial.py: the GIL is released during them)
     jf = adpasses.jit(serial_rows)
     rng = np.random.default_rng(3)
     args = (rng.uniform(-1, 1, (9, 3)), rng.uniform(-1, 1, (9, 2)))
     g = adpasses.grad(jf, (0, 1))
-    assert loaded(g, args).zeroed == frozenset()
+    lg = loaded(g, args)
+    assert lg.zeroed == frozenset({0, 1})
+    assert not any(isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes for op in lg.module.walk())
     for k in (0, 1):
         np.testing.assert_allclose(g(*args)[k], central_fd(serial_rows, list(args), k), rtol=1e-6, atol=1e-8)
 

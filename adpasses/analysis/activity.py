@@ -73,6 +73,8 @@ from adpasses.dialects.ad import (
     BroadcastOp,
     KeepOp,
     ShadowCheckOp,
+    OverlapsOp,
+    SelfOverlapsOp,
     SizeMatchOp,
     TapeCreateOp,
     TapeFreeOp,
@@ -94,12 +96,13 @@ MEMREF_OPS_UNDERSTOOD = (
 )
 """Memref ops whose effect on data the analysis models (views too)."""
 
-AD_OPS_UNDERSTOOD = (ShadowCheckOp, SizeMatchOp, KeepOp, BroadcastOp, TapeCreateOp, TapeFreeOp, TapePushOp,
-                     TapeReserveOp, TapePopOp)
+AD_OPS_UNDERSTOOD = (ShadowCheckOp, SizeMatchOp, OverlapsOp, SelfOverlapsOp, KeepOp, BroadcastOp, TapeCreateOp,
+                     TapeFreeOp, TapePushOp, TapeReserveOp, TapePopOp)
 """The `ad` ops of generated gradients (forward mode differentiates them:
 forward over reverse). A tape is memory: a push stores into it, a pop
 loads from it; checks (`ad.size_match` of a lowered matmul too) and keeps
-move no data, nor does a reserve (room on a tape)."""
+move no data, nor does a reserve (room on a tape), nor `ad.overlaps` and
+`ad.self_overlaps` (they compare addresses)."""
 
 _MODELED = frozenset((*MEMREF_OPS_UNDERSTOOD, *AD_OPS_UNDERSTOOD))
 

@@ -5,7 +5,10 @@ SSA value (an opaque integer), a `ViewIndex` placeholder (the k-th index of
 an access through a view, substituted before comparing) or a `Fresh`
 unknown (a value at another time, or an element of a range). `affine_form`
 understands integer constants, `arith.addi`, `arith.subi`, `arith.muli` by a
-constant and `arith.index_cast`; any other value is an opaque symbol.
+constant, `arith.index_cast`, and the offset and strides that
+`memref.extract_strided_metadata` reads from a memref whose type fixes them
+(the identity layout: offset 0, row-major strides; a static strided
+layout); any other value is an opaque symbol.
 
 Arithmetic is expanded only on `index` and integers of 64 bits or more:
 narrower arithmetic may wrap, and a wrapped `i + 1` is not `i + 1`.
@@ -20,8 +23,8 @@ import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, NoneAttr, StridedLayoutAttr
 from xdsl.ir import Attribute, OpResult, SSAValue
 
 
@@ -156,6 +159,12 @@ def _affine_form(value: SSAValue, cache: dict[SSAValue, Affine] | None, depth: i
     if not isinstance(value, OpResult) or depth >= MAX_DEPTH:
         return Affine.symbol(value)
     op = value.op
+    if isinstance(op, memref.ExtractStridedMetaDataOp):
+        # The offset or a stride of a memref whose type fixes it (the
+        # shadow's view `dx[::-1]` is built from dx's own metadata: with
+        # dx's identity layout its stride is -1, an affine view).
+        static = static_metadata(op.source.type, value.index)
+        return Affine.symbol(value) if static is None else Affine(static)
     if isinstance(op, arith.IndexCastOp):
         # A cast to 64 bits keeps the value (sign extension); a narrowing
         # cast may wrap, so its result is opaque.
@@ -175,6 +184,36 @@ def _affine_form(value: SSAValue, cache: dict[SSAValue, Affine] | None, depth: i
         if rhs.is_constant:
             return lhs.scale(rhs.const)
     return Affine.symbol(value)
+
+
+def static_metadata(t: Attribute, position: int) -> int | None:
+    """Result `position` of `memref.extract_strided_metadata` on a memref of
+    type `t` (base, offset, sizes..., strides...) when the type fixes it:
+    the offset and strides of the identity layout (0; row-major products of
+    static sizes) or of a strided layout's static entries; else None."""
+    if not isinstance(t, MemRefType):
+        return None
+    shape = list(t.get_shape())
+    rank = len(shape)
+    layout = t.layout
+    if isinstance(layout, NoneAttr):
+        offset: int | None = 0
+        strides: list[int | None] = []
+        running: int | None = 1
+        for size in reversed(shape):
+            strides.append(running)
+            running = None if running is None or size == DYNAMIC_INDEX else running * size
+        strides.reverse()
+    elif isinstance(layout, StridedLayoutAttr):
+        offset = None if isinstance(layout.offset, NoneAttr) else layout.offset.data
+        strides = [None if isinstance(st, NoneAttr) else st.data for st in layout.strides.data]
+    else:
+        return None
+    if position == 1:
+        return offset
+    if 2 + rank <= position < 2 + 2 * rank:
+        return strides[position - 2 - rank]
+    return None
 
 
 def interval_of(form: Affine, ranges: Mapping[Symbol, Interval]) -> Interval | None:

@@ -49,6 +49,7 @@ from adpasses.analysis.affine_index import (
     interval_of,
 )
 from adpasses.core.diagnostics import op_location
+from adpasses.core.effects import is_pure
 from adpasses.analysis.memref_access import (
     Location,
     MemoryObject,
@@ -307,12 +308,14 @@ class AliasAnalysis:
 
     def choices(self, obj: MemoryObject) -> list[MemoryObject] | None:
         """The objects a memref chosen at run time may be (the result of an
-        arith.select between memrefs: either operand's object), or None."""
+        arith.select between memrefs: either operand's object), or the
+        objects a call's result addresses (a callee returning a view of its
+        arguments: `WriteEffects.returned_arguments`), or None."""
         value = obj.value
         if obj.kind is not ObjectKind.UNKNOWN or not isinstance(value, OpResult):
             return None
         op = value.op
-        sources = chosen_sources(op)
+        sources = chosen_sources(op) or self._returned_sources(value)
         if sources is None:
             return None
         found: list[MemoryObject] = []
@@ -323,6 +326,17 @@ class AliasAnalysis:
                     found.append(option)
         return found
 
+    def _returned_sources(self, value: OpResult) -> list[SSAValue] | None:
+        """The operands of a call whose memory its result `value` addresses,
+        when the callee's summary knows (it returns views of them)."""
+        op = value.op
+        if not isinstance(op, func.CallOp):
+            return None
+        summary = self._effects.returned_arguments(op.callee.root_reference.data)
+        if summary is None or value.index >= len(summary) or summary[value.index] is None:
+            return None
+        return [op.operands[k] for k in sorted(summary[value.index])]  # type: ignore[arg-type]
+
     def _object_pair(self, a: MemoryObject, b: MemoryObject) -> AliasResult:
         if a == b:
             return _must(f"both are {self.describe(a)}")
@@ -332,12 +346,16 @@ class AliasAnalysis:
                 continue
             # Either of its operands' objects (never MUST: the choice is
             # made at run time).
-            what = (f"{self.name(chosen.value)} ({chosen.value.owner.name} at "  # type: ignore[union-attr]
-                    f"{_where(chosen.value.owner)}) is "  # type: ignore[arg-type]
+            owner = chosen.value.owner
+            verb = "is a view of" if isinstance(owner, func.CallOp) else "is"
+            what = (f"{self.name(chosen.value)} ({owner.name} at "  # type: ignore[union-attr]
+                    f"{_where(owner)}) {verb} "  # type: ignore[arg-type]
                     f"{' or '.join(self.name(o.value) for o in options)}")
             results = [self._object_alias(o, other) for o in options]
             for option, result in zip(options, results):
                 if result.kind is AliasKind.MUST_ALIAS:
+                    if verb != "is":
+                        return _may(what)  # a view of it: which elements, unknown here
                     return _may(f"{what}: it may be {self.name(option.value)}")
                 if result.kind is AliasKind.MAY_ALIAS:
                     return _may(f"{what}, and {result.reason}")
@@ -790,7 +808,8 @@ class AliasAnalysis:
         iv = counted[0] if counted is not None else None
 
         def replace(sym: object) -> Affine | None:
-            if not isinstance(sym, SSAValue) or not self._defined_inside(sym, scope):
+            if (not isinstance(sym, SSAValue) or not self._defined_inside(sym, scope)
+                    or self._invariant(sym, scope)):
                 return Affine.symbol(sym)
             if sym not in fresh:
                 if sym is iv:
@@ -802,6 +821,13 @@ class AliasAnalysis:
                     if step is None or step > 0:
                         ranges[k] = (None, -1) if later.earlier else (1, None)
                     fresh[sym] = Affine.symbol(sym) + Affine.symbol(k, step or 1)
+                elif counted is not None and _iteration_number(sym, counted):
+                    # (iv - lb) / step, the iteration's number (a tape row of
+                    # a loop by a step other than 1, lower_tapes): k >= 1
+                    # iterations later it is k more.
+                    q = Fresh("?q")
+                    ranges[q] = (None, -1) if later.earlier else (1, None)
+                    fresh[sym] = Affine.symbol(sym) + Affine.symbol(q)
                 else:
                     other = Fresh(f"?{self.name(sym).lstrip('%')}")
                     if sym in self._iv_ranges:
@@ -833,6 +859,23 @@ class AliasAnalysis:
             self._inside[key] = inside
         return self._inside[key]
 
+    def _invariant(self, value: SSAValue, scope: Operation | Region, depth: int = 0) -> bool:
+        """Whether `value`, defined inside `scope`, is the same in every
+        instance of it: computed by pure ops, or read from the descriptor of
+        a memref (`memref.dim`, `extract_strided_metadata`: sizes and strides
+        do not change), from values defined outside `scope` or invariant
+        themselves (the reverse sweep builds `dx[::-1]` inside the loop from
+        dx's sizes: the same view in every iteration)."""
+        key = (value, id(scope), "invariant")
+        if key not in self._inside:
+            owner = value.owner
+            invariant = (depth < 16 and isinstance(owner, Operation) and not owner.regions
+                         and (is_pure(owner) or isinstance(owner, (memref.DimOp, memref.ExtractStridedMetaDataOp)))
+                         and all(not self._defined_inside(v, scope) or self._invariant(v, scope, depth + 1)
+                                 for v in owner.operands))
+            self._inside[key] = invariant  # type: ignore[index]
+        return self._inside[key]  # type: ignore[index]
+
     def _induction_ranges(self) -> dict[SSAValue, Interval]:
         """[lb, ub - 1] for the iv of each counted loop (scf.for) with constant bounds."""
         ranges: dict[SSAValue, Interval] = {}
@@ -862,6 +905,25 @@ class AliasAnalysis:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+def _iteration_number(value: SSAValue, counted: tuple[SSAValue, SSAValue, SSAValue, SSAValue]) -> bool:
+    """Whether `value` is `(iv - lb) / step` (`arith.divui`/`divsi`; `iv /
+    step` when lb is 0) of the counted loop `counted` (iv, lb, ub, step):
+    the number of the iteration, exact since iv is lb + q*step."""
+    iv, lb, _, step = counted
+    op = value.owner
+    if not isinstance(op, (arith.DivUIOp, arith.DivSIOp)) or not _same_index(op.rhs, step):
+        return False
+    if op.lhs is iv:
+        return constant_of(lb) == 0
+    sub = op.lhs.owner
+    return isinstance(sub, arith.SubiOp) and sub.lhs is iv and _same_index(sub.rhs, lb)
+
+
+def _same_index(a: SSAValue, b: SSAValue) -> bool:
+    """The same value, or equal constants."""
+    return a is b or (constant_of(a) is not None and constant_of(a) == constant_of(b))
+
 
 def _chosen_memref(op: Operation) -> bool:
     """An op whose memref result is one of its memref operands, chosen at

@@ -36,13 +36,15 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import IsTerminator, MemoryEffectKind, RecursiveMemoryEffect, SymbolTable
 
-from adpasses.dialects.ad import NO_MEMORY_ATTR, GemmOp, SizeMatchOp
+from adpasses.dialects.ad import NO_MEMORY_ATTR, GemmOp, OverlapsOp, SelfOverlapsOp, SizeMatchOp
 from adpasses.core.effects import effects_of, touches_memory
 from adpasses.analysis.memref_access import ObjectKind, object_of
 from adpasses.analysis.memref_views import is_view_result
+from adpasses.analysis.returned_views import returned_arguments
 from adpasses.core.region_flow import REGION_FLOWS
 
-READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp, SizeMatchOp)
+READ_ONLY_USERS = (memref.LoadOp, memref.DimOp, memref.RankOp, SizeMatchOp, OverlapsOp,
+                   SelfOverlapsOp)
 """Memref ops that only read (or only look at the descriptor: ad.size_match
 compares sizes)."""
 
@@ -184,6 +186,20 @@ class WriteEffects:
             callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
             cache[name] = (written_arguments(self, callee) if isinstance(callee, func.FuncOp)
                            else None)
+        return cache[name]
+
+    def returned_arguments(self, name: str) -> tuple[frozenset[int] | None, ...] | None:
+        """Per memref result of the callee `name` (a function of the
+        module): the positions of the arguments whose memory it addresses
+        (`returned_views`: a helper returning `x[::-1]`), or None for a
+        result that may address other memory; None for a function the
+        module does not define (and while summarising it: recursion)."""
+        cache = self.__dict__.setdefault("_returned", {})
+        if name not in cache:
+            cache[name] = None  # while summarising: recursion
+            callee = SymbolTable.lookup_symbol(self.module, name) if self.module else None
+            if isinstance(callee, func.FuncOp) and callee.body.blocks:
+                cache[name] = returned_arguments(callee, self.returned_arguments)
         return cache[name]
 
     def stays_in_views(self, name: str) -> bool:

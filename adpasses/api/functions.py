@@ -210,6 +210,11 @@ class JitFunction:
             from adpasses.transforms.parallelize import check_prange_loops
 
             check_prange_loops(f)
+            # In-place updates that cannot overlap now (distinct arrays):
+            # no run-time test, no temporary (frontend/overlap.py).
+            from adpasses.transforms.overlap_checks import fold_overlap_checks
+
+            fold_overlap_checks(f)
         self._remember(args, f)
         return module, name
 
@@ -323,7 +328,8 @@ class JitFunction:
         their shadows (`ad-private-copies`; `LoadedGradient.private` says
         which it does: their caller passes them uncopied, with shadows of
         uninitialised memory). `zero`: the gradient may zero the other
-        shadows itself when it runs parallel loops (on the pool:
+        shadows itself when it has a loop (on the pool when it runs parallel
+        loops, else serially with the GIL released:
         `private_copies.zero_shadows_inside`; `LoadedGradient.zeroed`)."""
         key = (signature_key(tuple(args)), activity, with_primal, noalias, ret)
         if width != 1:

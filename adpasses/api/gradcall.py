@@ -51,8 +51,9 @@ class LoadedGradient:
     `ad-private-copies`."""
     zeroed: frozenset[int] = frozenset()
     """Other differentiated arrays whose shadows the compiled gradient zeroes
-    itself, on the worker pool (callers pass np.empty): a gradient running
-    parallel loops (`private_copies.zero_shadows_inside`)."""
+    itself (callers pass np.empty): a gradient with a loop, on the worker
+    pool when it runs parallel loops, else with the GIL released
+    (`private_copies.zero_shadows_inside`)."""
 
 
 def normalize_argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:

@@ -122,9 +122,12 @@ class Split:
         # f runs on copies: its writes stay off the caller's arrays, and the
         # tape's reads of them are immune to the caller's later writes.
         given = plain_arguments(name, jf._params, args)
-        from adpasses.api.aliasing import written_self_overlap
+        from adpasses.api.aliasing import check_written_distinct
 
-        written_self_overlap(jf, given, f"split({name})")
+        # Each array is copied on its own (the tape reads the copies): an
+        # array f writes must share memory with no other (`f(x, x)` would
+        # run on two distinct copies: another number than numpy's).
+        check_written_distinct(jf, f"split({name})", given)
         values = [np.array(v, order="K") if isinstance(v, np.ndarray) else v for v in given]
         kinds = jf.result_kinds(values)
         if not kinds:

@@ -49,9 +49,13 @@ def _vjp(jf, args: tuple) -> tuple[object, Callable]:  # type: ignore[no-untyped
                         "vector-Jacobian product of; to differentiate a function that writes an output "
                         "array, use adpasses.autodiff(f, ..., Duplicated(out, seed_array))")
     written = jf.written_arrays(values)
-    from adpasses.api.aliasing import check_written_no_self_overlap
+    from adpasses.api.aliasing import check_written_distinct, check_written_no_self_overlap
 
     check_written_no_self_overlap(name, jf._params, values, written, f"vjp({name})")
+    # f runs on a copy of each array it writes, made on its own: one that
+    # shares memory with another argument (`f(x, x)`) would not share it
+    # with the copy, and f would compute another number than numpy's.
+    check_written_distinct(jf, f"vjp({name})", values)
     out = jf(*_copies(values, written))
     outs = list(out) if len(kinds) > 1 else [out]
     rets = tuple(_ret_activity(kind, o) for kind, o in zip(kinds, outs))

@@ -158,7 +158,7 @@ def driver_inputs(entry: func.FuncOp, spec: BatchSpec) -> list[Attribute]:
     return types
 
 
-def _row(b: Builder, batch: SSAValue, at: SSAValue, t: MemRefType,
+def row_view(b: Builder, batch: SSAValue, at: SSAValue, t: MemRefType,
          shape: tuple[int, ...] | None = None) -> SSAValue:
     """batch[at, :, ..., :] as a value of the entry's parameter type `t`
     (with `shape`: batch[at, :shape[0], ...], constant sizes)."""
@@ -274,7 +274,7 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
         if kind == CONST:
             operands.append(fixed[p])
         elif kind == BATCHED:
-            operands.append(_row(inner, value, at, t, shapes[p]) if isinstance(t, MemRefType)
+            operands.append(row_view(inner, value, at, t, shapes[p]) if isinstance(t, MemRefType)
                             else _element(inner, value, at, t))
         elif kind == RESTORE:
             inner.insert(memref.CopyOp(pristine, value))
@@ -283,11 +283,11 @@ def add_batch_driver(module: ModuleOp, entry: func.FuncOp, spec: BatchSpec, name
             fill(inner, value, 0.0)
             operands.append(value)
         elif kind == RESTORE_ROWS:
-            row = _row(inner, value, at, t, shapes[p])
+            row = row_view(inner, value, at, t, shapes[p])
             inner.insert(memref.CopyOp(pristine, row))
             operands.append(row)
         elif kind == SCRATCH_ROWS:
-            row = _row(inner, value, at, t, shapes[p])
+            row = row_view(inner, value, at, t, shapes[p])
             fill(inner, row, 0.0)
             operands.append(row)
         else:

@@ -7,6 +7,10 @@ upstream MLIR (`mlir-opt`) reads, verifies and lowers our gradients.
   message adpasses raises (a statically different size asserts false);
 - `ad.keep`: removed (it only kept values alive through our own passes);
 - `ad.broadcast %a, %b`: `cf.assert` (equal, or one is 1) and `arith.select`;
+- `ad.overlaps %a, %b`: the byte-range test of adpasses/lowering/overlaps.py
+  in index arithmetic, from `memref.extract_aligned_pointer_as_index` and
+  `memref.extract_strided_metadata` of each; `ad.self_overlaps %a`: its
+  stride test (adpasses/lowering/overlaps.py) from a's metadata;
 - `ad.raise_if %bad {exception, message}`: `cf.assert` of the negated
   condition, message `Exception: message` (placeholders of run-time values
   stay as written: upstream's assert carries text only);
@@ -41,14 +45,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from adpasses.core.diagnostics import error_at
-from adpasses.dialects.ad import (BroadcastOp, KeepOp, RaiseIfOp, ShadowCheckOp, TapeCreateOp, TapeExportOp, TapeFreeOp,
+from adpasses.dialects.ad import (BroadcastOp, KeepOp, OverlapsOp, RaiseIfOp, SelfOverlapsOp, ShadowCheckOp, TapeCreateOp, TapeExportOp, TapeFreeOp,
                                   TapeImportOp, TapePopOp, TapePushOp, TapeReserveOp, TapeType)
 from adpasses.transforms.lower_tapes import lower_tapes
 
@@ -67,6 +71,10 @@ def lower_ad_ops(module: ModuleOp) -> None:
             _lower_broadcast(op)
         elif isinstance(op, RaiseIfOp):
             _lower_raise_if(op)
+        elif isinstance(op, OverlapsOp):
+            _lower_overlaps(op)
+        elif isinstance(op, SelfOverlapsOp):
+            _lower_self_overlaps(op)
         elif isinstance(op, TapeCreateOp):
             runtime.lower_tape(op)
         elif isinstance(op, TapeImportOp):
@@ -102,6 +110,92 @@ def _lower_shadow_check(op: ShadowCheckOp) -> None:
             ok = _emit(arith.CmpiOp(psize, ssize, "eq"), op)
         assert ok is not None
         _emit(cf.AssertOp(ok, StringAttr(message)), op)
+    Rewriter.erase_op(op)
+
+
+def _lower_overlaps(op: OverlapsOp) -> None:
+    """Whether the byte ranges of two memrefs intersect: each spans from
+    its aligned pointer plus (offset + the sum of the negative `(n-1)*s`)
+    elements to the positive sum's end; an empty one spans nothing."""
+    index = IndexType()
+
+    def c(v: int) -> SSAValue:
+        return _emit(arith.ConstantOp(IntegerAttr(v, index)), op)  # type: ignore[return-value]
+
+    def span(m: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+        mtype = m.type
+        assert isinstance(mtype, MemRefType)
+        element = mtype.element_type
+        width = element.width.data if hasattr(element, "width") else 64  # type: ignore[attr-defined]
+        size = c(max(1, (width + 7) // 8))
+        zero, one = c(0), c(1)
+        md = memref.ExtractStridedMetaDataOp(m)
+        _emit(md, op)
+        rank = len(mtype.get_shape())
+        offset, sizes, strides = md.results[1], md.results[2:2 + rank], md.results[2 + rank:]
+        base = _emit(memref.ExtractAlignedPointerAsIndexOp.create(operands=[m], result_types=[index]), op)
+        low = high = offset
+        empty: SSAValue | None = None
+        for n, s in zip(sizes, strides):
+            reach = _emit(arith.MuliOp(_emit(arith.SubiOp(n, one), op), s), op)
+            negative = _emit(arith.CmpiOp(s, zero, "slt"), op)
+            low = _emit(arith.AddiOp(low, _emit(arith.SelectOp(negative, reach, zero), op)), op)
+            high = _emit(arith.AddiOp(high, _emit(arith.SelectOp(negative, zero, reach), op)), op)
+            none = _emit(arith.CmpiOp(n, zero, "sle"), op)
+            empty = none if empty is None else _emit(arith.OrIOp(empty, none), op)
+        if empty is None:  # rank 0: one element
+            empty = _emit(arith.ConstantOp(IntegerAttr(0, 1)), op)
+        first = _emit(arith.AddiOp(base, _emit(arith.MuliOp(low, size), op)), op)
+        end = _emit(arith.AddiOp(_emit(arith.AddiOp(base, _emit(arith.MuliOp(high, size), op)), op), size), op)
+        return first, end, empty  # type: ignore[return-value]
+
+    a_first, a_end, a_empty = span(op.lhs)
+    b_first, b_end, b_empty = span(op.rhs)
+    meet = _emit(arith.AndIOp(_emit(arith.CmpiOp(a_first, b_end, "ult"), op),
+                              _emit(arith.CmpiOp(b_first, a_end, "ult"), op)), op)
+    true = _emit(arith.ConstantOp(IntegerAttr(1, 1)), op)
+    some = _emit(arith.XOrIOp(_emit(arith.OrIOp(a_empty, b_empty), op), true), op)
+    result = _emit(arith.AndIOp(meet, some), op)
+    op.result.replace_all_uses_with(result)  # type: ignore[arg-type]
+    Rewriter.erase_op(op)
+
+
+def _lower_self_overlaps(op: SelfOverlapsOp) -> None:
+    """Not (empty, or distinct elements shown by the strides taken
+    innermost-first or outermost-first)."""
+    index = IndexType()
+
+    def c(v: int, width: Attribute = index) -> SSAValue:
+        return _emit(arith.ConstantOp(IntegerAttr(v, width)), op)  # type: ignore[return-value]
+
+    def e(new: Operation) -> SSAValue:
+        return _emit(new, op)  # type: ignore[return-value]
+
+    mtype = op.source.type
+    assert isinstance(mtype, MemRefType)
+    rank = len(mtype.get_shape())
+    md = memref.ExtractStridedMetaDataOp(op.source)
+    _emit(md, op)
+    sizes, strides = md.results[2:2 + rank], md.results[2 + rank:]
+    zero, one, true = c(0), c(1), c(1, IntegerType(1))
+
+    def distinct(order: list[int]) -> SSAValue:
+        ok, reach = true, one
+        for k in order:
+            n, s = sizes[k], strides[k]
+            big = e(arith.CmpiOp(n, one, "sgt"))
+            step = e(arith.SelectOp(e(arith.CmpiOp(s, zero, "slt")), e(arith.SubiOp(zero, s)), s))
+            fits = e(arith.OrIOp(e(arith.XOrIOp(big, true)), e(arith.CmpiOp(step, reach, "sge"))))
+            ok = e(arith.AndIOp(ok, fits))
+            reach = e(arith.AddiOp(reach, e(arith.SelectOp(big, e(arith.MuliOp(step, e(arith.SubiOp(n, one)))),
+                                                           zero))))
+        return ok
+
+    fine = e(arith.OrIOp(distinct(list(reversed(range(rank)))), distinct(list(range(rank)))))
+    for n in sizes:
+        fine = e(arith.OrIOp(fine, e(arith.CmpiOp(n, zero, "sle"))))
+    result = e(arith.XOrIOp(fine, true))
+    op.result.replace_all_uses_with(result)
     Rewriter.erase_op(op)
 
 

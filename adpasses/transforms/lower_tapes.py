@@ -115,8 +115,8 @@ class LowerCapacityTape(RewritePattern):
 def _lower_fixed(op: TapeCreateOp, layout: FixedLayout, stack_limit: int, rewriter: PatternRewriter) -> None:
     """The tape as a (capacity / (m1*...*md*k), m1, ..., md, k) buffer, m
     the trip counts of the inner loops around the pushes: forward
-    iteration (i, j1, ...) stores its c-th push at [i - lb, j1 - lb1, ...,
-    c]; reverse iteration (r, r1, ...) loads its p-th pop from
+    iteration (i, j1, ...) stores its c-th push at [(i - lb) / step,
+    (j1 - lb1) / step1, ..., c] (no division for a step of 1); reverse iteration (r, r1, ...) loads its p-th pop from
     [T - 1 - r, m1 - 1 - r1, ..., k - 1 - p] (tape_layout.py). No counter."""
     elem = op.tape.type.element_type
     k = layout.k
@@ -140,7 +140,10 @@ def _lower_fixed(op: TapeCreateOp, layout: FixedLayout, stack_limit: int, rewrit
         trips = []
         for loop in layout.inner:  # their bounds are known here (fixed_layout)
             span = emit(arith.SubiOp(materialize(loop.ub, op, built), materialize(loop.lb, op, built)))
-            trips.append(emit(arith.MaxSIOp(span, zero)))
+            trip = emit(arith.MaxSIOp(span, zero))
+            if _static_int(loop.step) != 1:  # ceil(span / step): the iterations of a loop by step
+                trip = emit(arith.CeilDivSIOp(trip, materialize(loop.step, op, built)))
+            trips.append(trip)
         per_row = const(k)
         for trip in trips:
             per_row = emit(arith.MuliOp(per_row, trip))
@@ -158,6 +161,8 @@ def _lower_fixed(op: TapeCreateOp, layout: FixedLayout, stack_limit: int, rewrit
         row = loop.body.block.args[0]
         if _static_int(loop.lb) != 0:
             row = emit(arith.SubiOp(row, loop.lb), loop, fb)
+        if _static_int(loop.step) != 1:  # the iteration's number: lb + row*step is i, step > 0
+            row = emit(arith.DivUIOp(row, loop.step), loop, fb)
         forward_index.append(row)
     reverse_index = []
     for loop in layout.reverse:

@@ -36,13 +36,13 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (DYNAMIC_INDEX, AnyFloat, ArrayAttr, DictionaryAttr, FloatAttr, IndexType,
                                    IntegerAttr, MemRefType, ModuleOp, NoneAttr, UnitAttr)
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from adpasses.core.effects import is_pure
 from adpasses.dialects.ad import PRIVATE_COPY_ATTR, UNCHECKED_ATTR, ShadowCheckOp
-from adpasses.transforms.fuse_loops import _same_range, fuse, fusion_conflict
+from adpasses.transforms.fuse_loops import _same_range, _same_value, fuse, fusion_conflict
 
 
 def marked_arguments(function: func.FuncOp) -> dict[int, int]:
@@ -232,15 +232,21 @@ def _zero_nest(zero: SSAValue, m: SSAValue, lb: SSAValue, step: SSAValue, sizes:
 
 def zero_shadows_inside(gradient: func.FuncOp, activity: tuple[str, ...], skip: frozenset[int]) -> frozenset[int]:
     """For a gradient (width 1, each argument then its shadow if `dup`)
-    that runs parallel loops: mark the shadows of its `dup` primal
-    arguments not in `skip` (those private_copies_in already zero-fills)
-    `ad.zero_shadow` and zero them inside (`zero_marked_shadows`), so that
-    a caller that allocates them (grad) passes `np.empty` and no serial
-    memset runs before the call. Returns the primal indices whose shadows
+    that has a loop: mark the shadows of its `dup` primal arguments not in
+    `skip` (those private_copies_in already zero-fills) `ad.zero_shadow`
+    and zero them inside (`zero_marked_shadows`), so that a caller that
+    allocates them (grad) passes `np.empty` and no memset runs before the
+    call with the GIL held. When the gradient runs parallel loops the fills
+    run on the pool; otherwise they are serial loops, which the entry runs
+    with the GIL released (Python threads calling one gradient overlap
+    them: docs/parallel.md, "Python threads calling one compiled
+    gradient"). A gradient without a loop keeps the caller's np.zeros: its
+    entry keeps the GIL (`pyentry.releases_gil`), which a fill loop would
+    make it give up and take back. Returns the primal indices whose shadows
     it zeroes."""
     from adpasses.dialects.ad import ZERO_SHADOW_ATTR
 
-    if not gradient.body.blocks or not _runs_parallel_loops(gradient):
+    if not gradient.body.blocks or not any(isinstance(op, (scf.ForOp, scf.WhileOp)) for op in gradient.walk()):
         return frozenset()
     args = gradient.body.block.args
     at, pairs = 0, []
@@ -255,11 +261,11 @@ def zero_shadows_inside(gradient: func.FuncOp, activity: tuple[str, ...], skip: 
     for _, primal, shadow in pairs:
         attrs[shadow] = DictionaryAttr({**attrs[shadow].data, ZERO_SHADOW_ATTR: IntegerAttr(primal, 64)})
     gradient.arg_attrs = ArrayAttr(attrs)
-    done = set(zero_marked_shadows(gradient))
+    done = set(zero_marked_shadows(gradient, parallel=_runs_parallel_loops(gradient)))
     return frozenset(k for k, _, shadow in pairs if shadow in done)
 
 
-def zero_marked_shadows(function: func.FuncOp) -> list[int]:
+def zero_marked_shadows(function: func.FuncOp, parallel: bool = True) -> list[int]:
     """Zero-fill the arguments of `function` marked `ad.zero_shadow = P`
     (P: the index of its primal) first thing; returns the indices of those
     zeroed (each mark is removed).
@@ -271,7 +277,8 @@ def zero_marked_shadows(function: func.FuncOp) -> list[int]:
     elements through a flat view (each chunk one memset), placed before the
     first op that may touch array contents and marked `ad.parallel =
     "zero"` (ZERO_FILL_MARK): ad-parallelize runs it in chunks on the pool
-    (each thread zeroes, and first touches, its own rows). A rank-1 fill
+    (each thread zeroes, and first touches, its own rows); `parallel=False`
+    (a gradient that runs no parallel loop): not marked, a serial loop. A rank-1 fill
     next to a loop over the same range fuses into it when the alias
     analysis allows (as a private copy's fill: LLVM then forwards the zero
     to the loop's first accumulation, and no pass over memory of its own
@@ -330,7 +337,8 @@ def zero_marked_shadows(function: func.FuncOp) -> list[int]:
                      for d in range(1, len(t.get_shape()))]
         loop = scf.ForOp(lb, ub, step, [], Region(_zero_nest(zero, dx, lb, step, sizes)))
         loop.location = function.location
-        loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_FILL_MARK)
+        if parallel:
+            loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_FILL_MARK)
         fills.append((k, loop))
         ranks[k] = len(t.get_shape())
     # After every fill's constants, rank-1 fills last (next to the anchor: fusable).
@@ -339,8 +347,13 @@ def zero_marked_shadows(function: func.FuncOp) -> list[int]:
         block.insert_op_before(loop, anchor)
     for k, loop in reversed(fills):
         nxt = loop.next_op
-        if ranks[k] != 1 or not (isinstance(nxt, scf.ForOp) and _same_range(loop, nxt)):
-            break  # a nest, or not next to a loop over the same range: this fill and those before stay
+        if ranks[k] != 1 or not isinstance(nxt, scf.ForOp):
+            break  # a nest, or not next to a loop: this fill and those before stay
+        if not _same_range(loop, nxt):
+            stepped = _stepped_fill(function, loop, nxt)
+            if stepped is None:
+                break
+            loop = stepped
         if fusion_conflict(function, loop, nxt) is not None:
             break
         location, attributes = nxt.location, dict(nxt.attributes)
@@ -352,13 +365,103 @@ def zero_marked_shadows(function: func.FuncOp) -> list[int]:
     return sorted(k for k, _ in fills)
 
 
+MAX_FILL_STEP = 8
+"""The largest constant step of a loop a rank-1 fill is fitted to (`_stepped_fill`)."""
+
+
+def _constant_index(v: SSAValue) -> int | None:
+    if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp) and isinstance(v.op.value, IntegerAttr):
+        return v.op.value.value.data
+    return None
+
+
+def _stepped_fill(function: func.FuncOp, fill: scf.ForOp, nxt: scf.ForOp) -> scf.ForOp | None:
+    """For a rank-1 fill (over 0 .. n) next to a loop from 0 by a constant
+    step s (2 .. MAX_FILL_STEP) to n - c, c >= s - 1 (kernel 1's
+    `for i in prange(0, len(x) - 1, 2)`): a fill over the loop's range,
+    zeroing the elements i .. i + s - 1 in iteration i, and a loop of its
+    own for those from s * ceil(ub / s) on, which replace
+    `fill` when the alias analysis allows fusing the first into `nxt` (no
+    iteration reads an element another zeroes); returns the fill to fuse,
+    else None (and `fill` stays)."""
+    s = _constant_index(nxt.step)
+    if _constant_index(nxt.lb) != 0 or s is None or not 2 <= s <= MAX_FILL_STEP:
+        return None
+    stores = [op for op in fill.body.block.ops if isinstance(op, memref.StoreOp)]
+    if len(stores) != 1 or len(stores[0].indices) != 1:
+        return None
+    zero, dx, n = stores[0].value, stores[0].memref, fill.ub
+    # Only a bound ub = n - c with c >= s - 1: every element an iteration
+    # zeroes is then below n, so the stores need no guard (guarded, LLVM
+    # could not forward them to the loop's reads: a two-element vector
+    # load after two separate stores waits for both).
+    ub = nxt.ub
+    if not (isinstance(ub, OpResult) and isinstance(ub.op, arith.SubiOp) and _same_value(ub.op.lhs, n, 4)):
+        return None
+    c = _constant_index(ub.op.rhs)
+    if c is None or c < s - 1:
+        return None
+    block = fill.parent_block()
+    assert block is not None
+    index = IndexType()
+    made: list[Operation] = []
+
+    def add(op: Operation) -> SSAValue:
+        block.insert_op_before(op, fill)
+        made.append(op)
+        return op.results[0]
+
+    c0, c1, cs = (add(arith.ConstantOp(IntegerAttr(v, index))) for v in (0, 1, s))
+    covered = add(arith.MuliOp(add(arith.CeilDivSIOp(nxt.ub, cs)), cs))
+    start = add(arith.MinSIOp(add(arith.MaxSIOp(covered, c0)), n))
+    tail_body = Block(arg_types=[index])
+    store = memref.StoreOp.get(zero, dx, [tail_body.args[0]])
+    store.attributes[UNCHECKED_ATTR] = UnitAttr()  # start <= e < n
+    tail_body.add_op(store)
+    tail_body.add_op(scf.YieldOp())
+    tail = scf.ForOp(start, n, c1, [], Region(tail_body))
+    tail.location = fill.location
+    tail.attributes.update(fill.attributes)
+    block.insert_op_before(tail, fill)
+    body = Block(arg_types=[index])
+    i = body.args[0]
+    at = [i]
+    for j in range(1, s):
+        offset = arith.ConstantOp(IntegerAttr(j, index))
+        at_op = arith.AddiOp(i, offset.result)
+        body.add_op(offset)
+        body.add_op(at_op)
+        at.append(at_op.result)
+
+    for a in at:  # below n: i <= ub - 1 <= n - s (checked above)
+        store = memref.StoreOp.get(zero, dx, [a])
+        store.attributes[UNCHECKED_ATTR] = UnitAttr()
+        body.add_op(store)
+    body.add_op(scf.YieldOp())
+    stepped = scf.ForOp(nxt.lb, nxt.ub, nxt.step, [], Region(body))
+    stepped.location = fill.location
+    block.insert_op_before(stepped, fill)
+    fill.detach()
+    if fusion_conflict(function, stepped, nxt) is None:
+        fill.erase()
+        return stepped
+    for op in [stepped, tail, *reversed(made)]:
+        op.detach()
+        op.erase()
+    block.insert_op_before(fill, nxt)
+    return None
+
+
 @dataclass(frozen=True)
 class ZeroShadowsPass(ModulePass):
-    """`ad-zero-shadows`: every function with `ad.zero_shadow` arguments."""
+    """`ad-zero-shadows{parallel=true}`: every function with `ad.zero_shadow`
+    arguments; `parallel=false`: the fills are serial loops (what grad's
+    gradients that run no parallel loop get)."""
 
     name = "ad-zero-shadows"
+    parallel: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.ops):
             if isinstance(f, func.FuncOp) and f.body.blocks:
-                zero_marked_shadows(f)
+                zero_marked_shadows(f, parallel=self.parallel)

@@ -27,23 +27,34 @@ is the same, bit for bit, on every run and with any number of threads.
 The copies' bounds checks are `m`'s (priv[c] has its sizes). Sums the loop
 carries are carried by the loop over chunks (each chunk's inner loop
 continues its sum: a sum through an inner loop).
+
+The accumulations may go through views of `m` built inside the loop (the
+reverse sweep's shadow view `dx[::-1]`, or its broadcast, made in each
+iteration from dx's own metadata), when `m` has the identity layout: then
+every use of `m` in the chunk's loop (the views, `memref.dim`,
+`extract_strided_metadata`) is `priv[c]` cast to `m`'s type (its first
+element the base: the same sizes, strides and offset 0), so each view
+addresses the same elements of the copy that it addressed of `m`. The
+loop's other uses of `m`'s memory are then only views and descriptor reads.
 """
 
 from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, IntegerAttr, MemRefType, NoneAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from adpasses.analysis.alias import AliasAnalysis
 from adpasses.analysis.memref_access import ObjectKind, object_of
+from adpasses.analysis.memref_views import is_view_result, view_source
 from adpasses.core.ir_walk import nested_ops
 from adpasses.core.region_flow import counted_loop
 from adpasses.core.types import byte_size, is_float_type
 from adpasses.dialects.ad import PARALLEL_ATTR, UNCHECKED_ATTR
 from adpasses.transforms.accumulators import noalias_argument
+from adpasses.transforms.batch_loops import row_view
 
 PRIVATE_CHUNKS = 16
 """Private copies per loop: at most this many threads share its work."""
@@ -81,9 +92,12 @@ def accumulations(loop: scf.ForOp, function: func.FuncOp) -> dict[SSAValue, list
                      and list(o.owner.indices) == list(store.indices) and len(list(o.owner.res.uses)) == 1), None)
         if load is None or not is_float_type(add.result.type):
             continue
-        m = store.memref
-        obj = object_of(m)
-        if obj.value is not m or _inside(m, loop) or not isinstance(m.type, MemRefType):
+        obj = object_of(store.memref)
+        m = obj.value
+        if _inside(m, loop) or not isinstance(m.type, MemRefType):
+            continue
+        if store.memref is not m and not (isinstance(m.type.layout, NoneAttr)
+                                          and _views_inside(store.memref, m, loop)):
             continue
         if not (obj.kind is ObjectKind.ALLOCATION
                 or (obj.kind is ObjectKind.ARGUMENT and noalias_argument(m, function))):
@@ -91,7 +105,7 @@ def accumulations(loop: scf.ForOp, function: func.FuncOp) -> dict[SSAValue, list
         found.setdefault(m, []).append((load, add, store))
     own = {op for pairs in found.values() for load, _, store in pairs for op in (load, store)}
     for op in nested_ops(loop)[1:]:
-        if op in own:
+        if op in own or _describes(op):
             continue
         for v in op.operands:
             if isinstance(v.type, MemRefType):
@@ -99,7 +113,38 @@ def accumulations(loop: scf.ForOp, function: func.FuncOp) -> dict[SSAValue, list
                 if obj.kind is ObjectKind.UNKNOWN:
                     return {}
                 found.pop(obj.value, None)
+    for m in list(found):
+        # replaced by the copy in the chunk's loop: only where the copy's
+        # row, cast to m's type, is m's layout (the identity)
+        if through_views(loop, m) and not isinstance(m.type.layout, NoneAttr):  # type: ignore[attr-defined]
+            del found[m]
     return found
+
+
+def _views_inside(view: SSAValue, root: SSAValue, loop: Operation) -> bool:
+    """Whether `view` is `root` through views all made inside `loop`."""
+    while view is not root:
+        owner = view.owner
+        if not (is_view_result(view) and isinstance(owner, Operation) and _inside(view, loop)):
+            return False
+        source = view_source(owner)
+        assert source is not None
+        view = source
+    return True
+
+
+def _describes(op: Operation) -> bool:
+    """A view or a read of a memref's descriptor: touches no element (what
+    the view's users do is checked on them)."""
+    return (isinstance(op, (memref.DimOp, memref.ExtractStridedMetaDataOp))
+            or (bool(op.results) and is_view_result(op.results[0])))
+
+
+def through_views(loop: scf.ForOp, m: SSAValue) -> bool:
+    """Whether `loop` uses `m` other than by the loads and stores of its
+    accumulations (views of it, its sizes): privatised by replacing `m`."""
+    return any(_within(use.operation, loop) and not isinstance(use.operation, (memref.LoadOp, memref.StoreOp))
+               for use in m.uses)
 
 
 def _independent_with_private(loop: scf.ForOp, function: func.FuncOp, memrefs: list[SSAValue],
@@ -125,8 +170,9 @@ def _independent_with_private(loop: scf.ForOp, function: func.FuncOp, memrefs: l
                 k = builder.insert(arith.ConstantOp(IntegerAttr(d, IndexType()))).results[0]
                 dims.append(builder.insert(memref.DimOp(new_m, k)).results[0])
         fresh = builder.insert(memref.AllocOp(dims, [], MemRefType(t.element_type, t.get_shape()))).results[0]
+        every_use = fresh.type == t and through_views(copy, new_m)  # views of it too
         for use in list(new_m.uses):
-            if _within(use.operation, copy) and isinstance(use.operation, (memref.LoadOp, memref.StoreOp)):
+            if _within(use.operation, copy) and (every_use or isinstance(use.operation, (memref.LoadOp, memref.StoreOp))):
                 use.operation.operands[use.index] = fresh
     return problem(copy, AliasAnalysis(trial)) is None
 
@@ -158,6 +204,13 @@ def privatize(loop: scf.ForOp, function: func.FuncOp, problem) -> scf.ForOp | No
     found = accumulations(loop, function)
     if not found or not _independent_with_private(loop, function, list(found), problem):
         return None
+    # Only the memrefs whose accumulations stop the proof get copies: a row
+    # `dX[i, :]` each iteration accumulates into alone needs none (and its
+    # copies, C times all of dX, would rarely be worth making).
+    for m in list(found):
+        rest = [other for other in found if other is not m]
+        if rest and _independent_with_private(loop, function, rest, problem):
+            del found[m]
     return _rewrite(loop, found)
 
 
@@ -232,13 +285,21 @@ def _rewrite(loop: scf.ForOp, found: dict[SSAValue, list[Accumulation]]) -> scf.
 
     lo = chunk_start(c)
     hi = chunk_start(cemit(arith.AddiOp(c, c1)).results[0])
+    viewed = {m for m in found if through_views(loop, m)}
+    rows = {m: row_view(cb, private[m], c, m.type) for m in viewed}  # type: ignore[arg-type]
     inner = loop.clone()
     inner.attributes.pop(PARALLEL_ATTR, None)
     inner.operands = [lo, hi, step, *chunk_loop_body.args[1:]]
     cb.insert(inner)
-    # its accumulations go to priv[chunk, J]
+    # m, used through views in the loop, is priv[chunk] there (as m's type)
+    for op in nested_ops(inner):
+        for k, operand in enumerate(op.operands):
+            if operand in rows:
+                op.operands[k] = rows[operand]
+    # the other accumulations go to priv[chunk, J]
     for old_op, new_op in list(zip(nested_ops(loop), nested_ops(inner))):
         if not (isinstance(old_op, (memref.LoadOp, memref.StoreOp)) and old_op.memref in private
+                and old_op.memref not in viewed
                 and any(old_op in (load, store) for load, _, store in found[old_op.memref])):
             continue
         priv = private[old_op.memref]

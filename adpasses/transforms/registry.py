@@ -77,6 +77,12 @@ def _promote_scratch() -> type[ModulePass]:
     return PromoteScratchPass
 
 
+def _fold_overlap_checks() -> type[ModulePass]:
+    from adpasses.transforms.overlap_checks import FoldOverlapChecksPass
+
+    return FoldOverlapChecksPass
+
+
 def _lower_ad_ops() -> type[ModulePass]:
     from adpasses.transforms.lower_ad_ops import LowerAdOpsPass
 
@@ -206,6 +212,7 @@ AD_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "ad-expand-upstream-ops": _expand_upstream_ops,
     "ad-lower-linalg": _lower_linalg,
     "ad-lower-ad-ops": _lower_ad_ops,
+    "ad-fold-overlap-checks": _fold_overlap_checks,
     "ad-lower-matmul": _lower_matmul,
     "ad-promote-scratch": _promote_scratch,
     "ad-parallelize": _parallelize,

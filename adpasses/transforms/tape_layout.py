@@ -17,16 +17,20 @@ parallel loop) touches its own rows, which the alias analysis proves.
   branch runs at most once per iteration: its slots are written only when
   it runs, and read only when the reverse's if takes the same branch),
   through counted loops and ifs only (not a `while`: then the count per
-  iteration is not a constant), each loop with step 1, the inner ones with bounds known before the
+  iteration is not a constant), the inner loops with bounds and steps known before the
   tape is made (values defined there, or `memref.dim`s and index
-  arithmetic of such values, computed again there: `materialize`); every
+  arithmetic of such values, computed again there: `materialize`); any
+  step (positive, as scf.for requires: forward iteration `i` of a loop from
+  `lb` by `step` is its `(i - lb) / step`-th, its row; a Python range
+  with a negative step is already a loop counting up); every
   pop directly in the body of the matching loop of the reverse nest, each
   of its loops iterating `0 .. T` with step 1 (as `ForRule` builds them),
   as many pops as pushes;
 - F and its reverse loop each run at most once while the tape lives (no
   loop between them and the block that creates the tape): the rows are
   not reused.
-With inner loops of trip counts m1..md the buffer is (T, m1, ..., md, k).
+With inner loops of trip counts m1..md (`ceil((ub - lb) / step)`) the
+buffer is (T, m1, ..., md, k).
 The tape's capacity counts every push (the counter lowering relies on it
 too), so `capacity / (m1*...*md*k)` rows hold the T iterations.
 """
@@ -197,11 +201,9 @@ def fixed_layout(create: TapeCreateOp) -> FixedLayout | str | None:
         return f"{name} is pushed and popped in loop nests of different depths: it stays a stack"
     if len(pushes) != len(pops):
         return f"{name}: {len(pushes)} pushes per iteration but {len(pops)} pops: it stays a stack"
-    for loop in forward:
-        if constant_of(loop.step) != 1:
-            return f"{name} is pushed by a loop whose step is not 1 (at {op_location(loop) or '?'}): it stays a stack"
     for loop in forward[1:]:
-        if not (available_at(loop.lb, create) and available_at(loop.ub, create)):
+        if not (available_at(loop.lb, create) and available_at(loop.ub, create)
+                and available_at(loop.step, create)):
             return (f"{name} is pushed in an inner loop (at {op_location(loop) or '?'}) whose trip count is not "
                     "known before the parallel loop starts: the values per iteration are not a fixed number, so "
                     "it stays a stack")
