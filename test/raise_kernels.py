@@ -69,6 +69,34 @@ def local_arrays_then_raise(x, k):
     return s
 
 
+def returned_array_then_raise(x, k):
+    """`y` is handed to the caller at the return, which a stop never reaches."""
+    y = np.zeros(200000)
+    y[:len(x)] = x
+    if np.sum(x) > k:
+        raise ValueError("too big")
+    return y
+
+
+def returned_pair_then_index(x, k):
+    y = np.exp(x) * 2.0
+    z = np.zeros(200000)
+    z[k] = 1.0                      # out of bounds for k >= 200000
+    return y, z
+
+
+def made_by_callee(n):
+    return np.ones(n)
+
+
+def callee_arrays_then_raise(x, k):
+    """`a` is a buffer the callee handed over (freed at the end of this
+    function); the second call stops inside the callee's callee."""
+    a = made_by_callee(200000)
+    b = returned_array_then_raise(x, k)
+    return a[0] + b[0]
+
+
 class SingularError(Exception):
     pass
 

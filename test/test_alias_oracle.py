@@ -10,7 +10,10 @@ copies into subviews, into two overlapping arguments, allocations,
 allocations made inside loops, and calls of helpers that return a view of
 one of their arguments (`@mid`, `@pick`: the analysis follows the result
 to that argument's memory, analysis/returned_views.py), one of them
-writing its argument first (`@poke`). A small interpreter runs it and records, for
+writing its argument first (`@poke`), indices through %x's metadata read
+in a loop (its stride, fixed by its type; its size, the same in every
+iteration), and the iteration's number `(iv - lb) / step` (a tape row of
+a loop by a step other than 1), also checked on known answers. A small interpreter runs it and records, for
 every load executed, every write executed later to the same address. Each
 such (load, write) pair must be among `clobbers(load)`; the test also
 checks that the analysis proves a fair share of loads not overwritten, so
@@ -20,6 +23,8 @@ that it cannot pass by answering "may" everywhere.
 from __future__ import annotations
 
 import random
+
+import pytest
 from dataclasses import dataclass, field
 from itertools import count
 
@@ -110,14 +115,28 @@ class Generator:
         return name
 
     def index(self, ivs: list[str], indent: str, top: int) -> str:
-        """c + sum(a * v) over some of the loop variables, small coefficients."""
+        """c + sum(a * v) over some of the loop variables, small coefficients;
+        sometimes through %x's metadata read where the index is computed
+        (its stride, 1 by its type; its size, the same in every iteration)."""
         value = self.constant(self.rng.randint(0, top), indent)
+        stride = None
+        if self.rng.random() < 0.15:
+            size, stride = self.fresh("sz"), self.fresh("sd")
+            self.lines.append(f"{indent}{self.fresh('bb')}, {self.fresh('of')}, {size}, {stride} = "
+                              "memref.extract_strided_metadata %x : memref<64xf64> -> memref<f64>, index, index, index")
+            c64, shifted, total = self.constant(64, indent), self.fresh("s"), self.fresh("s")
+            self.lines.append(f"{indent}{shifted} = arith.subi {size}, {c64} : index")  # 0, opaque to the analysis
+            self.lines.append(f"{indent}{total} = arith.addi {value}, {shifted} : index")
+            value = total
         for iv in ivs:
             if self.rng.random() < 0.5:
                 continue
             coeff = self.rng.choice([1, 1, 2, -1])
             scaled = iv
-            if coeff != 1:
+            if stride is not None and coeff == 1:
+                scaled = self.fresh("m")
+                self.lines.append(f"{indent}{scaled} = arith.muli {iv}, {stride} : index")
+            elif coeff != 1:
                 scaled = self.fresh("m")
                 factor = self.constant(coeff, indent)
                 self.lines.append(f"{indent}{scaled} = arith.muli {iv}, {factor} : index")
@@ -193,7 +212,17 @@ class Generator:
             self.lines.append(f"{indent}  scf.yield {k2} : index")
         else:
             self.lines.append(f"{indent}scf.for {iv} = {clb} to {cub} step {cstep} {{")
-            self.block(ivs + [iv], buffers, depth + 1, indent + "  ")
+            inner = [iv]
+            if self.rng.random() < 0.3:  # the iteration's number (iv - lb) / step: a tape row
+                row = self.fresh("q")
+                if lb == 0 and self.rng.random() < 0.5:
+                    self.lines.append(f"{indent}  {row} = arith.divui {iv}, {cstep} : index")
+                else:
+                    offset = self.fresh("qo")
+                    self.lines.append(f"{indent}  {offset} = arith.subi {iv}, {clb} : index")
+                    self.lines.append(f"{indent}  {row} = arith.divui {offset}, {cstep} : index")
+                inner = [row] if self.rng.random() < 0.5 else [iv, row]
+            self.block(ivs + inner, buffers, depth + 1, indent + "  ")
         self.lines.append(f"{indent}}}")
 
     def while_loop(self, ivs, buffers, depth, indent) -> None:  # type: ignore[no-untyped-def]
@@ -304,6 +333,13 @@ class Trace:
             env[op.result] = env[op.lhs] - env[op.rhs]
         elif isinstance(op, arith.MuliOp):
             env[op.result] = env[op.lhs] * env[op.rhs]
+        elif isinstance(op, arith.DivUIOp):
+            env[op.result] = env[op.lhs] // env[op.rhs]
+        elif isinstance(op, memref.ExtractStridedMetaDataOp):
+            src = env[op.source]  # %x: offset 0 and stride 1, as its type says
+            values = [src, src.offset, *src.shape, *src.strides]
+            for result, value in zip(op.results, values):
+                env[result] = value
         elif isinstance(op, arith.CmpiOp):
             env[op.result] = env[op.lhs] < env[op.rhs]
         elif isinstance(op, memref.AllocOp):
@@ -510,3 +546,50 @@ def test_iteration_independence_never_claimed_for_loops_seen_dependent():
     # of which write memory (not only loops that merely read).
     assert dependent > loops // 10 and proven > loops // 10, (proven, dependent, loops)
     assert proven_writing > 0
+
+
+# -- the iteration's number (iv - lb) / step: rows of a fixed tape layout --------------------
+
+
+def _row_program(lb: int, step: str, divisor: str, write: int, read: int) -> str:
+    """A loop from lb by step storing x[q + write] and loading x[q + read],
+    q = (i - lb) / divisor (the row of a tape of a loop by a step other
+    than 1: lower_tapes)."""
+    return (
+        "func.func @f(%x: memref<64xf64>, %w: memref<64xf64>, %n: index, %st: index) {\n"
+        "  %z = arith.constant 0.0 : f64\n"
+        f"  %lb = arith.constant {lb} : index\n  %ub = arith.constant 12 : index\n"
+        "  %c2 = arith.constant 2 : index\n  %c3 = arith.constant 3 : index\n"
+        f"  %a = arith.constant {write} : index\n  %b = arith.constant {read} : index\n"
+        f"  scf.for %i = %lb to %ub step {step} {{\n"
+        "    %o = arith.subi %i, %lb : index\n"
+        f"    %q = arith.divui %o, {divisor} : index\n"
+        "    %p = arith.addi %q, %a : index\n    %r = arith.addi %q, %b : index\n"
+        "    memref.store %z, %x[%p] : memref<64xf64>\n"
+        "    %v = memref.load %x[%r] : memref<64xf64>\n"
+        "  }\n  func.return\n}\n")
+
+
+@pytest.mark.parametrize("step", ["%c2", "%c3", "%st"])
+def test_iteration_number_rows_are_proven_only_when_they_differ(step: str) -> None:
+    """Known answers, and the trace: with q the iteration's number, x[q + a]
+    written and x[q + b] read are independent iff a == b; a divisor that is
+    not the loop's step is not the iteration's number (a fresh value in
+    another iteration: never proven)."""
+    for lb in (0, 1):
+        for divisor in ("%c2", "%c3", "%st"):
+            for write in (0, 1, 2):
+                for read in (0, 1, 2):
+                    text = _row_program(lb, step, divisor, write, read)
+                    f = next(op for op in parse_module(text, "rows.mlir").ops if isinstance(op, func.FuncOp))
+                    loop = next(op for op in f.walk() if isinstance(op, scf.ForOp))
+                    independent = AliasAnalysis(f).iteration_conflict(loop) is None
+                    seen = IterationTrace(f).dependent(loop)
+                    assert not (independent and seen), text
+                    number = divisor == step or {divisor, step} == {"%c2", "%st"}  # %st is 2
+                    if divisor == step and write == read:
+                        assert independent, text
+                    if number and write != read:
+                        assert seen and not independent, text
+                    if not number:  # (i - lb) / 3 of a loop by 2 repeats; / 2 by 3 does not: unproven
+                        assert not independent, text

@@ -561,8 +561,9 @@ class FunctionTranslator:
         if not hasattr(self, "_alloc_rank"):
             from xdsl.dialects import memref
 
-            self._alloc_rank = {o.memref: k for k, o in enumerate(
-                o for o in self.func.walk() if isinstance(o, memref.AllocOp))}
+            self._alloc_rank = {r: k for k, r in enumerate(
+                r for o in self.func.walk() if isinstance(o, (memref.AllocOp, func.CallOp))
+                for r in o.results if isinstance(r.type, MemRefType))}
         return self._alloc_rank[buffer]
 
     def _cleanup(self, live: tuple[SSAValue, ...]) -> ir.Block:
@@ -591,14 +592,37 @@ class FunctionTranslator:
         return block
 
     def live_buffers(self, op: Operation) -> list[SSAValue]:
-        """The memref.alloc buffers a stop at `op` would leak: allocated
-        before `op` (or before the region op holding it) in an enclosing
-        block of the function and freed by a memref.dealloc after it in the
-        same block, as the frontend and the tape lowering scope them.
-        Workspace buffers go back to their pools instead (`early exit`);
-        a buffer without such a dealloc (returned to the caller) is not
-        ours to free."""
+        """The heap buffers a stop at `op` would leak: allocated before `op`
+        (or before the region op holding it) in an enclosing block of the
+        function, and either freed by a memref.dealloc after it in the same
+        block, as the frontend and the tape lowering scope them (a
+        memref.alloc, or the result of a func.call whose callee handed its
+        buffer over: the caller frees those), or a memref.alloc that nothing
+        ever frees: a buffer this function hands over when it returns
+        (`return out`, a tape of split mode), still ours until the return
+        runs, which a stop never reaches (they leaked: 8 MB a call for
+        `y = np.zeros(10**6)`, a raise, `return y`). A call result without
+        a dealloc may be a view of an argument: not ours. Workspace buffers
+        go back to their pools instead (`early exit`)."""
         from xdsl.dialects import memref
+
+        if not hasattr(self, "_dealloc_roots"):
+            # Every memref a memref.dealloc may free, back through the ops
+            # that made its operand (views, casts, selects): an alloc
+            # reached from one is freed somewhere, so never freed again here.
+            self._dealloc_roots: set[SSAValue] = set()
+            todo = [o.memref for o in self.func.walk() if isinstance(o, memref.DeallocOp)]
+            while todo:
+                value = todo.pop()
+                if value in self._dealloc_roots:
+                    continue
+                self._dealloc_roots.add(value)
+                owner = value.owner
+                if isinstance(owner, Operation) and not isinstance(owner, (memref.AllocOp, func.CallOp)):
+                    todo.extend(v for v in owner.operands if isinstance(v.type, MemRefType))
+
+        def never_freed(value: SSAValue) -> bool:
+            return value not in self._dealloc_roots
 
         live: list[SSAValue] = []
         child: Operation | None = op
@@ -608,12 +632,20 @@ class FunctionTranslator:
                 break
             if block not in self._buffers:
                 position = {o: k for k, o in enumerate(block.ops)}
+                end = len(position)
                 freed = {o.memref: position[o] for o in block.ops if isinstance(o, memref.DeallocOp)
                          and WORKSPACE_ATTR not in o.attributes}
-                self._buffers[block] = (position, [
-                    (position[o], freed[o.memref], o.memref) for o in block.ops
-                    if isinstance(o, memref.AllocOp) and WORKSPACE_ATTR not in o.attributes
-                    and freed.get(o.memref, -1) > position[o]])
+                buffers = []
+                for o in block.ops:
+                    if isinstance(o, memref.AllocOp) and WORKSPACE_ATTR not in o.attributes:
+                        if freed.get(o.memref, -1) > position[o]:
+                            buffers.append((position[o], freed[o.memref], o.memref))
+                        elif never_freed(o.memref):
+                            buffers.append((position[o], end, o.memref))
+                    elif isinstance(o, func.CallOp):
+                        buffers.extend((position[o], freed[r], r) for r in o.results
+                                       if freed.get(r, -1) > position[o])
+                self._buffers[block] = (position, buffers)
             position, buffers = self._buffers[block]
             at = position[child]
             live.extend(buffer for start, end, buffer in buffers if start < at < end)

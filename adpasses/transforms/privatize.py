@@ -113,6 +113,11 @@ def accumulations(loop: scf.ForOp, function: func.FuncOp) -> dict[SSAValue, list
                 if obj.kind is ObjectKind.UNKNOWN:
                     return {}
                 found.pop(obj.value, None)
+    for m in list(found):
+        # replaced by the copy in the chunk's loop: only where the copy's
+        # row, cast to m's type, is m's layout (the identity)
+        if through_views(loop, m) and not isinstance(m.type.layout, NoneAttr):  # type: ignore[attr-defined]
+            del found[m]
     return found
 
 
