@@ -144,11 +144,27 @@ class ArithmeticMixin:
     def binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         """a op b; a numpy scalar if either operand is one, as in Python; an
         int result numpy computes in int32 wraps to 32 bits."""
+        if a.is_bool and b.is_bool and (a.numpy or b.numpy) and not isinstance(
+                op, (ast.Div, ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.numpy_bool_binary(op, a, b, node)
         result = self.binary_value(op, a, b, node)
         result.numpy = a.numpy or b.numpy
         if result.is_int and int32_result(a, b):
             return self.as_int32(result.value)
         return result
+
+    def numpy_bool_binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        """An np.bool_ with a bool: numpy's bool arithmetic (+ is or, * is
+        and, an np.bool_); the operators numpy computes in int8 or refuses
+        are located errors."""
+        if isinstance(op, (ast.Add, ast.Mult)):
+            logical = arith.OrIOp if isinstance(op, ast.Add) else arith.AndIOp
+            return Scalar(self.emit(logical(a.value, b.value)).results[0], numpy=True)
+        symbol = {ast.Sub: "-", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}.get(type(op), "this operator")
+        why = ("numpy raises TypeError" if isinstance(op, ast.Sub) else
+               "numpy computes it in int8, which compiled code does not have")
+        self.error(node, f"{symbol} of an np.bool_ and a bool is not supported ({why}); convert them with "
+                         "int(...) first")
 
     def as_int32(self, value: SSAValue) -> Scalar:
         """An np.int32 result: the index `value` wrapped to 32 bits, as

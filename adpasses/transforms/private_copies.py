@@ -316,6 +316,7 @@ def zero_marked_shadows(function: func.FuncOp, parallel: bool = True) -> list[in
 
     fills: list[tuple[int, scf.ForOp]] = []
     ranks: dict[int, int] = {}
+    extents: dict[int, tuple[list[SSAValue], int]] = {}  # the fill's sizes, bytes per element
     for k, primal, shadow in pairs:
         x, dx = block.args[primal], block.args[shadow]
         t = dx.type
@@ -341,10 +342,12 @@ def zero_marked_shadows(function: func.FuncOp, parallel: bool = True) -> list[in
             loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_FILL_MARK)
         fills.append((k, loop))
         ranks[k] = len(t.get_shape())
+        extents[k] = ([ub, *sizes], t.element_type.bitwidth // 8)
     # After every fill's constants, rank-1 fills last (next to the anchor: fusable).
     fills.sort(key=lambda kl: ranks[kl[0]] == 1)
     for _, loop in fills:
         block.insert_op_before(loop, anchor)
+    alone = dict(fills)
     for k, loop in reversed(fills):
         nxt = loop.next_op
         if ranks[k] != 1 or not isinstance(nxt, scf.ForOp):
@@ -362,7 +365,35 @@ def zero_marked_shadows(function: func.FuncOp, parallel: bool = True) -> list[in
         fused.location = location
         fused.attributes.clear()
         fused.attributes.update(attributes)
+        del alone[k]
+    if not parallel:
+        # A serial fill of its own runs only below SERIAL_ZERO_FILL_BYTES
+        # (grad passes np.zeros from there on: calloc's fresh pages need no
+        # pass of ours). A fused one costs a store the loop's load reads.
+        for k, loop in alone.items():
+            _below_fill_bytes(loop, *extents[k])
     return sorted(k for k, _ in fills)
+
+
+def _below_fill_bytes(loop: scf.ForOp, sizes: list[SSAValue], itemsize: int) -> None:
+    """Run `loop` only when the product of `sizes` is below
+    SERIAL_ZERO_FILL_BYTES / itemsize elements."""
+    from adpasses.core.parallel import SERIAL_ZERO_FILL_BYTES
+
+    if loop.parent is None:  # replaced (a stepped fill, `_stepped_fill`): left unguarded, still right
+        return
+    b = Builder(InsertPoint.before(loop))
+    count = sizes[0]
+    for s in sizes[1:]:
+        count = b.insert(arith.MuliOp(count, s)).result
+    limit = b.insert(arith.ConstantOp(IntegerAttr(SERIAL_ZERO_FILL_BYTES // itemsize, IndexType()))).result
+    small = b.insert(arith.CmpiOp(count, limit, "ult")).result
+    then = Block()
+    guard = b.insert(scf.IfOp(small, [], Region(then)))
+    guard.location = loop.location
+    loop.detach()
+    then.add_op(loop)
+    then.add_op(scf.YieldOp())
 
 
 MAX_FILL_STEP = 8
