@@ -144,11 +144,27 @@ class ArithmeticMixin:
     def binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         """a op b; a numpy scalar if either operand is one, as in Python; an
         int result numpy computes in int32 wraps to 32 bits."""
+        if a.is_bool and b.is_bool and (a.numpy or b.numpy) and not isinstance(
+                op, (ast.Div, ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.numpy_bool_binary(op, a, b, node)
         result = self.binary_value(op, a, b, node)
         result.numpy = a.numpy or b.numpy
         if result.is_int and int32_result(a, b):
             return self.as_int32(result.value)
         return result
+
+    def numpy_bool_binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
+        """An np.bool_ with a bool: numpy's bool arithmetic (+ is or, * is
+        and, an np.bool_); the operators numpy computes in int8 or refuses
+        are located errors."""
+        if isinstance(op, (ast.Add, ast.Mult)):
+            logical = arith.OrIOp if isinstance(op, ast.Add) else arith.AndIOp
+            return Scalar(self.emit(logical(a.value, b.value)).results[0], numpy=True)
+        symbol = {ast.Sub: "-", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}.get(type(op), "this operator")
+        why = ("numpy raises TypeError" if isinstance(op, ast.Sub) else
+               "numpy computes it in int8, which compiled code does not have")
+        self.error(node, f"{symbol} of an np.bool_ and a bool is not supported ({why}); convert them with "
+                         "int(...) first")
 
     def as_int32(self, value: SSAValue) -> Scalar:
         """An np.int32 result: the index `value` wrapped to 32 bits, as
@@ -189,8 +205,24 @@ class ArithmeticMixin:
         (`1e300 % 1e-300` was -inf). A zero y gives numpy's x / y and nan."""
         e = lambda op: self.emit(op).results[0]  # noqa: E731
         t = x.type
-        zero = self.const_float(0.0, t)
-        r = e(RemFOp(x, y))
+        zero, one = self.const_float(0.0, t), self.const_float(1.0, t)
+        # fmod(x, y): where |x / y| < 2**52 (float32: 2**23) and y is finite,
+        # x - trunc(x / y) * y by one fma (exact); elsewhere libm's fmod, which
+        # those lanes skip (they take fmod(0, 1): fmod is a loop, 50x slower
+        # than the fma where every lane called it).
+        quotient = e(arith.DivfOp(x, y))
+        big = self.const_float(2.0**52 if isinstance(t, Float64Type) else 2.0**23, t)  # ints exact below
+        fast = e(arith.AndIOp(e(arith.CmpfOp(e(math.AbsFOp(quotient)), big, "olt")),
+                              e(arith.CmpfOp(e(math.AbsFOp(y)), self.const_float(float("inf"), t), "olt"))))
+        near = e(math.FmaOp(e(arith.NegfOp(e(math.TruncOp(quotient)))), y, x))
+        # |x / y| rounded up to an integer: one y too far; fmod is near + y with x's sign
+        # (exact: Sterbenz), so every lane has fmod's exact value, and what follows is
+        # CPython's float divmod on it.
+        over = e(arith.AndIOp(e(arith.CmpfOp(near, zero, "une")),
+                              e(arith.XOrIOp(e(arith.CmpfOp(near, zero, "olt")), e(arith.CmpfOp(x, zero, "olt"))))))
+        near = e(arith.SelectOp(over, e(arith.AddfOp(near, e(math.CopySignOp(y, x)))), near))
+        far = e(RemFOp(e(arith.SelectOp(fast, zero, x)), e(arith.SelectOp(fast, one, y))))
+        r = e(arith.SelectOp(fast, near, far))
         # the remainder takes the sign of y: r + y where they differ (and r is not 0)
         differ = e(arith.AndIOp(e(arith.CmpfOp(r, zero, "une")),
                                 e(arith.XOrIOp(e(arith.CmpfOp(r, zero, "olt")), e(arith.CmpfOp(y, zero, "olt"))))))
@@ -198,12 +230,11 @@ class ArithmeticMixin:
             mod = e(arith.SelectOp(differ, e(arith.AddfOp(r, y)), r))
             # a zero remainder is +0.0 or -0.0 as y is (fmod's sign is x's)
             return e(arith.SelectOp(e(arith.CmpfOp(mod, zero, "oeq")), e(math.CopySignOp(zero, y)), mod))
-        quotient = e(arith.DivfOp(x, y))
         div = e(arith.DivfOp(e(arith.SubfOp(x, r)), y))   # exact up to one rounding
-        div = e(arith.SelectOp(differ, e(arith.SubfOp(div, self.const_float(1.0, t))), div))
+        div = e(arith.SelectOp(differ, e(arith.SubfOp(div, one)), div))
         q = e(math.FloorOp(div))
         up = e(arith.CmpfOp(e(arith.SubfOp(div, q)), self.const_float(0.5, t), "ogt"))
-        q = e(arith.SelectOp(up, e(arith.AddfOp(q, self.const_float(1.0, t))), q))
+        q = e(arith.SelectOp(up, e(arith.AddfOp(q, one)), q))
         # a zero quotient has the sign of x / y; a zero y gives x / y (inf, nan)
         q = e(arith.SelectOp(e(arith.CmpfOp(div, zero, "oeq")), e(math.CopySignOp(zero, quotient)), q))
         return e(arith.SelectOp(e(arith.CmpfOp(y, zero, "oeq")), quotient, q))

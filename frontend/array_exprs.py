@@ -170,6 +170,16 @@ class ArrayExprMixin:
             new_sizes.append(shape[d])
         return self._reinterpret(leaf, offset, new_sizes, new_strides).value
 
+    def ufunc_result(self, value: object) -> object:
+        """What numpy's ufuncs and operators give: for a 0-d result (0-d
+        arrays with numbers or other 0-d arrays) a numpy scalar, not a 0-d
+        array (`np.array(1.5) + 1` is np.float64(2.5)); anything else as it is."""
+        if not (isinstance(value, ArrayExpr) and value.ndim == 0):
+            return value
+        elements = [self.emit(memref.LoadOp.get(m, [])).results[0] for m, _ in value.leaves]
+        s = value.body(elements)
+        return Scalar(s.value, numpy=True, int32=s.int32)
+
     def storage_type(self, s: Scalar) -> Attribute:
         """The element type an array of `s` values has: an np.int32 value
         (numpy's int32 arithmetic, an element of an int32 array) is stored
@@ -324,7 +334,7 @@ class ArrayExprMixin:
                     total = self.emit(arith.DivfOp(total, count_f)).results[0]
                 if wide:
                     return Scalar(self.emit(arith.TruncFOp(total, f32)).results[0], numpy=True)
-                return Scalar(total) if count_f is not None else self.loaded(total)
+                return Scalar(total, numpy=True) if count_f is not None else self.loaded(total)
 
             if kept:
                 if count_f is None and not wide:
@@ -399,13 +409,17 @@ class ArrayExprMixin:
             def unary(s: list[Scalar]) -> Scalar:
                 if fn in INTEGER_IDENTITY and not s[0].is_float:
                     return s[0]  # np.floor of an int32 array is that int32 array (a new one)
+                if s[0].is_bool:
+                    self.error(node, f"{_name(fn)} of a bool array is not supported (numpy computes it in "
+                                     "float16, which compiled code does not have); convert it with "
+                                     "np.where(mask, 1.0, 0.0)")
                 return Scalar(self.emit(op(self.to_float(s[0], self.float_type_of(s[0], s[0])))).results[0])
 
-            return self.elementwise(args, unary, node)
+            return self.ufunc_result(self.elementwise(args, unary, node))
         if fn in BINARY_MATH or fn is np.hypot:
             self._expect(node, 2)
             if fn is np.hypot:
-                return self.elementwise(args, lambda s: self._hypot(s), node)
+                return self.ufunc_result(self.elementwise(args, lambda s: self._hypot(s), node))
             op = BINARY_MATH[fn]
 
             def binary(s: list[Scalar]) -> Scalar:
@@ -414,20 +428,21 @@ class ArrayExprMixin:
                 t = self.float_type_of(s[0], s[1])
                 return Scalar(self.emit(op(self.to_float(s[0], t), self.to_float(s[1], t))).results[0])
 
-            return self.elementwise(args, binary, node)
+            return self.ufunc_result(self.elementwise(args, binary, node))
         if fn in (np.abs, np.absolute, builtins.abs):
             self._expect(node, 1)
-            return self.elementwise(args, lambda s: self.absolute(s[0]), node)
+            return self.ufunc_result(self.elementwise(args, lambda s: self.absolute(s[0]), node))
         if fn in FLOAT_TESTS:
             self._expect(node, 1)
-            return self.elementwise(args, lambda s: self.float_test_of(FLOAT_TESTS[fn], s[0]), node)
+            return self.ufunc_result(self.elementwise(args, lambda s: self.float_test_of(FLOAT_TESTS[fn], s[0]),
+                                                      node))
         if fn is np.logical_not:
             self._expect(node, 1)
-            return self.elementwise(args, lambda s: self.logical_not(s[0]), node)
+            return self.ufunc_result(self.elementwise(args, lambda s: self.logical_not(s[0]), node))
         if fn in LOGICAL:
             self._expect(node, 2)
-            return self.elementwise(args, lambda s: self.binary(
-                LOGICAL[fn](), Scalar(self.to_bool(s[0])), Scalar(self.to_bool(s[1])), node), node)
+            return self.ufunc_result(self.elementwise(args, lambda s: self.binary(
+                LOGICAL[fn](), Scalar(self.to_bool(s[0])), Scalar(self.to_bool(s[1])), node), node))
         if fn is np.where:
             self._expect(node, 3)
             return self.elementwise(args, lambda s: self.numpy_select(self.to_bool(s[0]), s[1], s[2], node), node)
@@ -457,7 +472,8 @@ class ArrayExprMixin:
             self._expect(node, 1)
             squares = self.elementwise(args, lambda s: self.binary(ast.Mult(), s[0], s[0], node), node)
             total = self.reduce(squares, "sum", None, node)
-            return Scalar(self.emit(math.SqrtOp(self.to_float(total, self.float_type_of(total, total)))).results[0])
+            return Scalar(self.emit(math.SqrtOp(self.to_float(total, self.float_type_of(total, total)))).results[0],
+                          numpy=True)
         return NotImplemented
 
     def array_method(self, base: object, method: str, node: ast.Call) -> object:
@@ -791,7 +807,7 @@ class ArrayExprMixin:
     def array_binary(self, op: ast.operator, a: object, b: object, node: ast.AST) -> object:
         if isinstance(op, ast.MatMult):
             return self.matmul(a, b, node)
-        return self.elementwise([a, b], lambda s: self.element_binary(op, s[0], s[1], node), node)
+        return self.ufunc_result(self.elementwise([a, b], lambda s: self.element_binary(op, s[0], s[1], node), node))
 
     def element_binary(self, op: ast.operator, a: Scalar, b: Scalar, node: ast.AST) -> Scalar:
         """One element of `a op b` on arrays. numpy's bool arithmetic differs
@@ -804,8 +820,8 @@ class ArrayExprMixin:
             return Scalar(self.emit(logical(a.value, b.value)).results[0])
         return self.binary(op, a, b, node)
 
-    def array_compare(self, op: ast.cmpop, a: object, b: object, node: ast.AST) -> ArrayExpr:
-        return self.elementwise([a, b], lambda s: Scalar(self.compare(op, s[0], s[1], node)), node)
+    def array_compare(self, op: ast.cmpop, a: object, b: object, node: ast.AST) -> object:
+        return self.ufunc_result(self.elementwise([a, b], lambda s: Scalar(self.compare(op, s[0], s[1], node)), node))
 
     def update_in_place(self, target: Array, op: ast.operator, value: object, node: ast.AST) -> None:
         """`x += y` (any operator) on an array: one generic that reads and

@@ -83,12 +83,23 @@ class ArrayMixin:
 
     # -- subscripts ------------------------------------------------------------
 
-    def subscript_items(self, node: ast.Subscript) -> list[ast.expr]:
+    def subscript_items(self, node: ast.Subscript, ndim: int) -> list[ast.expr]:
+        """The subscript's items, an ellipsis (`y[...]`, `X[..., 0]`)
+        expanded into the full slices it stands for, as numpy does."""
         s = node.slice
-        return list(s.elts) if isinstance(s, ast.Tuple) else [s]
+        items = list(s.elts) if isinstance(s, ast.Tuple) else [s]
+        dots = [k for k, i in enumerate(items) if isinstance(i, ast.Constant) and i.value is Ellipsis]
+        if not dots:
+            return items
+        if len(dots) > 1:
+            self.error(node, "an index can only have a single ellipsis ('...')")
+        k = dots[0]
+        fill = max(0, ndim - sum(1 for i in items if not _is_new_axis(i)) + 1)
+        full = [ast.copy_location(ast.Slice(lower=None, upper=None, step=None), items[k]) for _ in range(fill)]
+        return items[:k] + full + items[k + 1:]
 
     def load_or_view(self, a: Array, node: ast.Subscript) -> object:
-        items = self.subscript_items(node)
+        items = self.subscript_items(node, a.ndim)
         if any(_is_new_axis(i) for i in items):
             return self.with_new_axes(a, items, node)
         if len(items) > a.ndim:
@@ -110,7 +121,7 @@ class ArrayMixin:
         return Scalar(value, numpy=True)
 
     def store(self, a: Array, node: ast.Subscript, value: Scalar) -> None:
-        items = self.subscript_items(node)
+        items = self.subscript_items(node, a.ndim)
         if len(items) != a.ndim or any(isinstance(i, ast.Slice) for i in items):
             self.error(node, "assignment to a slice is not supported; assign elements in a loop")
         indices = [self.index_value(a, k, i) for k, i in enumerate(items)]

@@ -105,7 +105,7 @@ class ExpressionMixin:
                         self.error(node, "numpy boolean negative, the `-` operator, is not supported on bool "
                                          "arrays (numpy raises TypeError); use ~mask or np.logical_not(mask)")
                     return self.negate(s[0], node)
-                return self.elementwise([value], negate, node)
+                return self.ufunc_result(self.elementwise([value], negate, node))
             if isinstance(node.op, ast.UAdd):
                 return value
             if isinstance(node.op, ast.Invert):
@@ -114,12 +114,15 @@ class ExpressionMixin:
                         self.error(node, "~ of an array is supported on bool arrays (masks: ~(x > 0)); for "
                                          "a number array write -x - 1 (ints) or np.logical_not(x)")
                     return self.logical_not(s[0])
-                return self.elementwise([value], invert, node)
+                return self.ufunc_result(self.elementwise([value], invert, node))
             self.error(node, "the truth value of an array is ambiguous: `not x` of an array raises in numpy; "
                              "write ~mask or np.logical_not(x) for elementwise not, or reduce it (np.any(x), "
                              "np.all(x)) first")
         a = self.as_scalar(value, node.operand)
         if isinstance(node.op, ast.USub):
+            if a.is_bool and a.numpy:
+                self.error(node, "numpy boolean negative, the `-` operator, is not supported on an np.bool_ "
+                                 "(numpy raises TypeError); use `not b`, or -int(b) for the number")
             return self.negate(a, node)
         if isinstance(node.op, ast.UAdd):
             return a
@@ -329,8 +332,14 @@ class ExpressionMixin:
                 # np.floor(3) is np.int64(3), of an np.int32 an np.int32, of a bool that bool
                 return Scalar(a.value, numpy=True, int32=a.int32)
             op_class = UNARY_MATH.get(fn) or TO_INT_MATH[fn]
-            x = self.to_float(a, self.float_type_of(a, a))
-            r = Scalar(self.emit(op_class(x)).results[0], a.weak)
+            # math.f(x) is a Python float (weak), computed in double whatever
+            # x is; np.f(x) a numpy scalar of x's float precision (NEP 50)
+            from_math = getattr(fn, "__module__", None) == "math"
+            if a.is_bool and not from_math and fn in UNARY_MATH:
+                self.error(node, f"np.{fn.__name__} of a bool is not supported (numpy computes it in float16, "
+                                 "which compiled code does not have); convert it with float(b)")
+            x = self.to_float(a, f64 if from_math else self.float_type_of(a, a))
+            r = Scalar(self.emit(op_class(x)).results[0], weak=from_math, numpy=not from_math)
             if fn in TO_INT_MATH:
                 i64 = self.emit(arith.FPToSIOp(r.value, self.int64())).results[0]
                 return Scalar(self.emit(arith.IndexCastOp(i64, self.index_type())).results[0])
@@ -338,14 +347,27 @@ class ExpressionMixin:
         if fn in BINARY_MATH:
             self.expect_args(node, 2)
             a, b = self.scalar(node.args[0]), self.scalar(node.args[1])
-            t = self.float_type_of(a, b)
-            return Scalar(self.emit(BINARY_MATH[fn](self.to_float(a, t), self.to_float(b, t))).results[0])
+            from_math = getattr(fn, "__module__", None) == "math"  # a Python float, else a numpy scalar
+            if fn in (np.maximum, np.minimum) and not (a.is_float or b.is_float):
+                r = self.extremum(fn is np.maximum, a, b, node)  # of ints an int, as numpy's
+                return Scalar(r.value, numpy=True, int32=r.int32)
+            t = f64 if from_math else self.float_type_of(a, b)
+            return Scalar(self.emit(BINARY_MATH[fn](self.to_float(a, t), self.to_float(b, t))).results[0],
+                          weak=from_math, numpy=not from_math)
         if fn in (builtins.abs, np.abs, np.absolute):
             self.expect_args(node, 1)
             a = self.scalar(node.args[0])
+            numpy = a.numpy or fn is not builtins.abs  # np.abs(3) is np.int64(3)
+            if a.is_bool:
+                # abs(True) is the int 1; np.abs of a bool (and abs of an np.bool_) that bool
+                if numpy:
+                    return Scalar(a.value, numpy=True)
+                return Scalar(self.to_index(a, node))
             if a.is_float:
-                return Scalar(self.emit(math.AbsFOp(a.value)).results[0], a.weak, a.numpy)
-            return self.int_abs(a)
+                return Scalar(self.emit(math.AbsFOp(a.value)).results[0], a.weak and not numpy, numpy)
+            r = self.int_abs(a)
+            r.numpy = r.numpy or numpy
+            return r
         if fn in (builtins.min, builtins.max):
             return self.min_max(fn is builtins.min, node)
         if fn in (builtins.float, np.float64):
@@ -437,10 +459,17 @@ class ExpressionMixin:
         best = self.scalar(node.args[0])
         for arg in node.args[1:]:
             other = self.scalar(arg)
+            # Python returns one of the objects: of one kind (np.int32 and
+            # np.int32, float and float) that kind; of mixed kinds compiled
+            # code gives their common type (docs/frontend.md).
+            same_kind = (best.type, best.numpy, best.int32) == (other.type, other.numpy, other.int32)
+            numpy, int32 = best.numpy and other.numpy, best.int32 and other.int32
             best, other = self.unify(best, other, node)
             # Python: min(a, b) is b if b < a else a (and max with >).
             pick_other = self.compare(ast.Lt() if is_min else ast.Gt(), other, best, node)
             best = self.select(pick_other, other, best, node)
+            if same_kind:
+                best = Scalar(best.value, weak=best.weak, numpy=numpy, int32=int32)
         return best
 
 

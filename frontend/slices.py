@@ -8,9 +8,11 @@ broadcast as numpy broadcasts (trailing dimensions aligned, a size-1
 dimension repeated), and shapes that do not broadcast stop the call with
 numpy's `ValueError` text and the Python location (`ad.raise_if`).
 numpy reads an overlapping source as if it were copied first
-(`x[1:] = x[:-1]` shifts): unless the source provably uses other memory
-(a local array other than the target's, or an argument when the target is
-a local array), it is copied into a temporary first. An array expression
+(`x[1:] = x[:-1]` shifts): a view of the target's own array is copied
+into a temporary first; another argument (which may be the target's
+memory only at run time: `f(y, y)`) is copied only when the byte ranges
+overlap (`ad.overlaps`, frontend/overlap.py); a local array other than
+the target's, or any array when the target is local, is read in place. An array expression
 (`h[:] = np.tanh(z + b)`) is written straight into the target, one
 generic, when the same proof holds for every array it reads (or it reads
 the target itself at the element written, `x[:] = np.where(m, 0.0, x)`);
@@ -40,14 +42,14 @@ _MAY_STOP = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.F
 
 class SliceMixin:
     def is_element_target(self, a: Array, target: ast.Subscript) -> bool:
-        items = self.subscript_items(target)
+        items = self.subscript_items(target, a.ndim)
         return len(items) == a.ndim and not any(isinstance(i, ast.Slice) for i in items)
 
     def store_slice(self, a: Array, target: ast.Subscript, value: object, op: ast.operator | None,
                     stmt: ast.stmt) -> None:
         """`a[target] = value` (op None) or `a[target] op= value` where the
         subscript selects a view."""
-        items = self.subscript_items(target)
+        items = self.subscript_items(target, a.ndim)
         if len(items) > a.ndim:
             self.error(target, f"too many indices: the array has {a.ndim} dimension(s)")
         expr = value if isinstance(value, ArrayExpr) and op is None else None
@@ -69,7 +71,8 @@ class SliceMixin:
             self.error(stmt, f"cannot assign a {value.ndim}-D array to a {dest.ndim}-D slice")
         with self.at(stmt):
             source = self._broadcast_source(value, dest, sizes, op is not None)
-        if self._may_overlap(source, dest):
+        unknown = self.overlap_unknown(source.value, dest.value)  # type: ignore[attr-defined]
+        if self._may_overlap(source, dest) and not unknown:
             with self.at(stmt):
                 source = self._copied(source)
         lead = dest.ndim - source.ndim
@@ -77,13 +80,20 @@ class SliceMixin:
             ones = [self.emit(arith.CmpiOp(self.dim(source, j), self.const_index(1), "eq")).results[0]
                     for j in range(source.ndim)]
 
-        def element(idx: list[SSAValue]) -> Scalar:
-            # a size-1 dimension of the source is repeated (numpy's broadcast)
-            src_idx = [self.emit(arith.SelectOp(one, self.const_index(0), i)).results[0]
-                       for one, i in zip(ones, idx[lead:])]
-            return self.loaded(self.emit(memref.LoadOp.get(source.value, src_idx)).res)
+        def store(copies: dict[SSAValue, SSAValue]) -> None:
+            read = copies.get(source.value, source.value)
 
-        self._update_nest(dest, sizes, element, op, stmt)
+            def element(idx: list[SSAValue]) -> Scalar:
+                # a size-1 dimension of the source is repeated (numpy's broadcast)
+                src_idx = [self.emit(arith.SelectOp(one, self.const_index(0), i)).results[0]
+                           for one, i in zip(ones, idx[lead:])]
+                return self.loaded(self.emit(memref.LoadOp.get(read, src_idx)).res)
+
+            self._update_nest(dest, sizes, element, op, stmt)
+
+        # Another argument (`x[1:] = y[:-1]` with f(z, z)): tested per call,
+        # copied only when it overlaps the target (frontend/overlap.py).
+        self.overlap_guarded(dest.value, [source.value] if unknown else [], store, stmt)  # type: ignore[attr-defined]
 
     def _store_in_place(self, expr: ArrayExpr, a: Array, items: list[ast.expr], dest: Array,
                         sizes: list[SSAValue], stmt: ast.stmt) -> bool:
@@ -101,8 +111,12 @@ class SliceMixin:
             return False
         whole = all(isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
                     for i in items)
+        unknown: list[SSAValue] = []  # other arguments: may be the target's memory at run time
         for m, dims in expr.leaves:
             if not self._may_overlap(Array(m), dest):
+                continue
+            if self.overlap_unknown(m, dest.value):  # type: ignore[attr-defined]
+                unknown.append(m)
                 continue
             if not (m is a.value and whole and lead == 0 and dims == tuple(range(dest.ndim))):
                 return False
@@ -111,13 +125,24 @@ class SliceMixin:
         block, _ = self.generic_block([m for m, _ in expr.leaves], expr.body, element=dest.element, node=stmt)
         if not all(isinstance(op, linalg.YieldOp) or (is_pure(op) and not isinstance(op, _MAY_STOP))
                    for op in block.ops):
+            block.erase()
             return False
         with self.at(stmt):
             self._check_broadcast(expr.shape, sizes, False)
-            shifted = [tuple(d + lead for d in dims) for _, dims in expr.leaves]
-            operands = [self.leaf_operand(m, d, sizes) for (m, _), d in zip(expr.leaves, shifted)]
-            maps = [_dims_map(dest.ndim, d) for d in shifted] + [_dims_map(dest.ndim, range(dest.ndim))]
-            self.emit(linalg.GenericOp(operands, [dest.value], Region(block), maps, _parallel(dest.ndim)))
+        shifted = [tuple(d + lead for d in dims) for _, dims in expr.leaves]
+        maps = [_dims_map(dest.ndim, d) for d in shifted] + [_dims_map(dest.ndim, range(dest.ndim))]
+
+        def store(copies: dict[SSAValue, SSAValue]) -> None:
+            # The block made above serves the branch reading the leaves themselves.
+            body = block if not copies else self.generic_block(
+                [m for m, _ in expr.leaves], expr.body, element=dest.element, node=stmt)[0]
+            with self.at(stmt):
+                operands = [self.leaf_operand(copies.get(m, m), d, sizes) for (m, _), d in zip(expr.leaves, shifted)]
+                self.emit(linalg.GenericOp(operands, [dest.value], Region(body), maps, _parallel(dest.ndim)))
+
+        # `out[:] = e(x)` with x another argument, maybe out's memory
+        # (`f(y, y)`): tested per call, x copied only when they overlap.
+        self.overlap_guarded(dest.value, unknown, store, stmt)  # type: ignore[attr-defined]
         return True
 
     def _broadcast_source(self, value: Array, dest: Array, sizes: list[SSAValue], update: bool) -> Array:

@@ -95,3 +95,24 @@ def test_gradients_of_mod_and_floordiv(f):
     assert_matches(gL, fL, what="d/dL")
     _, tangent = adpasses.jvp(jf, (x, L), (np.zeros_like(x), 1.0))
     assert_matches(tangent, fL, what="jvp d/dL")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_random_and_near_integer_quotients_match_numpy(dtype):
+    """x / y near an integer (where the rounded quotient crosses it) and
+    magnitudes across the exponent range, around the 2**52 (float32:
+    2**23) quotient where the fma path hands over to fmod."""
+    rng = np.random.default_rng(5)
+    n = 20000
+    y = (rng.uniform(0.5, 1.0, n) * 2.0 ** rng.integers(-30, 30, n) * rng.choice([-1, 1], n)).astype(dtype)
+    k = rng.integers(-2**20, 2**20, n).astype(np.float64)
+    k[: n // 4] = rng.uniform(0.5, 1.0, n // 4) * 2.0 ** rng.integers(20, 60, n // 4)  # huge quotients
+    x = (k * y.astype(np.float64)).astype(dtype)
+    ulp = np.spacing(x).astype(dtype)
+    x = np.where(rng.random(n) < 0.5, x + ulp, np.where(rng.random(n) < 0.5, x - ulp, x)).astype(dtype)
+    got = adpasses.jit(arrays)(x, y)
+    wd, wm = _numpy(x, y)
+    for row, want in zip(got, (wd, wm)):
+        want64 = want.astype(np.float64)
+        same = ((row == want64) & (np.signbit(row) == np.signbit(want64))) | (np.isnan(row) & np.isnan(want64))
+        assert same.all(), [(x[j], y[j], row[j], want64[j]) for j in np.flatnonzero(~same)[:5]]

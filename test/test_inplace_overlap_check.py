@@ -51,6 +51,21 @@ def own_transpose(A):
     return np.sum(A * A)
 
 
+def shifted_store(a, b):
+    a[1:] = b[:-1]
+    return np.sum(a * b)
+
+
+def shifted_store_update(a, b):
+    a[1:] *= b[:-1] + 1.0
+    return np.sum(a * a)
+
+
+def expression_store(a, b):
+    a[:] = np.tanh(b[::-1]) + a
+    return np.sum(a * b)
+
+
 def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
@@ -68,6 +83,11 @@ SHARED = [
     (transposed_update, lambda Y: (Y, Y), (4, 4)),
     (transposed_add, lambda Y: (Y, Y), (5, 5)),
     (transposed_add, lambda Y: (Y[1:, :4], Y[:4, 1:]), (5, 5)),
+    (shifted_store, lambda y: (y, y), (6,)),                     # slice stores share the test
+    (shifted_store, lambda y: (y[1:], y[:-1]), (7,)),
+    (shifted_store_update, lambda y: (y, y), (6,)),
+    (expression_store, lambda y: (y, y), (6,)),
+    (expression_store, lambda y: (y[:5], y[3:]), (8,)),
 ]
 IDS = [f"{f.__name__}-{k}" for k, (f, _, _) in enumerate(SHARED)]
 
@@ -117,7 +137,8 @@ def test_a_transpose_of_the_target_itself_is_numpys() -> None:
 
 
 @pytest.mark.parametrize("f,shape,n", [(reversed_update, (6,), 2), (two_sources, (6,), 3),
-                                       (transposed_update, (3, 3), 2)], ids=lambda v: getattr(v, "__name__", ""))
+                                       (transposed_update, (3, 3), 2), (shifted_store, (6,), 2),
+                                       (expression_store, (6,), 2)], ids=lambda v: getattr(v, "__name__", ""))
 def test_distinct_arrays_update_in_place_with_no_test_and_no_temporary(f, shape, n) -> None:  # type: ignore[no-untyped-def]
     """The version for arrays that share no memory has neither the test nor
     the copy nor the second branch (IR), and computes numpy's values and
@@ -256,3 +277,50 @@ def test_grad_refuses_a_written_stride_0_array() -> None:
     _, y = _stride0((5,), (0,), 1)
     with pytest.raises(ValueError, match="share memory"):
         adpasses.grad(times_sum)(y)
+
+
+# -- `...` in a subscript ----------------------------------------------------------------
+
+
+def fill_all(y):
+    y[...] = 2.0
+
+
+def increment_all(y):
+    y[...] += 1.0
+
+
+def first_column(X):
+    X[..., 0] = np.tanh(X[..., 1])
+    return np.sum(X[...] * X)
+
+
+@pytest.mark.parametrize("f", [fill_all, increment_all], ids=lambda f: f.__name__)
+def test_an_ellipsis_is_the_whole_array_also_of_stride_0(f) -> None:  # type: ignore[no-untyped-def]
+    y, w = np.arange(5.0), np.arange(5.0)
+    adpasses.jit(f)(y)
+    f(w)
+    np.testing.assert_array_equal(y, w)
+    x, s = _stride0((5,), (0,), 1)
+    want_x, want_s = _stride0((5,), (0,), 1)
+    adpasses.jit(f)(s)
+    f(want_s)
+    np.testing.assert_array_equal(x, want_x)
+
+
+def test_an_ellipsis_before_an_index_and_its_gradient() -> None:
+    X = _rng(9).uniform(-1, 1, (3, 4))
+    got, want = X.copy(), X.copy()
+    assert adpasses.jit(first_column)(got) == pytest.approx(first_column(want), rel=1e-13)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    (fd,) = finite_differences(first_column, [X], [0])
+    np.testing.assert_allclose(adpasses.grad(first_column)(X.copy()), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_two_ellipses_are_a_located_error() -> None:
+    def two(y):
+        y[..., ...] = 1.0
+
+    with pytest.raises(adpasses.CompileError, match=r"test_inplace_overlap_check.py:\d+:\d+: error: an index can "
+                                                    r"only have a single ellipsis"):
+        adpasses.jit(two)(np.ones(3))

@@ -185,3 +185,128 @@ def test_gradient_through_a_product_with_an_int_matrix(dtype):
     dw, dv = adpasses.grad(mixed_loss, argnums=(1, 2))(a, w, v)
     for got, want in zip((dw, dv), finite_differences(mixed_loss, [a, w, v], (1, 2))):
         assert_matches(got, want)
+
+
+# -- the sweep: argument kinds x operators, compiled vs plain Python -------------------
+
+KINDS = {
+    "int": 3, "float": 2.5, "bool": True, "np.int32": np.int32(7), "np.int64": np.int64(-4),
+    "np.float32": np.float32(1.75), "np.float64": np.float64(0.3), "np.bool_": np.bool_(True),
+    "0-d": np.array(1.25), "int32[]": np.array([1, -2, 5], np.int32),
+    "float32[]": np.array([0.5, 1.5, -2.25], np.float32), "float64[]": np.array([0.25, -1.0, 3.0]),
+}
+ARRAYS = ("0-d", "int32[]", "float32[]", "float64[]")
+INTS = ("int", "bool", "np.int32", "np.int64", "np.bool_", "int32[]")
+BINARY = {"add": "a + b", "sub": "a - b", "mul": "a * b", "div": "a / b", "floordiv": "a // b", "mod": "a % b",
+          "pow": "a ** b", "lt": "a < b", "eq": "a == b", "maximum": "np.maximum(a, b)", "max": "max(a, b)",
+          "min": "min(a, b)", "where": "np.where(a > 0, a, b)", "matmul": "a @ b"}
+UNARY = {"exp": "np.exp(a)", "sqrt": "np.sqrt(a)", "abs": "abs(a)", "np.abs": "np.abs(a)", "neg": "-a",
+         "sum": "np.sum(a)", "mean": "np.mean(a)", "math.sin": "math.sin(a)"}
+
+
+def _refused(op: str, kinds: tuple[str, ...]) -> str | None:
+    """What compiled code refuses (a located CompileError) where Python
+    gives a value, and why; None where it must compute Python's result."""
+    a, b = kinds if len(kinds) == 2 else (kinds[0], None)
+    if op in ("sub", "floordiv", "mod", "pow") and {a, b} <= {"bool", "np.bool_"} and "np.bool_" in (a, b):
+        return "of an np.bool_ and a bool is not supported"  # numpy: TypeError or int8
+    if op == "pow" and a in INTS and b in INTS:
+        return "int ** int needs a literal exponent"
+    if op == "where" and a not in ARRAYS and b not in ARRAYS:
+        return "np.where is not supported"  # of numbers (numpy: a 0-d array)
+    if op in ("max", "min") and "0-d" in (a, b):
+        return "is an array where a number is needed"  # builtin max of a 0-d array: index it
+    if op in ("sum", "mean") and a not in ARRAYS:
+        return f"np.{op} is not supported"  # of a number
+    if op in ("exp", "sqrt") and a in ("bool", "np.bool_"):
+        return "of a bool is not supported"  # numpy: float16
+    if op == "neg" and a == "np.bool_":
+        return "numpy boolean negative"
+    if op == "math.sin" and a == "0-d":
+        return "math.sin takes a number, not an array"
+    return None
+
+
+SWEEP_SOURCE = "import math\nimport numpy as np\n\n" + "".join(
+    f"def b_{k}(a, b):\n    return {e}\n\n" for k, e in BINARY.items()) + "".join(
+    f"def u_{k.replace('.', '_')}(a):\n    return {e}\n\n" for k, e in UNARY.items())
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    import importlib.util
+
+    path = tmp_path_factory.mktemp("dtype_sweep") / "dtype_sweep.py"
+    path.write_text(SWEEP_SOURCE)
+    spec = importlib.util.spec_from_file_location("dtype_sweep", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _check(f, kinds: tuple[str, ...], op: str) -> None:
+    args = [KINDS[k] for k in kinds]
+    try:
+        with np.errstate(all="ignore"):
+            want = f(*args)
+    except Exception as err:  # noqa: BLE001 - Python's own error is the expected one
+        want = err
+    refused = _refused(op, kinds)
+    try:
+        with np.errstate(all="ignore"):
+            got = adpasses.jit(f)(*args)
+    except adpasses.CompileError as err:
+        text = str(err)
+        assert "dtype_sweep.py:" in text and ": error: " in text, text  # located
+        if refused is not None:
+            assert refused in text, (op, kinds, text)
+            return
+        # Python raises too (an array where a number is needed, ...): a located error is enough
+        assert isinstance(want, Exception), (op, kinds, want, text)
+        return
+    except Exception as err:  # noqa: BLE001
+        assert isinstance(want, Exception) and type(err) is type(want), (op, kinds, want, err)
+        return
+    assert refused is None, (op, kinds, "compiled where refusal expected", got)
+    assert not isinstance(want, Exception), (op, kinds, want, got)
+    if op in ("max", "min") and kinds[0] != kinds[1]:
+        # Python returns one of the two objects, of its own type: compiled
+        # code has one result type, their common one (docs/frontend.md)
+        assert float(got) == float(want), (op, kinds, want, got)
+        return
+    assert same(want, got), (op, kinds, want, got)
+
+
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_operators_over_argument_kinds(sweep, op):
+    f = getattr(sweep, f"b_{op}")
+    for kinds in itertools.product(KINDS, KINDS):
+        _check(f, kinds, op)
+
+
+@pytest.mark.parametrize("op", list(UNARY))
+def test_unary_functions_over_argument_kinds(sweep, op):
+    f = getattr(sweep, f"u_{op.replace('.', '_')}")
+    for kind in KINDS:
+        _check(f, (kind,), op)
+
+
+def float32_loss(x, s, w):
+    y = np.exp(x * s) * w + np.sqrt(x * x + 1.0)
+    return np.sum(y) + np.mean(np.abs(x)) * s
+
+
+def test_gradients_of_float32_paths_against_central_differences():
+    """A float32 array with a Python float and an np.float32 weight: the
+    forward computes in float32 (NEP 50), the gradient matches central
+    differences of the float64 function to float32 accuracy."""
+    x = RNG.standard_normal(6).astype(np.float32)
+    for s, w in ((0.7, np.float32(1.5)), (0.7, 1.5)):
+        want_value = float32_loss(x, s, w)
+        value = adpasses.jit(float32_loss)(x, s, w)
+        assert same(want_value, value), (want_value, value)
+        dx, ds = adpasses.grad(float32_loss, argnums=(0, 1))(x, s, w)
+        fd_x, fd_s = finite_differences(float32_loss, [x.astype(np.float64), float(s), float(w)], (0, 1))
+        assert dx.dtype == np.float32
+        assert_matches(dx, fd_x, float32=True)
+        assert_matches(ds, fd_s, float32=True)

@@ -2,9 +2,12 @@
 linalg.generic, no temporary) when every array the expression reads is
 provably other memory, or is the target array itself read at the element
 written (`x[:] = np.where(x > 0, 0.0, x)`); otherwise (a shifted or
-reversed read of the target, a row of it broadcast over it, two arguments
-that may share memory, an expression that may stop halfway) the expression
-is computed into a temporary first, as numpy's copy-first semantics need.
+reversed read of the target, a row of it broadcast over it, an expression
+that may stop halfway) the expression is computed into a temporary first,
+as numpy's copy-first semantics need. Two arguments that may share memory
+are tested per call (`ad.overlaps`): the copy is made, in an `scf.if`,
+only when they overlap, and the version for distinct arrays has neither
+(test_inplace_overlap_check.py).
 
 Each case: the result equals numpy's on random inputs (including the
 overlapping ones that must not be written in place), the IR allocates a
@@ -64,7 +67,7 @@ def row_over_self(X):
 
 
 def arg_from_arg(x, y):
-    x[:] = y * 3.0  # y may be x's memory: copied first
+    x[:] = y * 3.0  # y may be x's memory: copied first when it is
 
 
 STORES = [  # the allocations the IR makes: local arrays, plus a temporary only where needed
@@ -76,7 +79,7 @@ STORES = [  # the allocations the IR makes: local arrays, plus a temporary only 
     (shift_right, lambda r: [r.standard_normal(8)], 1),
     (reversed_self, lambda r: [r.standard_normal(8)], 1),
     (row_over_self, lambda r: [r.standard_normal((4, 3))], 1),
-    (arg_from_arg, lambda r: [r.standard_normal(6), r.standard_normal(6)], 1),
+    (arg_from_arg, lambda r: [r.standard_normal(6), r.standard_normal(6)], 1),  # in the overlapping branch
 ]
 
 
@@ -104,6 +107,13 @@ def test_same_array_passed_twice_reads_before_writing() -> None:
     got = y.copy()
     adpasses.jit(arg_from_arg)(got, got)
     np.testing.assert_array_equal(got, y * 3.0)
+    got = y.copy()
+    adpasses.jit(arg_from_arg)(got[1:], got[:-1])  # overlapping views: numpy reads y[:-1] first
+    want = y.copy()
+    arg_from_arg(want[1:], want[:-1])
+    np.testing.assert_array_equal(got, want)
+    text = str(adpasses.jit(arg_from_arg).build([y, y.copy()], noalias=True)[0])
+    assert "memref.alloc(" not in text and "ad.overlaps" not in text  # distinct arrays: in place
 
 
 def test_shapes_that_do_not_broadcast_stop_before_writing() -> None:

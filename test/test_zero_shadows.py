@@ -5,7 +5,8 @@ passes `np.empty` shadows, and no serial memset runs before the call.
 
 Each case: the gradient matches central finite differences of the plain
 Python function on random inputs and is bit-identical for a given thread
-count; the compiled gradient called directly with shadows full of garbage
+count (rank 2 through a flat view, rank 1 fused into a loop over the same
+range, rank 1 fitted to a loop by step 2 or 3 and fused); the compiled gradient called directly with shadows full of garbage
 (NaN) gives the same numbers (so the fill really runs inside it); empty and
 odd sizes; a bounds error raised in a worker thread reaches the caller with
 the user's line; vmap(grad, parallel=True) zero-fills its batched output
@@ -46,6 +47,16 @@ def strided_pairs(x):
     s = 0.0
     for i in prange(0, len(x) - 1, 2):
         d = x[i + 1] - x[i]
+        s += d * d
+    return s
+
+
+def triples(x, w):
+    # step 3 up to len(x) - 2: the fill fitted to the loop (x[i .. i + 2] in
+    # iteration i) and fused; the last elements zeroed by a loop of their own
+    s = 0.0
+    for i in prange(0, len(x) - 2, 3):
+        d = x[i + 2] * w[i] - x[i] * x[i + 1]
         s += d * d
     return s
 
@@ -94,12 +105,13 @@ def loaded(g, args):
 CASES = {
     "rank 2": (rows, lambda rng, n: (rng.uniform(-1, 1, (n, 3)), rng.uniform(-1, 1, (n, 2)))),
     "rank 1, fused": (weighted, lambda rng, n: (rng.uniform(-1, 1, n), rng.uniform(-1, 1, n))),
-    "other range": (strided_pairs, lambda rng, n: (rng.uniform(-1, 1, n),)),
+    "step 2, fitted": (strided_pairs, lambda rng, n: (rng.uniform(-1, 1, n),)),
+    "step 3, fitted": (triples, lambda rng, n: (rng.uniform(-1, 1, n), rng.uniform(-1, 1, n))),
 }
 
 
 @pytest.mark.parametrize("name", list(CASES))
-@pytest.mark.parametrize("n", [1, 2, 7, 61])
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 61])
 def test_zeroed_shadows_match_finite_differences_and_thread_counts(name, n):
     f, make = CASES[name]
     args = make(np.random.default_rng(n), n)
@@ -135,6 +147,21 @@ def test_compiled_gradient_zeroes_garbage_shadows_itself(name):
         lg.call(*call, 1.0)
         for s, w in zip(shadows, want):
             assert np.array_equal(s, w), (name, threads)
+
+
+def test_fitted_fill_is_fused_into_the_users_loop():
+    """Kernel 1's gradient: the fill of dx is in the loop (one parallel
+    loop for the function, and the small one for the last element)."""
+    from adpasses.api.functions import function_named
+    from xdsl.dialects import scf
+
+    jf = adpasses.jit(strided_pairs)
+    g = adpasses.grad(jf)
+    lg = loaded(g, (np.random.default_rng(1).uniform(-1, 1, 9),))
+    body = function_named(lg.module, lg.gradient_name).body.block
+    loops = [op for op in body.ops if isinstance(op, scf.ForOp)]
+    assert len(loops) == 2  # the tail's fill, then the user's loop with the fill inside
+    assert [str(op.attributes.get("ad.parallel")) for op in loops] == ['"zero"', '"prange"']
 
 
 def test_empty_arrays():

@@ -141,3 +141,27 @@ def test_threads_calling_the_gradient_at_once_get_their_own_results() -> None:
         assert len(got[t]) == len(expected)
         for a, b in zip(got[t], expected):
             np.testing.assert_array_equal(a, b)
+
+
+def test_from_32_mib_the_caller_zeroes_with_calloc_and_the_gradient_does_not() -> None:
+    """At SERIAL_ZERO_FILL_BYTES and above, calloc gets fresh zero pages and
+    clears nothing with the GIL held, while a fill inside would be one more
+    pass over memory: the fill is skipped (a NaN shadow stays NaN) and grad
+    passes np.zeros (its result is right)."""
+    from adpasses.core.parallel import SERIAL_ZERO_FILL_BYTES
+
+    g = adpasses.grad(adpasses.jit(energy))
+    n = SERIAL_ZERO_FILL_BYTES // 8
+    x = np.random.default_rng(21).uniform(-0.5, 0.5, n)
+    got = g(x)
+    e = np.exp(-3.0 * (x + 1.0))
+    rho = e.sum()
+    np.testing.assert_allclose(got, -3.0 * (2 * rho + 3 * rho**2 + rho**3) * e, rtol=1e-9)
+    (loaded,) = _loaded(g)
+    dx = np.full(n, np.nan)
+    loaded.call(x, dx, 1.0)
+    assert np.isnan(dx).all()  # not filled: the caller's np.zeros is the zero
+    small = x[: n - 1].copy()
+    dx = np.full(n - 1, np.nan)
+    loaded.call(small, dx, 1.0)
+    np.testing.assert_array_equal(dx, g(small))  # one element fewer: filled inside

@@ -28,6 +28,7 @@ import numpy as np
 
 from adpasses.api import shadows
 from adpasses.api.aliasing import grad_call, internal_overlap
+from adpasses.core.parallel import SERIAL_ZERO_FILL_BYTES
 from adpasses.native.arguments import plain_arguments
 from adpasses.core.diagnostics import CompileError, for_user
 
@@ -252,9 +253,16 @@ def _fast_path(gf: GradCallable, plan: GradPlan, g: LoadedGradient, args: tuple)
             # Contiguous whatever the array's layout: indices are logical,
             # and a broadcast array's elements each get their own entry.
             env[f"dt{k}"] = a.dtype  # type: ignore[union-attr]
-            # The gradient zero-fills the shadows of g.private and g.zeroed itself.
-            fill = "empty" if k in g.private or k in g.zeroed else "zeros"
-            lines.append(f"    s{k} = {fill}({p}.shape, dt{k})")
+            # The gradient zero-fills the shadows of g.private and g.zeroed itself;
+            # a serial one those of g.zeroed only below SERIAL_ZERO_FILL_BYTES
+            # (private_copies.zero_marked_shadows: from there on calloc clears nothing).
+            if k in g.private:
+                lines.append(f"    s{k} = empty({p}.shape, dt{k})")
+            elif k in g.zeroed:
+                limit = SERIAL_ZERO_FILL_BYTES // a.dtype.itemsize  # type: ignore[union-attr]
+                lines.append(f"    s{k} = (empty if {p}.size < {limit} else zeros)({p}.shape, dt{k})")
+            else:
+                lines.append(f"    s{k} = zeros({p}.shape, dt{k})")
             call_args.append(f"s{k}")
     # A ValueError of the entry (a misaligned array: unpickled arrays may be,
     # e.g. on Dask workers) goes to the slow path, which copies such arrays

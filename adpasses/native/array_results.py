@@ -58,6 +58,8 @@ def numpy_results(f, count: int) -> list[str]:  # type: ignore[no-untyped-def]
 
 # Indices into numpy's C API table (numpy/__multiarray_api.h; stable ABI).
 PY_ARRAY_NEW = 93
+PY_ARRAY_DESCR_FROM_TYPE = 45
+PY_ARRAY_SCALAR = 60
 PY_ARRAY_SET_BASE_OBJECT = 282
 _API_SIZE = 400
 
@@ -158,18 +160,7 @@ class ResultBuilder:
         dtypes = numpy_results(self.shim.f, len(outputs))
         for j, (t, v) in enumerate(zip(outputs, values)):
             if dtypes[j] and j not in objects:
-                # What Python returns: np.float32(x), np.int64(n), ... made
-                # by calling the numpy type (NULL on failure: Py_BuildValue
-                # then returns NULL with the error set).
-                call = self.shim.c_api("PyObject_CallFunction", PTR, [PTR, PTR], var_arg=True)
-                cls = self.shim.python_object(NUMPY_SCALAR_TYPES[dtypes[j]])
-                if is_float_type(t):
-                    number = v if isinstance(v.type, ir.DoubleType) else b.fpext(v, ir.DoubleType())
-                    code = "d"
-                else:
-                    number = v if v.type.width == 64 else (b.zext(v, I64) if v.type.width == 1 else b.sext(v, I64))
-                    code = "L"
-                build_args.append(b.call(call, [cls, self.shim.cstring(code), number]))
+                build_args.append(self._numpy_scalar(dtypes[j], t, v))
                 fmt += "N"
             elif j in objects:
                 build_args.append(objects[j])
@@ -186,6 +177,29 @@ class ResultBuilder:
         fmt = f"({fmt})" if len(outputs) > 1 else fmt
         build = self.shim.c_api("Py_BuildValue", PTR, [PTR], var_arg=True)
         return b.call(build, [self.shim.cstring(fmt), *build_args])
+
+    def _numpy_scalar(self, dtype: str, t, v: ir.Value) -> ir.Value:  # type: ignore[no-untyped-def]
+        """What Python returns: np.float32(x), np.int64(n), ... made by
+        numpy's PyArray_Scalar from the value's bytes (a new reference; np.True_
+        and np.False_ are numpy's own; NULL on failure: Py_BuildValue then
+        returns NULL with the error set). About a third of the cost of
+        calling the numpy type."""
+        b = self.b
+        elem = {"float64": ir.DoubleType(), "float32": ir.FloatType(), "int64": I64, "int32": I32,
+                "bool": ir.IntType(8)}[dtype]
+        if is_float_type(t):
+            value = v if v.type == elem else (b.fptrunc(v, elem) if isinstance(elem, ir.FloatType) else b.fpext(v, elem))
+        elif v.type.width == 1:
+            value = b.zext(v, elem)
+        else:
+            value = v if v.type.width == elem.width else b.trunc(v, elem)
+        slot = self.shim.entry_alloca(elem)
+        b.store(value, slot)
+        descr = b.call(self._api(PY_ARRAY_DESCR_FROM_TYPE, PTR, [I32]),
+                       [ir.Constant(I32, np.dtype(NUMPY_SCALAR_TYPES[dtype]).num)])
+        scalar = b.call(self._api(PY_ARRAY_SCALAR, PTR, [PTR, PTR, PTR]), [slot, descr, ir.Constant(PTR, None)])
+        b.call(self.shim.c_api("Py_DecRef", ir.VoidType(), [PTR]), [descr])
+        return scalar
 
     # -- one array ------------------------------------------------------------------------
 

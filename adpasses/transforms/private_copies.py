@@ -36,13 +36,13 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (DYNAMIC_INDEX, AnyFloat, ArrayAttr, DictionaryAttr, FloatAttr, IndexType,
                                    IntegerAttr, MemRefType, ModuleOp, NoneAttr, UnitAttr)
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from adpasses.core.effects import is_pure
 from adpasses.dialects.ad import PRIVATE_COPY_ATTR, UNCHECKED_ATTR, ShadowCheckOp
-from adpasses.transforms.fuse_loops import _same_range, fuse, fusion_conflict
+from adpasses.transforms.fuse_loops import _same_range, _same_value, fuse, fusion_conflict
 
 
 def marked_arguments(function: func.FuncOp) -> dict[int, int]:
@@ -316,6 +316,7 @@ def zero_marked_shadows(function: func.FuncOp, parallel: bool = True) -> list[in
 
     fills: list[tuple[int, scf.ForOp]] = []
     ranks: dict[int, int] = {}
+    extents: dict[int, tuple[list[SSAValue], int]] = {}  # the fill's sizes, bytes per element
     for k, primal, shadow in pairs:
         x, dx = block.args[primal], block.args[shadow]
         t = dx.type
@@ -341,14 +342,21 @@ def zero_marked_shadows(function: func.FuncOp, parallel: bool = True) -> list[in
             loop.attributes[PARALLEL_ATTR] = StringAttr(ZERO_FILL_MARK)
         fills.append((k, loop))
         ranks[k] = len(t.get_shape())
+        extents[k] = ([ub, *sizes], t.element_type.bitwidth // 8)
     # After every fill's constants, rank-1 fills last (next to the anchor: fusable).
     fills.sort(key=lambda kl: ranks[kl[0]] == 1)
     for _, loop in fills:
         block.insert_op_before(loop, anchor)
+    alone = dict(fills)
     for k, loop in reversed(fills):
         nxt = loop.next_op
-        if ranks[k] != 1 or not (isinstance(nxt, scf.ForOp) and _same_range(loop, nxt)):
-            break  # a nest, or not next to a loop over the same range: this fill and those before stay
+        if ranks[k] != 1 or not isinstance(nxt, scf.ForOp):
+            break  # a nest, or not next to a loop: this fill and those before stay
+        if not _same_range(loop, nxt):
+            stepped = _stepped_fill(function, loop, nxt)
+            if stepped is None:
+                break
+            loop = stepped
         if fusion_conflict(function, loop, nxt) is not None:
             break
         location, attributes = nxt.location, dict(nxt.attributes)
@@ -357,7 +365,122 @@ def zero_marked_shadows(function: func.FuncOp, parallel: bool = True) -> list[in
         fused.location = location
         fused.attributes.clear()
         fused.attributes.update(attributes)
+        del alone[k]
+    if not parallel:
+        # A serial fill of its own runs only below SERIAL_ZERO_FILL_BYTES
+        # (grad passes np.zeros from there on: calloc's fresh pages need no
+        # pass of ours). A fused one costs a store the loop's load reads.
+        for k, loop in alone.items():
+            _below_fill_bytes(loop, *extents[k])
     return sorted(k for k, _ in fills)
+
+
+def _below_fill_bytes(loop: scf.ForOp, sizes: list[SSAValue], itemsize: int) -> None:
+    """Run `loop` only when the product of `sizes` is below
+    SERIAL_ZERO_FILL_BYTES / itemsize elements."""
+    from adpasses.core.parallel import SERIAL_ZERO_FILL_BYTES
+
+    if loop.parent is None:  # replaced (a stepped fill, `_stepped_fill`): left unguarded, still right
+        return
+    b = Builder(InsertPoint.before(loop))
+    count = sizes[0]
+    for s in sizes[1:]:
+        count = b.insert(arith.MuliOp(count, s)).result
+    limit = b.insert(arith.ConstantOp(IntegerAttr(SERIAL_ZERO_FILL_BYTES // itemsize, IndexType()))).result
+    small = b.insert(arith.CmpiOp(count, limit, "ult")).result
+    then = Block()
+    guard = b.insert(scf.IfOp(small, [], Region(then)))
+    guard.location = loop.location
+    loop.detach()
+    then.add_op(loop)
+    then.add_op(scf.YieldOp())
+
+
+MAX_FILL_STEP = 8
+"""The largest constant step of a loop a rank-1 fill is fitted to (`_stepped_fill`)."""
+
+
+def _constant_index(v: SSAValue) -> int | None:
+    if isinstance(v, OpResult) and isinstance(v.op, arith.ConstantOp) and isinstance(v.op.value, IntegerAttr):
+        return v.op.value.value.data
+    return None
+
+
+def _stepped_fill(function: func.FuncOp, fill: scf.ForOp, nxt: scf.ForOp) -> scf.ForOp | None:
+    """For a rank-1 fill (over 0 .. n) next to a loop from 0 by a constant
+    step s (2 .. MAX_FILL_STEP) to n - c, c >= s - 1 (kernel 1's
+    `for i in prange(0, len(x) - 1, 2)`): a fill over the loop's range,
+    zeroing the elements i .. i + s - 1 in iteration i, and a loop of its
+    own for those from s * ceil(ub / s) on, which replace
+    `fill` when the alias analysis allows fusing the first into `nxt` (no
+    iteration reads an element another zeroes); returns the fill to fuse,
+    else None (and `fill` stays)."""
+    s = _constant_index(nxt.step)
+    if _constant_index(nxt.lb) != 0 or s is None or not 2 <= s <= MAX_FILL_STEP:
+        return None
+    stores = [op for op in fill.body.block.ops if isinstance(op, memref.StoreOp)]
+    if len(stores) != 1 or len(stores[0].indices) != 1:
+        return None
+    zero, dx, n = stores[0].value, stores[0].memref, fill.ub
+    # Only a bound ub = n - c with c >= s - 1: every element an iteration
+    # zeroes is then below n, so the stores need no guard (guarded, LLVM
+    # could not forward them to the loop's reads: a two-element vector
+    # load after two separate stores waits for both).
+    ub = nxt.ub
+    if not (isinstance(ub, OpResult) and isinstance(ub.op, arith.SubiOp) and _same_value(ub.op.lhs, n, 4)):
+        return None
+    c = _constant_index(ub.op.rhs)
+    if c is None or c < s - 1:
+        return None
+    block = fill.parent_block()
+    assert block is not None
+    index = IndexType()
+    made: list[Operation] = []
+
+    def add(op: Operation) -> SSAValue:
+        block.insert_op_before(op, fill)
+        made.append(op)
+        return op.results[0]
+
+    c0, c1, cs = (add(arith.ConstantOp(IntegerAttr(v, index))) for v in (0, 1, s))
+    covered = add(arith.MuliOp(add(arith.CeilDivSIOp(nxt.ub, cs)), cs))
+    start = add(arith.MinSIOp(add(arith.MaxSIOp(covered, c0)), n))
+    tail_body = Block(arg_types=[index])
+    store = memref.StoreOp.get(zero, dx, [tail_body.args[0]])
+    store.attributes[UNCHECKED_ATTR] = UnitAttr()  # start <= e < n
+    tail_body.add_op(store)
+    tail_body.add_op(scf.YieldOp())
+    tail = scf.ForOp(start, n, c1, [], Region(tail_body))
+    tail.location = fill.location
+    tail.attributes.update(fill.attributes)
+    block.insert_op_before(tail, fill)
+    body = Block(arg_types=[index])
+    i = body.args[0]
+    at = [i]
+    for j in range(1, s):
+        offset = arith.ConstantOp(IntegerAttr(j, index))
+        at_op = arith.AddiOp(i, offset.result)
+        body.add_op(offset)
+        body.add_op(at_op)
+        at.append(at_op.result)
+
+    for a in at:  # below n: i <= ub - 1 <= n - s (checked above)
+        store = memref.StoreOp.get(zero, dx, [a])
+        store.attributes[UNCHECKED_ATTR] = UnitAttr()
+        body.add_op(store)
+    body.add_op(scf.YieldOp())
+    stepped = scf.ForOp(nxt.lb, nxt.ub, nxt.step, [], Region(body))
+    stepped.location = fill.location
+    block.insert_op_before(stepped, fill)
+    fill.detach()
+    if fusion_conflict(function, stepped, nxt) is None:
+        fill.erase()
+        return stepped
+    for op in [stepped, tail, *reversed(made)]:
+        op.detach()
+        op.erase()
+    block.insert_op_before(fill, nxt)
+    return None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,11 @@ def own_view(a):
     a += a[::-1]
 
 
-for f, n in ((two_arguments, 2), (local_source, 1), (own_view, 1)):
+def store_argument(a, b):
+    a[:] = np.tanh(b)
+
+
+for f, n in ((two_arguments, 2), (local_source, 1), (own_view, 1), (store_argument, 2)):
     module, _ = build_module(f, [ArrayArg("float64", 1, True)] * n)
     print(module)
 module, _ = adpasses.jit(two_arguments).build([np.ones(3), np.ones(3)], noalias=True)
@@ -58,6 +62,23 @@ print(module)
 # CHECK:         memref.alloc
 # CHECK:         linalg.generic {{.*}} outs(%a : memref<?xf64>)
 # CHECK:         func.return
+
+# A slice store from another argument takes the same test.
+# CHECK-LABEL: func.func @store_argument
+# CHECK:         %[[V:[0-9a-z_]+]] = memref.subview %a
+# CHECK:         %[[O:[0-9a-z_]+]] = ad.overlaps %[[V]], %b
+# CHECK-NEXT:    scf.if %[[O]] {
+# CHECK-NEXT:      %[[T:[0-9a-z_]+]] = memref.alloc
+# CHECK-NEXT:      linalg.generic {{.*}} ins(%b : memref<?xf64>) outs(%[[T]] : memref<?xf64>)
+# CHECK:           memref.reinterpret_cast %[[T]]
+# CHECK:           linalg.generic {{.*}} outs(%[[V]] : {{.*}})
+# CHECK:             math.tanh
+# CHECK:           memref.dealloc %[[T]]
+# CHECK-NEXT:    } else {
+# CHECK-NOT:       memref.alloc
+# CHECK:           memref.reinterpret_cast %b
+# CHECK:           linalg.generic {{.*}} outs(%[[V]] : {{.*}})
+# CHECK:             math.tanh
 
 # CHECK-LABEL: func.func @two_arguments(%a: memref<?xf64> {ad.noalias}, %b: memref<?xf64> {ad.noalias})
 # CHECK-NOT:     ad.overlaps

@@ -72,7 +72,8 @@ func.func @rows_grad(%V: memref<?x?xf64> {ad.noalias}, %dV: memref<?x?xf64> {ad.
   func.return
 }
 
-// A loop over another range (step 2): the rank-1 fill stays a loop of its own.
+// A loop over another range (step 2 up to n: its last iteration's i + 1
+// may be n): the rank-1 fill stays a loop of its own.
 // CHECK-LABEL: func.func @pairs_grad
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:      memref.store %{{.*}}, %dx[%{{.*}}] {ad.unchecked} : memref<?xf64>
@@ -88,6 +89,73 @@ func.func @pairs_grad(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noa
     %d2 = arith.addf %d, %seed : f64
     memref.store %d2, %dx[%i] : memref<?xf64>
   } {ad.parallel = "prange"}
+  func.return
+}
+
+// A loop from 0 by a constant step s to n - c, c >= s - 1 (kernel 1's
+// `prange(0, len(x) - 1, 2)`): the fill is fitted to it, zeroing elements
+// i .. i + s - 1 in iteration i (all below n, no guard) and fused, so LLVM
+// forwards the zeros to the loop's reads; a loop of its own zeroes the
+// elements from s * ceil(ub / s) on (none or one here).
+// CHECK-LABEL: func.func @diff_grad
+// CHECK:         %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:         %[[N:.*]] = memref.dim %x, %{{.*}} : memref<?xf64>
+// CHECK:         %[[C:.*]] = arith.ceildivsi %ub, %[[S:.*]] : index
+// CHECK-NEXT:    %[[T:.*]] = arith.muli %[[C]], %[[S]] : index
+// CHECK-NEXT:    %[[T0:.*]] = arith.maxsi %[[T]], %{{.*}} : index
+// CHECK-NEXT:    %[[START:.*]] = arith.minsi %[[T0]], %[[N]] : index
+// CHECK-NEXT:    scf.for %[[E:.*]] = %[[START]] to %[[N]] step %{{.*}} {
+// CHECK-NEXT:      memref.store %[[Z]], %dx[%[[E]]] {ad.unchecked} : memref<?xf64>
+// CHECK-NEXT:    } {ad.parallel = "zero"}
+// CHECK-NEXT:    scf.for %i = %c0 to %ub step %c2 {
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[I1:.*]] = arith.addi %i, %[[ONE]] : index
+// CHECK-NEXT:      memref.store %[[Z]], %dx[%i] {ad.unchecked} : memref<?xf64>
+// CHECK-NEXT:      memref.store %[[Z]], %dx[%[[I1]]] {ad.unchecked} : memref<?xf64>
+// CHECK-NEXT:      %j = arith.addi %i, %c1 : index
+// CHECK-NEXT:      %d = memref.load %dx[%i] : memref<?xf64>
+// CHECK:         } {ad.parallel = "prange"}
+func.func @diff_grad(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias, ad.zero_shadow = 0 : i64}, %seed: f64) {
+  ad.shadow_check %x, %dx : memref<?xf64>, memref<?xf64>
+  %c2 = arith.constant 2 : index
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %ub = arith.subi %n, %c1 : index
+  scf.for %i = %c0 to %ub step %c2 {
+    %j = arith.addi %i, %c1 : index
+    %d = memref.load %dx[%i] : memref<?xf64>
+    %d2 = arith.subf %d, %seed : f64
+    memref.store %d2, %dx[%i] : memref<?xf64>
+    %e = memref.load %dx[%j] : memref<?xf64>
+    %e2 = arith.addf %e, %seed : f64
+    memref.store %e2, %dx[%j] : memref<?xf64>
+  } {ad.parallel = "prange"}
+  func.return
+}
+
+// The loop reads dx[i + 2], which iteration i + 2 would zero only later:
+// not fused, the fill over all of dx stays a loop of its own.
+// CHECK-LABEL: func.func @reads_ahead_grad
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      memref.store %{{.*}}, %dx[%{{.*}}] {ad.unchecked} : memref<?xf64>
+// CHECK-NEXT:    } {ad.parallel = "zero"}
+// CHECK-NEXT:    scf.for %i = %c0 to %ub step %c2 {
+// CHECK-NEXT:      %j = arith.addi %i, %c2 : index
+// CHECK-NEXT:      %d = memref.load %dx[%j] : memref<?xf64>
+func.func @reads_ahead_grad(%x: memref<?xf64> {ad.noalias}, %dx: memref<?xf64> {ad.noalias, ad.zero_shadow = 0 : i64}, %seed: f64) {
+  ad.shadow_check %x, %dx : memref<?xf64>, memref<?xf64>
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %ub = arith.subi %n, %c3 : index
+  scf.for %i = %c0 to %ub step %c2 {
+    %j = arith.addi %i, %c2 : index
+    %d = memref.load %dx[%j] : memref<?xf64>
+    %d2 = arith.addf %d, %seed : f64
+    memref.store %d2, %dx[%i] : memref<?xf64>
+  }
   func.return
 }
 
