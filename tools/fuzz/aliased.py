@@ -151,6 +151,25 @@ def _views(rng: random.Random, pattern: str, n_arrays: int, written: frozenset[i
     return views, sizes
 
 
+def _whole_array_update(seed: int, n_arrays: int, has_scalar: bool, written: frozenset[int]) -> list[str]:
+    """Sometimes a whole-array update of a written array before the loop
+    (`a0 += np.sin(a1[::-1]) * 0.5`): numpy reads the right side before
+    writing, which the compiled code must do when the arrays share memory
+    (a run-time overlap test: frontend/overlap.py). Drawn from its own
+    stream, so the rest of a seed's case is what it was without it."""
+    rng = random.Random(seed * 7919 + 17)
+    if not written or rng.random() < 0.6:
+        return []
+    w = rng.choice(sorted(written))
+    r, q = rng.randrange(n_arrays), rng.randrange(n_arrays)
+    sources = [f"np.sin(a{r}) * 0.5", f"a{r}[::-1] * 0.3", f"0.5 * a{r} * a{q}", f"np.tanh(a{r} - a{q})"]
+    if has_scalar:
+        sources.append(f"a{r} * s")
+    op = rng.choice(["+", "-", "*"])
+    value = rng.choice(sources)
+    return [f"    a{w} {op}= {value}" if op != "*" else f"    a{w} *= 1.0 + 0.5 * {value}"]
+
+
 def generate_aliased(seed: int) -> AliasedCase:
     rng = random.Random(seed)
     n_arrays = rng.choice([2, 2, 3])
@@ -170,6 +189,7 @@ def generate_aliased(seed: int) -> AliasedCase:
         lines += ["    for i in range(len(a0)):",
                   f"        acc += a{rng.randrange(n_arrays)}[i] * {_expr(rng, n_arrays, has_scalar, 1, 0)}"]
     lines.append("    return acc")
+    lines[2:2] = _whole_array_update(seed, n_arrays, has_scalar, written)
     pattern = rng.choice(PATTERNS)
     views, sizes = _views(rng, pattern, n_arrays, written)
     floats = list(range(n_arrays + has_scalar))
@@ -192,7 +212,7 @@ def python_function(case: AliasedCase) -> Callable:
     with linecache, so the frontend can read it)."""
     filename = f"<adpasses fuzz aliased {case.seed}>"
     linecache.cache[filename] = (len(case.source), None, case.source.splitlines(True), filename)
-    env: dict[str, object] = {"math": math}
+    env: dict[str, object] = {"math": math, "np": np}
     exec(compile(case.source, filename, "exec"), env)
     return env[case.name]  # type: ignore[return-value]
 
