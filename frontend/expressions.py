@@ -72,6 +72,12 @@ class ExpressionMixin:
             return Scalar(self.const_float(v), weak=True)
         if v is None:
             return PyObject(None)  # a compile-time object: `x is None`, a callee's argument
+        if isinstance(v, complex):
+            self.error(node, "complex numbers are not supported in compiled code (floats, ints and bools "
+                             "are); carry the real and imaginary parts as two floats")
+        if isinstance(v, (str, bytes)):
+            self.error(node, f"{type(v).__name__} constants are not supported as values; only numbers "
+                             "(text may appear in print(...) and in raise/assert messages)")
         self.error(node, f"{type(v).__name__} constants are not supported; only numbers")
 
     def expr_Name(self, node: ast.Name) -> object:

@@ -219,3 +219,8 @@ def strided_sum(x, k):
     for i in range(0, len(x), k):  # ERROR
         s += x[i]
     return s
+
+
+def uses_complex(x):
+    z = 2j * x  # ERROR
+    return z.real

@@ -30,7 +30,9 @@ CASES = [
     # (function, arguments, message, remedy)
     ("uses_list", [1.0], "list expressions are not supported", "numpy array"),
     ("uses_dict", [1.0], "dict expressions are not supported", "arguments"),
-    ("uses_string", [1.0], "str constants are not supported", "numbers"),
+    ("uses_string", [1.0], "str constants are not supported", "print(...) and in raise/assert messages"),
+    ("uses_complex", [1.0], "complex numbers are not supported in compiled code",
+     "real and imaginary parts as two floats"),
     ("uses_try", [1.0], "try statements are not supported", "cannot be caught"),
     ("uses_with", [1.0], "with statements are not supported", ""),
     ("uses_lambda", [1.0], "a lambda defined inside a function cannot be passed to another function",
