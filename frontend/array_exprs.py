@@ -64,7 +64,9 @@ REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.min: "min", np.a
 METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod", "any": "any", "all": "all"}
 LOGICAL = {np.logical_and: ast.BitAnd, np.logical_or: ast.BitOr, np.logical_xor: ast.BitXor}
 """np.logical_and/or/xor: the operators & | ^ on the elements' truth values."""
-ARRAY_FUNCTIONS = (np.where, np.clip, np.sign, np.full, np.arange, np.asarray, np.array, np.copy,
+ARG_REDUCTIONS = {np.argmax: True, np.argmin: False}
+"""np.argmax / np.argmin (and the methods x.argmax(), x.argmin()): True for max."""
+ARRAY_FUNCTIONS = (*ARG_REDUCTIONS, np.where, np.clip, np.sign, np.full, np.arange, np.asarray, np.array, np.copy,
                    np.outer, np.cumsum, np.dot, np.matmul, np.linalg.norm, np.logical_not, *LOGICAL, *FLOAT_TESTS)
 """numpy functions on arrays handled here besides the op table's and the reductions."""
 
@@ -397,6 +399,9 @@ class ArrayExprMixin:
         if fn in REDUCTIONS:
             self._expect(node, 1, keywords, ("axis",))
             return self.reduce(args[0], REDUCTIONS[fn], keywords.get("axis"), node)
+        if fn in ARG_REDUCTIONS:
+            self._expect(node, 1)
+            return self.arg_extremum(args[0], ARG_REDUCTIONS[fn], node)
         if keywords:
             self.error(node, f"{_name(fn)} on arrays takes no keyword arguments here; pass them by position")
         if fn in UNARY_MATH:
@@ -496,8 +501,54 @@ class ArrayExprMixin:
             if len(node.args) != 1:
                 self.error(node, ".dot() takes one argument")
             return self.dot([base, self.expr(node.args[0])], node)
+        if method in ("argmax", "argmin"):
+            if node.args:
+                self.error(node, f".{method}() takes no arguments here (axis= is not supported)")
+            return self.arg_extremum(base, method == "argmax", node)
         self.error(node, f"array method .{method}() is not supported; the supported methods are .sum(), "
-                         ".mean(), .max(), .min(), .prod(), .any(), .all(), .copy() and .dot()")
+                         ".mean(), .max(), .min(), .prod(), .any(), .all(), .argmax(), .argmin(), .copy() "
+                         "and .dot()")
+
+    def arg_extremum(self, value: object, is_max: bool, node: ast.AST) -> Scalar:
+        """np.argmax / np.argmin of a vector, numpy's: the index (an
+        np.int64) of the first greatest (smallest) element, the first NaN
+        if there is one (NaN propagates as in np.max); an empty vector is
+        numpy's ValueError. One scf.for carrying the best value and index."""
+        name = "argmax" if is_max else "argmin"
+        if not self.is_array(value):
+            self.error(node, f"np.{name} takes an array here")
+        if self.lift(value).ndim != 1:  # type: ignore[arg-type]
+            self.error(node, f"np.{name} is supported for 1-D arrays (the index into the flattened array of "
+                             f"more dimensions is not); loop over the rows, or call it on a row x[i]")
+        x = self.materialize(value, node)
+        assert isinstance(x, Array)
+        with self.at(node):
+            n = self.dim(x, 0)
+            zero, one = self.const_index(0), self.const_index(1)
+            empty = self.emit(arith.CmpiOp(n, zero, "eq")).results[0]
+            self.emit(RaiseIfOp(empty, "ValueError", f"attempt to get {name} of an empty sequence"))
+            first = self.emit(memref.LoadOp.get(x.value, [zero])).results[0]
+            block = Block(arg_types=[IndexType(), first.type, IndexType()])
+            loop = self.emit(scf.ForOp(one, n, one, [first, zero], block))
+            with self.inserting_at_end(block):
+                i, best, where = block.args
+                v = self.emit(memref.LoadOp.get(x.value, [i])).results[0]
+                a, b = self.loaded(v), self.loaded(best)
+                if a.is_float:
+                    better = self.emit(arith.CmpfOp(v, best, "ogt" if is_max else "olt")).results[0]
+                    # the first NaN wins: v is NaN and the best so far is not
+                    nan_v = self.emit(arith.CmpfOp(v, v, "uno")).results[0]
+                    nan_best = self.emit(arith.CmpfOp(best, best, "uno")).results[0]
+                    first_nan = self.emit(arith.AndIOp(nan_v, self.emit(arith.XOrIOp(
+                        nan_best, self.const_bool(True))).results[0])).results[0]
+                    better = self.emit(arith.OrIOp(better, first_nan)).results[0]
+                    better = self.emit(arith.AndIOp(better, self.emit(arith.XOrIOp(
+                        nan_best, self.const_bool(True))).results[0])).results[0]
+                else:
+                    better = self.compare(ast.Gt() if is_max else ast.Lt(), a, b, node)
+                self.emit(scf.YieldOp(self.emit(arith.SelectOp(better, v, best)).results[0],
+                                      self.emit(arith.SelectOp(better, i, where)).results[0]))
+        return Scalar(loop.results[1], numpy=True)
 
     def _expect(self, node: ast.Call, n: int, keywords: dict | None = None, allowed: tuple = ()) -> None:
         if len(node.args) != n:

@@ -102,7 +102,14 @@ class ModuleBuilder:
         scalar strong), None for an array; each gets its own version."""
         static = static or {}
         flags = tuple(flags) if flags is not None else (None,) * len(arg_types)
-        key = (pyfunc, tuple(arg_types), tuple((k, _static_key(v)) for k, v in sorted(static.items())), flags)
+        from adpasses.frontend.custom_rules import RULES_ATTR
+
+        # A custom function's version is one per types, whatever its scalars' flags:
+        # its fwd rule calls it with the rule's own parameters (not weak), and a
+        # second version would compile the rules again, inside themselves
+        # ("rules cannot recurse": grad(log1pexp) of docs/custom_rules.md failed).
+        key_flags = None if RULES_ATTR in getattr(pyfunc, "__dict__", {}) else flags
+        key = (pyfunc, tuple(arg_types), tuple((k, _static_key(v)) for k, v in sorted(static.items())), key_flags)
         if key in self.compiled:
             return self._lookup(self.compiled[key])
         if pyfunc in self.stack:

@@ -29,7 +29,7 @@ INTEGER_IDENTITY = integer_identity_calls()
 TO_INT_MATH = int_calls()
 ALLOCATORS = {np.zeros: "zeros", np.ones: "ones", np.empty: "empty",
               np.zeros_like: "zeros_like", np.ones_like: "ones_like", np.empty_like: "empty_like"}
-ARRAY_METHOD_NAMES = ("sum", "mean", "max", "min", "prod", "copy", "dot")
+ARRAY_METHOD_NAMES = ("sum", "mean", "max", "min", "prod", "copy", "dot", "argmax", "argmin")
 CONSTANTS = {"pi": pymath.pi, "e": pymath.e, "inf": pymath.inf, "nan": pymath.nan, "tau": pymath.tau}
 
 

@@ -663,3 +663,14 @@ def test_rules_with_if_and_for_in_their_bodies():
     assert adpasses.grad(_uses_norm2, (0, 1))(a, b) == pytest.approx(fd, rel=1e-6)
     for v in (0.3, 2.0):  # the bwd rule's branch: the clipped derivative it defines
         assert adpasses.grad(_clipped_sq)(v) == pytest.approx(min(2.0 * v, 1.0), rel=1e-12)
+
+
+def test_grad_of_the_custom_function_itself_from_python_numbers():
+    """docs/custom_rules.md's first example, `adpasses.grad(log1pexp)(1000.0)`:
+    the entry is compiled for a Python float (weak, NEP 50) and fwd calls
+    log1pexp with its own (strong) parameter; a second version of log1pexp
+    compiled its rules again inside fwd's ("rules cannot recurse")."""
+    assert adpasses.grad(log1pexp)(1000.0) == 1.0
+    assert adpasses.grad(log1pexp)(0.3) == pytest.approx(1.0 / (1.0 + math.exp(-0.3)), rel=1e-14)
+    assert adpasses.value_and_grad(log1pexp)(np.float64(-2.0))[1] == pytest.approx(
+        1.0 / (1.0 + math.exp(2.0)), rel=1e-14)

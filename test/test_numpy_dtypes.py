@@ -310,3 +310,54 @@ def test_gradients_of_float32_paths_against_central_differences():
         assert dx.dtype == np.float32
         assert_matches(dx, fd_x, float32=True)
         assert_matches(ds, fd_s, float32=True)
+
+
+# -- np.argmax / np.argmin ------------------------------------------------------------
+
+def argmax_fn(x):
+    return np.argmax(x)
+
+
+def argmin_fn(x):
+    return np.argmin(x)
+
+
+def arg_methods(x):
+    return x.argmax() * 10 + x.argmin()
+
+
+NAN = np.nan
+ARG_CASES = [np.array([1.0, 3.0, 3.0, -1.0]), np.array([2.0, NAN, 5.0, NAN]), np.array([NAN, 1.0]),
+             np.array([4.0]), np.array([3, 7, 7, -2], np.int32), np.array([5, 1, 1], np.int64),
+             np.array([False, True, True]), np.array([1.5, -2.5, 0.5], np.float32),
+             np.arange(12.0).reshape(3, 4)[:, 1], RNG.standard_normal(37)]
+
+
+@pytest.mark.parametrize("f", [argmax_fn, argmin_fn, arg_methods])
+def test_argmax_argmin_follow_numpy(f):
+    """The first extreme element, the first NaN if any, np.int64, any dtype and layout."""
+    jf = adpasses.jit(f)
+    for x in ARG_CASES:
+        assert same(f(x), jf(x)), (x, f(x), jf(x))
+
+
+@pytest.mark.parametrize("f, name", [(argmax_fn, "argmax"), (argmin_fn, "argmin")])
+def test_argmax_of_an_empty_array_is_numpys_value_error(f, name):
+    with pytest.raises(ValueError, match=rf"^attempt to get {name} of an empty sequence \(at .*test_numpy_dtypes"
+                                         r"\.py:\d+:\d+\)"):
+        adpasses.jit(f)(np.zeros(0))
+
+
+def test_argmax_of_a_matrix_is_a_located_error():
+    with pytest.raises(adpasses.CompileError, match=r"test_numpy_dtypes.py:\d+:\d+: error: np.argmax is "
+                                                    r"supported for 1-D arrays"):
+        adpasses.jit(argmax_fn)(np.zeros((2, 2)))
+
+
+def peak_loss(x):
+    return x[np.argmax(x)] * 2.0 + np.sum(x * x)
+
+
+def test_gradient_through_an_argmax_index():
+    x = RNG.standard_normal(7)
+    assert_matches(adpasses.grad(peak_loss)(x), finite_differences(peak_loss, [x], (0,))[0])

@@ -711,7 +711,12 @@ def as_jit(f: object) -> JitFunction:
             # The default options' JitFunction, shared with jit(f).
             jf = f.__dict__.setdefault(_AUTO_JIT, _jit_of(f, True, False, False))
         return jf
-    raise TypeError(f"expected a Python function or an adpasses.jit function, got {type(f).__name__}")
+    hint = ""
+    if type(f).__module__.startswith("adpasses."):
+        # grad(grad(f)), jacfwd(grad(f)): derivatives are not composed by nesting the Python objects
+        hint = ("; derivatives of derivatives: adpasses.hessian(f), adpasses.hvp(f)(x, v), or "
+                "adpasses.grad called inside a jitted function (docs/forward_mode.md)")
+    raise TypeError(f"expected a Python function or an adpasses.jit function, got {type(f).__name__}{hint}")
 
 
 # -- grad -------------------------------------------------------------------------------

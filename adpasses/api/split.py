@@ -88,7 +88,14 @@ class Split:
     def __init__(self, jf) -> None:  # type: ignore[no-untyped-def]
         self._jf = jf
         self.name = jf.__name__
-        self._plans: dict = {}
+        # Compiled plans live on the jitted function, shared by every split(f):
+        # `fwd, rev = adpasses.split(f)` inside a training loop compiled again
+        # on each call (~0.3 s); a tape still belongs to its own Split (`owner`).
+        plans = getattr(jf, "_split_plans", None)
+        if plans is None:
+            plans = {}
+            jf._split_plans = plans
+        self._plans: dict = plans
 
         def forward(*args: object, **kwargs: object) -> tuple[object, SplitTape]:
             try:
@@ -109,6 +116,10 @@ class Split:
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter((self.forward, self.reverse))
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        # By reference, like jit and grad: split of the same (importable) function.
+        return (split, (self._jf,))
 
     def __repr__(self) -> str:
         return f"adpasses.split({self.name})"
