@@ -67,7 +67,7 @@ def test_local_array_sizes_in_a_fresh_process() -> None:
     zeros_line = _line_of("z = np.zeros(n)")
     empty_line = _line_of("z = np.empty((n, m))")
     lines = out.splitlines()
-    assert lines[0] == "0.0"
+    assert lines[0] == "np.float64(0.0)"   # z[k]: an element of a float64 array, as numpy returns it
     assert lines[1].startswith("ValueError: negative dimensions are not allowed")
     assert "size -1 in dimension 0" in lines[1] and f"gencode_kernels.py:{zeros_line}:" in lines[1]
     assert lines[2].startswith("MemoryError: unable to allocate 4.00 EiB")
@@ -79,7 +79,7 @@ def test_local_array_sizes_in_a_fresh_process() -> None:
     assert f"gencode_kernels.py:{empty_line}:" in lines[4]
     assert lines[5].startswith("MemoryError") and "more than 2**64 elements" in lines[5]
     assert lines[6].startswith("ValueError") and "size -2 in dimension 1" in lines[6]
-    assert lines[7] == "7.0"
+    assert lines[7] == "np.float64(7.0)"
     # An empty array is fine to allocate; reading it is the IndexError.
     assert lines[8].startswith("IndexError")
     # boundscheck=False removes bounds checks, not allocation checks.
