@@ -687,11 +687,14 @@ def check_fwd_activity_signature(ftype: FunctionType, acts: Sequence[str], rets:
                    "only float scalars and memrefs have tangents (use 'const')")
             )
     for j, (act, ty) in enumerate(zip(rets, outputs)):
-        if act != "const" and not is_float_type(ty):
+        # A returned memref of floats has a tangent memref (the tangent of
+        # its memory), returned beside it like a float's tangent.
+        float_memref = is_memref_type(ty) and is_float_type(ty.element_type)
+        if act != "const" and not (is_float_type(ty) or float_memref):
             raise VerifyException(
                 f"result {j} is '{act}' but has type {ty}; "
                 + (_UNSUPPORTED_FLOAT if _other_float(ty) else
-                   "only float results have tangents (use 'const')")
+                   "only float results and memrefs of floats have tangents (use 'const')")
             )
 
 

@@ -197,7 +197,9 @@ def _key(values: tuple) -> object:
 
 def jvp(f: object, primals: Sequence[object], tangents: Sequence[object]) -> tuple[float, float]:
     """`(f(*primals), d/dt f(primals + t tangents))` like jax.jvp, for f
-    returning a float. A tangent per primal: a float for a float, an array
+    returning a float, a float array or a tuple of numbers and arrays: the
+    tangent has the result's structure, None for an int, bool or int-array
+    result. A tangent per primal: a float for a float, an array
     of the same shape and dtype for a float array, None for an argument
     held constant (the only choice for ints, bools and int arrays).
     Arguments are left unchanged."""
@@ -286,8 +288,13 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
     values = plain_arguments(jf.__name__, jf._params, jf.bind(primals))
     tangents += (None,) * (len(values) - len(tangents))  # parameters filled from defaults are constant
     jf.arg_types(values)
-    _float_result(jf, values, api, "for a function writing an output array use "
-                  "adpasses.fwddiff(f, Duplicated(x, dx), Duplicated(out, dout))")
+    kinds = jf.result_kinds(values)
+    if not kinds:
+        raise TypeError(f"{api}: {jf.__name__}() returns nothing; for a function writing an output array use "
+                        "adpasses.fwddiff(f, Duplicated(x, dx), Duplicated(out, dout))")
+    # A tangent per float and float-array result; ints, bools and int arrays have none (None).
+    rets = tuple("dup" if k == "float" or fa else "const"
+                 for k, fa in zip(kinds, jf.result_float_arrays(values)))
     tangents = tuple(float(t) if isinstance(values[k], float) and t is not None else t
                      for k, t in enumerate(tangents))
     activity, written = _tangent_activity(jf, values, tangents, api)
@@ -295,11 +302,13 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
     laid_out = tuple(_like_primal(v, t) for v, t in zip(values, tangents))
     copied = any(a is not t for a, t in zip(laid_out, tangents))
     tangents = laid_out
-    key = ("jvp", _key(values), tuple(activity))
-    c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), ("dup",), 1, "jvp"))
-    plan = _JvpPlan(c.call, tuple(activity), tuple(sorted(written)))
-    # (the fast path unpacks one primal per parameter: not for calls leaving defaults out)
-    if not copied and len(primals) == len(values) and shadows.signature_code(*values, *[t for t in tangents if t is not None]):
+    key = ("jvp", _key(values), tuple(activity), rets)
+    c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), rets, 1, "jvp"))
+    plan = _JvpPlan(c.call, tuple(activity), tuple(sorted(written)), rets, len(kinds) > 1)
+    # (the fast path unpacks one primal per parameter: not for calls leaving defaults out; it
+    # returns the compiled pair as is: one float result)
+    if kinds == ("float",) and not copied and len(primals) == len(values) \
+            and shadows.signature_code(*values, *[t for t in tangents if t is not None]):
         fkey = ("jvp fast", tuple(map(type, primals)), tuple(map(type, tangents)))
         jf._jacobian_functions.setdefault(fkey, _jvp_fast_path(jf, plan, values, tangents))
     return plan.run(values, tangents)
@@ -341,9 +350,11 @@ class _JvpPlan:
     call: Callable
     activity: tuple[str, ...]
     written: tuple[int, ...]
+    rets: tuple[str, ...] = ("dup",)   # per result of f: dup (with a tangent) or const
+    is_tuple: bool = False             # f returns a tuple
     workspace: _Workspace = field(default_factory=_Workspace)
 
-    def run(self, values: Sequence[object], tangents: Sequence[object]) -> tuple[float, float]:
+    def run(self, values: Sequence[object], tangents: Sequence[object]) -> tuple[object, object]:
         # The arrays f writes, then the given tangents of those, into the workspace.
         sources = [values[k] for k in self.written]
         sources += [tangents[k] for k in self.written if tangents[k] is not None]
@@ -357,10 +368,37 @@ class _JvpPlan:
                 args.append(work.get(k, v))
                 if act == "dup":
                     args.append(np.zeros_like(v) if t is None else tcopy.get(k, t))
-            value, tangent = self.call(*args)
+            flat = self.call(*args)
+            if not held and self.rets == ("dup",) and not self.is_tuple:
+                return flat  # (value, tangent) of one float or array result, in no kept buffer
+            return self._structure(flat if isinstance(flat, tuple) else (flat,), copies if held else [])
         finally:
             self.workspace.release(held)
-        return value, tangent
+
+    def _structure(self, flat: tuple, kept: list[np.ndarray]) -> tuple[object, object]:
+        """(primal out, tangent out) shaped like f's result from the
+        compiled call's flat results (each primal, then its tangent if dup;
+        None as the tangent of an int, bool or int-array result)."""
+        values, tangents = [], []
+        it = iter(flat)
+        for act in self.rets:
+            values.append(_own(next(it), kept))
+            tangents.append(_own(next(it), kept) if act == "dup" else None)
+        if self.is_tuple:
+            return tuple(values), tuple(tangents)
+        return values[0], tangents[0]
+
+
+def _own(result: object, kept: list[np.ndarray]) -> object:
+    """A result that is (a view of) a kept workspace buffer (`return x` of
+    an array f writes) is copied: the next call reuses the buffer."""
+    if isinstance(result, np.ndarray) and kept:
+        base = result
+        while isinstance(base, np.ndarray):
+            if any(base is k for k in kept):
+                return result.copy()
+            base = base.base
+    return result
 
 
 def _jvp_fast_path(jf, plan: _JvpPlan, values: tuple, tangents: tuple) -> Callable:  # type: ignore[no-untyped-def]

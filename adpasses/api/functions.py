@@ -232,18 +232,22 @@ class JitFunction:
                             for t in outputs)
             kinds = tuple("float" if isinstance(t, (Float64Type, Float32Type)) else
                           "array" if isinstance(t, MemRefType) else "other" for t in outputs)
-            self._built[key] = (written_parameters(f), returns, kinds)
+            # Per result: whether it is an array of floats (one with a tangent in forward mode).
+            floats = tuple(isinstance(t, MemRefType) and isinstance(t.element_type, (Float64Type, Float32Type))
+                           for t in outputs)
+            self._built[key] = (written_parameters(f), returns, kinds, floats)
             if self.cache:
                 self.disk.write("facts", self._disk_signature(args),
                                 {"written": sorted(self._built[key][0]), "returns": list(returns),
-                                 "kinds": list(kinds)})
+                                 "kinds": list(kinds), "float_arrays": list(floats)})
 
     def _facts(self, args: Sequence[object]) -> tuple:
         key = signature_key(tuple(args))
         if key not in self._built:
             entry = self.disk.read("facts", self._disk_signature(args)) if self.cache else None
-            if entry is not None and "kinds" in entry:
-                self._built[key] = (set(entry["written"]), tuple(entry["returns"]), tuple(entry["kinds"]))
+            if entry is not None and "float_arrays" in entry:
+                self._built[key] = (set(entry["written"]), tuple(entry["returns"]), tuple(entry["kinds"]),
+                                    tuple(entry["float_arrays"]))
             else:
                 # Keep the module for the compilation that usually follows.
                 self._spare[key] = self.build(args)
@@ -275,6 +279,10 @@ class JitFunction:
     def result_kinds(self, args: Sequence[object]) -> tuple[str, ...]:
         """Per result: "float", "array" or "other" (int, bool)."""
         return self._facts(args)[2]
+
+    def result_float_arrays(self, args: Sequence[object]) -> tuple[bool, ...]:
+        """Per result: whether it is an array of floats."""
+        return self._facts(args)[3]
 
     def _compile_primal(self, args: Sequence[object], noalias: bool) -> Callable:
         record = self._record("primal", args, ())

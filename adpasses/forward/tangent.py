@@ -125,7 +125,7 @@ class TangentBuilder:
             if act != "dupnoneed":
                 results.append(self.primal_value(value))
             if act in TANGENT_ACTIVITIES:
-                results += self.tangent_or_zero(value)
+                results += self.result_tangent(value, terminator)
         ret = self.insert(func.ReturnOp(*results))
         ret.location = terminator.location
         return function
@@ -231,6 +231,32 @@ class TangentBuilder:
                            f"has no tangent for a value of type {value.type}")
         zero = self.const(0, value.type)
         return [zero] * self.width
+
+    def result_tangent(self, value: SSAValue, ret: Operation) -> list[SSAValue]:
+        """The lanes of a returned value's tangent: a float's, or for a
+        memref the tangent of its memory (the returned view of a tangent
+        argument or of a tangent allocation), or fresh zeros when its memory
+        carries no derivative (each lane its own buffer: the caller owns
+        returned allocations)."""
+        if not is_memref_type(value.type):
+            return self.tangent_or_zero(value)
+        lanes = self.memory_tangent(value, ret)
+        if lanes is not None:
+            return lanes
+        mtype = value.type
+        assert isinstance(mtype, MemRefType)
+        primal = self.primal_value(value)
+        sizes = self.sizes_of(primal)
+        dynamic = [s for s, n in zip(sizes, mtype.get_shape()) if n < 0]
+        fresh = []
+        for _ in range(self.width):
+            lane = self.insert(memref.AllocOp(dynamic, [], MemRefType(mtype.element_type,
+                                                                      mtype.get_shape()))).results[0]
+            self.zero_fill(lane)
+            if lane.type != mtype:  # a strided result type: the identity layout cast to it
+                lane = self.insert(memref.CastOp.get(lane, mtype)).results[0]
+            fresh.append(lane)
+        return fresh
 
     def memory_tangent(self, value: SSAValue, at: Operation) -> list[SSAValue] | None:
         """The lanes of the tangent of memref `value` if its memory carries

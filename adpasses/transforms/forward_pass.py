@@ -114,7 +114,9 @@ def analysis_activities(request: ForwardRequest, ftype) -> tuple[list[str], list
             acts.append("const")
         else:
             acts.append("dup" if is_memref_type(ty) else "active")
-    rets = ["const" if a == "const" else "active" for a in request.ret_activity]
+    # (a returned memref's memory is useful as reverse mode's `dup` result)
+    rets = ["const" if a == "const" else "dup" if is_memref_type(ty) else "active"
+            for a, ty in zip(request.ret_activity, ftype.outputs.data)]
     return acts, rets
 
 
