@@ -840,6 +840,13 @@ class SweepCallable:
         jf.arg_types(values)
         nums = normalize_argnums(self.argnums, len(values), jf.__name__)
         _array_argnums(jf, values, nums, api)
+        if out is None and self.kind == "jacfwd" and jf.result_kinds(values) != ("float",):
+            if not jf.result_kinds(values):
+                raise TypeError(f"{api}: {jf.__name__}() returns nothing; mark the array it writes its "
+                                f"result into: jacfwd({jf.__name__})(..., adpasses.Output(out), ...)")
+            from adpasses.api.jacfwd_results import jacobian_of_results
+
+            return jacobian_of_results(jf, values, nums, self.single, self.width, api)
         if out is None:
             _float_result(jf, values, api, f"mark the array it writes its result into: "
                           f"{self.kind}({jf.__name__})(..., adpasses.Output(out), ...)"
