@@ -42,7 +42,7 @@ def jacobian_of_results(jf, values: tuple, nums: tuple[int, ...], single: bool, 
     for k in nums:
         x = values[k]
         n = x.size
-        for start in range(0, n, lanes):
+        for start in range(0, max(n, 1), lanes):  # (one call for an empty x: the results' shapes)
             directions = [np.zeros(x.shape, x.dtype) for _ in range(lanes)]
             for lane in range(min(lanes, n - start)):
                 directions[lane].reshape(-1)[start + lane] = 1.0  # (a fresh C-order array: reshape is a view)
