@@ -271,12 +271,13 @@ def _result_words(jf, values: tuple) -> str:  # type: ignore[no-untyped-def]
 
 
 def _reverse_for_arrays(jf, values: tuple) -> str:  # type: ignore[no-untyped-def]
-    """Where forward mode is asked about an array or tuple result: reverse
-    mode differentiates those (forward mode takes output arrays instead)."""
+    """Where fwddiff (or hessian) is asked about an array or tuple result:
+    jvp and jacfwd differentiate those, and so does reverse mode."""
     kinds = jf.result_kinds(values)
     if "array" in kinds or len(kinds) > 1:
-        return (f" (forward mode differentiates float results and output arguments; for array and tuple "
-                f"results use reverse mode: adpasses.jacrev({jf.__name__}) or adpasses.vjp({jf.__name__}))")
+        return (f" (for array and tuple results: adpasses.jvp({jf.__name__}, primals, tangents) or "
+                f"adpasses.jacfwd({jf.__name__}) in forward mode, adpasses.vjp({jf.__name__}) or "
+                f"adpasses.jacrev({jf.__name__}) in reverse mode)")
     return ""
 
 
