@@ -73,6 +73,7 @@ REDUCTIONS = [
     ("np.max(x) + x.min() + np.amax(y) - np.amin(y) + np.min(x)", (3, 4), (3, 4)),
     ("np.prod(x) + np.abs(x).sum()", (5,), (5,)),
     ("np.dot(x, y) + x.dot(y)", (6,), (6,)),
+    ("x[np.argmax(y)] * np.sum(x) + x[y.argmin()] - x[np.argmin(x)] + y[x.argmax()]", (6,), (6,)),
     ("np.linalg.norm(x - y)", (6,), (6,)),
     ("np.sum(np.exp(x) - 0.5 * x * x)", (0,), (0,)),  # empty sum
     ("x.prod()", (5,), (5,)),

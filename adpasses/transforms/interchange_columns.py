@@ -38,7 +38,9 @@ When (all checked before anything changes; otherwise the nest stays):
   (the final stage: `total += ...`);
 - nothing in `J`'s body writes memory, calls, allocates or prints: only
   pure ops, loads, `memref.dim` and views; the inner loops' bodies hold no
-  region. With no write, running the stages in another order reads the
+  region. A stop (`ad.raise_if`) whose operands are the same in every
+  column (`np.max(X[:, j])`'s empty-column check on the view's size) is
+  allowed: it is raised once before the stages when J runs at least once. With no write, running the stages in another order reads the
   same values: no dependence through memory can be reversed, whatever
   the arguments alias. (A nest that stores, `out[j] = ...`, or
   accumulates into an array stays as written.)
@@ -89,7 +91,7 @@ from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from adpasses.core.effects import is_pure
-from adpasses.dialects.ad import BOUNDS_CHECKED_OPS, PARALLEL_ATTR, UNCHECKED_ATTR
+from adpasses.dialects.ad import BOUNDS_CHECKED_OPS, PARALLEL_ATTR, UNCHECKED_ATTR, RaiseIfOp
 from adpasses.transforms.gradient_marks import marked_functions
 from adpasses.transforms.scalar_replace import scalar_replace
 
@@ -127,6 +129,10 @@ class _Plan:
     invariant: dict[SSAValue, SSAValue] = field(default_factory=dict)
     """J-dependent values known equal to a value defined before J (the size
     of a column view)."""
+    raises: list[RaiseIfOp] = field(default_factory=list)
+    """Stops of J's body whose operands are the same in every column (the
+    empty-column check of `np.max(X[:, j])`): raised before the stages when
+    J runs at least once."""
 
 
 def _constant_index(v: SSAValue) -> int | None:
@@ -175,10 +181,13 @@ def _plan(loop: scf.ForOp) -> _Plan | None:
     hoisted = [op for op in _hoistable(loop, ops)]
     hoisted_set = set(hoisted)
     stages: list[list[Operation]] = [[]]
+    raises: list[RaiseIfOp] = []
     for op in ops:
         if op in hoisted_set:
             continue
-        if isinstance(op, scf.ForOp):
+        if isinstance(op, RaiseIfOp) and all(_same_each_column(v, loop, hoisted_set) for v in op.operands):
+            raises.append(op)
+        elif isinstance(op, scf.ForOp):
             stages += [[op], []]
         elif _allowed(op):
             stages[-1].append(op)
@@ -227,7 +236,7 @@ def _plan(loop: scf.ForOp) -> _Plan | None:
                 expanded.append(result)
     if not any(_walks_columns(st[0], loop) for k, st in enumerate(stages) if k % 2 == 1):
         return None
-    return _Plan(hoisted, stages, expanded, invariant)
+    return _Plan(hoisted, stages, expanded, invariant, raises)
 
 
 def _stage_op(op: Operation, body: Block) -> Operation:
@@ -267,6 +276,19 @@ def _before_loop(v: SSAValue, loop: scf.ForOp, hoisted: set[Operation]) -> SSAVa
         if size is not None:
             return _before_loop(size, loop, hoisted)
     return None
+
+
+def _same_each_column(v: SSAValue, loop: scf.ForOp, hoisted: set[Operation], depth: int = 8) -> bool:
+    """`v` has one value for every column and can be built before J
+    (`_before_loop`): pure ops of values defined before J and of the sizes
+    of column views."""
+    if _before_loop(v, loop, hoisted) is not None:
+        return True
+    if depth == 0 or not isinstance(v, OpResult) or v.op.regions or not is_pure(v.op):
+        return False
+    if isinstance(v.op, _DIVISIONS):
+        return False  # a division by zero must not run where J runs no iteration
+    return all(_same_each_column(u, loop, hoisted, depth - 1) for u in v.op.operands)
 
 
 def _view_size(dim: memref.DimOp) -> SSAValue | None:
@@ -374,6 +396,7 @@ class _Rewriter:
         self.zero = self.before(arith.ConstantOp.from_int_and_width(0, IndexType())).results[0]
         self.one = self.before(arith.ConstantOp.from_int_and_width(1, IndexType())).results[0]
         self.count = self.before(arith.MaxSIOp(loop.ub, self.zero)).results[0]
+        self.raise_before(plan.raises)
         self.buffers: dict[SSAValue, SSAValue] = {}
         # An inner loop's initial value that nothing else reads is stored
         # straight into the array of the loop's carried value.
@@ -391,6 +414,37 @@ class _Rewriter:
             self.buffers[v] = buf
         for init, result in self.stored_as_state.items():
             self.buffers[init] = self.buffers[result]
+
+    def raise_before(self, raises: list[RaiseIfOp]) -> None:
+        """Each stop that is the same in every column, before the stages,
+        taken only when J runs at least once (as Python would raise it in
+        column 0; with no write in J, nothing else is observable first)."""
+        if not raises:
+            return
+        runs = self.before(arith.CmpiOp(self.loop.ub, self.zero, "sgt")).results[0]
+        built: dict[SSAValue, SSAValue] = {}
+        for stop in raises:
+            operands = [self.invariant_value(v, built) for v in stop.operands]
+            cond = self.before(arith.AndIOp(runs, operands[0])).results[0]
+            moved = stop.clone()
+            moved.operands = [cond, *operands[1:]]
+            self.block.insert_op_before(moved, self.loop)
+            stop.detach()
+            stop.erase()
+
+    def invariant_value(self, v: SSAValue, built: dict[SSAValue, SSAValue]) -> SSAValue:
+        """`v` (`_same_each_column`) computed before J."""
+        same = _before_loop(v, self.loop, set(self.plan.hoisted))
+        if same is not None:
+            return same
+        if v not in built:
+            assert isinstance(v, OpResult)
+            op = v.op.clone()
+            op.operands = [self.invariant_value(u, built) for u in v.op.operands]
+            self.before(op)
+            for old, new in zip(v.op.results, op.results):
+                built[old] = new
+        return built[v]
 
     def before(self, op: Operation) -> Operation:
         op.location = self.loop.location

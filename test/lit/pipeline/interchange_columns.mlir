@@ -282,3 +282,67 @@ func.func @unused_read(%X: memref<?x?xf64>) -> f64 {
   }
   func.return %t : f64
 }
+
+// A stop whose operands are the same in every column (np.max's empty-column
+// check on the size of X[:, j]) is raised once before the stages, only when
+// the loop over columns runs at least once (n > 0), as Python raises it in
+// column 0; the nest is interchanged.
+// CHECK-LABEL: func.func @max_checked_empty(
+// CHECK:         %[[M:.*]] = memref.dim %X, %c0
+// CHECK:         %[[N:.*]] = memref.dim %X, %c1
+// CHECK:         %[[RUNS:.*]] = arith.cmpi sgt, %[[N]], %{{.*}} : index
+// CHECK-NEXT:    %[[EMPTY:.*]] = arith.cmpi eq, %[[M]], %c0 : index
+// CHECK-NEXT:    %[[STOP:.*]] = arith.andi %[[RUNS]], %[[EMPTY]] : i1
+// CHECK-NEXT:    ad.raise_if %[[STOP]] {exception = "ValueError", message = "zero-size array"}
+// CHECK:         %mx_per_column = memref.alloc
+// CHECK:         scf.for %i = %c1 to %[[M]] step %c1 {
+// CHECK-NEXT:      scf.for %j
+// CHECK-NOT:     ad.raise_if
+// CHECK:         func.return
+func.func @max_checked_empty(%X: memref<?x?xf64>) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %X, %c0 : memref<?x?xf64>
+  %n = memref.dim %X, %c1 : memref<?x?xf64>
+  %t = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f64) {
+    %col = memref.subview %X[%c0, %j] [%m, 1] [%c1, %c1] : memref<?x?xf64> to memref<?xf64, strided<[?], offset: ?>>
+    %len = memref.dim %col, %c0 : memref<?xf64, strided<[?], offset: ?>>
+    %empty = arith.cmpi eq, %len, %c0 : index
+    ad.raise_if %empty {exception = "ValueError", message = "zero-size array"}
+    %x0 = memref.load %X[%c0, %j] : memref<?x?xf64>
+    %mx = scf.for %i = %c1 to %m step %c1 iter_args(%a = %x0) -> (f64) {
+      %x = memref.load %X[%i, %j] : memref<?x?xf64>
+      %gt = arith.cmpf ogt, %x, %a : f64
+      %s = arith.select %gt, %x, %a : f64
+      scf.yield %s : f64
+    }
+    %nt = arith.addf %acc, %mx : f64
+    scf.yield %nt : f64
+  }
+  func.return %t : f64
+}
+
+// A stop that depends on the column stays where it is, and so does the nest.
+// CHECK-LABEL: func.func @stop_per_column(
+// CHECK:         scf.for %j = %c0 to %n step %c1 iter_args
+// CHECK-NEXT:      %[[FIRST:.*]] = arith.cmpi eq, %j, %c0 : index
+// CHECK-NEXT:      ad.raise_if %[[FIRST]]
+func.func @stop_per_column(%X: memref<?x?xf64>) -> f64 {
+  %zero = arith.constant 0.0 : f64
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %X, %c0 : memref<?x?xf64>
+  %n = memref.dim %X, %c1 : memref<?x?xf64>
+  %t = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f64) {
+    %first = arith.cmpi eq, %j, %c0 : index
+    ad.raise_if %first {exception = "ValueError", message = "column 0"}
+    %s = scf.for %i = %c0 to %m step %c1 iter_args(%a = %acc) -> (f64) {
+      %x = memref.load %X[%i, %j] : memref<?x?xf64>
+      %y = arith.addf %a, %x : f64
+      scf.yield %y : f64
+    }
+    scf.yield %s : f64
+  }
+  func.return %t : f64
+}
