@@ -168,3 +168,15 @@ def test_float32_results_keep_their_dtype():
     assert out.dtype == np.float32 and tan.dtype == np.float32
     np.testing.assert_allclose(tan, 4 * x * dx, rtol=1e-5)
     assert adpasses.jacfwd(adpasses.jit(k.doubled))(x).dtype == np.float32
+
+
+def test_repeated_calls_take_the_same_answers():
+    # the second call of a signature goes through the generated fast path
+    jit = adpasses.jit(k.elementwise)
+    for _ in range(3):
+        x, dx = rng.standard_normal(6), rng.standard_normal(6)
+        out, tan = adpasses.jvp(jit, (x,), (dx,))
+        np.testing.assert_allclose(out, k.elementwise(x), rtol=1e-12)
+        close(tan, (2 * np.cos(x) + 2 * x) * dx, rtol=1e-12)
+    out, tan = adpasses.jvp(jit, (np.zeros(2),), (np.ones(2),))  # another shape, same signature
+    np.testing.assert_allclose(tan, [2.0, 2.0], rtol=1e-12)

@@ -307,8 +307,10 @@ def _jvp(jf, primals: tuple, tangents: tuple) -> tuple[float, float]:  # type: i
     c = _cached(jf, key, lambda: _compile_tangent(jf, values, tuple(activity), rets, 1, "jvp"))
     plan = _JvpPlan(c.call, tuple(activity), tuple(sorted(written)), rets, len(kinds) > 1)
     # (the fast path unpacks one primal per parameter: not for calls leaving defaults out; it
-    # returns the compiled pair as is: one float result)
-    if kinds == ("float",) and not copied and len(primals) == len(values) \
+    # returns the compiled pair as is: one float result, or one float array when f writes no
+    # array, so no result can be a kept workspace buffer)
+    single = kinds == ("float",) or (rets == ("dup",) and not written)
+    if single and not copied and len(primals) == len(values) \
             and shadows.signature_code(*values, *[t for t in tangents if t is not None]):
         fkey = ("jvp fast", tuple(map(type, primals)), tuple(map(type, tangents)))
         jf._jacobian_functions.setdefault(fkey, _jvp_fast_path(jf, plan, values, tangents))
