@@ -47,6 +47,11 @@ def finite_differences(f, args, argnums):
     return grads
 
 
+def central_fd(f, args, k):
+    """d f(*args) / d args[k] (`finite_differences` of one argument)."""
+    return finite_differences(f, list(args), (k,))[0]
+
+
 def assert_matches(got, expected, *, float32: bool = False, what: str = "") -> None:
     """|got - expected| <= ATOL + RTOL * max(1, max |expected|), elementwise."""
     rtol, atol = (FLOAT32_RTOL, FLOAT32_ATOL) if float32 else (RTOL, ATOL)

@@ -19,6 +19,7 @@ from adpasses import prange
 from adpasses.native import runtime
 from adpasses.transforms.parallelize import parallel_report
 from benchmarks.kernels.parallel import taped_softplus
+from finite_diff import central_fd
 
 
 @pytest.fixture(autouse=True)
@@ -111,15 +112,6 @@ def taped_carried(x, w):
     return s * s
 
 
-def central_fd(f, args, k, eps=1e-6):
-    g = np.zeros_like(args[k])
-    for j in range(args[k].size):
-        plus = [a.copy() for a in args]
-        minus = [a.copy() for a in args]
-        plus[k].flat[j] += eps
-        minus[k].flat[j] -= eps
-        g.flat[j] = (f(*plus) - f(*minus)) / (2 * eps)
-    return g
 
 
 def gradient_loops(jf, args):

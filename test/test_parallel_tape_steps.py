@@ -19,6 +19,7 @@ import adpasses
 from adpasses import prange
 from adpasses.native import runtime
 from adpasses.transforms.parallelize import parallel_report
+from finite_diff import central_fd
 
 
 @pytest.fixture(autouse=True)
@@ -88,15 +89,6 @@ def rows_by_two(X, w):  # type: ignore[no-untyped-def]
     return s * s
 
 
-def central_fd(f, args, k, eps=1e-6):  # type: ignore[no-untyped-def]
-    g = np.zeros_like(args[k])
-    for j in range(args[k].size):
-        plus = [a.copy() for a in args]
-        minus = [a.copy() for a in args]
-        plus[k].flat[j] += eps
-        minus[k].flat[j] -= eps
-        g.flat[j] = (f(*plus) - f(*minus)) / (2 * eps)
-    return g
 
 
 def _gradient(jf, args, active):  # type: ignore[no-untyped-def]

@@ -20,6 +20,7 @@ import math
 import adpasses
 from adpasses import prange
 from adpasses.native import runtime
+from finite_diff import central_fd
 
 
 @pytest.fixture(autouse=True)
@@ -66,15 +67,6 @@ def test_a_prange_sum_reading_a_returned_view_is_proven_independent() -> None:
     assert adpasses.jit(via_call)(a1, a2) == pytest.approx(via_call(a1, a2), rel=1e-12)
 
 
-def central_fd(f, args, k, eps=1e-6):  # type: ignore[no-untyped-def]
-    g = np.zeros_like(args[k])
-    for j in range(args[k].size):
-        plus = [a.copy() for a in args]
-        minus = [a.copy() for a in args]
-        plus[k].flat[j] += eps
-        minus[k].flat[j] -= eps
-        g.flat[j] = (f(*plus) - f(*minus)) / (2 * eps)
-    return g
 
 
 def _pooled(call):  # type: ignore[no-untyped-def]

@@ -24,6 +24,7 @@ import adpasses
 from adpasses import prange
 from adpasses.dialects.ad import PARALLEL_ATTR
 from adpasses.native import runtime
+from finite_diff import central_fd
 
 
 def rows(V, W):
@@ -84,15 +85,6 @@ def settings():
     runtime.set_parallel_min_work(work)
 
 
-def central_fd(f, args, k, eps=1e-6):
-    g = np.zeros_like(args[k])
-    for j in range(args[k].size):
-        plus = [a.copy() for a in args]
-        minus = [a.copy() for a in args]
-        plus[k].flat[j] += eps
-        minus[k].flat[j] -= eps
-        g.flat[j] = (f(*plus) - f(*minus)) / (2 * eps)
-    return g
 
 
 def loaded(g, args):
