@@ -662,13 +662,7 @@ class ArrayExprMixin:
         element = f64 if f64 in floats else f32
         with self.at(node):
             x, y = (self._as_element(v, element, node) for v in (x, y))
-            k_x, k_y = self.dim(x, x.ndim - 1), self.dim(y, 0)
-            if not same_size(k_x, k_y):
-                differ = self.emit(arith.CmpiOp(k_x, k_y, "ne")).results[0]
-                message = (f"shapes not aligned: {{1}} (dim {x.ndim - 1}) != {{0}} (dim 0)" if what == "np.dot"
-                           else "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
-                                "signature (n?,k),(k,m?)->(n?,m?) (size {0} is different from {1})")
-                self.emit(RaiseIfOp(differ, "ValueError", message, [k_y, k_x]))
+            self._check_inner_sizes(x, y, what)
             sizes = ([self.dim(x, 0)] if x.ndim == 2 else []) + ([self.dim(y, 1)] if y.ndim == 2 else [])
             out = self.new_array(sizes, element)
             zero = self.const_float(0.0, element)

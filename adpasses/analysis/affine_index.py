@@ -191,29 +191,35 @@ def static_metadata(t: Attribute, position: int) -> int | None:
     type `t` (base, offset, sizes..., strides...) when the type fixes it:
     the offset and strides of the identity layout (0; row-major products of
     static sizes) or of a strided layout's static entries; else None."""
-    if not isinstance(t, MemRefType):
+    if not isinstance(t, MemRefType) or (layout := layout_strides(t)) is None:
         return None
-    shape = list(t.get_shape())
-    rank = len(shape)
-    layout = t.layout
-    if isinstance(layout, NoneAttr):
-        offset: int | None = 0
-        strides: list[int | None] = []
-        running: int | None = 1
-        for size in reversed(shape):
-            strides.append(running)
-            running = None if running is None or size == DYNAMIC_INDEX else running * size
-        strides.reverse()
-    elif isinstance(layout, StridedLayoutAttr):
-        offset = None if isinstance(layout.offset, NoneAttr) else layout.offset.data
-        strides = [None if isinstance(st, NoneAttr) else st.data for st in layout.strides.data]
-    else:
-        return None
+    strides, offset = layout
+    rank = len(strides)
     if position == 1:
         return offset
     if 2 + rank <= position < 2 + 2 * rank:
         return strides[position - 2 - rank]
     return None
+
+
+def layout_strides(t: MemRefType) -> tuple[list[int | None], int | None] | None:
+    """Strides and offset in elements (None: dynamic), or None when the
+    layout is an affine map we do not interpret."""
+    layout = t.layout
+    shape = list(t.get_shape())
+    if isinstance(layout, StridedLayoutAttr):
+        strides = [None if isinstance(s, NoneAttr) else s.data for s in layout.strides.data]
+        off = layout.offset
+        return strides, None if isinstance(off, NoneAttr) else off.data
+    if not isinstance(layout, NoneAttr):
+        return None
+    strides: list[int | None] = []
+    running: int | None = 1
+    for size in reversed(shape):
+        strides.append(running)
+        running = None if running is None or size == DYNAMIC_INDEX else running * size
+    strides.reverse()
+    return strides, 0
 
 
 def interval_of(form: Affine, ranges: Mapping[Symbol, Interval]) -> Interval | None:

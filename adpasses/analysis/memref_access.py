@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, OpResult, SSAValue
 
-from adpasses.analysis.affine_index import Affine, Fresh, Interval, ViewIndex, affine_form
+from adpasses.analysis.affine_index import Affine, Fresh, Interval, ViewIndex, affine_form, layout_strides
 from adpasses.core.ir_facts import is_function_parameter
 from adpasses.dialects.ad import BroadcastOp
 from adpasses.analysis.memref_views import is_view_result, memory_object, view_source
@@ -81,26 +81,6 @@ def object_of(value: SSAValue) -> MemoryObject:
 
 
 # -- layouts ---------------------------------------------------------------------
-
-
-def layout_strides(t: MemRefType) -> tuple[list[int | None], int | None] | None:
-    """Strides and offset in elements (None: dynamic), or None when the
-    layout is an affine map we do not interpret."""
-    layout = t.layout
-    shape = list(t.get_shape())
-    if isinstance(layout, StridedLayoutAttr):
-        strides = [None if isinstance(s, NoneAttr) else s.data for s in layout.strides.data]
-        off = layout.offset
-        return strides, None if isinstance(off, NoneAttr) else off.data
-    if not isinstance(layout, NoneAttr):
-        return None
-    strides: list[int | None] = []
-    running: int | None = 1
-    for size in reversed(shape):
-        strides.append(running)
-        running = None if running is None or size == DYNAMIC_INDEX else running * size
-    strides.reverse()
-    return strides, 0
 
 
 def is_injective(t: Attribute) -> bool:
